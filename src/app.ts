@@ -1,0 +1,76 @@
+import { Elysia } from 'elysia';
+import { createKeyStore } from './auth/keys.ts';
+import { createLeadStore } from './auth/leads.ts';
+import { scopeGuard } from './auth/guard.ts';
+import { adminAuthRoutes, publicLeadRoutes } from './auth/routes.ts';
+import type { Config } from './config.ts';
+import type { AppDatabase } from './db/index.ts';
+import { healthRoutes } from './health/routes.ts';
+import { payloadTooLarge } from './lib/body.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { ApiError, errorResponse } from './lib/errors.ts';
+import type { WidgetBundle } from './widget/bundle.ts';
+import { widgetRoutes } from './widget/routes.ts';
+
+export interface AppDeps {
+  config: Config;
+  database: AppDatabase;
+  widget: WidgetBundle;
+  clock?: Clock;
+}
+
+/** First validation failure as one sentence naming the field. */
+function validationDetail(error: unknown): string {
+  const first = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all?.[0];
+  if (!first) return 'the request does not match the expected shape';
+  const where = first.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : 'body';
+  return `${where || 'body'}: ${first.summary ?? first.message ?? 'invalid value'}`;
+}
+
+/** Every failure leaves as `{ error, detail }` with the status the spec names. */
+function toErrorResponse(code: string | number, error: unknown, request: Request): Response {
+  if (error instanceof ApiError) return error.toResponse();
+  // Elysia wraps what a parse hook throws; our body parser throws ApiErrors (413, 415, 400).
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof ApiError) return cause.toResponse();
+  switch (code) {
+    case 'NOT_FOUND':
+      return errorResponse(404, 'not_found', `no route for ${request.method} ${new URL(request.url).pathname}`);
+    case 'VALIDATION':
+      return errorResponse(400, 'invalid_request', validationDetail(error));
+    case 'PARSE':
+      return errorResponse(400, 'malformed_body', 'the request body could not be parsed');
+    case 'INVALID_COOKIE_SIGNATURE':
+      return errorResponse(400, 'invalid_request', 'invalid cookie');
+    default:
+      console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', path: new URL(request.url).pathname, error: String(error) }));
+      return errorResponse(500, 'internal_error', 'an unexpected error occurred');
+  }
+}
+
+/** Compose the capabilities into one app. No I/O happens here: everything arrives through deps. */
+export function createApp(deps: AppDeps) {
+  const { config, database, widget } = deps;
+  const clock = deps.clock ?? systemClock;
+  const keys = createKeyStore(database.db, clock);
+  const leads = createLeadStore(database.db, clock);
+  const maxBodyBytes = config.maxBodyBytes;
+
+  // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
+  // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
+  return new Elysia({ normalize: false })
+    .onRequest(({ request }) => {
+      // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
+      // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
+      const declared = request.headers.get('content-length');
+      if (declared !== null && Number(declared) > maxBodyBytes) return payloadTooLarge(maxBodyBytes).toResponse();
+    })
+    .onRequest(scopeGuard(keys, [{ prefix: '/api/v1/admin/', scope: 'admin' }]))
+    .onError(({ code, error, request }) => toErrorResponse(code, error, request))
+    .use(healthRoutes(database.sqlite))
+    .use(widgetRoutes(widget))
+    .use(publicLeadRoutes({ leads, maxBodyBytes }))
+    .use(adminAuthRoutes({ keys, leads, maxBodyBytes }));
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,52 @@
+import { ApiError } from '../lib/errors.ts';
+import { keyHasScope, type ApiKey, type KeyStore, type Scope } from './keys.ts';
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** Resolve `Authorization: Bearer sk_live_...` to an active key holding `scope`, or throw 401/403. */
+export function authorizeBearer(keys: KeyStore, header: string | null, scope: Scope): ApiKey {
+  if (!header) {
+    throw new ApiError(401, 'unauthorized', 'missing Authorization header; send Authorization: Bearer sk_live_...', {
+      'WWW-Authenticate': 'Bearer',
+    });
+  }
+  const raw = BEARER.exec(header)?.[1];
+  const key = raw ? keys.verify(raw) : null;
+  if (!key) {
+    throw new ApiError(401, 'invalid_api_key', 'the API key is unknown, malformed or revoked', {
+      'WWW-Authenticate': 'Bearer error="invalid_token"',
+    });
+  }
+  if (!keyHasScope(key, scope)) {
+    throw new ApiError(403, 'insufficient_scope', `this key lacks the ${scope} scope`, {
+      'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
+    });
+  }
+  return key;
+}
+
+export interface ScopeRule {
+  /** Path prefix, ending in `/`, that this rule protects. */
+  prefix: string;
+  scope: Scope;
+}
+
+/**
+ * Global `onRequest` hook: protects whole path prefixes before routing and before any body is
+ * read, so an unauthenticated caller learns nothing (not even which routes exist) and cannot make
+ * the server parse a body.
+ */
+export function scopeGuard(keys: KeyStore, rules: ScopeRule[]) {
+  return ({ request }: { request: Request }): Response | undefined => {
+    const pathname = new URL(request.url).pathname;
+    const rule = rules.find((r) => pathname.startsWith(r.prefix));
+    if (!rule) return undefined;
+    try {
+      authorizeBearer(keys, request.headers.get('authorization'), rule.scope);
+      return undefined;
+    } catch (error) {
+      if (error instanceof ApiError) return error.toResponse();
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,120 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/index.ts';
+import { apiKeys, type ApiKeyRow } from '../db/schema/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { ApiError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { normalizeAllowedDomain } from './domains.ts';
+
+export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const KEY_PREFIX = 'sk_live_';
+/** 32 random bytes -> 43 base64url characters after the prefix. */
+const KEY_PATTERN = /^sk_live_[A-Za-z0-9_-]{43}$/;
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  keyPrefix: string;
+  scopes: string[];
+  allowedDomains: string[];
+  storeId: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface NewApiKey {
+  name?: string | undefined;
+  scopes: string[];
+  allowedDomains?: string[] | undefined;
+  storeId?: string | null | undefined;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    keyPrefix: row.keyPrefix,
+    scopes: row.scopes,
+    allowedDomains: row.allowedDomains,
+    storeId: row.storeId,
+    createdAt: iso(row.createdAt)!,
+    revokedAt: iso(row.revokedAt),
+  };
+}
+
+/** Admin implies every other scope. */
+export function keyHasScope(key: Pick<ApiKey, 'scopes'>, scope: Scope): boolean {
+  return key.scopes.includes('admin') || key.scopes.includes(scope);
+}
+
+export function looksLikeApiKey(raw: string): boolean {
+  return KEY_PATTERN.test(raw);
+}
+
+export function createKeyStore(db: Db, clock: Clock) {
+  const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder('hash'))).prepare();
+
+  return {
+    /** Creates a key; the raw key is returned only here and never stored. */
+    create(input: NewApiKey): { key: string; record: ApiKey } {
+      const scopes = [...new Set(input.scopes)];
+      const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+      if (scopes.length === 0 || unknown.length > 0) {
+        throw new ApiError(400, 'invalid_scopes', `scopes must be one or more of ${SCOPES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+      }
+      const allowedDomains = (input.allowedDomains ?? []).map((entry) => {
+        const domain = normalizeAllowedDomain(entry);
+        if (!domain) throw new ApiError(400, 'invalid_domain', `allowedDomains entry ${JSON.stringify(entry)} is not a host name or *.host pattern`);
+        return domain;
+      });
+      const key = KEY_PREFIX + randomSecret(32);
+      const row = db
+        .insert(apiKeys)
+        .values({
+          id: newId(),
+          name: input.name ?? '',
+          keyHash: sha256Hex(key),
+          keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
+          scopes,
+          allowedDomains: [...new Set(allowedDomains)],
+          storeId: input.storeId ?? null,
+          createdAt: clock.now(),
+        })
+        .returning()
+        .get();
+      return { key, record: toApiKey(row) };
+    },
+
+    /** Revokes a key at once; revoking twice keeps the first revocation time. */
+    revoke(id: string): ApiKey | null {
+      const existing = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+      if (!existing) return null;
+      if (existing.revokedAt !== null) return toApiKey(existing);
+      const row = db.update(apiKeys).set({ revokedAt: clock.now() }).where(eq(apiKeys.id, id)).returning().get();
+      return toApiKey(row!);
+    },
+
+    list(): ApiKey[] {
+      return db.select().from(apiKeys).orderBy(apiKeys.createdAt).all().map(toApiKey);
+    },
+
+    /**
+     * The active key for a raw `sk_live_` string, or null (unknown, malformed or revoked).
+     * Found by its SHA-256; the stored hash is then compared in constant time.
+     */
+    verify(raw: string): ApiKey | null {
+      if (!looksLikeApiKey(raw)) return null;
+      const hash = sha256Hex(raw);
+      const row = byHash.get({ hash });
+      if (!row || !safeEqual(row.keyHash, hash) || row.revokedAt !== null) return null;
+      return toApiKey(row);
+    },
+  };
+}
+
+export type KeyStore = ReturnType<typeof createKeyStore>;

@@ -1,0 +1,115 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/index.ts';
+import { leads, type LeadRow } from '../db/schema/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { ApiError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+
+export interface Lead {
+  id: string;
+  email: string;
+  verified: boolean;
+  tokenActive: boolean;
+  createdAt: string;
+}
+
+/** Generous enough for any real address, strict enough to refuse junk. */
+const EMAIL_PATTERN = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+export function normalizeEmail(email: string): string | null {
+  const trimmed = email.trim().toLowerCase();
+  return trimmed.length <= 254 && EMAIL_PATTERN.test(trimmed) ? trimmed : null;
+}
+
+function toLead(row: LeadRow): Lead {
+  return {
+    id: row.id,
+    email: row.email,
+    verified: row.verified,
+    tokenActive: row.tokenHash !== null,
+    createdAt: new Date(row.createdAt).toISOString(),
+  };
+}
+
+export function createLeadStore(db: Db, clock: Clock) {
+  const byTokenHash = db.select().from(leads).where(eq(leads.tokenHash, sql.placeholder('hash'))).prepare();
+
+  const issueToken = (id: string): string | null => {
+    const apiToken = randomSecret(32);
+    const row = db
+      .update(leads)
+      .set({ tokenHash: sha256Hex(apiToken), tokenIssuedAt: clock.now(), tokenRevokedAt: null })
+      .where(eq(leads.id, id))
+      .returning({ id: leads.id })
+      .get();
+    return row ? apiToken : null;
+  };
+
+  return {
+    /** Sign-up: a new, unverified lead (unless `verified`) with its first token. 409 if the email exists. */
+    create(email: string, verified = false): { lead: Lead; apiToken: string } {
+      const normalized = normalizeEmail(email);
+      if (!normalized) throw new ApiError(400, 'invalid_email', 'email must be a valid address of at most 254 characters');
+      const apiToken = randomSecret(32);
+      const now = clock.now();
+      const row = db
+        .insert(leads)
+        .values({
+          id: newId(),
+          email: normalized,
+          verified,
+          verifiedAt: verified ? now : null,
+          tokenHash: sha256Hex(apiToken),
+          tokenIssuedAt: now,
+          createdAt: now,
+        })
+        .onConflictDoNothing({ target: leads.email })
+        .returning()
+        .get();
+      if (!row) throw new ApiError(409, 'lead_exists', 'a lead with this email already exists; ask an administrator to rotate its token');
+      return { lead: toLead(row), apiToken };
+    },
+
+    get(id: string): Lead | null {
+      const row = db.select().from(leads).where(eq(leads.id, id)).get();
+      return row ? toLead(row) : null;
+    },
+
+    verify(id: string): Lead | null {
+      const row = db
+        .update(leads)
+        .set({ verified: true, verifiedAt: sql`coalesce(${leads.verifiedAt}, ${clock.now()})` })
+        .where(eq(leads.id, id))
+        .returning()
+        .get();
+      return row ? toLead(row) : null;
+    },
+
+    /** Issues a new token; the previous one stops authenticating immediately. */
+    rotate(id: string): string | null {
+      return issueToken(id);
+    },
+
+    revoke(id: string): Lead | null {
+      const row = db
+        .update(leads)
+        .set({ tokenHash: null, tokenRevokedAt: clock.now() })
+        .where(eq(leads.id, id))
+        .returning()
+        .get();
+      return row ? toLead(row) : null;
+    },
+
+    /** The lead holding this token, or null (unknown, rotated away or revoked). */
+    findByToken(token: string): Lead | null {
+      if (token.length < 43 || token.length > 256) return null;
+      const hash = sha256Hex(token);
+      const row = byTokenHash.get({ hash });
+      if (!row || row.tokenHash === null || !safeEqual(row.tokenHash, hash)) return null;
+      return toLead(row);
+    },
+  };
+}
+
+export type LeadStore = ReturnType<typeof createLeadStore>;

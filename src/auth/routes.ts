@@ -1,0 +1,51 @@
+import { Elysia } from 'elysia';
+import { jsonBodyParser } from '../lib/body.ts';
+import { orNotFound as found } from '../lib/errors.ts';
+import type { KeyStore } from './keys.ts';
+import type { LeadStore } from './leads.ts';
+import { createKeyBody, idParams, signUpBody } from './model.ts';
+
+interface AuthDeps {
+  keys: KeyStore;
+  leads: LeadStore;
+  maxBodyBytes: number;
+}
+
+/** Admin key and lead management; the `admin` scope is enforced for the whole prefix by the app's scope guard. */
+export function adminAuthRoutes({ keys, leads, maxBodyBytes }: AuthDeps) {
+  return new Elysia({ prefix: '/api/v1/admin' })
+    .onParse(jsonBodyParser(maxBodyBytes))
+    .post(
+      '/keys',
+      ({ body, set }) => {
+        const { key, record } = keys.create(body);
+        set.status = 201;
+        return { ...record, key };
+      },
+      { body: createKeyBody },
+    )
+    .get('/keys', () => ({ items: keys.list() }))
+    .delete('/keys/:id', ({ params }) => found(keys.revoke(params.id), 'API key', params.id), { params: idParams })
+    .post('/leads/:id/verify', ({ params }) => found(leads.verify(params.id), 'lead', params.id), { params: idParams })
+    .post(
+      '/leads/:id/rotate-token',
+      ({ params }) => ({ id: params.id, apiToken: found(leads.rotate(params.id), 'lead', params.id) }),
+      { params: idParams },
+    )
+    .post('/leads/:id/revoke-token', ({ params }) => found(leads.revoke(params.id), 'lead', params.id), {
+      params: idParams,
+    });
+}
+
+/** Public sign-up: a new unverified lead and its token, shown once. */
+export function publicLeadRoutes({ leads, maxBodyBytes }: Omit<AuthDeps, 'keys'>) {
+  return new Elysia({ prefix: '/api/v1/public' }).onParse(jsonBodyParser(maxBodyBytes)).post(
+    '/leads',
+    ({ body, set }) => {
+      const { lead, apiToken } = leads.create(body.email);
+      set.status = 201;
+      return { id: lead.id, apiToken };
+    },
+    { body: signUpBody },
+  );
+}

@@ -1,0 +1,150 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+/** Typed, validated configuration (DESIGN §3): flags win over `SVC_*` environment variables. */
+export interface Config {
+  http: { hostname: string; port: number };
+  dataDir: string;
+  databaseFile: string;
+  baseUrl: string;
+  geoipDb: string | null;
+  trustProxy: number;
+  maxBodyBytes: number;
+  rates: { anonymous: number; authed: number; agent: number };
+  platformAAppSecret: string | null;
+  encryptionKey: Uint8Array | null;
+  platformAShopSuffix: string;
+  platformAApiBase: string | null;
+  platformBApiBase: string;
+}
+
+/** Names the offending setting; the CLI prints it as one line and exits non-zero. */
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    problem: string,
+  ) {
+    super(`invalid ${setting}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type Flags = { http?: string; 'data-dir'?: string; 'base-url'?: string };
+export type Env = Record<string, string | undefined>;
+
+interface Source {
+  value: string;
+  setting: string;
+}
+
+/** The flag if given, else the environment variable; remembers which one for error messages. */
+function pick(flags: Flags, flag: keyof Flags | null, env: Env, name: string): Source | null {
+  const fromFlag = flag ? flags[flag] : undefined;
+  if (fromFlag !== undefined) return { value: fromFlag, setting: `--${flag}` };
+  const fromEnv = env[name];
+  if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, setting: name };
+  return null;
+}
+
+function parseHostPort(src: Source): { hostname: string; port: number } {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(src.value.trim());
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65535) {
+    throw new ConfigError(src.setting, `expected <host>:<port> with a port from 0 to 65535, got ${JSON.stringify(src.value)}`);
+  }
+  return { hostname: (match[1] ?? match[2])!, port };
+}
+
+function parseHttpUrl(src: Source): string {
+  let url: URL;
+  try {
+    url = new URL(src.value);
+  } catch {
+    throw new ConfigError(src.setting, `expected an absolute http(s) URL, got ${JSON.stringify(src.value)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(src.setting, `expected an http or https URL, got ${JSON.stringify(src.value)}`);
+  }
+  if (url.search || url.hash) throw new ConfigError(src.setting, 'must not carry a query string or fragment');
+  return url.href.replace(/\/+$/, '');
+}
+
+function parseInteger(src: Source, min: number, max: number): number {
+  const text = src.value.trim();
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(src.setting, `expected a whole number from ${min} to ${max}, got ${JSON.stringify(src.value)}`);
+  }
+  return n;
+}
+
+/** 32 bytes given as 64 hex characters or as base64 / base64url. */
+function parseKey32(src: Source): Uint8Array {
+  const text = src.value.trim();
+  let bytes: Buffer | null = null;
+  if (/^[0-9a-fA-F]{64}$/.test(text)) bytes = Buffer.from(text, 'hex');
+  else if (/^[A-Za-z0-9+/_-]{43}={0,1}$/.test(text)) bytes = Buffer.from(text, 'base64');
+  if (!bytes || bytes.length !== 32) {
+    throw new ConfigError(src.setting, 'expected 32 bytes encoded as 64 hex characters or base64 (generate one with `openssl rand -base64 32`)');
+  }
+  return new Uint8Array(bytes);
+}
+
+function parseDomainSuffix(src: Source): string {
+  const text = src.value.trim().toLowerCase();
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/.test(text)) {
+    throw new ConfigError(src.setting, `expected a domain such as myplatform-a.com, got ${JSON.stringify(src.value)}`);
+  }
+  return text;
+}
+
+function nonEmpty(src: Source): string {
+  if (src.value.trim() === '') throw new ConfigError(src.setting, 'must not be empty');
+  return src.value;
+}
+
+export function loadConfig(flags: Flags, env: Env): Config {
+  const httpSrc = pick(flags, 'http', env, 'SVC_HTTP');
+  const http = httpSrc ? parseHostPort(httpSrc) : { hostname: '127.0.0.1', port: 3000 };
+
+  const dataDirSrc = pick(flags, 'data-dir', env, 'SVC_DATA_DIR');
+  const dataDir = path.resolve(dataDirSrc ? nonEmpty(dataDirSrc) : './data');
+
+  const baseUrlSrc = pick(flags, 'base-url', env, 'SVC_BASE_URL');
+  const hostForUrl = http.hostname.includes(':') ? `[${http.hostname}]` : http.hostname;
+  const baseUrl = baseUrlSrc ? parseHttpUrl(baseUrlSrc) : `http://${hostForUrl}:${http.port}`;
+
+  const geoSrc = pick(flags, null, env, 'SVC_GEOIP_DB');
+  if (geoSrc && !existsSync(geoSrc.value)) throw new ConfigError(geoSrc.setting, `no file at ${JSON.stringify(geoSrc.value)}`);
+
+  const int = (name: string, fallback: number, min: number, max: number) => {
+    const src = pick(flags, null, env, name);
+    return src ? parseInteger(src, min, max) : fallback;
+  };
+
+  const secretSrc = pick(flags, null, env, 'SVC_PLATFORM_A_APP_SECRET');
+  const keySrc = pick(flags, null, env, 'SVC_ENCRYPTION_KEY');
+  const suffixSrc = pick(flags, null, env, 'SVC_PLATFORM_A_SHOP_SUFFIX');
+  const aBaseSrc = pick(flags, null, env, 'SVC_PLATFORM_A_API_BASE');
+  const bBaseSrc = pick(flags, null, env, 'SVC_PLATFORM_B_API_BASE');
+
+  return {
+    http,
+    dataDir,
+    databaseFile: path.join(dataDir, 'svc.db'),
+    baseUrl,
+    geoipDb: geoSrc ? path.resolve(geoSrc.value) : null,
+    trustProxy: int('SVC_TRUST_PROXY', 0, 0, 32),
+    maxBodyBytes: int('SVC_MAX_BODY_BYTES', 524_288, 1024, 64 * 1024 * 1024),
+    rates: {
+      anonymous: int('SVC_RATE_ANONYMOUS', 10, 1, 1_000_000),
+      authed: int('SVC_RATE_AUTHED', 50, 1, 1_000_000),
+      agent: int('SVC_RATE_AGENT', 1000, 1, 10_000_000),
+    },
+    platformAAppSecret: secretSrc ? nonEmpty(secretSrc) : null,
+    encryptionKey: keySrc ? parseKey32(keySrc) : null,
+    platformAShopSuffix: suffixSrc ? parseDomainSuffix(suffixSrc) : 'myplatform-a.com',
+    platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
+    platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
+  };
+}

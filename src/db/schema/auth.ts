@@ -1,0 +1,35 @@
+import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/** `sk_live_` API keys. Only the SHA-256 of the key is stored; the raw key is shown once at creation. */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    keyHash: text('key_hash').notNull().unique(),
+    /** First characters of the key, enough for an operator to recognise it, useless to an attacker. */
+    keyPrefix: text('key_prefix').notNull(),
+    scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull(),
+    allowedDomains: text('allowed_domains', { mode: 'json' }).$type<string[]>().notNull(),
+    storeId: text('store_id'),
+    createdAt: integer('created_at').notNull(),
+    revokedAt: integer('revoked_at'),
+  },
+  (table) => [index('api_keys_store_id_idx').on(table.storeId)],
+);
+
+/** Sign-ups from the landing page or the extension popup; each holds one public `apiToken` (as a hash). */
+export const leads = sqliteTable('leads', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  verified: integer('verified', { mode: 'boolean' }).notNull().default(false),
+  /** SHA-256 of the current token; null once revoked. Rotation replaces it, so the old token stops at once. */
+  tokenHash: text('token_hash').unique(),
+  tokenIssuedAt: integer('token_issued_at'),
+  tokenRevokedAt: integer('token_revoked_at'),
+  verifiedAt: integer('verified_at'),
+  createdAt: integer('created_at').notNull(),
+});
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type LeadRow = typeof leads.$inferSelect;

@@ -1,0 +1,66 @@
+import { ApiError } from './errors.ts';
+
+export function payloadTooLarge(maxBytes: number): ApiError {
+  return new ApiError(413, 'payload_too_large', `request body exceeds the limit of ${maxBytes} bytes`);
+}
+
+/**
+ * Read a request body as raw bytes, stopping as soon as it grows past `maxBytes`, so a
+ * chunked upload without Content-Length can never make us buffer more than the limit.
+ */
+export async function readBodyLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
+  if (!request.body) return new Uint8Array(0);
+
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw payloadTooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Parse raw body bytes as JSON: 400 `malformed_json` for invalid UTF-8 or JSON. */
+export function parseJsonBytes(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(bytes));
+  } catch (cause) {
+    throw new ApiError(400, 'malformed_json', `request body is not valid JSON: ${(cause as Error).message}`);
+  }
+}
+
+/**
+ * Elysia `onParse` handler for JSON APIs: bounded read, strict UTF-8 and JSON, 415 for other media
+ * types. Register it on each capability's instance (never globally: a global parse hook makes Elysia
+ * consume the body of the raw-body routes that verify signatures).
+ */
+export function jsonBodyParser(maxBytes: number) {
+  return async ({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> => {
+    const type = contentType.split(';')[0]!.trim().toLowerCase();
+    if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) {
+      throw new ApiError(415, 'unsupported_media_type', `expected Content-Type: application/json, got ${JSON.stringify(type)}`);
+    }
+    const bytes = await readBodyLimited(request, maxBytes);
+    // Elysia parses for every route of an instance that has a parse hook; bodiless calls
+    // (DELETE, action POSTs) get an empty object, and schemas still reject it where a body is required.
+    return bytes.byteLength === 0 ? {} : parseJsonBytes(bytes);
+  };
+}

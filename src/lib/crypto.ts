@@ -1,0 +1,28 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** URL-safe random secret of `bytes` random bytes (base64url, no padding). */
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function hmacSha256(key: string | Uint8Array, data: string | Uint8Array, encoding: 'hex' | 'base64'): string {
+  return createHmac('sha256', key).update(data).digest(encoding);
+}
+
+/**
+ * Constant-time string equality. Unequal lengths still cost one comparison so the
+ * time taken does not reveal how much of a guess was right.
+ */
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  if (left.length !== right.length) {
+    timingSafeEqual(left, left);
+    return false;
+  }
+  return timingSafeEqual(left, right);
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env bun
+// svc command line (DESIGN §4): one JSON object on stdout per command, errors on stderr, non-zero exit.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createKeyStore } from './auth/keys.ts';
+import { createLeadStore } from './auth/leads.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { migrateDatabase, openDatabase, type AppDatabase } from './db/index.ts';
+import { systemClock } from './lib/clock.ts';
+import { ApiError, orNotFound } from './lib/errors.ts';
+import { startServer } from './server.ts';
+
+const USAGE = `usage:
+  svc serve   [--http H:P] [--data-dir DIR] [--base-url URL]
+  svc migrate [--data-dir DIR]
+  svc keys create --scopes s1,s2 [--domains d1,d2] [--store STORE_ID] [--name NAME]
+  svc keys revoke ID
+  svc leads create --email EMAIL [--verified]
+  svc leads verify ID
+  svc leads rotate ID
+  svc leads revoke ID
+  svc backup FILE`;
+
+/** A problem with how the command was called: exit code 2, like a bad flag. */
+class UsageError extends Error {}
+
+const COMMON = {
+  'data-dir': { type: 'string' },
+  http: { type: 'string' },
+  'base-url': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const OPTIONS = {
+  ...COMMON,
+  scopes: { type: 'string' },
+  domains: { type: 'string' },
+  store: { type: 'string' },
+  name: { type: 'string' },
+  email: { type: 'string' },
+  verified: { type: 'boolean' },
+} as const;
+
+type Parsed = ReturnType<typeof parse>;
+
+function parse(argv: string[]) {
+  return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+}
+
+const print = (value: unknown) => console.log(JSON.stringify(value));
+const list = (value: string | undefined) => (value ? value.split(',').map((s) => s.trim()).filter(Boolean) : []);
+
+function onlyPositional(positionals: string[], what: string): string {
+  if (positionals.length !== 1 || !positionals[0]) throw new UsageError(`expected exactly one ${what}`);
+  return positionals[0];
+}
+
+function withDatabase<T>(config: Config, run: (database: AppDatabase) => T): T {
+  const database = openDatabase(config.databaseFile);
+  try {
+    migrateDatabase(database);
+    return run(database);
+  } finally {
+    database.close();
+  }
+}
+
+async function serve(config: Config): Promise<void> {
+  if (!config.encryptionKey) {
+    console.error('svc: warning: SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear');
+  }
+  const server = await startServer(config);
+  print({ status: 'listening', url: server.url, baseUrl: config.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied });
+  const stop = (signal: string) => {
+    console.error(`svc: ${signal} received, shutting down`);
+    server.shutdown().then(
+      () => process.exit(0),
+      (error) => {
+        console.error(`svc: shutdown failed: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
+  withDatabase(config, ({ db }) => {
+    const keys = createKeyStore(db, systemClock);
+    if (sub === 'create') {
+      if (rest.length) throw new UsageError('keys create takes no positional arguments');
+      const scopes = list(values.scopes);
+      if (!scopes.length) throw new UsageError('keys create needs --scopes (comma-separated)');
+      const { key, record } = keys.create({ scopes, allowedDomains: list(values.domains), storeId: values.store ?? null, name: values.name });
+      print({ id: record.id, key, scopes: record.scopes, allowedDomains: record.allowedDomains, storeId: record.storeId });
+    } else if (sub === 'revoke') {
+      const id = onlyPositional(rest, 'key ID');
+      const record = orNotFound(keys.revoke(id), 'API key', id);
+      print({ id: record.id, revokedAt: record.revokedAt });
+    } else {
+      throw new UsageError(`unknown keys command ${JSON.stringify(sub ?? '')}`);
+    }
+  });
+}
+
+function leadsCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
+  withDatabase(config, ({ db }) => {
+    const leads = createLeadStore(db, systemClock);
+    if (sub === 'create') {
+      if (!values.email) throw new UsageError('leads create needs --email');
+      const { lead, apiToken } = leads.create(values.email, values.verified ?? false);
+      print({ id: lead.id, apiToken, verified: lead.verified });
+      return;
+    }
+    const id = onlyPositional(rest, 'lead ID');
+    if (sub === 'verify') {
+      const lead = orNotFound(leads.verify(id), 'lead', id);
+      print({ id: lead.id, verified: lead.verified });
+    } else if (sub === 'rotate') {
+      const apiToken = orNotFound(leads.rotate(id), 'lead', id);
+      print({ id, apiToken });
+    } else if (sub === 'revoke') {
+      const lead = orNotFound(leads.revoke(id), 'lead', id);
+      print({ id: lead.id, tokenActive: lead.tokenActive });
+    } else {
+      throw new UsageError(`unknown leads command ${JSON.stringify(sub ?? '')}`);
+    }
+  });
+}
+
+function backup(config: Config, rest: string[]): void {
+  const target = path.resolve(onlyPositional(rest, 'backup FILE'));
+  if (existsSync(target)) throw new UsageError(`${target} already exists; refusing to overwrite it`);
+  withDatabase(config, ({ sqlite }) => {
+    // VACUUM INTO takes a read transaction: a consistent snapshot while the server keeps writing.
+    sqlite.run('VACUUM INTO ?', [target]);
+  });
+  print({ file: target, bytes: statSync(target).size });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parse(argv);
+  const [command, sub, ...rest] = positionals;
+  if (values.help || !command) {
+    console.error(USAGE);
+    process.exit(values.help ? 0 : 2);
+  }
+  const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'] }, process.env);
+  switch (command) {
+    case 'serve':
+      if (sub !== undefined) throw new UsageError('serve takes no positional arguments');
+      return serve(config);
+    case 'migrate': {
+      if (sub !== undefined) throw new UsageError('migrate takes no positional arguments');
+      const database = openDatabase(config.databaseFile);
+      try {
+        print({ database: config.databaseFile, ...migrateDatabase(database) });
+      } finally {
+        database.close();
+      }
+      return;
+    }
+    case 'keys':
+      return keysCommand(config, sub, rest, values);
+    case 'leads':
+      return leadsCommand(config, sub, rest, values);
+    case 'backup':
+      return backup(config, sub === undefined ? [] : [sub, ...rest]);
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+main(Bun.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof UsageError) {
+    console.error(`svc: ${error.message}`);
+    process.exit(2);
+  }
+  if (error instanceof ApiError) {
+    console.error(`svc: ${error.code}: ${error.detail}`);
+    process.exit(1);
+  }
+  const code = (error as { code?: string }).code;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
+    console.error(`svc: ${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  console.error(`svc: ${(error as Error).message ?? String(error)}`);
+  process.exit(1);
+});

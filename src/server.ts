@@ -1,0 +1,37 @@
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { migrateDatabase, openDatabase } from './db/index.ts';
+import { buildWidget } from './widget/bundle.ts';
+
+export interface RunningServer {
+  url: string;
+  migrationsApplied: number;
+  /** Stop accepting, let in-flight requests finish, then close the database. Safe to call twice. */
+  shutdown(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const database = openDatabase(config.databaseFile);
+  const { applied } = migrateDatabase(database);
+  const widget = await buildWidget();
+  const app = createApp({ config, database, widget });
+  app.listen({
+    hostname: config.http.hostname,
+    port: config.http.port,
+    // Transport-level ceiling for bodies without Content-Length; the app answers declared ones itself.
+    maxRequestBodySize: config.maxBodyBytes,
+  });
+  const server = app.server!;
+
+  let stopping: Promise<void> | null = null;
+  const shutdown = () => {
+    stopping ??= (async () => {
+      await server.stop(false);
+      database.close();
+    })();
+    return stopping;
+  };
+
+  const host = server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname;
+  return { url: `http://${host}:${server.port}`, migrationsApplied: applied, shutdown };
+}

@@ -1,0 +1,25 @@
+import { Elysia } from 'elysia';
+import { acceptsGzip, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import type { WidgetBundle } from './bundle.ts';
+
+/**
+ * GET /embed.js. The path is unversioned (spec §9), so caches revalidate after a short max-age
+ * and the ETag turns most revalidations into an empty 304.
+ */
+export function widgetRoutes(bundle: WidgetBundle) {
+  const cacheHeaders = {
+    'Cache-Control': 'public, max-age=300, stale-while-revalidate=86400',
+    ETag: bundle.etag,
+    Vary: 'Accept-Encoding',
+    'Access-Control-Allow-Origin': '*',
+  };
+  return new Elysia().get('/embed.js', ({ request }) => {
+    if (matchesIfNoneMatch(request, bundle.etag)) return notModified(cacheHeaders);
+    const headers: Record<string, string> = { ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8' };
+    if (acceptsGzip(request)) {
+      headers['Content-Encoding'] = 'gzip';
+      return new Response(bundle.gzip, { headers });
+    }
+    return new Response(bundle.js, { headers });
+  });
+}

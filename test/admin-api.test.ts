@@ -1,0 +1,136 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await makeTestApp();
+});
+afterEach(() => t.close());
+
+describe('admin guard', () => {
+  test('401 without an Authorization header', async () => {
+    const res = await t.request('/api/v1/admin/keys');
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: 'unauthorized' });
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  test('401 with an unknown key, a malformed header or a revoked key', async () => {
+    const admin = t.keys.create({ scopes: ['admin'] });
+    t.keys.revoke(admin.record.id);
+    for (const authorization of [`Bearer sk_live_${'x'.repeat(43)}`, `Basic ${btoa('a:b')}`, 'Bearer', `Bearer ${admin.key}`]) {
+      const res = await t.request('/api/v1/admin/keys', { headers: { authorization } });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'invalid_api_key' });
+    }
+  });
+
+  test('403 with a valid key that lacks the admin scope', async () => {
+    const res = await t.request('/api/v1/admin/keys', { headers: bearer(t.keyWith('probe:scan', 'dashboard:read')) });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ error: 'insufficient_scope' });
+  });
+
+  test('401 comes before body validation and before routing', async () => {
+    const invalid = await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: 'nope' }));
+    expect(invalid.status).toBe(401);
+    const unknownRoute = await t.request('/api/v1/admin/secret-things');
+    expect(unknownRoute.status).toBe(401);
+  });
+});
+
+describe('admin keys endpoints', () => {
+  test('POST /api/v1/admin/keys returns 201 with the raw key once, then it authenticates', async () => {
+    const admin = t.keyWith('admin');
+    const res = await t.request(
+      '/api/v1/admin/keys',
+      jsonRequest('POST', { name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId: 'store-1' }, bearer(admin)),
+    );
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body).toMatchObject({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId: 'store-1', revokedAt: null });
+    expect(body.key).toMatch(/^sk_live_/);
+    expect(t.keys.verify(body.key)?.id).toBe(body.id);
+
+    const listed = await (await t.request('/api/v1/admin/keys', { headers: bearer(admin) })).json();
+    expect(listed.items.map((k: { id: string }) => k.id)).toContain(body.id);
+    expect(JSON.stringify(listed)).not.toContain(body.key);
+  });
+
+  test('POST /api/v1/admin/keys rejects bad input with 400 and a detail', async () => {
+    const admin = bearer(t.keyWith('admin'));
+    const cases = [
+      { body: { scopes: [] }, detail: 'scopes' },
+      { body: { scopes: ['root'] }, detail: 'scopes' },
+      { body: { scopes: ['admin'], extra: 1 }, detail: '' },
+      { body: { scopes: ['products:read'], allowedDomains: ['not a domain'] }, detail: 'allowedDomains' },
+    ];
+    for (const { body, detail } of cases) {
+      const res = await t.request('/api/v1/admin/keys', jsonRequest('POST', body, admin));
+      expect(res.status).toBe(400);
+      const json = await res.json();
+      expect(typeof json.error).toBe('string');
+      expect(json.detail).toContain(detail);
+    }
+    expect(t.keys.list()).toHaveLength(1);
+  });
+
+  test('DELETE /api/v1/admin/keys/:id revokes at once; unknown id is 404', async () => {
+    const admin = bearer(t.keyWith('admin'));
+    const victim = t.keys.create({ scopes: ['admin'] });
+    const res = await t.request(`/api/v1/admin/keys/${victim.record.id}`, { method: 'DELETE', headers: admin });
+    expect(res.status).toBe(200);
+    expect((await res.json()).revokedAt).toBeString();
+    expect((await t.request('/api/v1/admin/keys', { headers: bearer(victim.key) })).status).toBe(401);
+    const missing = await t.request('/api/v1/admin/keys/nope', { method: 'DELETE', headers: admin });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: 'not_found' });
+  });
+});
+
+describe('leads', () => {
+  test('public sign-up creates an unverified lead with a token', async () => {
+    const res = await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'New@Example.com' }));
+    expect(res.status).toBe(201);
+    const { id, apiToken } = await res.json();
+    expect(apiToken.length).toBeGreaterThanOrEqual(43);
+    expect(t.leads.findByToken(apiToken)).toMatchObject({ id, verified: false, email: 'new@example.com' });
+  });
+
+  test('sign-up rejects an invalid email (400) and a duplicate (409)', async () => {
+    const bad = await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'not-an-email' }));
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'invalid_email' });
+    await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'a@example.com' }));
+    const dup = await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'A@example.com' }));
+    expect(dup.status).toBe(409);
+    expect(await dup.json()).toMatchObject({ error: 'lead_exists' });
+  });
+
+  test('verify, rotate (old token rejected at once) and revoke through the admin API', async () => {
+    const admin = bearer(t.keyWith('admin'));
+    const { id, apiToken } = await (await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'a@example.com' }))).json();
+
+    const verified = await t.request(`/api/v1/admin/leads/${id}/verify`, { method: 'POST', headers: admin });
+    expect(verified.status).toBe(200);
+    expect(await verified.json()).toMatchObject({ id, verified: true });
+    expect(t.leads.findByToken(apiToken)?.verified).toBe(true);
+
+    const rotated = await t.request(`/api/v1/admin/leads/${id}/rotate-token`, { method: 'POST', headers: admin });
+    expect(rotated.status).toBe(200);
+    const { apiToken: next } = await rotated.json();
+    expect(next).not.toBe(apiToken);
+    expect(t.leads.findByToken(apiToken)).toBeNull();
+    expect(t.leads.findByToken(next)?.id).toBe(id);
+
+    const revoked = await t.request(`/api/v1/admin/leads/${id}/revoke-token`, { method: 'POST', headers: admin });
+    expect(revoked.status).toBe(200);
+    expect(await revoked.json()).toMatchObject({ id, tokenActive: false });
+    expect(t.leads.findByToken(next)).toBeNull();
+
+    for (const action of ['verify', 'rotate-token', 'revoke-token']) {
+      const res = await t.request(`/api/v1/admin/leads/missing/${action}`, { method: 'POST', headers: admin });
+      expect(res.status).toBe(404);
+    }
+  });
+});

@@ -1,0 +1,80 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { sha256Hex, safeEqual } from '../src/lib/crypto.ts';
+import { makeTestApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await makeTestApp();
+});
+afterEach(() => t.close());
+
+describe('API keys', () => {
+  test('a key is sk_live_ followed by 32 random bytes and differs every time', () => {
+    const a = t.keys.create({ scopes: ['admin'] }).key;
+    const b = t.keys.create({ scopes: ['admin'] }).key;
+    expect(a).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(a.slice(8), 'base64url').length).toBe(32);
+    expect(a).not.toBe(b);
+  });
+
+  test('only the SHA-256 of a key is stored', () => {
+    const { key } = t.keys.create({ scopes: ['probe:scan'], name: 'ci' });
+    const rows = t.database.sqlite.query('SELECT * FROM api_keys').all() as Record<string, unknown>[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.key_hash).toBe(sha256Hex(key));
+    expect(JSON.stringify(rows)).not.toContain(key.slice(8));
+  });
+
+  test('a key verifies; a wrong, malformed or revoked key does not', () => {
+    const { key, record } = t.keys.create({ scopes: ['probe:scan'], allowedDomains: ['Shop.Example.com', '*.example.org'] });
+    expect(t.keys.verify(key)?.id).toBe(record.id);
+    expect(record.allowedDomains).toEqual(['shop.example.com', '*.example.org']);
+    const flipped = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
+    expect(t.keys.verify(flipped)).toBeNull();
+    expect(t.keys.verify('sk_live_short')).toBeNull();
+    expect(t.keys.verify('')).toBeNull();
+    t.keys.revoke(record.id);
+    expect(t.keys.verify(key)).toBeNull();
+  });
+
+  test('scopes and allowed domains are validated', () => {
+    expect(() => t.keys.create({ scopes: [] })).toThrow('scopes');
+    expect(() => t.keys.create({ scopes: ['root'] })).toThrow('unknown: root');
+    expect(() => t.keys.create({ scopes: ['products:read'], allowedDomains: ['https://x.com/'] })).toThrow('allowedDomains');
+  });
+});
+
+describe('lead tokens', () => {
+  test('a token is 32 random bytes and only its hash is stored', () => {
+    const { lead, apiToken } = t.leads.create('Someone@Example.com');
+    expect(Buffer.from(apiToken, 'base64url').length).toBe(32);
+    expect(lead.email).toBe('someone@example.com');
+    expect(lead.verified).toBe(false);
+    const row = t.database.sqlite.query('SELECT * FROM leads').get() as Record<string, unknown>;
+    expect(row.token_hash).toBe(sha256Hex(apiToken));
+    expect(JSON.stringify(row)).not.toContain(apiToken);
+  });
+
+  test('rotation invalidates the old token at once', () => {
+    const { lead, apiToken } = t.leads.create('a@example.com');
+    const next = t.leads.rotate(lead.id)!;
+    expect(t.leads.findByToken(apiToken)).toBeNull();
+    expect(t.leads.findByToken(next)?.id).toBe(lead.id);
+  });
+
+  test('a revoked token no longer authenticates', () => {
+    const { lead, apiToken } = t.leads.create('a@example.com');
+    t.leads.revoke(lead.id);
+    expect(t.leads.findByToken(apiToken)).toBeNull();
+  });
+});
+
+describe('constant-time comparison', () => {
+  test('safeEqual compares content, including different lengths and unicode', () => {
+    expect(safeEqual('abc', 'abc')).toBe(true);
+    expect(safeEqual('abc', 'abd')).toBe(false);
+    expect(safeEqual('abc', 'abcd')).toBe(false);
+    expect(safeEqual('', '')).toBe(true);
+    expect(safeEqual('é', 'e\u0301')).toBe(false);
+  });
+});

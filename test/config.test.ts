@@ -1,0 +1,84 @@
+import { describe, expect, test } from 'bun:test';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+const expectInvalid = (run: () => unknown, setting: string) => {
+  let caught: unknown;
+  try {
+    run();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(ConfigError);
+  expect((caught as ConfigError).setting).toBe(setting);
+  expect((caught as Error).message).toStartWith(`invalid ${setting}: `);
+  expect((caught as Error).message).not.toContain('\n');
+};
+
+describe('config', () => {
+  test('embedded defaults serve on 127.0.0.1:3000 with ./data/svc.db', () => {
+    const config = loadConfig({}, {});
+    expect(config.http).toEqual({ hostname: '127.0.0.1', port: 3000 });
+    expect(config.databaseFile).toBe(path.resolve('data/svc.db'));
+    expect(config.baseUrl).toBe('http://127.0.0.1:3000');
+    expect(config.maxBodyBytes).toBe(524288);
+    expect(config.rates).toEqual({ anonymous: 10, authed: 50, agent: 1000 });
+    expect(config.trustProxy).toBe(0);
+    expect(config.encryptionKey).toBeNull();
+    expect(config.platformAShopSuffix).toBe('myplatform-a.com');
+    expect(config.platformBApiBase).toBe('https://api.platform-b.com');
+  });
+
+  test('flags win over SVC_* environment variables', () => {
+    const config = loadConfig({ http: '0.0.0.0:8080', 'data-dir': '/tmp/x' }, { SVC_HTTP: '127.0.0.1:1', SVC_DATA_DIR: '/tmp/y' });
+    expect(config.http).toEqual({ hostname: '0.0.0.0', port: 8080 });
+    expect(config.dataDir).toBe('/tmp/x');
+  });
+
+  test('environment variables are read', () => {
+    const config = loadConfig({}, {
+      SVC_HTTP: '[::1]:4000',
+      SVC_BASE_URL: 'https://svc.example.com/',
+      SVC_TRUST_PROXY: '2',
+      SVC_MAX_BODY_BYTES: '2048',
+      SVC_RATE_ANONYMOUS: '5',
+      SVC_RATE_AUTHED: '6',
+      SVC_RATE_AGENT: '7',
+      SVC_ENCRYPTION_KEY: 'a'.repeat(64),
+      SVC_PLATFORM_A_SHOP_SUFFIX: 'Shops.Example.com',
+    });
+    expect(config.http).toEqual({ hostname: '::1', port: 4000 });
+    expect(config.baseUrl).toBe('https://svc.example.com');
+    expect(config.trustProxy).toBe(2);
+    expect(config.maxBodyBytes).toBe(2048);
+    expect(config.rates).toEqual({ anonymous: 5, authed: 6, agent: 7 });
+    expect(config.encryptionKey?.length).toBe(32);
+    expect(config.platformAShopSuffix).toBe('shops.example.com');
+  });
+
+  test('the base URL defaults to the listen address', () => {
+    expect(loadConfig({ http: '[::1]:4000' }, {}).baseUrl).toBe('http://[::1]:4000');
+  });
+
+  test('an encryption key may be base64', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({}, { SVC_ENCRYPTION_KEY: key }).encryptionKey).toEqual(new Uint8Array(32).fill(7));
+  });
+
+  test('each invalid value names its setting', () => {
+    expectInvalid(() => loadConfig({ http: 'localhost' }, {}), '--http');
+    expectInvalid(() => loadConfig({}, { SVC_HTTP: '127.0.0.1:70000' }), 'SVC_HTTP');
+    expectInvalid(() => loadConfig({ 'base-url': 'ftp://x' }, {}), '--base-url');
+    expectInvalid(() => loadConfig({}, { SVC_BASE_URL: 'not a url' }), 'SVC_BASE_URL');
+    expectInvalid(() => loadConfig({}, { SVC_TRUST_PROXY: '-1' }), 'SVC_TRUST_PROXY');
+    expectInvalid(() => loadConfig({}, { SVC_MAX_BODY_BYTES: '12kb' }), 'SVC_MAX_BODY_BYTES');
+    expectInvalid(() => loadConfig({}, { SVC_RATE_ANONYMOUS: '0' }), 'SVC_RATE_ANONYMOUS');
+    expectInvalid(() => loadConfig({}, { SVC_RATE_AGENT: '1.5' }), 'SVC_RATE_AGENT');
+    expectInvalid(() => loadConfig({}, { SVC_ENCRYPTION_KEY: 'short' }), 'SVC_ENCRYPTION_KEY');
+    expectInvalid(() => loadConfig({}, { SVC_GEOIP_DB: '/nonexistent/file.mmdb' }), 'SVC_GEOIP_DB');
+    expectInvalid(() => loadConfig({}, { SVC_PLATFORM_A_SHOP_SUFFIX: 'no spaces.com x' }), 'SVC_PLATFORM_A_SHOP_SUFFIX');
+    expectInvalid(() => loadConfig({}, { SVC_PLATFORM_A_API_BASE: 'localhost:1234' }), 'SVC_PLATFORM_A_API_BASE');
+    expectInvalid(() => loadConfig({}, { SVC_PLATFORM_B_API_BASE: 'http://x/?q=1' }), 'SVC_PLATFORM_B_API_BASE');
+    expectInvalid(() => loadConfig({ 'data-dir': ' ' }, {}), '--data-dir');
+  });
+});

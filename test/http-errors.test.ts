@@ -1,0 +1,76 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await makeTestApp({ env: { SVC_MAX_BODY_BYTES: '2048' } });
+});
+afterEach(() => t.close());
+
+describe('error shape', () => {
+  test('unknown routes get a JSON 404', async () => {
+    const res = await t.request('/api/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    expect(await res.json()).toEqual({ error: 'not_found', detail: 'no route for GET /api/v1/nothing-here' });
+  });
+
+  test('malformed JSON is 400 malformed_json', async () => {
+    const res = await t.request('/api/v1/public/leads', { method: 'POST', body: '{"email":', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'malformed_json' });
+  });
+
+  test('a non-JSON media type is 415', async () => {
+    const res = await t.request('/api/v1/public/leads', { method: 'POST', body: 'email=a@b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toMatchObject({ error: 'unsupported_media_type' });
+  });
+
+  test('a missing required field is 400 naming it', async () => {
+    const res = await t.request('/api/v1/public/leads', jsonRequest('POST', {}));
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.error).toBe('invalid_request');
+    expect(body.detail).toContain('email');
+  });
+});
+
+describe('body size limit (SVC_MAX_BODY_BYTES)', () => {
+  test('413 for a declared body over the limit, before authentication or parsing', async () => {
+    const body = JSON.stringify({ name: 'x'.repeat(3000), scopes: ['admin'] });
+    const res = await t.request('/api/v1/admin/keys', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: 'payload_too_large' });
+  });
+
+  test('413 for a streamed body without Content-Length once it passes the limit, nothing stored', async () => {
+    const admin = t.keyWith('admin');
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        // An endless body: the server must stop reading at the limit, not buffer it all.
+        sent += 512;
+        if (sent > 1_000_000) return controller.close();
+        controller.enqueue(new TextEncoder().encode(sent === 512 ? '{"name":"' + 'x'.repeat(503) : 'x'.repeat(512)));
+      },
+    });
+    const res = await t.request('/api/v1/admin/keys', { method: 'POST', body, headers: { 'content-type': 'application/json', ...bearer(admin) } });
+    expect(res.status).toBe(413);
+    expect(sent).toBeLessThan(10_000);
+    expect(t.keys.list()).toHaveLength(1);
+  });
+
+  test('a body at the limit is accepted', async () => {
+    const admin = bearer(t.keyWith('admin'));
+    const base = JSON.stringify({ name: '', scopes: ['admin'] });
+    const name = 'n'.repeat(100);
+    const res = await t.request('/api/v1/admin/keys', { method: 'POST', body: JSON.stringify({ name, scopes: ['admin'] }).padEnd(2048, ' '), headers: { 'content-type': 'application/json', ...admin } });
+    expect(base.length).toBeLessThan(2048);
+    expect(res.status).toBe(201);
+  });
+});
