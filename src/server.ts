@@ -18,8 +18,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   app.listen({
     hostname: config.http.hostname,
     port: config.http.port,
-    // Transport-level ceiling for bodies without Content-Length; the app answers declared ones itself.
-    maxRequestBodySize: config.maxBodyBytes,
+    // A backstop only: the app refuses oversize bodies itself with the JSON 413 (declared ones before
+    // reading, streamed ones while reading). Bun's own transport-level 413 has no body, so it must
+    // not fire first.
+    maxRequestBodySize: Math.max(config.maxBodyBytes * 2, 16 * 1024 * 1024),
   });
   const server = app.server!;
 

@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Database } from 'bun:sqlite';
+import { sha256Hex } from '../../src/lib/crypto.ts';
+import { runCli } from '../helpers/cli.ts';
+import { tempDir } from '../helpers/app.ts';
+
+let tmp: ReturnType<typeof tempDir>;
+let dataDir: string;
+const cli = (...args: string[]) => runCli([...args, '--data-dir', dataDir]);
+
+beforeEach(() => {
+  tmp = tempDir('svc-cli-');
+  dataDir = path.join(tmp.dir, 'data');
+});
+afterEach(() => tmp.remove());
+
+describe('svc CLI', () => {
+  test('migrate creates the database and is idempotent', async () => {
+    const first = await cli('migrate');
+    expect(first.code).toBe(0);
+    expect(first.json.database).toBe(path.join(dataDir, 'svc.db'));
+    expect(first.json.applied).toBeGreaterThan(0);
+    expect(first.json.total).toBe(first.json.applied);
+    const second = await cli('migrate');
+    expect(second.json).toMatchObject({ applied: 0, total: first.json.total });
+  });
+
+  test('keys create prints the key once and stores only its hash', async () => {
+    const res = await cli('keys', 'create', '--scopes', 'products:read,probe:scan', '--domains', 'shop.example.com,*.example.org', '--store', 'store-1', '--name', 'widget');
+    expect(res.code).toBe(0);
+    expect(res.json).toEqual({
+      id: expect.any(String),
+      key: expect.stringMatching(/^sk_live_[A-Za-z0-9_-]{43}$/),
+      scopes: ['products:read', 'probe:scan'],
+      allowedDomains: ['shop.example.com', '*.example.org'],
+      storeId: 'store-1',
+    });
+    const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
+    const row = db.query('SELECT key_hash, name FROM api_keys').get() as { key_hash: string; name: string };
+    db.close();
+    expect(row).toEqual({ key_hash: sha256Hex(res.json.key), name: 'widget' });
+  });
+
+  test('keys create rejects unknown scopes on stderr with a non-zero exit', async () => {
+    const res = await cli('keys', 'create', '--scopes', 'root');
+    expect(res.code).not.toBe(0);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toContain('unknown: root');
+  });
+
+  test('keys revoke revokes; an unknown id fails', async () => {
+    const { json } = await cli('keys', 'create', '--scopes', 'admin');
+    const res = await cli('keys', 'revoke', json.id);
+    expect(res.code).toBe(0);
+    expect(res.json).toMatchObject({ id: json.id, revokedAt: expect.any(String) });
+    const missing = await cli('keys', 'revoke', 'no-such-id');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('not_found');
+  });
+
+  test('leads create, verify, rotate, revoke', async () => {
+    const created = await cli('leads', 'create', '--email', 'lead@example.com');
+    expect(created.code).toBe(0);
+    expect(created.json).toEqual({ id: expect.any(String), apiToken: expect.any(String), verified: false });
+    const preVerified = await cli('leads', 'create', '--email', 'other@example.com', '--verified');
+    expect(preVerified.json.verified).toBe(true);
+
+    const id = created.json.id;
+    expect((await cli('leads', 'verify', id)).json).toEqual({ id, verified: true });
+    const rotated = await cli('leads', 'rotate', id);
+    expect(rotated.json).toEqual({ id, apiToken: expect.any(String) });
+    expect(rotated.json.apiToken).not.toBe(created.json.apiToken);
+    expect((await cli('leads', 'revoke', id)).json).toEqual({ id, tokenActive: false });
+
+    const duplicate = await cli('leads', 'create', '--email', 'LEAD@example.com');
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stderr).toContain('lead_exists');
+    expect((await cli('leads', 'rotate', 'missing')).code).toBe(1);
+  });
+
+  test('backup writes a consistent copy and refuses to overwrite', async () => {
+    const { json: key } = await cli('keys', 'create', '--scopes', 'admin');
+    const file = path.join(tmp.dir, 'backup.db');
+    const res = await cli('backup', file);
+    expect(res.code).toBe(0);
+    expect(res.json).toMatchObject({ file, bytes: expect.any(Number) });
+    const copy = new Database(file, { readonly: true });
+    expect((copy.query('SELECT id FROM api_keys').get() as { id: string }).id).toBe(key.id);
+    copy.close();
+    const again = await cli('backup', file);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already exists');
+  });
+
+  test('invalid configuration stops with one line naming the setting', async () => {
+    const res = await runCli(['migrate', '--data-dir', dataDir], { env: { SVC_MAX_BODY_BYTES: 'lots' } });
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toContain('SVC_MAX_BODY_BYTES');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  test('unknown commands and flags are usage errors', async () => {
+    expect((await cli('frobnicate')).code).toBe(2);
+    expect((await cli('keys', 'create', '--scopes', 'admin', '--bogus', 'x')).code).toBe(2);
+    expect((await cli('keys', 'create')).stderr).toContain('--scopes');
+  });
+});

@@ -1,0 +1,120 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import path from 'node:path';
+import { tempDir } from '../helpers/app.ts';
+import { runCli } from '../helpers/cli.ts';
+import { spawnServer } from '../helpers/server.ts';
+
+let tmp: ReturnType<typeof tempDir>;
+let dataDir: string;
+beforeEach(() => {
+  tmp = tempDir('svc-serve-');
+  dataDir = path.join(tmp.dir, 'data');
+});
+afterEach(() => tmp.remove());
+
+const adminKey = async (env: Record<string, string> = {}) =>
+  (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { env })).json.key as string;
+
+describe('svc serve (spawned process)', () => {
+  test('serves /healthz, /embed.js and the admin API, and exits 0 on SIGTERM', async () => {
+    const key = await adminKey();
+    const server = await spawnServer({ dataDir });
+    try {
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      const embed = await fetch(`${server.url}/embed.js`);
+      expect(embed.status).toBe(200);
+      expect(embed.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      expect((await fetch(`${server.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      expect((await fetch(`${server.url}/api/v1/admin/keys`)).status).toBe(401);
+    } finally {
+      expect(await server.stop('SIGTERM')).toBe(0);
+    }
+  });
+
+  test('SIGINT also shuts down cleanly', async () => {
+    const server = await spawnServer({ dataDir });
+    expect(await server.stop('SIGINT')).toBe(0);
+  });
+
+  test('graceful shutdown finishes an in-flight request before exiting', async () => {
+    const server = await spawnServer({ dataDir });
+    const encoder = new TextEncoder();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(encoder.encode('{"email":'));
+        await released;
+        controller.enqueue(encoder.encode('"inflight@example.com"}'));
+        controller.close();
+      },
+    });
+    const pending = fetch(`${server.url}/api/v1/public/leads`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      // @ts-expect-error Bun supports streaming request bodies; `duplex` is not in every lib.dom
+      duplex: 'half',
+    });
+    await Bun.sleep(200);
+    server.proc.kill('SIGTERM');
+    await Bun.sleep(200);
+    release();
+    const res = await pending;
+    expect(res.status).toBe(201);
+    expect(await server.proc.exited).toBe(0);
+    // The lead created during shutdown was committed.
+    const again = await runCli(['leads', 'create', '--email', 'inflight@example.com', '--data-dir', dataDir]);
+    expect(again.stderr).toContain('lead_exists');
+  });
+
+  test('migrations run once: a restart applies none and keeps the data', async () => {
+    const first = await spawnServer({ dataDir });
+    expect(await first.stop()).toBe(0);
+    const key = await adminKey();
+    const second = await spawnServer({ dataDir });
+    try {
+      expect((await fetch(`${second.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    } finally {
+      await second.stop();
+    }
+    const migrate = await runCli(['migrate', '--data-dir', dataDir]);
+    expect(migrate.json.applied).toBe(0);
+  });
+
+  test('413 JSON over the real transport, declared or streamed', async () => {
+    const env = { SVC_MAX_BODY_BYTES: '2048' };
+    const server = await spawnServer({ dataDir, env });
+    try {
+      const big = JSON.stringify({ email: 'x'.repeat(100_000) + '@example.com' });
+      const declared = await fetch(`${server.url}/api/v1/public/leads`, { method: 'POST', body: big, headers: { 'content-type': 'application/json' } });
+      expect(declared.status).toBe(413);
+      expect(await declared.json()).toMatchObject({ error: 'payload_too_large' });
+
+      const chunks = [big.slice(0, 50_000), big.slice(50_000)];
+      const streamed = await fetch(`${server.url}/api/v1/public/leads`, {
+        method: 'POST',
+        body: new ReadableStream({
+          pull(controller) {
+            const next = chunks.shift();
+            if (next === undefined) controller.close();
+            else controller.enqueue(new TextEncoder().encode(next));
+          },
+        }),
+        headers: { 'content-type': 'application/json' },
+        // @ts-expect-error see above
+        duplex: 'half',
+      });
+      expect(streamed.status).toBe(413);
+      expect(await streamed.json()).toMatchObject({ error: 'payload_too_large' });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('an invalid setting stops serve with one line naming it', async () => {
+    const res = await runCli(['serve', '--http', 'nowhere', '--data-dir', dataDir]);
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim()).toBe('svc: invalid --http: expected <host>:<port> with a port from 0 to 65535, got "nowhere"');
+  });
+});

@@ -1,0 +1,50 @@
+import { MAIN, REPO_ROOT } from './cli.ts';
+
+export interface SpawnedServer {
+  url: string;
+  proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  /** SIGTERM and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+/**
+ * Start `svc serve` as its own process on a free port and wait for its "listening" line.
+ * `command` defaults to `bun src/main.ts`; pass the compiled binary to smoke-test it.
+ */
+export async function spawnServer(options: { dataDir: string; env?: Record<string, string>; command?: string[]; cwd?: string }): Promise<SpawnedServer> {
+  const command = options.command ?? [process.execPath, MAIN];
+  const proc = Bun.spawn([...command, 'serve', '--http', '127.0.0.1:0', '--data-dir', options.dataDir], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env },
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  let errText = '';
+  void (async () => {
+    for await (const chunk of proc.stderr) errText += new TextDecoder().decode(chunk);
+  })();
+
+  const reader = proc.stdout.getReader();
+  let out = '';
+  const deadline = Date.now() + 15_000;
+  while (!out.includes('\n')) {
+    if (Date.now() > deadline) throw new Error(`server did not start: ${errText}`);
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`server exited before listening (code ${await proc.exited}): ${errText}`);
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const started = JSON.parse(out.slice(0, out.indexOf('\n'))) as { url: string };
+  return {
+    url: started.url,
+    proc,
+    stderr: () => errText,
+    stop: async (signal = 'SIGTERM') => {
+      proc.kill(signal);
+      return proc.exited;
+    },
+  };
+}
