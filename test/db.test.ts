@@ -1,0 +1,34 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import path from 'node:path';
+import { migrateDatabase, openDatabase } from '../src/db/index.ts';
+import { tempDir } from './helpers/app.ts';
+
+let tmp: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  tmp = tempDir('svc-db-');
+});
+afterEach(() => tmp.remove());
+
+describe('database', () => {
+  test('opens in WAL mode with a busy timeout and foreign keys on, creating its directory', () => {
+    const database = openDatabase(path.join(tmp.dir, 'nested', 'svc.db'));
+    const pragma = (name: string) => Object.values(database.sqlite.query(`PRAGMA ${name}`).get() as object)[0];
+    expect(pragma('journal_mode')).toBe('wal');
+    expect(pragma('busy_timeout')).toBe(5000);
+    expect(pragma('foreign_keys')).toBe(1);
+    database.close();
+  });
+
+  test('migrations are idempotent across reopenings', () => {
+    const file = path.join(tmp.dir, 'svc.db');
+    const first = openDatabase(file);
+    const applied = migrateDatabase(first);
+    expect(applied.applied).toBeGreaterThan(0);
+    first.sqlite.run("INSERT INTO leads (id, email, verified, created_at) VALUES ('l1', 'a@example.com', 0, 0)");
+    first.close();
+    const second = openDatabase(file);
+    expect(migrateDatabase(second)).toEqual({ applied: 0, total: applied.total });
+    expect(second.sqlite.query('SELECT count(*) AS n FROM leads').get()).toEqual({ n: 1 });
+    second.close();
+  });
+});
