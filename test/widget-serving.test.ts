@@ -16,10 +16,17 @@ describe('GET /embed.js', () => {
     expect(res.headers.get('cache-control')).toContain('max-age=');
     expect(res.headers.get('vary')).toBe('Accept-Encoding');
     const js = await res.text();
-    // A minified IIFE: no module syntax, no source comments.
+    // A minified IIFE: one line, no module syntax, no source comments.
     expect(js.startsWith('(()=>{')).toBe(true);
+    expect(js.trim().split('\n')).toHaveLength(1);
     expect(js).not.toContain('import ');
-    expect(js).not.toContain('//');
+    expect(js).not.toContain('/*');
+  });
+
+  test('the widget fits the 5 KB minified + gzipped budget', async () => {
+    const res = await t.request('/embed.js', { headers: { 'accept-encoding': 'gzip' } });
+    const size = (await res.arrayBuffer()).byteLength;
+    expect(size).toBeLessThanOrEqual(5 * 1024);
   });
 
   test('If-None-Match with the ETag gets 304 and no body', async () => {

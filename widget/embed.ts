@@ -1,6 +1,10 @@
-// The embeddable FAQ widget. This file is bundled at server start (src/widget/bundle.ts) into a
-// minified IIFE served at /embed.js. Widget sources have no runtime dependencies and import each
-// other with explicit `.ts` extensions (a requirement of bundling from in-memory files).
+// The embeddable FAQ widget, bundled at server start (src/widget/bundle.ts) into a minified IIFE
+// served at /embed.js. No runtime dependencies; sources import each other with explicit `.ts`
+// extensions (required when bundling from in-memory files). Nothing here may throw into the page.
 import { start } from './start.ts';
 
-start();
+try {
+  start();
+} catch {
+  // A broken host environment must never break the storefront.
+}
