@@ -96,16 +96,20 @@ export function createCatalog(db: Db, clock: Clock) {
     /**
      * Remove a product as of `at`. The row stays as a tombstone so an older create/update arriving
      * late cannot resurrect it; a product unknown so far gets a tombstone for the same reason.
+     * `confirmed`: the platform itself says the product is gone now (a 404 from its API), which
+     * outranks whatever we hold whatever the clocks say.
      */
-    remove(storeId: string, productId: string, at: number): RemoveOutcome {
+    remove(storeId: string, productId: string, at: number, confirmed = false): RemoveOutcome {
       const now = clock.now();
       const written = db
         .insert(products)
         .values({ id: newId(), storeId, productId, images: [], platformUpdatedAt: at, removedAt: at, syncedAt: now, createdAt: now })
         .onConflictDoUpdate({
           target: [products.storeId, products.productId],
-          set: { removedAt: at, syncedAt: now },
-          setWhere: sql`${products.removedAt} IS NULL AND ${products.platformUpdatedAt} <= ${at}`,
+          set: { removedAt: sql`max(${at}, ${products.platformUpdatedAt})`, syncedAt: now },
+          setWhere: confirmed
+            ? sql`${products.removedAt} IS NULL`
+            : sql`${products.removedAt} IS NULL AND ${products.platformUpdatedAt} <= ${at}`,
         })
         .returning({ id: products.id })
         .get();

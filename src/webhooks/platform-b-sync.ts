@@ -26,7 +26,7 @@ export function platformBFetchJob({ stores, catalog, clock, platformBApiBase, ap
     const productId = String(job.payload.productId);
     const client = platformBClient({ apiBase: platformBApiBase, storeHash: credentials.storeHash, accessToken: credentials.accessToken, timeoutMs: apiTimeoutMs });
     const data = await client.fetchProduct(productId);
-    if (data === null) catalog.remove(store.id, productId, clock.now());
+    if (data === null) catalog.remove(store.id, productId, clock.now(), true);
     else catalog.upsert(store.id, store.currency, platformBProduct(data, store.domain, clock.now()));
   };
 }

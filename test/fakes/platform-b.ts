@@ -15,8 +15,10 @@ export interface Hook {
  * catalog API (`/v3/catalog/products/{id}`), store info (`/v2/store`), all behind `X-Auth-Token`;
  * and thin deliveries that echo the hook's custom headers, with the payload `hash` for dedupe.
  */
-export function startFakePlatformB(store: { storeHash: string; accessToken: string; currency: string }) {
+export function startFakePlatformB(store: { storeHash: string; accessToken: string; currency: string }, others: { storeHash: string; accessToken: string }[] = []) {
   const hooks: Hook[] = [];
+  /** Hooks registered by svc for the other stores (enough to tell them apart in tamper tests). */
+  const otherHooks = new Map<string, Hook[]>(others.map((o) => [o.storeHash, []]));
   const products = new Map<number, ReturnType<typeof platformBProduct>>();
   /** `catalog` fails product fetches only; `api` fails every call. */
   const outage = { api: { status: null } as Outage, catalog: { status: null } as Outage };
@@ -25,6 +27,8 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
   const base = `/stores/${store.storeHash}`;
 
   const fake = startFake(async (request, url) => {
+    const other = others.find((o) => url.pathname.startsWith(`/stores/${o.storeHash}/`));
+    if (other) return otherStore(request, url, other);
     if (!url.pathname.startsWith(base)) return json(404, { status: 404, title: 'Store not found' });
     if (request.headers.get('x-auth-token') !== store.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
     if (outage.api.status) return json(outage.api.status, { status: outage.api.status, title: 'Service unavailable' });
@@ -57,6 +61,19 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     return json(404, { status: 404, title: 'Not found' });
   });
 
+  /** Another store: only the hooks API, enough for svc to register its hooks there. */
+  async function otherStore(request: Request, url: URL, other: { storeHash: string; accessToken: string }): Promise<Response> {
+    if (request.headers.get('x-auth-token') !== other.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
+    const list = otherHooks.get(other.storeHash)!;
+    if (url.pathname.endsWith('/v3/hooks') && request.method === 'GET') return json(200, { data: list, meta: {} });
+    if (url.pathname.endsWith('/v3/hooks') && request.method === 'POST') {
+      const hook = { id: nextId++, ...((await request.json()) as Omit<Hook, 'id'>) };
+      list.push(hook);
+      return json(200, { data: hook, meta: {} });
+    }
+    return json(404, { status: 404, title: 'Not found' });
+  }
+
   /** The payload of one event: only the id, plus the dedupe `hash` (SHA-1 of the event data). */
   function event(scope: string, id: number, createdAt = Math.floor(Date.now() / 1000)) {
     const data = { type: scope.split('/')[1], id };
@@ -78,6 +95,7 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
   return {
     ...fake,
     hooks,
+    otherHooks,
     products,
     outage,
     calls,
