@@ -53,6 +53,21 @@ export function toProductView(row: ProductRow): ProductView {
  * so retries and reordered deliveries converge on the newest state whatever order they arrive in.
  */
 export function createCatalog(db: Db, clock: Clock) {
+  const dataColumns = ['handle', 'title', 'descriptionHtml', 'descriptionText', 'price', 'currency', 'availability', 'sku', 'gtin', 'brand', 'images', 'url', 'platformUpdatedAt', 'raw', 'removedAt', 'syncedAt'] as const;
+  const placeholders = Object.fromEntries(dataColumns.map((c) => [c, sql.placeholder(c)])) as Record<(typeof dataColumns)[number], ReturnType<typeof sql.placeholder>>;
+  // Prepared once: the webhook hot path (drizzle still applies the JSON columns' encoding to placeholders).
+  const upsertStatement = db
+    .insert(products)
+    .values({ id: sql.placeholder('id'), storeId: sql.placeholder('storeId'), productId: sql.placeholder('productId'), createdAt: sql.placeholder('syncedAt'), ...placeholders })
+    .onConflictDoUpdate({
+      target: [products.storeId, products.productId],
+      set: Object.fromEntries(dataColumns.map((c) => [c, sql.raw(`excluded.${products[c].name}`)])),
+      setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
+        OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
+    })
+    .returning({ id: products.id })
+    .prepare();
+
   return {
     /**
      * Insert or update catalogue data. A live row is updated by data at least as new as it (equal
@@ -60,8 +75,10 @@ export function createCatalog(db: Db, clock: Clock) {
      * strictly newer than its removal.
      */
     upsert(storeId: string, currency: string | null, product: ProductData): UpsertOutcome {
-      const now = clock.now();
-      const values = {
+      const written = upsertStatement.get({
+        id: newId(),
+        storeId,
+        productId: product.productId,
         handle: product.handle,
         title: product.title,
         descriptionHtml: product.descriptionHtml,
@@ -77,19 +94,8 @@ export function createCatalog(db: Db, clock: Clock) {
         platformUpdatedAt: product.updatedAt,
         raw: product.raw,
         removedAt: null,
-        syncedAt: now,
-      };
-      const written = db
-        .insert(products)
-        .values({ id: newId(), storeId, productId: product.productId, createdAt: now, ...values })
-        .onConflictDoUpdate({
-          target: [products.storeId, products.productId],
-          set: values,
-          setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
-            OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
-        })
-        .returning({ id: products.id })
-        .get();
+        syncedAt: clock.now(),
+      });
       return written ? 'applied' : 'stale';
     },
 

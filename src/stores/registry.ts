@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { storeEvents, stores, type HookStatus, type Platform, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -53,13 +53,19 @@ const needsGeneratedSecret = (platform: Platform) => platform !== 'platform-a';
 const sealContext = (storeId: string, field: string) => `store:${storeId}:${field}`;
 
 export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
-  const byId = (id: string) => db.select().from(stores).where(eq(stores.id, id)).get() ?? null;
+  // Prepared once: every webhook delivery looks its store up.
+  const byIdStatement = db.select().from(stores).where(eq(stores.id, sql.placeholder('id'))).prepare();
+  const byRefStatement = db
+    .select()
+    .from(stores)
+    .where(and(eq(stores.platform, sql.placeholder('platform')), eq(stores.platformRef, sql.placeholder('ref'))))
+    .prepare();
+  const byId = (id: string): StoreRow | null => byIdStatement.get({ id }) ?? null;
 
   return {
     get: byId,
     list: (): StoreRow[] => db.select().from(stores).orderBy(stores.createdAt, stores.id).all(),
-    findByRef: (platform: Platform, ref: string): StoreRow | null =>
-      db.select().from(stores).where(and(eq(stores.platform, platform), eq(stores.platformRef, ref))).get() ?? null,
+    findByRef: (platform: Platform, ref: string): StoreRow | null => byRefStatement.get({ platform, ref }) ?? null,
 
     /** Null when another store of the platform already has this reference (shop domain, hash, site). */
     create(input: { platform: Platform; domain: string; currency: string | null; parsed: ParsedCredentials }): StoreRow | null {

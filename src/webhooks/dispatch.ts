@@ -1,3 +1,4 @@
+import type { Database } from 'bun:sqlite';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Catalog } from '../catalog/products.ts';
 import type { Db } from '../db/index.ts';
@@ -34,6 +35,8 @@ export interface VerifiedDelivery {
 
 interface DispatchDeps {
   db: Db;
+  /** The same connection as `db`, for its cached transaction statements. */
+  sqlite: Database;
   clock: Clock;
   stores: StoreRegistry;
   catalog: Catalog;
@@ -46,7 +49,7 @@ interface DispatchDeps {
  * transaction, so a 200 means both are durable and a retry after a crash is either a duplicate or a
  * first delivery, never half of one.
  */
-export function createDispatcher({ db, clock, stores, catalog, queue, onJobQueued }: DispatchDeps) {
+export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, onJobQueued }: DispatchDeps) {
   /** Inactive stores: acknowledged and ignored (spec §3), except redact requests, which are still logged against the store. */
   function inactiveEvent(delivery: VerifiedDelivery): WebhookEvent | null {
     try {
@@ -81,27 +84,51 @@ export function createDispatcher({ db, clock, stores, catalog, queue, onJobQueue
     }
   }
 
-  return function dispatch(delivery: VerifiedDelivery): Outcome {
+  const logDelivery = db
+    .insert(webhookDeliveries)
+    .values({
+      id: sql.placeholder('id'),
+      storeId: sql.placeholder('storeId'),
+      platform: sql.placeholder('platform'),
+      topic: sql.placeholder('topic'),
+      dedupeKey: sql.placeholder('dedupeKey'),
+      productId: sql.placeholder('productId'),
+      outcome: sql.placeholder('outcome'),
+      receivedAt: sql.placeholder('receivedAt'),
+    })
+    .onConflictDoNothing()
+    .returning({ id: webhookDeliveries.id })
+    .prepare();
+  const countDuplicate = db
+    .update(webhookDeliveries)
+    .set({ duplicates: sql`${webhookDeliveries.duplicates} + 1` })
+    .where(and(eq(webhookDeliveries.storeId, sql.placeholder('storeId')), eq(webhookDeliveries.dedupeKey, sql.placeholder('dedupeKey'))))
+    .prepare();
+
+  /** Thrown inside the transaction to roll the applied effect back when the log says "seen before". */
+  const seenBefore = Symbol('duplicate delivery');
+
+  // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT statements prepared (the hot path).
+  const inTransaction = sqlite.transaction((delivery: VerifiedDelivery, event: WebhookEvent | null): Outcome => {
     const { store, topic, dedupeKey } = delivery;
+    const result = event ? apply(store, topic, event) : { outcome: 'ignored_inactive' as const, productId: null };
+    const logged = logDelivery.get({ id: newId(), storeId: store.id, platform: store.platform, topic, dedupeKey, productId: result.productId, outcome: result.outcome, receivedAt: clock.now() });
+    if (!logged) throw seenBefore;
+    return result.outcome;
+  });
+
+  return function dispatch(delivery: VerifiedDelivery): Outcome {
+    const { store } = delivery;
     const event = store.status === 'active' ? delivery.event() : inactiveEvent(delivery);
-    const outcome = db.transaction((): Outcome => {
-      const logged = db
-        .insert(webhookDeliveries)
-        .values({ id: newId(), storeId: store.id, platform: store.platform, topic, dedupeKey, outcome: 'received', receivedAt: clock.now() })
-        .onConflictDoNothing()
-        .returning({ id: webhookDeliveries.id })
-        .get();
-      if (!logged) {
-        db.update(webhookDeliveries)
-          .set({ duplicates: sql`${webhookDeliveries.duplicates} + 1` })
-          .where(and(eq(webhookDeliveries.storeId, store.id), eq(webhookDeliveries.dedupeKey, dedupeKey!)))
-          .run();
-        return 'duplicate';
-      }
-      const result = event ? apply(store, topic, event) : { outcome: 'ignored_inactive' as const, productId: null };
-      db.update(webhookDeliveries).set({ outcome: result.outcome, productId: result.productId }).where(eq(webhookDeliveries.id, logged.id)).run();
-      return result.outcome;
-    });
+    let outcome: Outcome;
+    try {
+      // Apply, then log: a duplicate's log insert conflicts and the whole transaction is undone.
+      outcome = inTransaction(delivery, event);
+    } catch (error) {
+      if (error !== seenBefore) throw error;
+      countDuplicate.run({ storeId: store.id, dedupeKey: delivery.dedupeKey });
+      outcome = 'duplicate';
+    }
     if (outcome === 'queued') onJobQueued?.();
     return outcome;
   };

@@ -29,7 +29,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     { [FETCH_PLATFORM_B_PRODUCT]: platformBFetchJob({ stores, catalog, clock, platformBApiBase: config.platformBApiBase, apiTimeoutMs: options.apiTimeoutMs }) },
     logLine,
   );
-  const dispatch = createDispatcher({ db: database.db, clock, stores, catalog, queue, onJobQueued: runner.notify });
+  const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog, queue, onJobQueued: runner.notify });
   const receivers = createReceivers({ config, clock, stores, dispatch });
   return { stores, catalog, queue, runner, receivers, apiTimeoutMs: options.apiTimeoutMs };
 }
