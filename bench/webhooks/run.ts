@@ -98,7 +98,8 @@ async function wrk(url: string, script: string, seconds: number): Promise<WrkRes
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: (.*)/.exec(out)?.[1];
   if (!Number.isFinite(rps)) throw new Error(`could not read wrk output:\n${out}`);
-  return { rps, p50: /50%\s+(\S+)/.exec(out)?.[1] ?? '?', p99: /99%\s+(\S+)/.exec(out)?.[1] ?? '?', errors: non2xx + (socket ? 1 : 0) };
+  const percentile = (p: string) => new RegExp(`Latency Distribution[\\s\\S]*?${p}%\\s+(\\S+)`).exec(out)?.[1] ?? '?';
+  return { rps, p50: percentile('50'), p99: percentile('99'), errors: non2xx + (socket ? 1 : 0) };
 }
 
 const dataDir = path.join(work, 'data');
