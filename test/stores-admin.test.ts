@@ -113,6 +113,19 @@ describe('admin store endpoints', () => {
   });
 });
 
+test('outbound platform calls time out: a platform that never answers makes registration fail, not hang', async () => {
+  const silent = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Promise<Response>(() => {}) });
+  const slow = await makeTestApp({ env: { SVC_PLATFORM_A_API_BASE: `http://127.0.0.1:${silent.port}` }, webhooks: { apiTimeoutMs: 200 } });
+  try {
+    const { status, store } = await createStore(slow, { platform: 'platform-a', domain: SHOP, currency: 'USD', credentials });
+    expect(status).toBe(201);
+    expect(store.hooks).toMatchObject({ status: 'failed', error: expect.stringContaining('timed out after 200 ms') });
+  } finally {
+    slow.close();
+    silent.stop(true);
+  }
+});
+
 describe('admin catalogue endpoints', () => {
   test('GET /api/v1/admin/stores/:id/products pages through live products with nextCursor', async () => {
     const { store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });

@@ -144,6 +144,13 @@ describe('platform A: duplicates and ordering', () => {
   });
 });
 
+test('platform A: an unsigned future X-Platform-A-Triggered-At cannot hold a removal past now', async () => {
+  await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+  await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2999-01-01T00:00:00Z' });
+  await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Recreated', updatedAt: new Date(Date.now() + 60_000).toISOString() }));
+  expect((await product('1001')).body.title).toBe('Recreated');
+});
+
 describe('platform A: store topics', () => {
   test('app/uninstalled deactivates the store and records the withdrawal of its signals', async () => {
     const [res] = await fake.deliver(SHOP, 'app/uninstalled', { id: 55, name: 'Acme', myshopify_domain: SHOP });

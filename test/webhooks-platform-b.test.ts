@@ -7,7 +7,7 @@ import { createStore, getProduct, rows } from './helpers/stores.ts';
 
 const HASH = 'abc123';
 const OTHER_HASH = 'zzz999';
-const START = Date.parse('2026-01-10T12:00:00Z');
+const START = Date.parse('2026-01-20T12:00:00Z');
 
 let fake: FakePlatformB;
 let t: TestApp;
@@ -200,6 +200,9 @@ describe('platform B: errors and tamper suite (nothing is ever applied)', () => 
     const b = await fake.send(hookUrl, { ...fake.event('store/product/updated', 501), data: { type: 'product' } });
     expect(b.status).toBe(400);
     expect(await b.json()).toMatchObject({ error: 'missing_product_id' });
+    const c = await fetch(hookUrl, { method: 'POST', headers: fake.hooks[0]!.headers, body: '{"scope":' });
+    expect(c.status).toBe(400);
+    expect(await c.json()).toMatchObject({ error: 'malformed_json' });
     expect(rows(t, 'jobs')).toHaveLength(0);
   });
 

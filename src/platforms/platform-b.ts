@@ -18,7 +18,7 @@ export function platformBEvent(payload: any, receivedAt: number): WebhookEvent {
     const productId = idOf(payload?.data?.id);
     if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no data.id');
     if (scope === 'store/product/deleted') {
-      const at = typeof payload.created_at === 'number' ? payload.created_at * 1000 : receivedAt;
+      const at = typeof payload.created_at === 'number' ? Math.min(payload.created_at * 1000, receivedAt) : receivedAt;
       return { kind: 'product.remove', productId, at };
     }
     return { kind: 'product.fetch', productId };

@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { jobs, type JobRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -13,7 +13,7 @@ export interface QueueOptions {
 }
 
 /** Exponential backoff: base, 2x base, 4x base ... capped; with the defaults ~22 h over 12 attempts. */
-export function retryDelay(attempts: number, baseDelayMs: number, maxDelayMs: number): number {
+function retryDelay(attempts: number, baseDelayMs: number, maxDelayMs: number): number {
   return Math.min(baseDelayMs * 2 ** Math.max(0, attempts - 1), maxDelayMs);
 }
 
@@ -29,7 +29,6 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
   const maxDelayMs = options.maxDelayMs ?? 6 * 3_600_000;
 
   return {
-    maxAttempts,
     enqueue(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
       const now = clock.now();
       return db.insert(jobs).values({ id: newId(), kind, storeId, payload, status: 'queued', runAt: now, createdAt: now }).returning().get();
@@ -71,9 +70,6 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
         .run();
     },
 
-    pending(): JobRow[] {
-      return db.select().from(jobs).where(inArray(jobs.status, ['queued', 'running'])).all();
-    },
   };
 }
 
@@ -134,5 +130,3 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
     },
   };
 }
-
-export type JobRunner = ReturnType<typeof createJobRunner>;

@@ -69,8 +69,10 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
 
       const payload = object(parseJsonBytes(body));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
-      // Deletes carry only the id; when the platform fired the event orders them against updates.
-      const eventAt = isoToMillis(headers.get(PLATFORM_A_HEADERS.triggeredAt)) ?? clock.now();
+      // Deletes carry only the id; when the platform fired the event orders them against updates. The
+      // header is not signed, so it may only move the time back, never past now.
+      const now = clock.now();
+      const eventAt = Math.min(isoToMillis(headers.get(PLATFORM_A_HEADERS.triggeredAt)) ?? now, now);
       return receipt(
         dispatch({
           store,
