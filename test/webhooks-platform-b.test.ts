@@ -133,6 +133,9 @@ describe('platform B: product scopes through the job queue', () => {
     expect((await first.json()).outcome).toBe('queued');
     expect((await second.json()).outcome).toBe('duplicate');
     expect(rows(t, 'jobs')).toHaveLength(1);
+    // A later event about the same product with the same data hash is not a duplicate.
+    const later = await fake.send(hookUrl, { ...payload, created_at: payload.created_at + 60 });
+    expect((await later.json()).outcome).toBe('queued');
   });
 
   test('a failing platform API is retried with exponential backoff until it recovers', async () => {

@@ -96,7 +96,9 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       if (payload.producer !== `stores/${store.platformRef}`) throw unverified('the payload\'s producer is not this store');
       const scope = payload.scope;
       if (typeof scope !== 'string' || scope === '') throw malformed('missing_scope', 'the payload carries no scope');
-      const hash = typeof payload.hash === 'string' && payload.hash !== '' ? `hash:${payload.hash.slice(0, 128)}` : bodyKey(scope, body);
+      // The platform's `hash` identifies the event's data; with the event time it tells a retry from a
+      // later event about the same product, which may carry the same data (`{type, id}`).
+      const hash = typeof payload.hash === 'string' && payload.hash !== '' ? `hash:${payload.hash.slice(0, 128)}:${String(payload.created_at).slice(0, 20)}` : bodyKey(scope, body);
       return receipt(dispatch({ store, topic: scope, dedupeKey: hash, event: () => platformBEvent(payload, clock.now()) }));
     },
 
