@@ -9,6 +9,11 @@ import { healthRoutes } from './health/routes.ts';
 import { payloadTooLarge } from './lib/body.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
+import { catalogRoutes } from './catalog/routes.ts';
+import { createStoreAdmin } from './stores/admin.ts';
+import { storeRoutes } from './stores/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
+import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
 
@@ -17,6 +22,8 @@ export interface AppDeps {
   database: AppDatabase;
   widget: WidgetBundle;
   clock?: Clock;
+  /** Stores, catalogue and job queue; the server passes its own so it can run the job worker. */
+  webhooks?: WebhookServices;
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -55,6 +62,8 @@ export function createApp(deps: AppDeps) {
   const keys = createKeyStore(database.db, clock);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
+  const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
+  const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
@@ -70,7 +79,10 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes(database.sqlite))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
-    .use(adminAuthRoutes({ keys, leads, maxBodyBytes }));
+    .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
+    .use(storeRoutes(storeAdmin, maxBodyBytes))
+    .use(catalogRoutes(webhooks.catalog, (id) => webhooks.stores.get(id) !== null))
+    .use(webhookRoutes(webhooks.receivers));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,12 +1,14 @@
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
+import { systemClock } from './lib/clock.ts';
+import { createWebhookServices } from './webhooks/services.ts';
 import { buildWidget } from './widget/bundle.ts';
 
 export interface RunningServer {
   url: string;
   migrationsApplied: number;
-  /** Stop accepting, let in-flight requests finish, then close the database. Safe to call twice. */
+  /** Stop accepting, let in-flight requests and the job in hand finish, then close the database. Safe to call twice. */
   shutdown(): Promise<void>;
 }
 
@@ -14,7 +16,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const database = openDatabase(config.databaseFile);
   const { applied } = migrateDatabase(database);
   const widget = await buildWidget();
-  const app = createApp({ config, database, widget });
+  const webhooks = createWebhookServices(database, config, systemClock);
+  const app = createApp({ config, database, widget, webhooks });
   app.listen({
     hostname: config.http.hostname,
     port: config.http.port,
@@ -24,11 +27,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     maxRequestBodySize: Math.max(config.maxBodyBytes * 2, 16 * 1024 * 1024),
   });
   const server = app.server!;
+  // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
+  webhooks.runner.start();
 
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= (async () => {
       await server.stop(false);
+      await webhooks.runner.stop();
       database.close();
     })();
     return stopping;

@@ -7,6 +7,7 @@ import { createLeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
+import { createWebhookServices, type WebhookServiceOptions, type WebhookServices } from '../../src/webhooks/services.ts';
 import { buildWidget, type WidgetBundle } from '../../src/widget/bundle.ts';
 
 let widget: Promise<WidgetBundle> | null = null;
@@ -25,6 +26,10 @@ export interface TestApp {
   clock: Clock;
   keys: ReturnType<typeof createKeyStore>;
   leads: ReturnType<typeof createLeadStore>;
+  /** Stores, catalogue and the job runner; `webhooks.runner.runDueJobs()` drives the queue in tests. */
+  webhooks: WebhookServices;
+  /** With `listen: true`: the app's real HTTP origin (also its base URL), for fake platforms to call. */
+  url: string | null;
   /** Send a request through the app's HTTP surface. `path` is relative to http://localhost. */
   request(path: string, init?: RequestInit): Promise<Response>;
   /** A fresh raw key with these scopes. */
@@ -32,14 +37,29 @@ export interface TestApp {
   close(): void;
 }
 
+export interface TestAppOptions {
+  env?: Env;
+  clock?: Clock;
+  /** Also serve the app over real HTTP on a free port (its URL becomes SVC_BASE_URL), so fakes can deliver to it. */
+  listen?: boolean;
+  webhooks?: WebhookServiceOptions;
+  /** Reuse a data directory (to reopen a database as after a restart); it is then not removed on close. */
+  dataDir?: string;
+}
+
 /** An app over a real SQLite file in a temp directory, migrated, with an optional fixed clock. */
-export async function makeTestApp(options: { env?: Env; clock?: Clock } = {}): Promise<TestApp> {
-  const tmp = tempDir();
-  const config = loadConfig({ 'data-dir': tmp.dir }, options.env ?? {});
+export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const tmp = options.dataDir ? null : tempDir();
+  let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
+  const server = options.listen ? Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => handler(request) }) : null;
+  const env = server ? { ...options.env, SVC_BASE_URL: `http://127.0.0.1:${server.port}` } : (options.env ?? {});
+  const config = loadConfig({ 'data-dir': options.dataDir ?? tmp!.dir }, env);
   const database = openDatabase(config.databaseFile);
   migrateDatabase(database);
   const clock = options.clock ?? systemClock;
-  const app = createApp({ config, database, widget: await testWidget(), clock });
+  const webhooks = createWebhookServices(database, config, clock, options.webhooks);
+  const app = createApp({ config, database, widget: await testWidget(), clock, webhooks });
+  handler = (request) => app.handle(request);
   const keys = createKeyStore(database.db, clock);
   return {
     app,
@@ -48,11 +68,14 @@ export async function makeTestApp(options: { env?: Env; clock?: Clock } = {}): P
     clock,
     keys,
     leads: createLeadStore(database.db, clock),
+    webhooks,
+    url: server ? config.baseUrl : null,
     request: (p, init) => app.handle(new Request(`http://localhost${p}`, init)),
     keyWith: (...scopes) => keys.create({ scopes, name: 'test' }).key,
     close: () => {
+      server?.stop(true);
       database.close();
-      tmp.remove();
+      tmp?.remove();
     },
   };
 }

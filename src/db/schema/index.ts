@@ -1,2 +1,5 @@
 // One file per capability; drizzle-kit reads this index to generate migrations into drizzle/.
 export * from './auth.ts';
+export * from './stores.ts';
+export * from './catalog.ts';
+export * from './webhooks.ts';

@@ -1,0 +1,81 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const PLATFORMS = ['platform-a', 'platform-b', 'platform-c'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/**
+ * How svc authenticates a store's deliveries and reaches its API. Platform A has three modes
+ * (own app, svc's app, permanent token alone); B and C one each.
+ */
+export type CredentialKind = 'own-app' | 'via-app' | 'token-only' | 'api-token' | 'rest-keys';
+
+/** not_required: nothing to register (permanent token); platform_managed: svc's app, hooks come with the install. */
+export type HookStatus = 'pending' | 'registered' | 'failed' | 'not_required' | 'platform_managed';
+
+/** A connected store. Credentials and the webhook secret are sealed (lib/secrets.ts), never returned. */
+export const stores = sqliteTable(
+  'stores',
+  {
+    id: text('id').primaryKey(),
+    platform: text('platform').$type<Platform>().notNull(),
+    /** Storefront domain given by the operator (platform A: the `<name>.<suffix>` shop domain). */
+    domain: text('domain').notNull(),
+    /** What deliveries name the store by: A shop domain, B store hash, C site URL. Unique per platform. */
+    platformRef: text('platform_ref').notNull(),
+    currency: text('currency'),
+    status: text('status').$type<'active' | 'inactive'>().notNull(),
+    credentialKind: text('credential_kind').$type<CredentialKind>().notNull(),
+    credentials: text('credentials').notNull(),
+    webhookSecret: text('webhook_secret'),
+    hookStatus: text('hook_status').$type<HookStatus>().notNull(),
+    hookError: text('hook_error'),
+    hookTopics: text('hook_topics', { mode: 'json' }).$type<string[]>().notNull(),
+    hooksRegisteredAt: integer('hooks_registered_at'),
+    /** Platform C's creation ping arrived: the platform delivered to us at least once. */
+    hooksConfirmedAt: integer('hooks_confirmed_at'),
+    deactivatedAt: integer('deactivated_at'),
+    /** Set by `app/uninstalled`; the signals capability serves nothing for the store while set. */
+    signalsWithdrawnAt: integer('signals_withdrawn_at'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [uniqueIndex('stores_platform_ref_idx').on(table.platform, table.platformRef)],
+);
+
+/** Lifecycle and privacy events against a store (uninstall, signals withdrawn, redact requests). No personal data. */
+export const storeEvents = sqliteTable(
+  'store_events',
+  {
+    id: text('id').primaryKey(),
+    storeId: text('store_id')
+      .notNull()
+      .references(() => stores.id),
+    kind: text('kind').notNull(),
+    occurredAt: integer('occurred_at').notNull(),
+  },
+  (table) => [index('store_events_store_idx').on(table.storeId, table.occurredAt)],
+);
+
+/** Durable background work (platform-B product fetches): retried with exponential backoff. */
+export const jobs = sqliteTable(
+  'jobs',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind').notNull(),
+    storeId: text('store_id').notNull(),
+    payload: text('payload', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    status: text('status').$type<'queued' | 'running' | 'done' | 'dead'>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    runAt: integer('run_at').notNull(),
+    /** While running: when the lease ends and another worker (or the restarted process) may take it. */
+    leaseUntil: integer('lease_until'),
+    lastError: text('last_error'),
+    createdAt: integer('created_at').notNull(),
+    finishedAt: integer('finished_at'),
+  },
+  (table) => [index('jobs_due_idx').on(table.status, table.runAt).where(sql`status IN ('queued', 'running')`)],
+);
+
+export type StoreRow = typeof stores.$inferSelect;
+export type JobRow = typeof jobs.$inferSelect;

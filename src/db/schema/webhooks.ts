@@ -1,0 +1,40 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * One row per verified delivery (duplicates only bump `duplicates`). Holds what happened, never the
+ * payload: no customer personal data is kept.
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    storeId: text('store_id').notNull(),
+    platform: text('platform').notNull(),
+    topic: text('topic').notNull(),
+    /** Platform A event id, platform B payload hash, platform C product id + modification time. */
+    dedupeKey: text('dedupe_key'),
+    productId: text('product_id'),
+    outcome: text('outcome').notNull(),
+    duplicates: integer('duplicates').notNull().default(0),
+    receivedAt: integer('received_at').notNull(),
+  },
+  (table) => [
+    uniqueIndex('webhook_deliveries_dedupe_idx').on(table.storeId, table.dedupeKey).where(sql`dedupe_key IS NOT NULL`),
+    index('webhook_deliveries_store_idx').on(table.storeId, table.receivedAt),
+  ],
+);
+
+/** Order topics (spec §4.3 rule 4): the order's platform id and what happened, nothing about the buyer. */
+export const orderSignals = sqliteTable(
+  'order_signals',
+  {
+    id: text('id').primaryKey(),
+    storeId: text('store_id').notNull(),
+    topic: text('topic').notNull(),
+    orderId: text('order_id').notNull(),
+    status: text('status'),
+    receivedAt: integer('received_at').notNull(),
+  },
+  (table) => [index('order_signals_store_idx').on(table.storeId, table.receivedAt)],
+);

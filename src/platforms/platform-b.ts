@@ -1,0 +1,97 @@
+import { ApiError } from '../lib/errors.ts';
+import { DEFAULT_API_TIMEOUT_MS, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import type { HookRegistration, ProductData, WebhookEvent } from './types.ts';
+
+export const PLATFORM_B_HEADERS = {
+  storeId: 'x-svc-store-id',
+  secret: 'x-svc-webhook-secret',
+  authToken: 'x-auth-token',
+} as const;
+
+export const PLATFORM_B_HOOK_SCOPES = ['store/product/created', 'store/product/updated', 'store/product/deleted'];
+const ORDER_SCOPES = new Set(['store/order/created', 'store/order/statusUpdated']);
+
+/** Verified payload -> event. Product payloads carry only the id: created/updated become a fetch. */
+export function platformBEvent(payload: any, receivedAt: number): WebhookEvent {
+  const scope = payload.scope as string;
+  if (PLATFORM_B_HOOK_SCOPES.includes(scope)) {
+    const productId = idOf(payload?.data?.id);
+    if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no data.id');
+    if (scope === 'store/product/deleted') {
+      const at = typeof payload.created_at === 'number' ? Math.min(payload.created_at * 1000, receivedAt) : receivedAt;
+      return { kind: 'product.remove', productId, at };
+    }
+    return { kind: 'product.fetch', productId };
+  }
+  if (ORDER_SCOPES.has(scope)) {
+    const orderId = idOf(payload?.data?.id);
+    if (!orderId) throw new ApiError(400, 'missing_order_id', 'the payload carries no data.id');
+    const status = payload?.data?.status?.new_status_id;
+    return { kind: 'order', orderId, status: status === undefined ? null : String(status) };
+  }
+  return { kind: 'unhandled' };
+}
+
+const AVAILABILITY: Record<string, ProductData['availability']> = { available: 'in_stock', preorder: 'backorder', disabled: 'out_of_stock' };
+
+/** The catalog API's product (`data` of GET /v3/catalog/products/{id}) -> catalogue data. */
+export function platformBProduct(data: any, storefront: string, fetchedAt: number): ProductData {
+  const tracked = data.inventory_tracking && data.inventory_tracking !== 'none';
+  const availability = tracked && data.inventory_level === 0 ? 'out_of_stock' : (AVAILABILITY[data.availability] ?? null);
+  const images = (Array.isArray(data.images) ? data.images : [])
+    .slice()
+    .sort((a: any, b: any) => Number(Boolean(b?.is_thumbnail)) - Number(Boolean(a?.is_thumbnail)))
+    .map((i: any) => stringOrNull(i?.url_zoom) ?? stringOrNull(i?.url_standard))
+    .filter(Boolean)
+    .slice(0, 50);
+  const path = stringOrNull(data.custom_url?.url);
+  return {
+    productId: idOf(data.id)!,
+    handle: path ? path.replace(/^\/|\/$/g, '').split('/').pop() || null : null,
+    title: stringOrNull(data.name, 1000) ?? '',
+    descriptionHtml: stringOrNull(data.description, 100_000),
+    price: stringOrNull(data.calculated_price ?? data.price, 32),
+    availability,
+    sku: stringOrNull(data.sku, 255),
+    gtin: stringOrNull(data.gtin, 64) ?? stringOrNull(data.upc, 64),
+    brand: null,
+    images,
+    url: path ? `https://${storefront}${path}` : null,
+    updatedAt: isoToMillis(data.date_modified) ?? fetchedAt,
+    raw: data,
+  };
+}
+
+/** Platform B's REST API for one store (`X-Auth-Token`). */
+export function platformBClient(options: { apiBase: string; storeHash: string; accessToken: string; timeoutMs?: number }) {
+  const base = `${options.apiBase}/stores/${encodeURIComponent(options.storeHash)}`;
+  const headers = { [PLATFORM_B_HEADERS.authToken]: options.accessToken };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+  return {
+    /**
+     * One hook per product scope to `destination`, carrying svc's store id and secret headers. An
+     * existing hook for the same scope and destination is updated (re-activated, headers refreshed)
+     * instead of duplicated: the platform allows one per scope + destination anyway.
+     */
+    async registerHooks(destination: string, hookHeaders: Record<string, string>): Promise<HookRegistration> {
+      const { body } = await callJson(`${base}/v3/hooks`, { headers }, { timeoutMs, expect: [200] });
+      const hooks: any[] = Array.isArray(body?.data) ? body.data : [];
+      for (const scope of PLATFORM_B_HOOK_SCOPES) {
+        const desired = { scope, destination, is_active: true, headers: hookHeaders };
+        const existing = hooks.find((h) => h?.scope === scope && h?.destination === destination);
+        if (existing) await callJson(`${base}/v3/hooks/${existing.id}`, { method: 'PUT', headers, body: desired }, { timeoutMs, expect: [200] });
+        else await callJson(`${base}/v3/hooks`, { method: 'POST', headers, body: desired }, { timeoutMs, expect: [200, 201] });
+      }
+      return { topics: PLATFORM_B_HOOK_SCOPES };
+    },
+    /** The product's current data, or null once the platform no longer has it (404). */
+    async fetchProduct(productId: string): Promise<any | null> {
+      const { status, body } = await callJson(`${base}/v3/catalog/products/${productId}?include=images,variants,custom_fields`, { headers }, { timeoutMs, expect: [200, 404] });
+      return status === 404 ? null : (body?.data ?? null);
+    },
+    async fetchCurrency(): Promise<string | null> {
+      const { body } = await callJson(`${base}/v2/store`, { headers }, { timeoutMs, expect: [200] });
+      return stringOrNull(body?.currency, 3);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { Platform, StoreRow } from '../db/schema/index.ts';
+import { ApiError, orNotFound } from '../lib/errors.ts';
+import { isHostname } from '../lib/hostname.ts';
+import { fetchCurrency, registerHooks, webhookUrlFor, type PlatformSettings } from './connect.ts';
+import { parseCredentials } from './credentials.ts';
+import { toStoreView, type StoreRegistry, type StoreView } from './registry.ts';
+
+export type StoreResponse = StoreView & { webhookUrl: string; currencyError?: string };
+
+interface AdminDeps {
+  stores: StoreRegistry;
+  settings: PlatformSettings & { platformAShopSuffix: string };
+}
+
+const conflict = () => new ApiError(409, 'store_exists', 'another store of this platform already uses this shop domain, store hash or site URL');
+
+/**
+ * Store administration: saving credentials commits the store first, then registers hooks (and reads
+ * the currency when it was not given) against the platform; failures are reported, not fatal.
+ */
+export function createStoreAdmin({ stores, settings }: AdminDeps) {
+  const view = (row: StoreRow, extra: { currencyError?: string } = {}): StoreResponse => ({ ...toStoreView(row), webhookUrl: webhookUrlFor(settings.baseUrl, row), ...extra });
+  const find = (id: string) => orNotFound(stores.get(id), 'store', id);
+
+  async function connect(row: StoreRow, readCurrency: boolean): Promise<StoreResponse> {
+    const credentials = stores.credentialsOf(row);
+    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings);
+    let current = stores.recordHooks(row.id, hooks);
+    if (!readCurrency) return view(current);
+    const currency = await fetchCurrency(current, credentials, settings);
+    if ('error' in currency) return view(current, { currencyError: currency.error });
+    current = stores.setCurrency(row.id, currency.currency);
+    return view(current);
+  }
+
+  return {
+    list: () => stores.list().map((row) => view(row)),
+    get: (id: string) => view(find(id)),
+
+    async create(input: { platform: Platform; domain: string; currency?: string | undefined; credentials: Record<string, unknown> }): Promise<StoreResponse> {
+      const domain = input.domain.trim().toLowerCase().replace(/\.$/, '');
+      if (!isHostname(domain)) throw new ApiError(400, 'invalid_domain', `domain ${JSON.stringify(input.domain)} is not a host name`);
+      const parsed = parseCredentials(input.platform, domain, input.credentials, settings.platformAShopSuffix);
+      const row = stores.create({ platform: input.platform, domain, currency: input.currency ?? null, parsed });
+      if (!row) throw conflict();
+      return connect(row, input.currency === undefined);
+    },
+
+    async saveCredentials(id: string, credentials: Record<string, unknown>): Promise<StoreResponse> {
+      const row = find(id);
+      const saved = stores.saveCredentials(row, parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix));
+      if (!saved) throw conflict();
+      return connect(saved, saved.currency === null);
+    },
+
+    /** Retry a failed (or refresh a working) registration with the saved credentials. */
+    async registerHooks(id: string): Promise<StoreResponse> {
+      return connect(find(id), false);
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/index.ts';
+import { storeEvents, stores, type HookStatus, type Platform, type StoreRow } from '../db/schema/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { randomSecret } from '../lib/crypto.ts';
+import { newId } from '../lib/ids.ts';
+import type { SecretBox } from '../lib/secrets.ts';
+import type { ParsedCredentials, StoreCredentials } from './credentials.ts';
+
+/** A store as the admin API shows it: never a credential or secret. */
+export interface StoreView {
+  id: string;
+  platform: Platform;
+  domain: string;
+  currency: string | null;
+  status: 'active' | 'inactive';
+  credentialKind: string;
+  hooks: { status: HookStatus; topics: string[]; error: string | null; registeredAt: string | null; confirmedAt: string | null };
+  createdAt: string;
+  updatedAt: string;
+  deactivatedAt: string | null;
+  signalsWithdrawnAt: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function toStoreView(row: StoreRow): StoreView {
+  return {
+    id: row.id,
+    platform: row.platform,
+    domain: row.domain,
+    currency: row.currency,
+    status: row.status,
+    credentialKind: row.credentialKind,
+    hooks: { status: row.hookStatus, topics: row.hookTopics, error: row.hookError, registeredAt: iso(row.hooksRegisteredAt), confirmedAt: iso(row.hooksConfirmedAt) },
+    createdAt: iso(row.createdAt)!,
+    updatedAt: iso(row.updatedAt)!,
+    deactivatedAt: iso(row.deactivatedAt),
+    signalsWithdrawnAt: iso(row.signalsWithdrawnAt),
+  };
+}
+
+/** Hook state right after credentials are saved, before any registration call. */
+function initialHookStatus(credentials: StoreCredentials): HookStatus {
+  if (credentials.kind === 'token-only') return 'not_required';
+  if (credentials.kind === 'via-app') return 'platform_managed';
+  return 'pending';
+}
+
+/** Platforms B and C authenticate deliveries with a secret svc generates (kept across credential saves). */
+const needsGeneratedSecret = (platform: Platform) => platform !== 'platform-a';
+
+const sealContext = (storeId: string, field: string) => `store:${storeId}:${field}`;
+
+export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
+  // Prepared once: every webhook delivery looks its store up.
+  const byIdStatement = db.select().from(stores).where(eq(stores.id, sql.placeholder('id'))).prepare();
+  const byRefStatement = db
+    .select()
+    .from(stores)
+    .where(and(eq(stores.platform, sql.placeholder('platform')), eq(stores.platformRef, sql.placeholder('ref'))))
+    .prepare();
+  const byId = (id: string): StoreRow | null => byIdStatement.get({ id }) ?? null;
+
+  return {
+    get: byId,
+    list: (): StoreRow[] => db.select().from(stores).orderBy(stores.createdAt, stores.id).all(),
+    findByRef: (platform: Platform, ref: string): StoreRow | null => byRefStatement.get({ platform, ref }) ?? null,
+
+    /** Null when another store of the platform already has this reference (shop domain, hash, site). */
+    create(input: { platform: Platform; domain: string; currency: string | null; parsed: ParsedCredentials }): StoreRow | null {
+      const id = newId();
+      const now = clock.now();
+      return (
+        db
+          .insert(stores)
+          .values({
+            id,
+            platform: input.platform,
+            domain: input.domain,
+            platformRef: input.parsed.platformRef,
+            currency: input.currency,
+            status: 'active',
+            credentialKind: input.parsed.credentials.kind,
+            credentials: secrets.seal(JSON.stringify(input.parsed.credentials), sealContext(id, 'credentials')),
+            webhookSecret: needsGeneratedSecret(input.platform) ? secrets.seal(randomSecret(32), sealContext(id, 'webhook-secret')) : null,
+            hookStatus: initialHookStatus(input.parsed.credentials),
+            hookTopics: [],
+            createdAt: now,
+            updatedAt: now,
+          })
+          .onConflictDoNothing()
+          .returning()
+          .get() ?? null
+      );
+    },
+
+    /**
+     * Replace the credentials; the webhook secret is kept so hooks already registered stay valid.
+     * Saving credentials again reconnects an uninstalled store. Null on a reference conflict.
+     */
+    saveCredentials(row: StoreRow, parsed: ParsedCredentials): StoreRow | null {
+      const conflict = db.select({ id: stores.id }).from(stores).where(and(eq(stores.platform, row.platform), eq(stores.platformRef, parsed.platformRef))).get();
+      if (conflict && conflict.id !== row.id) return null;
+      return db
+        .update(stores)
+        .set({
+          platformRef: parsed.platformRef,
+          credentialKind: parsed.credentials.kind,
+          credentials: secrets.seal(JSON.stringify(parsed.credentials), sealContext(row.id, 'credentials')),
+          webhookSecret: row.webhookSecret ?? (needsGeneratedSecret(row.platform) ? secrets.seal(randomSecret(32), sealContext(row.id, 'webhook-secret')) : null),
+          hookStatus: initialHookStatus(parsed.credentials),
+          hookError: null,
+          hookTopics: [],
+          status: 'active',
+          deactivatedAt: null,
+          signalsWithdrawnAt: null,
+          updatedAt: clock.now(),
+        })
+        .where(eq(stores.id, row.id))
+        .returning()
+        .get()!;
+    },
+
+    credentialsOf: (row: StoreRow): StoreCredentials => JSON.parse(secrets.open(row.credentials, sealContext(row.id, 'credentials'))),
+    webhookSecretOf: (row: StoreRow): string | null => (row.webhookSecret === null ? null : secrets.open(row.webhookSecret, sealContext(row.id, 'webhook-secret'))),
+
+    recordHooks(id: string, result: { status: HookStatus; topics: string[]; error: string | null }): StoreRow {
+      const now = clock.now();
+      return db
+        .update(stores)
+        .set({ hookStatus: result.status, hookTopics: result.topics, hookError: result.error, hooksRegisteredAt: result.status === 'registered' ? now : null, updatedAt: now })
+        .where(eq(stores.id, id))
+        .returning()
+        .get()!;
+    },
+
+    confirmHooks(id: string): void {
+      db.update(stores).set({ hooksConfirmedAt: clock.now() }).where(eq(stores.id, id)).run();
+    },
+
+    setCurrency(id: string, currency: string): StoreRow {
+      return db.update(stores).set({ currency, updatedAt: clock.now() }).where(eq(stores.id, id)).returning().get()!;
+    },
+
+    /** `app/uninstalled`: inactive, every signal withdrawn, both recorded as store events. */
+    deactivate(id: string): void {
+      const now = clock.now();
+      db.update(stores).set({ status: 'inactive', deactivatedAt: now, signalsWithdrawnAt: now, updatedAt: now }).where(eq(stores.id, id)).run();
+      db.insert(storeEvents).values([
+        { id: newId(), storeId: id, kind: 'app_uninstalled', occurredAt: now },
+        { id: newId(), storeId: id, kind: 'signals_withdrawn', occurredAt: now },
+      ]).run();
+    },
+
+    recordEvent(id: string, kind: string): void {
+      db.insert(storeEvents).values({ id: newId(), storeId: id, kind, occurredAt: clock.now() }).run();
+    },
+  };
+}
+
+export type StoreRegistry = ReturnType<typeof createStoreRegistry>;

@@ -1,0 +1,23 @@
+import { Elysia } from 'elysia';
+import { jsonBodyParser } from '../lib/body.ts';
+import type { createStoreAdmin } from './admin.ts';
+import { createStoreBody, credentialsBody, storeParams } from './model.ts';
+
+/** Admin store endpoints (DESIGN §5); the `admin` scope is enforced for the prefix by the app's scope guard. */
+export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, maxBodyBytes: number) {
+  return new Elysia({ name: 'stores', prefix: '/api/v1/admin/stores' })
+    .onParse(jsonBodyParser(maxBodyBytes))
+    .post(
+      '/',
+      async ({ body, set }) => {
+        const store = await admin.create(body);
+        set.status = 201;
+        return store;
+      },
+      { body: createStoreBody },
+    )
+    .get('/', () => ({ items: admin.list() }))
+    .get('/:id', ({ params }) => admin.get(params.id), { params: storeParams })
+    .put('/:id/credentials', ({ params, body }) => admin.saveCredentials(params.id, body.credentials), { params: storeParams, body: credentialsBody })
+    .post('/:id/hooks', ({ params }) => admin.registerHooks(params.id), { params: storeParams });
+}

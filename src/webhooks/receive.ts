@@ -1,0 +1,133 @@
+import type { Config } from '../config.ts';
+import type { StoreRow } from '../db/schema/index.ts';
+import { parseJsonBytes, readBodyLimited } from '../lib/body.ts';
+import type { Clock } from '../lib/clock.ts';
+import { safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { ApiError } from '../lib/errors.ts';
+import { isoToMillis } from '../platforms/http.ts';
+import { PLATFORM_A_HEADERS, isShopDomain, platformAEvent } from '../platforms/platform-a.ts';
+import { PLATFORM_B_HEADERS, platformBEvent } from '../platforms/platform-b.ts';
+import { PLATFORM_C_HEADERS, isPlatformCPing, platformCDedupeKey, platformCEvent, sameSite } from '../platforms/platform-c.ts';
+import { verifyBodySignature } from '../platforms/signature.ts';
+import type { StoreRegistry } from '../stores/registry.ts';
+import type { Dispatch, Outcome } from './dispatch.ts';
+
+interface ReceiveDeps {
+  config: Pick<Config, 'maxBodyBytes' | 'platformAAppSecret' | 'platformAShopSuffix'>;
+  clock: Clock;
+  stores: StoreRegistry;
+  dispatch: Dispatch;
+}
+
+export interface Receipt {
+  received: true;
+  outcome: Outcome | 'ping';
+}
+
+const unverified = (detail: string) => new ApiError(401, 'unverified_webhook', detail);
+const malformed = (code: string, detail: string) => new ApiError(400, code, detail);
+
+function object(value: unknown): Record<string, any> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw malformed('malformed_payload', 'the payload must be a JSON object');
+  return value as Record<string, any>;
+}
+
+/** Without a platform event id, identical bytes on the same topic are the same delivery (retries resend the original). */
+const bodyKey = (topic: string, body: Uint8Array) => `body:${sha256Hex(`${topic}\n${new TextDecoder().decode(body)}`)}`;
+
+/**
+ * The three inbound webhook flows. Each verifies the delivery against the secret held for the
+ * store it names, over the raw bytes and in constant time, before reading anything from the payload.
+ */
+export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps) {
+  const receipt = (outcome: Outcome | 'ping'): Receipt => ({ received: true, outcome });
+
+  /** The HMAC key for a platform-A store: its own app's client secret, or svc's app secret. */
+  function platformAKey(store: StoreRow): string {
+    const credentials = stores.credentialsOf(store);
+    if (credentials.kind === 'own-app') return credentials.clientSecret;
+    if (credentials.kind === 'via-app') {
+      if (!config.platformAAppSecret) throw new ApiError(500, 'app_secret_not_configured', 'SVC_PLATFORM_A_APP_SECRET is not set, so deliveries for stores of svc\'s app cannot be verified');
+      return config.platformAAppSecret;
+    }
+    throw unverified('this store is connected with a permanent access token and accepts no webhooks');
+  }
+
+  return {
+    async platformA(request: Request): Promise<Receipt> {
+      const body = await readBodyLimited(request, config.maxBodyBytes);
+      const headers = request.headers;
+      const signature = headers.get(PLATFORM_A_HEADERS.signature);
+      if (!signature) throw unverified('missing X-Platform-A-Hmac-Sha256; unsigned deliveries are never accepted');
+      const domain = (headers.get(PLATFORM_A_HEADERS.shopDomain) ?? '').trim().toLowerCase();
+      if (!isShopDomain(domain, config.platformAShopSuffix)) throw malformed('invalid_shop_domain', `X-Platform-A-Shop-Domain must be <name>.${config.platformAShopSuffix}`);
+      const topic = headers.get(PLATFORM_A_HEADERS.topic)?.trim();
+      if (!topic) throw malformed('missing_topic', 'missing X-Platform-A-Topic');
+      const store = stores.findByRef('platform-a', domain);
+      if (!store) throw unverified('no store is held for this shop domain');
+      if (!verifyBodySignature(platformAKey(store), body, signature)) throw unverified('the signature does not match the body');
+
+      const payload = object(parseJsonBytes(body));
+      const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
+      // Deletes carry only the id; when the platform fired the event orders them against updates. The
+      // header is not signed, so it may only move the time back, never past now.
+      const now = clock.now();
+      const eventAt = Math.min(isoToMillis(headers.get(PLATFORM_A_HEADERS.triggeredAt)) ?? now, now);
+      return receipt(
+        dispatch({
+          store,
+          topic,
+          dedupeKey: eventId ? `event:${eventId.slice(0, 200)}` : bodyKey(topic, body),
+          event: () => platformAEvent(topic, payload, domain, eventAt),
+        }),
+      );
+    },
+
+    async platformB(request: Request): Promise<Receipt> {
+      const body = await readBodyLimited(request, config.maxBodyBytes);
+      const storeId = request.headers.get(PLATFORM_B_HEADERS.storeId);
+      const secret = request.headers.get(PLATFORM_B_HEADERS.secret);
+      if (!storeId || !secret) throw unverified('missing X-Svc-Store-Id or X-Svc-Webhook-Secret');
+      const store = stores.get(storeId.slice(0, 64));
+      const expected = store?.platform === 'platform-b' ? stores.webhookSecretOf(store) : null;
+      if (!store || !expected || !safeEqual(expected, secret)) throw unverified('unknown store or wrong webhook secret');
+
+      const payload = object(parseJsonBytes(body));
+      if (payload.producer !== `stores/${store.platformRef}`) throw unverified('the payload\'s producer is not this store');
+      const scope = payload.scope;
+      if (typeof scope !== 'string' || scope === '') throw malformed('missing_scope', 'the payload carries no scope');
+      // The platform's `hash` identifies the event's data; with the event time it tells a retry from a
+      // later event about the same product, which may carry the same data (`{type, id}`).
+      const hash = typeof payload.hash === 'string' && payload.hash !== '' ? `hash:${payload.hash.slice(0, 128)}:${String(payload.created_at).slice(0, 20)}` : bodyKey(scope, body);
+      return receipt(dispatch({ store, topic: scope, dedupeKey: hash, event: () => platformBEvent(payload, clock.now()) }));
+    },
+
+    async platformC(request: Request): Promise<Receipt> {
+      const storeId = new URL(request.url).searchParams.get('store');
+      if (!storeId) throw malformed('missing_store', 'the store query parameter is required');
+      const body = await readBodyLimited(request, config.maxBodyBytes);
+      const headers = request.headers;
+      const signature = headers.get(PLATFORM_C_HEADERS.signature);
+      const topic = headers.get(PLATFORM_C_HEADERS.topic)?.trim();
+      const found = stores.get(storeId.slice(0, 64));
+      const store = found?.platform === 'platform-c' ? found : null;
+
+      // The creation ping is unsigned, form-encoded and has no topic: acknowledge, never treat as an event.
+      if (!signature && !topic && isPlatformCPing(body)) {
+        if (!store) throw unverified('no platform-c store with this id');
+        stores.confirmHooks(store.id);
+        return receipt('ping');
+      }
+      if (!signature) throw unverified('missing X-Platform-C-Webhook-Signature');
+      const secret = store ? stores.webhookSecretOf(store) : null;
+      if (!store || !secret || !verifyBodySignature(secret, body, signature)) throw unverified('unknown store or the signature does not match the body');
+      const source = headers.get(PLATFORM_C_HEADERS.source);
+      if (!source || !sameSite(source, store.platformRef)) throw unverified('X-Platform-C-Webhook-Source is not this store\'s site');
+      if (!topic) throw malformed('missing_topic', 'missing X-Platform-C-Webhook-Topic');
+
+      const payload = object(parseJsonBytes(body));
+      const receivedAt = clock.now();
+      return receipt(dispatch({ store, topic, dedupeKey: platformCDedupeKey(topic, payload), event: () => platformCEvent(topic, payload, receivedAt) }));
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import { createCatalog } from '../catalog/products.ts';
+import type { Config } from '../config.ts';
+import type { AppDatabase } from '../db/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { createSecretBox } from '../lib/secrets.ts';
+import { createStoreRegistry } from '../stores/registry.ts';
+import { FETCH_PLATFORM_B_PRODUCT, createDispatcher } from './dispatch.ts';
+import { createJobQueue, createJobRunner, type QueueOptions } from './queue.ts';
+import { createReceivers } from './receive.ts';
+import { platformBFetchJob } from './platform-b-sync.ts';
+
+export interface WebhookServiceOptions {
+  apiTimeoutMs?: number;
+  queue?: QueueOptions;
+}
+
+const logLine = (line: Record<string, unknown>) => console.error(JSON.stringify(line));
+
+/**
+ * Stores, catalogue, delivery dispatch and the background job runner over one database. Built once
+ * per process: the app serves requests with it and the server starts/stops its runner.
+ */
+export function createWebhookServices(database: AppDatabase, config: Config, clock: Clock, options: WebhookServiceOptions = {}) {
+  const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), clock);
+  const catalog = createCatalog(database.db, clock);
+  const queue = createJobQueue(database.db, clock, options.queue);
+  const runner = createJobRunner(
+    queue,
+    { [FETCH_PLATFORM_B_PRODUCT]: platformBFetchJob({ stores, catalog, clock, platformBApiBase: config.platformBApiBase, apiTimeoutMs: options.apiTimeoutMs }) },
+    logLine,
+  );
+  const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog, queue, onJobQueued: runner.notify });
+  const receivers = createReceivers({ config, clock, stores, dispatch });
+  return { stores, catalog, queue, runner, receivers, apiTimeoutMs: options.apiTimeoutMs };
+}
+
+export type WebhookServices = ReturnType<typeof createWebhookServices>;

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import { json, startFake, type Outage } from './http.ts';
+import { platformBProduct } from './payloads.ts';
+
+export interface Hook {
+  id: number;
+  scope: string;
+  destination: string;
+  headers: Record<string, string>;
+  is_active: boolean;
+}
+
+/**
+ * Platform B for one store: the hooks API (`/v3/hooks`, one hook per scope + destination), the
+ * catalog API (`/v3/catalog/products/{id}`), store info (`/v2/store`), all behind `X-Auth-Token`;
+ * and thin deliveries that echo the hook's custom headers, with the payload `hash` for dedupe.
+ */
+export function startFakePlatformB(store: { storeHash: string; accessToken: string; currency: string }, others: { storeHash: string; accessToken: string }[] = []) {
+  const hooks: Hook[] = [];
+  /** Hooks registered by svc for the other stores (enough to tell them apart in tamper tests). */
+  const otherHooks = new Map<string, Hook[]>(others.map((o) => [o.storeHash, []]));
+  const products = new Map<number, ReturnType<typeof platformBProduct>>();
+  /** `catalog` fails product fetches only; `api` fails every call. */
+  const outage = { api: { status: null } as Outage, catalog: { status: null } as Outage };
+  const calls = { productFetches: 0 };
+  let nextId = 1;
+  const base = `/stores/${store.storeHash}`;
+
+  const fake = startFake(async (request, url) => {
+    const other = others.find((o) => url.pathname.startsWith(`/stores/${o.storeHash}/`));
+    if (other) return otherStore(request, url, other);
+    if (!url.pathname.startsWith(base)) return json(404, { status: 404, title: 'Store not found' });
+    if (request.headers.get('x-auth-token') !== store.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
+    if (outage.api.status) return json(outage.api.status, { status: outage.api.status, title: 'Service unavailable' });
+    const path = url.pathname.slice(base.length);
+    if (path === '/v3/hooks' && request.method === 'GET') return json(200, { data: hooks, meta: {} });
+    if (path === '/v3/hooks' && request.method === 'POST') {
+      const body = (await request.json()) as Omit<Hook, 'id'>;
+      if (hooks.some((h) => h.scope === body.scope && h.destination === body.destination)) {
+        return json(422, { status: 422, title: 'Hook already exists for this scope and destination' });
+      }
+      const hook = { id: nextId++, scope: body.scope, destination: body.destination, headers: body.headers ?? {}, is_active: body.is_active ?? true };
+      hooks.push(hook);
+      return json(200, { data: { ...hook, client_id: 'svc', store_hash: store.storeHash, created_at: Date.now() / 1000 }, meta: {} });
+    }
+    const hookMatch = /^\/v3\/hooks\/(\d+)$/.exec(path);
+    if (hookMatch && request.method === 'PUT') {
+      const hook = hooks.find((h) => h.id === Number(hookMatch[1]));
+      if (!hook) return json(404, { status: 404, title: 'Hook not found' });
+      Object.assign(hook, (await request.json()) as Partial<Hook>);
+      return json(200, { data: hook, meta: {} });
+    }
+    const productMatch = /^\/v3\/catalog\/products\/(\d+)$/.exec(path);
+    if (productMatch && request.method === 'GET') {
+      calls.productFetches++;
+      if (outage.catalog.status) return json(outage.catalog.status, { status: outage.catalog.status, title: 'Internal error' });
+      const product = products.get(Number(productMatch[1]));
+      return product ? json(200, { data: product, meta: {} }) : json(404, { status: 404, title: 'The requested product was not found.' });
+    }
+    if (path === '/v2/store' && request.method === 'GET') return json(200, { id: store.storeHash, domain: 'shop.example', currency: store.currency });
+    return json(404, { status: 404, title: 'Not found' });
+  });
+
+  /** Another store: only the hooks API, enough for svc to register its hooks there. */
+  async function otherStore(request: Request, url: URL, other: { storeHash: string; accessToken: string }): Promise<Response> {
+    if (request.headers.get('x-auth-token') !== other.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
+    const list = otherHooks.get(other.storeHash)!;
+    if (url.pathname.endsWith('/v3/hooks') && request.method === 'GET') return json(200, { data: list, meta: {} });
+    if (url.pathname.endsWith('/v3/hooks') && request.method === 'POST') {
+      const hook = { id: nextId++, ...((await request.json()) as Omit<Hook, 'id'>) };
+      list.push(hook);
+      return json(200, { data: hook, meta: {} });
+    }
+    return json(404, { status: 404, title: 'Not found' });
+  }
+
+  /** The payload of one event: only the id, plus the dedupe `hash` (SHA-1 of the event data). */
+  function event(scope: string, id: number, createdAt = Math.floor(Date.now() / 1000)) {
+    const data = { type: scope.split('/')[1], id };
+    const hash = createHash('sha1').update(JSON.stringify({ scope, data, createdAt })).digest('hex');
+    return { scope, store_id: '1001234', data, hash, created_at: createdAt, producer: `stores/${store.storeHash}` };
+  }
+
+  /** POST a payload to one hook's destination with its custom headers (overridable for tamper tests). */
+  function send(destination: string, payload: unknown, headers: Record<string, string | null> = {}): Promise<Response> {
+    const hook = hooks.find((h) => h.destination === destination);
+    const all: Record<string, string> = { 'content-type': 'application/json', ...hook?.headers };
+    for (const [name, value] of Object.entries(headers)) {
+      for (const key of Object.keys(all)) if (key.toLowerCase() === name.toLowerCase()) delete all[key];
+      if (value !== null) all[name] = value;
+    }
+    return fetch(destination, { method: 'POST', headers: all, body: JSON.stringify(payload) });
+  }
+
+  return {
+    ...fake,
+    hooks,
+    otherHooks,
+    products,
+    outage,
+    calls,
+    event,
+    send,
+    /** Deliver an event to every active hook registered for its scope; returns the payload sent. */
+    async deliver(scope: string, id: number): Promise<{ payload: ReturnType<typeof event>; responses: Response[] }> {
+      const payload = event(scope, id);
+      const responses = await Promise.all(hooks.filter((h) => h.is_active && h.scope === scope).map((h) => send(h.destination, payload)));
+      return { payload, responses };
+    },
+  };
+}
+
+export type FakePlatformB = ReturnType<typeof startFakePlatformB>;

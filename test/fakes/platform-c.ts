@@ -1,0 +1,87 @@
+import { createHmac } from 'node:crypto';
+import { json, startFake, type Outage } from './http.ts';
+
+export interface CHook {
+  id: number;
+  name: string;
+  topic: string;
+  delivery_url: string;
+  secret: string;
+  status: 'active' | 'paused' | 'disabled';
+  pingStatus: number | null;
+}
+
+/**
+ * Platform C's site: the REST webhooks API (`/wp-json/wc/v3/webhooks`, Basic consumer key/secret,
+ * `secret` never returned), the currency setting, the unsigned form-encoded creation ping sent
+ * before the create call returns, and signed deliveries with the `X-Platform-C-Webhook-*` headers.
+ */
+export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: string; currency: string }) {
+  const hooks: CHook[] = [];
+  const outage: Outage = { status: null };
+  let nextId = 1;
+  const authorized = `Basic ${btoa(`${keys.consumerKey}:${keys.consumerSecret}`)}`;
+  const publicHook = ({ secret: _secret, pingStatus: _ping, ...hook }: CHook) => hook;
+
+  const fake = startFake(async (request, url) => {
+    const path = url.pathname.replace(/^\/wp-json\/wc\/v3/, '');
+    if (request.headers.get('authorization') !== authorized) return json(401, { code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot list resources.', data: { status: 401 } });
+    if (outage.status) return json(outage.status, { code: 'internal_server_error', message: 'There has been a critical error on this website.' });
+    if (path === '/webhooks' && request.method === 'GET') return json(200, hooks.map(publicHook));
+    if (path === '/webhooks' && request.method === 'POST') {
+      const body = (await request.json()) as Partial<CHook>;
+      const hook: CHook = { id: nextId++, name: body.name ?? '', topic: body.topic!, delivery_url: body.delivery_url!, secret: body.secret!, status: body.status ?? 'active', pingStatus: null };
+      hooks.push(hook);
+      // Like the real platform: ping the delivery URL after saving, before answering, ignoring the result.
+      const ping = await fetch(hook.delivery_url, { method: 'POST', body: `webhook_id=${hook.id}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } }).catch(() => null);
+      hook.pingStatus = ping?.status ?? null;
+      return json(201, publicHook(hook));
+    }
+    const match = /^\/webhooks\/(\d+)$/.exec(path);
+    if (match && request.method === 'PUT') {
+      const hook = hooks.find((h) => h.id === Number(match[1]));
+      if (!hook) return json(404, { code: 'woocommerce_rest_webhook_invalid_id', message: 'Invalid ID.' });
+      Object.assign(hook, (await request.json()) as Partial<CHook>);
+      return json(200, publicHook(hook));
+    }
+    if (path === '/settings/general/woocommerce_currency') return json(200, { id: 'woocommerce_currency', label: 'Currency', value: keys.currency });
+    return json(404, { code: 'rest_no_route', message: 'No route was found matching the URL and request method.' });
+  });
+  const siteUrl = fake.url;
+
+  /** One signed delivery to a URL; `options` tamper with it. */
+  function send(url: string, topic: string, payload: unknown, secret: string, options: { headers?: Record<string, string | null>; body?: string; signedBody?: string } = {}): Promise<Response> {
+    const body = options.body ?? JSON.stringify(payload);
+    const [resource, event] = topic.split('.');
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'PlatformC/9.0 Hookshot (WordPress/6.7)',
+      'x-platform-c-webhook-source': `${siteUrl}/`,
+      'x-platform-c-webhook-topic': topic,
+      'x-platform-c-webhook-resource': resource!,
+      'x-platform-c-webhook-event': event!,
+      'x-platform-c-webhook-signature': createHmac('sha256', secret).update(options.signedBody ?? body).digest('base64'),
+      'x-platform-c-webhook-id': '1',
+      'x-platform-c-webhook-delivery-id': crypto.randomUUID(),
+    };
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      if (value === null) delete headers[name];
+      else headers[name] = value;
+    }
+    return fetch(url, { method: 'POST', headers, body });
+  }
+
+  return {
+    ...fake,
+    siteUrl,
+    hooks,
+    outage,
+    send,
+    /** Deliver to every active hook on this topic, signed with that hook's secret. */
+    deliver(topic: string, payload: unknown): Promise<Response[]> {
+      return Promise.all(hooks.filter((h) => h.status === 'active' && h.topic === topic).map((h) => send(h.delivery_url, topic, payload, h.secret)));
+    },
+  };
+}
+
+export type FakePlatformC = ReturnType<typeof startFakePlatformC>;

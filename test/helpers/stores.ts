@@ -1,0 +1,22 @@
+import { bearer, jsonRequest, type TestApp } from './app.ts';
+
+/** Create a store through the admin API; returns the response JSON and status. */
+export async function createStore(t: TestApp, body: Record<string, unknown>): Promise<{ status: number; store: any }> {
+  const res = await t.request('/api/v1/admin/stores', jsonRequest('POST', body, bearer(t.keyWith('admin'))));
+  return { status: res.status, store: await res.json() };
+}
+
+export async function getProduct(t: TestApp, storeId: string, productId: string | number): Promise<{ status: number; body: any }> {
+  const res = await t.request(`/api/v1/admin/stores/${storeId}/products/${productId}`, { headers: bearer(t.keyWith('admin')) });
+  return { status: res.status, body: await res.json() };
+}
+
+/** Flip one byte of a string (a body altered in transit). */
+export function flipByte(text: string, at = Math.floor(text.length / 2)): string {
+  return text.slice(0, at) + String.fromCharCode(text.charCodeAt(at) ^ 1) + text.slice(at + 1);
+}
+
+/** Every row of a table, straight from SQLite. */
+export function rows(t: TestApp, table: string): any[] {
+  return t.database.sqlite.query(`SELECT * FROM ${table}`).all();
+}

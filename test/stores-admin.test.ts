@@ -1,0 +1,156 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { createSecretBox } from '../src/lib/secrets.ts';
+import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
+import { platformAProduct } from './fakes/payloads.ts';
+import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { createStore, rows } from './helpers/stores.ts';
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+const SHOP = 'acme.myplatform-a.com';
+const credentials = { clientSecret: 'acme-client-secret-value', accessToken: 'tok-acme-access-token' };
+
+let fake: FakePlatformA;
+let t: TestApp;
+beforeEach(async () => {
+  fake = startFakePlatformA([{ domain: SHOP, accessToken: credentials.accessToken, clientSecret: credentials.clientSecret, currency: 'EUR' }]);
+  t = await makeTestApp({ listen: true, env: { SVC_PLATFORM_A_API_BASE: fake.url, SVC_ENCRYPTION_KEY: KEY } });
+});
+afterEach(() => {
+  t.close();
+  fake.stop();
+});
+
+const admin = () => bearer(t.keyWith('admin'));
+
+describe('admin store endpoints', () => {
+  test('POST /api/v1/admin/stores returns 201 with the store, its hook state and webhook URL, never a secret', async () => {
+    const { status, store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
+    expect(status).toBe(201);
+    expect(store).toMatchObject({ platform: 'platform-a', domain: SHOP, currency: 'EUR', status: 'active', credentialKind: 'own-app', hooks: { status: 'registered' }, webhookUrl: `${t.url}/api/v1/webhooks/platform-a` });
+    const list = await (await t.request('/api/v1/admin/stores', { headers: admin() })).json();
+    const one = await (await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() })).json();
+    expect(list.items.map((s: any) => s.id)).toEqual([store.id]);
+    for (const body of [store, list, one]) {
+      const text = JSON.stringify(body);
+      expect(text).not.toContain(credentials.clientSecret);
+      expect(text).not.toContain(credentials.accessToken);
+      expect(text).not.toContain('credentials');
+    }
+  });
+
+  test('credentials and webhook secrets are encrypted at rest (raw database)', async () => {
+    await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
+    await createStore(t, { platform: 'platform-b', domain: 'b.example.com', currency: 'USD', credentials: { storeHash: 'hash1', accessToken: 'b-token-value' } });
+    const raw = rows(t, 'stores');
+    for (const row of raw) {
+      expect(row.credentials).toStartWith('enc:v1:');
+      if (row.webhook_secret !== null) expect(row.webhook_secret).toStartWith('enc:v1:');
+    }
+    expect(raw.find((r) => r.platform === 'platform-b').webhook_secret).toStartWith('enc:v1:');
+    const file = await Bun.file(t.config.databaseFile).text();
+    const wal = await Bun.file(`${t.config.databaseFile}-wal`).text().catch(() => '');
+    for (const secret of [credentials.clientSecret, credentials.accessToken, 'b-token-value']) {
+      expect(file + wal).not.toContain(secret);
+    }
+  });
+
+  test('without SVC_ENCRYPTION_KEY secrets are stored in clear, marked as such', async () => {
+    const plain = await makeTestApp();
+    try {
+      await createStore(plain, { platform: 'platform-a', domain: 'x.myplatform-a.com', currency: 'USD', credentials: { viaApp: true } });
+      expect(rows(plain, 'stores')[0].credentials).toBe('plain:{"kind":"via-app"}');
+    } finally {
+      plain.close();
+    }
+  });
+
+  test('400 for invalid input: platform, domain, currency, credential shapes', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ platform: 'platform-z', domain: SHOP, credentials }, 'invalid_request'],
+      [{ platform: 'platform-a', domain: 'acme.example.com', credentials }, 'invalid_domain'],
+      [{ platform: 'platform-a', domain: SHOP, currency: 'euro', credentials }, 'invalid_request'],
+      [{ platform: 'platform-a', domain: SHOP, credentials: {} }, 'invalid_credentials'],
+      [{ platform: 'platform-a', domain: SHOP, credentials: { viaApp: false } }, 'invalid_credentials'],
+      [{ platform: 'platform-a', domain: SHOP, credentials: { ...credentials, storeHash: 'x' } }, 'invalid_credentials'],
+      [{ platform: 'platform-b', domain: 'b.example.com', credentials: { storeHash: 'has space', accessToken: 't' } }, 'invalid_credentials'],
+      [{ platform: 'platform-c', domain: 'c.example.com', credentials: { siteUrl: 'ftp://x', consumerKey: 'a', consumerSecret: 'b' } }, 'invalid_credentials'],
+      [{ platform: 'platform-c', domain: 'not a host', credentials: { siteUrl: 'https://c.example.com', consumerKey: 'a', consumerSecret: 'b' } }, 'invalid_domain'],
+      [{ platform: 'platform-a', domain: SHOP, credentials, extra: true }, 'invalid_request'],
+    ];
+    for (const [body, error] of cases) {
+      const res = await t.request('/api/v1/admin/stores', jsonRequest('POST', body, admin()));
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toBe(error);
+    }
+    expect(rows(t, 'stores')).toHaveLength(0);
+  });
+
+  test('409 for a second store with the same shop domain; 404 for an unknown store', async () => {
+    await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
+    const again = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
+    expect(again.status).toBe(409);
+    expect(again.store.error).toBe('store_exists');
+    for (const [path, init] of [
+      ['/api/v1/admin/stores/nope', {}],
+      ['/api/v1/admin/stores/nope/products', {}],
+      ['/api/v1/admin/stores/nope/hooks', { method: 'POST' }],
+    ] as const) {
+      const res = await t.request(path, { ...init, headers: admin() });
+      expect(res.status).toBe(404);
+    }
+  });
+
+  test('store endpoints need the admin scope', async () => {
+    expect((await t.request('/api/v1/admin/stores')).status).toBe(401);
+    expect((await t.request('/api/v1/admin/stores', { headers: bearer(t.keyWith('products:read')) })).status).toBe(403);
+  });
+
+  test('a currency the platform cannot report is explained in the response', async () => {
+    const { status, store } = await createStore(t, { platform: 'platform-a', domain: 'viaapp.myplatform-a.com', credentials: { viaApp: true } });
+    expect(status).toBe(201);
+    expect(store.currency).toBeNull();
+    expect(store.currencyError).toContain('currency');
+  });
+});
+
+test('outbound platform calls time out: a platform that never answers makes registration fail, not hang', async () => {
+  const silent = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Promise<Response>(() => {}) });
+  const slow = await makeTestApp({ env: { SVC_PLATFORM_A_API_BASE: `http://127.0.0.1:${silent.port}` }, webhooks: { apiTimeoutMs: 200 } });
+  try {
+    const { status, store } = await createStore(slow, { platform: 'platform-a', domain: SHOP, currency: 'USD', credentials });
+    expect(status).toBe(201);
+    expect(store.hooks).toMatchObject({ status: 'failed', error: expect.stringContaining('timed out after 200 ms') });
+  } finally {
+    slow.close();
+    silent.stop(true);
+  }
+});
+
+describe('admin catalogue endpoints', () => {
+  test('GET /api/v1/admin/stores/:id/products pages through live products with nextCursor', async () => {
+    const { store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
+    for (const id of [1, 2, 3]) await fake.deliver(SHOP, 'products/create', platformAProduct(id));
+    await fake.deliver(SHOP, 'products/delete', { id: 2 }, { triggeredAt: '2027-01-01T00:00:00Z' });
+    const first = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1`, { headers: admin() })).json();
+    expect(first.items.map((p: any) => p.productId)).toEqual(['1']);
+    const second = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1&cursor=${first.nextCursor}`, { headers: admin() })).json();
+    expect(second.items.map((p: any) => p.productId)).toEqual(['3']);
+    expect(second.nextCursor).toBeNull();
+    expect(Object.keys(second.items[0])).toEqual(expect.arrayContaining(['productId', 'title', 'handle', 'price', 'currency', 'availability', 'updatedAt']));
+    const bad = await t.request(`/api/v1/admin/stores/${store.id}/products?limit=0`, { headers: admin() });
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('secret sealing', () => {
+  test('a sealed secret opens only with the same key and the same context', () => {
+    const box = createSecretBox(new Uint8Array(32).fill(1));
+    const sealed = box.seal('s3cret', 'store:1:credentials');
+    expect(sealed).not.toContain('s3cret');
+    expect(box.open(sealed, 'store:1:credentials')).toBe('s3cret');
+    expect(() => box.open(sealed, 'store:2:credentials')).toThrow();
+    expect(() => createSecretBox(new Uint8Array(32).fill(2)).open(sealed, 'store:1:credentials')).toThrow();
+    expect(() => createSecretBox(null).open(sealed, 'store:1:credentials')).toThrow('SVC_ENCRYPTION_KEY');
+    expect(box.seal('s3cret', 'c')).not.toBe(box.seal('s3cret', 'c'));
+  });
+});

@@ -1,0 +1,290 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
+import { platformAProduct } from './fakes/payloads.ts';
+import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { createStore, flipByte, getProduct, rows } from './helpers/stores.ts';
+
+const SHOP = 'acme.myplatform-a.com';
+const OTHER = 'other.myplatform-a.com';
+const APP_SHOP = 'viaapp.myplatform-a.com';
+const TOKEN_SHOP = 'token.myplatform-a.com';
+
+let fake: FakePlatformA;
+let t: TestApp;
+let storeId: string;
+let hookUrl: string;
+
+async function setup(env: Record<string, string> = { SVC_PLATFORM_A_APP_SECRET: 'svc-app-secret' }) {
+  fake = startFakePlatformA([
+    { domain: SHOP, accessToken: 'tok-acme', clientSecret: 'acme-client-secret', currency: 'EUR' },
+    { domain: OTHER, accessToken: 'tok-other', clientSecret: 'other-client-secret', currency: 'USD' },
+  ]);
+  t = await makeTestApp({ listen: true, env: { SVC_PLATFORM_A_API_BASE: fake.url, ...env } });
+  const created = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials: { clientSecret: 'acme-client-secret', accessToken: 'tok-acme' } });
+  expect(created.status).toBe(201);
+  storeId = created.store.id;
+  await createStore(t, { platform: 'platform-a', domain: OTHER, credentials: { clientSecret: 'other-client-secret', accessToken: 'tok-other' } });
+  hookUrl = `${t.url}/api/v1/webhooks/platform-a`;
+}
+
+beforeEach(() => setup());
+afterEach(() => {
+  t.close();
+  fake.stop();
+});
+
+const product = (id: string) => getProduct(t, storeId, id);
+const deliveries = () => rows(t, 'webhook_deliveries').filter((d) => d.store_id === storeId);
+
+describe('platform A: hook registration', () => {
+  test('saving credentials registers products/create|update|delete and app/uninstalled to the webhook URL, never order topics', () => {
+    const mine = fake.subscriptions.filter((s) => s.shop === SHOP);
+    expect(mine.map((s) => s.topic).sort()).toEqual(['APP_UNINSTALLED', 'PRODUCTS_CREATE', 'PRODUCTS_DELETE', 'PRODUCTS_UPDATE']);
+    expect(new Set(mine.map((s) => s.callbackUrl))).toEqual(new Set([hookUrl]));
+  });
+
+  test('saving the credentials again creates no duplicate subscription', async () => {
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.keyWith('admin')}` },
+      body: JSON.stringify({ credentials: { clientSecret: 'acme-client-secret', accessToken: 'tok-acme' } }),
+    });
+    expect(res.status).toBe(200);
+    expect((await res.json()).hooks.status).toBe('registered');
+    expect(fake.subscriptions.filter((s) => s.shop === SHOP)).toHaveLength(4);
+  });
+
+  test('a store of svc\'s app and a permanent-token store get no hooks from svc (spec §4.3 rule 3)', async () => {
+    const viaApp = await createStore(t, { platform: 'platform-a', domain: APP_SHOP, currency: 'USD', credentials: { viaApp: true } });
+    const tokenOnly = await createStore(t, { platform: 'platform-a', domain: TOKEN_SHOP, currency: 'USD', credentials: { accessToken: 'tok-x' } });
+    expect(viaApp.store.hooks.status).toBe('platform_managed');
+    expect(tokenOnly.store.hooks.status).toBe('not_required');
+    expect(fake.subscriptions.filter((s) => s.shop === APP_SHOP || s.shop === TOKEN_SHOP)).toHaveLength(0);
+  });
+});
+
+describe('platform A: product topics', () => {
+  test('products/create syncs the product (catalogue data, price, currency from the shop)', async () => {
+    const [res] = await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    expect(res!.status).toBe(200);
+    expect(await res!.json()).toEqual({ received: true, outcome: 'applied' });
+    const { status, body } = await product('1001');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      productId: '1001',
+      title: 'Waxed Canvas Tote',
+      handle: 'waxed-canvas-tote',
+      price: '89.00',
+      currency: 'EUR',
+      availability: 'in_stock',
+      sku: 'TOTE-1001-0',
+      gtin: '4006381333930',
+      brand: 'Northwind Goods',
+      url: `https://${SHOP}/products/waxed-canvas-tote`,
+      updatedAt: '2026-01-10T15:00:00.000Z',
+    });
+    expect(body.descriptionText).toContain('Brass rivets & hardware');
+    expect(body.images).toHaveLength(3);
+  });
+
+  test('products/update syncs the product\'s changes', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Tote, renamed', updatedAt: '2026-01-11T10:00:00-05:00', inventory: 0 }));
+    const { body } = await product('1001');
+    expect(body).toMatchObject({ title: 'Tote, renamed', availability: 'out_of_stock' });
+  });
+
+  test('products/delete removes the product (404 afterwards)', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    const [res] = await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-12T00:00:00Z' });
+    expect(await res!.json()).toEqual({ received: true, outcome: 'removed' });
+    expect((await product('1001')).status).toBe(404);
+  });
+
+  test('the alternative path /api/v1/platform-a/webhooks is accepted too', async () => {
+    const res = await fake.send(`${t.url}/api/v1/platform-a/webhooks`, SHOP, 'products/create', platformAProduct(7));
+    expect(res.status).toBe(200);
+    expect((await product('7')).status).toBe(200);
+  });
+});
+
+describe('platform A: duplicates and ordering', () => {
+  test('a duplicate delivery (same event id) is applied once', async () => {
+    const payload = platformAProduct(1001);
+    await fake.send(hookUrl, SHOP, 'products/update', payload, { eventId: 'evt-same' });
+    await fake.send(hookUrl, SHOP, 'products/update', { ...payload, title: 'Changed in transit?' }, { eventId: 'evt-same' });
+    expect((await product('1001')).body.title).toBe('Waxed Canvas Tote');
+    expect(deliveries()).toHaveLength(1);
+    expect(deliveries()[0]).toMatchObject({ outcome: 'applied', duplicates: 1 });
+  });
+
+  test('a retry without an event id (same bytes) is a duplicate', async () => {
+    const payload = platformAProduct(1001);
+    const first = await fake.send(hookUrl, SHOP, 'products/update', payload, { headers: { 'x-platform-a-event-id': null, 'x-platform-a-webhook-id': null } });
+    const again = await fake.send(hookUrl, SHOP, 'products/update', payload, { headers: { 'x-platform-a-event-id': null, 'x-platform-a-webhook-id': null } });
+    expect((await first.json()).outcome).toBe('applied');
+    expect((await again.json()).outcome).toBe('duplicate');
+  });
+
+  test('an older payload never overwrites newer catalogue data', async () => {
+    await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Newer', updatedAt: '2026-01-11T10:00:00Z' }));
+    const [late] = await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Older', updatedAt: '2026-01-10T10:00:00Z' }));
+    expect(await late!.json()).toEqual({ received: true, outcome: 'stale' });
+    expect((await product('1001')).body.title).toBe('Newer');
+  });
+
+  test('an update older than the delete arriving after it does not bring the product back; a newer one does', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001, { updatedAt: '2026-01-10T10:00:00Z' }));
+    await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-12T00:00:00Z' });
+    const [late] = await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { updatedAt: '2026-01-11T00:00:00Z' }));
+    expect((await late!.json()).outcome).toBe('stale');
+    expect((await product('1001')).status).toBe(404);
+    await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Back', updatedAt: '2026-01-13T00:00:00Z' }));
+    expect((await product('1001')).body.title).toBe('Back');
+  });
+});
+
+test('platform A: an unsigned future X-Platform-A-Triggered-At cannot hold a removal past now', async () => {
+  await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+  await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2999-01-01T00:00:00Z' });
+  await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Recreated', updatedAt: new Date(Date.now() + 60_000).toISOString() }));
+  expect((await product('1001')).body.title).toBe('Recreated');
+});
+
+describe('platform A: store topics', () => {
+  test('app/uninstalled deactivates the store and records the withdrawal of its signals', async () => {
+    const [res] = await fake.deliver(SHOP, 'app/uninstalled', { id: 55, name: 'Acme', myshopify_domain: SHOP });
+    expect(await res!.json()).toEqual({ received: true, outcome: 'deactivated' });
+    const store = rows(t, 'stores').find((s) => s.id === storeId);
+    expect(store).toMatchObject({ status: 'inactive' });
+    expect(store.signals_withdrawn_at).toBeNumber();
+    expect(rows(t, 'store_events').filter((e) => e.store_id === storeId).map((e) => e.kind).sort()).toEqual(['app_uninstalled', 'signals_withdrawn']);
+  });
+
+  test('any delivery for an inactive store gets 200 and is ignored', async () => {
+    await fake.deliver(SHOP, 'app/uninstalled', { id: 55 });
+    const [res] = await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    expect(res!.status).toBe(200);
+    expect(await res!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
+    expect((await product('1001')).status).toBe(404);
+    const malformed = await fake.send(hookUrl, SHOP, 'products/update', { title: 'no id' });
+    expect(malformed.status).toBe(200);
+  });
+
+  test('privacy topics are acknowledged and logged with no customer personal data kept', async () => {
+    const customer = { id: 9001, email: 'jane.doe@example.com', phone: '+15550100' };
+    for (const [topic, payload] of [
+      ['customers/data_request', { shop_id: 55, shop_domain: SHOP, orders_requested: [1, 2], customer, data_request: { id: 77 } }],
+      ['customers/redact', { shop_id: 55, shop_domain: SHOP, customer, orders_to_redact: [1] }],
+      ['shop/redact', { shop_id: 55, shop_domain: SHOP }],
+    ] as const) {
+      const res = await fake.send(hookUrl, SHOP, topic, payload);
+      expect(res.status).toBe(200);
+      expect((await res.json()).outcome).toBe('acknowledged');
+    }
+    expect(rows(t, 'store_events').map((e) => e.kind).sort()).toEqual(['customers/data_request', 'customers/redact', 'shop/redact']);
+    const dump = JSON.stringify(t.database.sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r: any) => rows(t, r.name)));
+    expect(dump).not.toContain('jane.doe');
+    expect(dump).not.toContain('+15550100');
+  });
+
+  test('shop/redact after uninstall is still logged against the store', async () => {
+    await fake.deliver(SHOP, 'app/uninstalled', { id: 55 });
+    const res = await fake.send(hookUrl, SHOP, 'shop/redact', { shop_id: 55, shop_domain: SHOP });
+    expect((await res.json()).outcome).toBe('acknowledged');
+  });
+
+  test('order topics are verified and recorded as order signals, with no buyer data', async () => {
+    const res = await fake.send(hookUrl, SHOP, 'orders/paid', { id: 4501, financial_status: 'paid', email: 'buyer@example.com', customer: { first_name: 'Bo' } });
+    expect(await res.json()).toEqual({ received: true, outcome: 'recorded' });
+    expect(rows(t, 'order_signals')).toMatchObject([{ store_id: storeId, topic: 'orders/paid', order_id: '4501', status: 'paid' }]);
+    expect(JSON.stringify(rows(t, 'order_signals'))).not.toContain('buyer@example.com');
+    const bad = await fake.send(hookUrl, SHOP, 'orders/create', { note: 'no id' });
+    expect(bad.status).toBe(400);
+  });
+
+  test('an unhandled topic gets 200 and is ignored', async () => {
+    const res = await fake.send(hookUrl, SHOP, 'collections/update', { id: 3 });
+    expect(await res.json()).toEqual({ received: true, outcome: 'ignored_topic' });
+  });
+});
+
+describe('platform A: errors (spec §7)', () => {
+  test('400 for an invalid shop domain', async () => {
+    for (const domain of ['acme.example.com', 'a.b.myplatform-a.com', '', '-x.myplatform-a.com']) {
+      const res = await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1), { headers: { 'x-platform-a-shop-domain': domain } });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'invalid_shop_domain' });
+    }
+  });
+
+  test('400 for a missing topic, a missing product id or malformed JSON', async () => {
+    const noTopic = await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1), { headers: { 'x-platform-a-topic': null } });
+    expect(noTopic.status).toBe(400);
+    expect(await noTopic.json()).toMatchObject({ error: 'missing_topic' });
+    const noId = await fake.send(hookUrl, SHOP, 'products/update', { title: 'x' });
+    expect(noId.status).toBe(400);
+    expect(await noId.json()).toMatchObject({ error: 'missing_product_id' });
+    const notJson = await fake.send(hookUrl, SHOP, 'products/update', null, { body: '{"id":' });
+    expect(notJson.status).toBe(400);
+    expect(deliveries()).toHaveLength(0);
+  });
+
+  test('500 for a store of svc\'s app while SVC_PLATFORM_A_APP_SECRET is unset', async () => {
+    t.close();
+    fake.stop();
+    await setup({});
+    await createStore(t, { platform: 'platform-a', domain: APP_SHOP, currency: 'USD', credentials: { viaApp: true } });
+    const res = await fake.send(hookUrl, APP_SHOP, 'products/update', platformAProduct(1), { secret: 'anything' });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({ error: 'app_secret_not_configured' });
+  });
+
+  test('a store of svc\'s app is verified with SVC_PLATFORM_A_APP_SECRET', async () => {
+    const app = await createStore(t, { platform: 'platform-a', domain: APP_SHOP, currency: 'USD', credentials: { viaApp: true } });
+    const res = await fake.send(hookUrl, APP_SHOP, 'products/update', platformAProduct(5), { secret: 'svc-app-secret' });
+    expect(res.status).toBe(200);
+    expect((await getProduct(t, app.store.id, '5')).status).toBe(200);
+  });
+
+  test('a permanent-token store never accepts a delivery (401), whatever the signature', async () => {
+    await createStore(t, { platform: 'platform-a', domain: TOKEN_SHOP, currency: 'USD', credentials: { accessToken: 'tok-x' } });
+    for (const secret of ['svc-app-secret', 'tok-x', '']) {
+      const res = await fake.send(hookUrl, TOKEN_SHOP, 'products/update', platformAProduct(1), { secret });
+      expect(res.status).toBe(401);
+    }
+  });
+});
+
+describe('platform A: tamper suite (nothing is ever applied)', () => {
+  const tampered: [string, (payload: any) => Promise<Response>][] = [
+    ['one flipped byte in the body', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { body: flipByte(JSON.stringify(p)), signedBody: JSON.stringify(p) })],
+    ['a wrong secret', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { secret: 'wrong-secret' })],
+    ['another store\'s secret', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { secret: 'other-client-secret' })],
+    ['svc\'s app secret for a store with its own app', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { secret: 'svc-app-secret' })],
+    ['a missing signature header', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { headers: { 'x-platform-a-hmac-sha256': null } })],
+    ['an empty signature', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { headers: { 'x-platform-a-hmac-sha256': '' } })],
+    ['the right signature under another store\'s domain', (p) => fake.send(hookUrl, OTHER, 'products/update', p, { secret: 'acme-client-secret' })],
+    ['an unknown shop', (p) => fake.send(hookUrl, 'nobody.myplatform-a.com', 'products/update', p, { secret: 'acme-client-secret' })],
+  ];
+  for (const [name, send] of tampered) {
+    test(`401 for ${name}`, async () => {
+      const res = await send(platformAProduct(1001));
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
+      expect(rows(t, 'products')).toHaveLength(0);
+      expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+    });
+  }
+
+  test('a replayed delivery is not applied again', async () => {
+    await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1001, { title: 'First', updatedAt: '2026-01-10T00:00:00Z' }), { eventId: 'e1' });
+    await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1001, { title: 'Second', updatedAt: '2026-01-11T00:00:00Z' }), { eventId: 'e2' });
+    // An attacker replays the first delivery byte for byte, with and without a fresh event id.
+    const replay = await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1001, { title: 'First', updatedAt: '2026-01-10T00:00:00Z' }), { eventId: 'e1' });
+    const fresh = await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1001, { title: 'First', updatedAt: '2026-01-10T00:00:00Z' }), { eventId: 'e3' });
+    expect((await replay.json()).outcome).toBe('duplicate');
+    expect((await fresh.json()).outcome).toBe('stale');
+    expect((await product('1001')).body.title).toBe('Second');
+  });
+});

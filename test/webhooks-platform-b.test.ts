@@ -1,0 +1,239 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { fixedClock } from '../src/lib/clock.ts';
+import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
+import { platformBProduct } from './fakes/payloads.ts';
+import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { createStore, getProduct, rows } from './helpers/stores.ts';
+
+const HASH = 'abc123';
+const OTHER_HASH = 'zzz999';
+const START = Date.parse('2026-01-20T12:00:00Z');
+
+let fake: FakePlatformB;
+let t: TestApp;
+let clock: ReturnType<typeof fixedClock>;
+let data: { dir: string; remove(): void };
+let storeId: string;
+let otherStoreId: string;
+let hookUrl: string;
+
+async function openApp() {
+  t = await makeTestApp({ listen: true, clock, dataDir: data.dir, env: { SVC_PLATFORM_B_API_BASE: fake.url } });
+  hookUrl = `${t.url}/api/v1/platform-b/webhooks`;
+}
+
+beforeEach(async () => {
+  clock = fixedClock(START);
+  data = tempDir();
+  fake = startFakePlatformB({ storeHash: HASH, accessToken: 'tok-b', currency: 'GBP' }, [{ storeHash: OTHER_HASH, accessToken: 'tok-other' }]);
+  await openApp();
+  const created = await createStore(t, { platform: 'platform-b', domain: 'shop.example.com', credentials: { storeHash: HASH, accessToken: 'tok-b' } });
+  expect(created.status).toBe(201);
+  storeId = created.store.id;
+  otherStoreId = (await createStore(t, { platform: 'platform-b', domain: 'other.example.com', currency: 'USD', credentials: { storeHash: OTHER_HASH, accessToken: 'tok-other' } })).store.id;
+  fake.products.set(501, platformBProduct(501));
+});
+
+afterEach(() => {
+  t.close();
+  fake.stop();
+  data.remove();
+});
+
+const product = (id: string) => getProduct(t, storeId, id);
+const otherSecret = () => fake.otherHooks.get(OTHER_HASH)![0]!.headers['X-Svc-Webhook-Secret']!;
+
+describe('platform B: hook registration', () => {
+  test('saving credentials registers the three product scopes with the store id and secret headers, never order scopes', () => {
+    expect(fake.hooks.map((h) => h.scope).sort()).toEqual(['store/product/created', 'store/product/deleted', 'store/product/updated']);
+    for (const hook of fake.hooks) {
+      expect(hook.destination).toBe(hookUrl);
+      expect(hook.is_active).toBe(true);
+      expect(hook.headers['X-Svc-Store-Id']).toBe(storeId);
+      expect(hook.headers['X-Svc-Webhook-Secret']!.length).toBeGreaterThanOrEqual(43);
+    }
+  });
+
+  test('the currency is read from the platform when omitted', async () => {
+    const res = await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(t.keyWith('admin')) });
+    expect(await res.json()).toMatchObject({ currency: 'GBP', hooks: { status: 'registered' } });
+  });
+
+  test('saving again is idempotent and re-activates a hook the platform deactivated', async () => {
+    const secret = fake.hooks[0]!.headers['X-Svc-Webhook-Secret'];
+    fake.hooks[0]!.is_active = false;
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, {
+      method: 'PUT',
+      headers: { ...bearer(t.keyWith('admin')), 'content-type': 'application/json' },
+      body: JSON.stringify({ credentials: { storeHash: HASH, accessToken: 'tok-b' } }),
+    });
+    expect(res.status).toBe(200);
+    expect(fake.hooks).toHaveLength(3);
+    expect(fake.hooks.every((h) => h.is_active && h.headers['X-Svc-Webhook-Secret'] === secret)).toBe(true);
+  });
+
+  test('a registration failure is reported on the store and can be retried', async () => {
+    fake.outage.api.status = 503;
+    const failed = await createStore(t, { platform: 'platform-b', domain: 'third.example.com', currency: 'USD', credentials: { storeHash: HASH.toUpperCase() + 'x', accessToken: 'tok-b' } });
+    expect(failed.status).toBe(201);
+    expect(failed.store.hooks).toMatchObject({ status: 'failed' });
+    expect(failed.store.hooks.error).toBeString();
+    const again = await t.request(`/api/v1/admin/stores/${storeId}/hooks`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    expect((await again.json()).hooks).toMatchObject({ status: 'failed', error: expect.stringContaining('503') });
+    fake.outage.api.status = null;
+    const retried = await t.request(`/api/v1/admin/stores/${storeId}/hooks`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    expect(retried.status).toBe(200);
+    expect((await retried.json()).hooks).toMatchObject({ status: 'registered', error: null });
+    expect(fake.hooks).toHaveLength(3);
+  });
+});
+
+describe('platform B: product scopes through the job queue', () => {
+  test('store/product/created is recorded, answered 200, then the product is fetched and synced', async () => {
+    const { responses } = await fake.deliver('store/product/created', 501);
+    expect(responses[0]!.status).toBe(200);
+    expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'queued' });
+    expect(fake.calls.productFetches).toBe(0);
+    expect((await product('501')).status).toBe(404);
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
+    const { status, body } = await product('501');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ productId: '501', title: 'Trail Runner 2', handle: 'trail-runner-2', price: '120', currency: 'GBP', availability: 'in_stock', sku: 'TR2-501', gtin: '012345678905', url: 'https://shop.example.com/trail-runner-2/' });
+  });
+
+  test('store/product/updated syncs the product\'s current data', async () => {
+    await fake.deliver('store/product/created', 501);
+    await t.webhooks.runner.runDueJobs();
+    fake.products.set(501, platformBProduct(501, { name: 'Trail Runner 3', dateModified: '2026-01-11T00:00:00+00:00' }));
+    await fake.deliver('store/product/updated', 501);
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('501')).body.title).toBe('Trail Runner 3');
+  });
+
+  test('store/product/deleted removes the product; a queued fetch answered 404 removes it too', async () => {
+    await fake.deliver('store/product/created', 501);
+    await t.webhooks.runner.runDueJobs();
+    const { responses } = await fake.deliver('store/product/deleted', 501);
+    expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'removed' });
+    expect((await product('501')).status).toBe(404);
+
+    fake.products.set(502, platformBProduct(502));
+    await fake.deliver('store/product/created', 502);
+    await t.webhooks.runner.runDueJobs();
+    fake.products.delete(502);
+    await fake.deliver('store/product/updated', 502);
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('502')).status).toBe(404);
+  });
+
+  test('a duplicate delivery (same payload hash) is applied once', async () => {
+    const payload = fake.event('store/product/updated', 501);
+    const first = await fake.send(hookUrl, payload);
+    const second = await fake.send(hookUrl, payload);
+    expect((await first.json()).outcome).toBe('queued');
+    expect((await second.json()).outcome).toBe('duplicate');
+    expect(rows(t, 'jobs')).toHaveLength(1);
+    // A later event about the same product with the same data hash is not a duplicate.
+    const later = await fake.send(hookUrl, { ...payload, created_at: payload.created_at + 60 });
+    expect((await later.json()).outcome).toBe('queued');
+  });
+
+  test('a failing platform API is retried with exponential backoff until it recovers', async () => {
+    fake.outage.catalog.status = 500;
+    await fake.deliver('store/product/created', 501);
+    await t.webhooks.runner.runDueJobs();
+    let [job] = rows(t, 'jobs');
+    expect(job).toMatchObject({ status: 'queued', attempts: 1, run_at: START + 30_000 });
+    expect(job.last_error).toContain('500');
+    expect(await t.webhooks.runner.runDueJobs()).toBe(0); // not due yet
+    clock.advance(30_000);
+    await t.webhooks.runner.runDueJobs();
+    [job] = rows(t, 'jobs');
+    expect(job).toMatchObject({ status: 'queued', attempts: 2, run_at: START + 30_000 + 60_000 });
+    fake.outage.catalog.status = null;
+    clock.advance(60_000);
+    await t.webhooks.runner.runDueJobs();
+    expect(rows(t, 'jobs')[0]).toMatchObject({ status: 'done', attempts: 3 });
+    expect((await product('501')).status).toBe(200);
+    expect(fake.calls.productFetches).toBe(3);
+  });
+
+  test('the queue survives a restart: a delivery recorded before the crash is fetched after it', async () => {
+    await fake.deliver('store/product/created', 501);
+    t.close(); // the process dies before the worker ran
+    await openApp();
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
+    expect((await product('501')).status).toBe(200);
+  });
+
+  test('a job interrupted mid-run is taken again once its lease ends', async () => {
+    await fake.deliver('store/product/created', 501);
+    expect(t.webhooks.queue.claim()).not.toBeNull(); // started, then the process dies
+    t.close();
+    await openApp();
+    expect(await t.webhooks.runner.runDueJobs()).toBe(0);
+    clock.advance(60_000);
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
+    expect((await product('501')).status).toBe(200);
+  });
+
+  test('order scopes are recorded as order signals; other scopes are ignored', async () => {
+    const order = { ...fake.event('store/order/statusUpdated', 9001), data: { type: 'order', id: 9001, status: { previous_status_id: 1, new_status_id: 11 } } };
+    const res = await fake.send(hookUrl, order);
+    expect(await res.json()).toEqual({ received: true, outcome: 'recorded' });
+    expect(rows(t, 'order_signals')).toMatchObject([{ topic: 'store/order/statusUpdated', order_id: '9001', status: '11' }]);
+    const other = await fake.send(hookUrl, fake.event('store/category/updated', 3));
+    expect(await other.json()).toEqual({ received: true, outcome: 'ignored_topic' });
+  });
+
+  test('a delivery for an inactive store gets 200 and is ignored', async () => {
+    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
+    const { responses } = await fake.deliver('store/product/created', 501);
+    expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
+    expect(rows(t, 'jobs')).toHaveLength(0);
+  });
+});
+
+describe('platform B: errors and tamper suite (nothing is ever applied)', () => {
+  test('400 for a missing scope or a product scope without data.id', async () => {
+    const { scope: _scope, ...noScope } = fake.event('store/product/updated', 501);
+    const a = await fake.send(hookUrl, noScope);
+    expect(a.status).toBe(400);
+    expect(await a.json()).toMatchObject({ error: 'missing_scope' });
+    const b = await fake.send(hookUrl, { ...fake.event('store/product/updated', 501), data: { type: 'product' } });
+    expect(b.status).toBe(400);
+    expect(await b.json()).toMatchObject({ error: 'missing_product_id' });
+    const c = await fetch(hookUrl, { method: 'POST', headers: fake.hooks[0]!.headers, body: '{"scope":' });
+    expect(c.status).toBe(400);
+    expect(await c.json()).toMatchObject({ error: 'malformed_json' });
+    expect(rows(t, 'jobs')).toHaveLength(0);
+  });
+
+  const cases: [string, () => Promise<Response>][] = [
+    ['a wrong secret', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Webhook-Secret': 'guess' })],
+    ['another store\'s secret', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Webhook-Secret': otherSecret() })],
+    ['a missing secret header', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Webhook-Secret': null })],
+    ['a missing store id header', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Store-Id': null })],
+    ['an unknown store id', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Store-Id': 'nope' })],
+    ['the right secret with another store\'s id', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Store-Id': otherStoreId })],
+    ['the right headers with another store\'s producer', () => fake.send(hookUrl, { ...fake.event('store/product/updated', 501), producer: `stores/${OTHER_HASH}` })],
+  ];
+  for (const [name, send] of cases) {
+    test(`401 for ${name}`, async () => {
+      const res = await send();
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
+      expect(rows(t, 'jobs')).toHaveLength(0);
+      expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+    });
+  }
+
+  test('a replayed delivery is not applied again', async () => {
+    const { payload } = await fake.deliver('store/product/created', 501);
+    await t.webhooks.runner.runDueJobs();
+    const replay = await fake.send(hookUrl, payload);
+    expect((await replay.json()).outcome).toBe('duplicate');
+    expect(await t.webhooks.runner.runDueJobs()).toBe(0);
+    expect(fake.calls.productFetches).toBe(1);
+  });
+});

@@ -1,0 +1,176 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
+import { platformCProduct } from './fakes/payloads.ts';
+import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
+import { createStore, flipByte, getProduct, rows } from './helpers/stores.ts';
+
+let fake: FakePlatformC;
+let other: FakePlatformC;
+let t: TestApp;
+let store: any;
+let otherStore: any;
+
+beforeEach(async () => {
+  fake = startFakePlatformC({ consumerKey: 'ck_1', consumerSecret: 'cs_1', currency: 'SEK' });
+  other = startFakePlatformC({ consumerKey: 'ck_2', consumerSecret: 'cs_2', currency: 'USD' });
+  t = await makeTestApp({ listen: true });
+  const created = await createStore(t, { platform: 'platform-c', domain: 'coffee.example.com', credentials: { siteUrl: fake.siteUrl, consumerKey: 'ck_1', consumerSecret: 'cs_1' } });
+  expect(created.status).toBe(201);
+  store = created.store;
+  otherStore = (await createStore(t, { platform: 'platform-c', domain: 'other.example.com', credentials: { siteUrl: other.siteUrl, consumerKey: 'ck_2', consumerSecret: 'cs_2' } })).store;
+});
+
+afterEach(() => {
+  t.close();
+  fake.stop();
+  other.stop();
+});
+
+const product = (id: string) => getProduct(t, store.id, id);
+const hookUrl = () => `${t.url}/api/v1/platform-c/webhooks?store=${store.id}`;
+const secret = () => fake.hooks[0]!.secret;
+const payload = (id = 77, overrides: Parameters<typeof platformCProduct>[2] = {}) => platformCProduct(id, fake.siteUrl, overrides);
+
+describe('platform C: hook registration and the creation ping', () => {
+  test('saving credentials registers the three product topics with the per-store secret and store URL', () => {
+    expect(fake.hooks.map((h) => h.topic).sort()).toEqual(['product.created', 'product.deleted', 'product.updated']);
+    for (const hook of fake.hooks) {
+      expect(hook.delivery_url).toBe(hookUrl());
+      expect(hook.secret.length).toBeGreaterThanOrEqual(43);
+      expect(hook.secret).toBe(secret());
+    }
+    expect(other.hooks[0]!.secret).not.toBe(secret());
+    expect(store).toMatchObject({ currency: 'SEK', hooks: { status: 'registered' } });
+  });
+
+  test('the creation ping is answered 200 and marks the store\'s hooks active without being an event', async () => {
+    expect(fake.hooks.map((h) => h.pingStatus)).toEqual([200, 200, 200]);
+    const res = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: bearer(t.keyWith('admin')) });
+    expect((await res.json()).hooks.confirmedAt).toBeString();
+    expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+  });
+
+  test('a ping for an unknown store is 401; a ping without the store parameter is 400', async () => {
+    const unknown = await fetch(`${t.url}/api/v1/platform-c/webhooks?store=nope`, { method: 'POST', body: 'webhook_id=3' });
+    expect(unknown.status).toBe(401);
+    const missing = await fetch(`${t.url}/api/v1/platform-c/webhooks`, { method: 'POST', body: 'webhook_id=3' });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ error: 'missing_store' });
+  });
+
+  test('saving credentials again creates no duplicate hooks and keeps the secret', async () => {
+    const before = secret();
+    fake.hooks[1]!.status = 'disabled';
+    const res = await t.request(`/api/v1/admin/stores/${store.id}/credentials`, {
+      method: 'PUT',
+      headers: { ...bearer(t.keyWith('admin')), 'content-type': 'application/json' },
+      body: JSON.stringify({ credentials: { siteUrl: fake.siteUrl, consumerKey: 'ck_1', consumerSecret: 'cs_1' } }),
+    });
+    expect(res.status).toBe(200);
+    expect(fake.hooks).toHaveLength(3);
+    expect(fake.hooks.every((h) => h.status === 'active' && h.secret === before)).toBe(true);
+  });
+
+  test('wrong consumer keys: registration fails, is reported, and the store is still saved', async () => {
+    const third = startFakePlatformC({ consumerKey: 'ck_3', consumerSecret: 'cs_3', currency: 'USD' });
+    try {
+      const created = await createStore(t, { platform: 'platform-c', domain: 'third.example.com', currency: 'USD', credentials: { siteUrl: third.siteUrl, consumerKey: 'ck_3', consumerSecret: 'wrong' } });
+      expect(created.status).toBe(201);
+      expect(created.store.hooks).toMatchObject({ status: 'failed', error: expect.stringContaining('401') });
+      expect(third.hooks).toHaveLength(0);
+    } finally {
+      third.stop();
+    }
+  });
+});
+
+describe('platform C: product topics', () => {
+  test('product.created syncs the product', async () => {
+    const [res] = await fake.deliver('product.created', payload());
+    expect(await res!.json()).toEqual({ received: true, outcome: 'applied' });
+    expect((await product('77')).body).toMatchObject({
+      productId: '77',
+      title: 'Ceramic Pour-Over Set',
+      handle: 'ceramic-pour-over-set',
+      price: '64.00',
+      currency: 'SEK',
+      availability: 'in_stock',
+      sku: 'POUR-77',
+      gtin: '0799439112766',
+      url: `${fake.siteUrl}/product/ceramic-pour-over-set/`,
+      updatedAt: '2026-01-10T12:00:00.000Z',
+    });
+  });
+
+  test('product.updated syncs the changes; an older payload arriving later is ignored', async () => {
+    await fake.deliver('product.created', payload());
+    await fake.deliver('product.updated', payload(77, { name: 'Newer', modifiedGmt: '2026-01-12T00:00:00' }));
+    const [late] = await fake.deliver('product.updated', payload(77, { name: 'Older', modifiedGmt: '2026-01-11T00:00:00' }));
+    expect((await late!.json()).outcome).toBe('stale');
+    expect((await product('77')).body.title).toBe('Newer');
+  });
+
+  test('product.deleted removes the product', async () => {
+    await fake.deliver('product.created', payload());
+    const [res] = await fake.deliver('product.deleted', { id: 77 });
+    expect(await res!.json()).toEqual({ received: true, outcome: 'removed' });
+    expect((await product('77')).status).toBe(404);
+  });
+
+  test('a duplicate delivery (same product id and date_modified_gmt) is applied once', async () => {
+    await fake.send(hookUrl(), 'product.updated', payload(), secret());
+    const again = await fake.send(hookUrl(), 'product.updated', payload(), secret());
+    expect((await again.json()).outcome).toBe('duplicate');
+    expect(rows(t, 'webhook_deliveries')).toHaveLength(1);
+  });
+
+  test('an unhandled topic gets 200 and is ignored; an inactive store too', async () => {
+    const res = await fake.send(hookUrl(), 'order.created', { id: 5 }, secret());
+    expect(await res.json()).toEqual({ received: true, outcome: 'ignored_topic' });
+    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [store.id]);
+    const [inactive] = await fake.deliver('product.created', payload());
+    expect(await inactive!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
+    expect((await product('77')).status).toBe(404);
+  });
+
+  test('400 for a missing topic header, a missing product id or malformed JSON', async () => {
+    const noTopic = await fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-topic': null } });
+    expect(noTopic.status).toBe(400);
+    const noId = await fake.send(hookUrl(), 'product.updated', { name: 'x' }, secret());
+    expect(noId.status).toBe(400);
+    expect(await noId.json()).toMatchObject({ error: 'missing_product_id' });
+    const notJson = await fake.send(hookUrl(), 'product.updated', null, secret(), { body: '{"id":' });
+    expect(notJson.status).toBe(400);
+  });
+});
+
+describe('platform C: tamper suite (nothing is ever applied)', () => {
+  const cases: [string, () => Promise<Response>][] = [
+    ['one flipped byte in the body', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { body: flipByte(JSON.stringify(payload())), signedBody: JSON.stringify(payload()) })],
+    ['a wrong secret', () => fake.send(hookUrl(), 'product.updated', payload(), 'not-the-secret')],
+    ['another store\'s secret', () => fake.send(hookUrl(), 'product.updated', payload(), other.hooks[0]!.secret)],
+    ['a missing signature header', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-signature': null } })],
+    ['the right signature with another store\'s id', () => fake.send(`${t.url}/api/v1/platform-c/webhooks?store=${otherStore.id}`, 'product.updated', payload(), secret())],
+    ['the right signature with another store\'s source', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-source': `${other.siteUrl}/` } })],
+    ['a missing source header', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-source': null } })],
+    ['a signed ping-looking body', () => fake.send(hookUrl(), 'product.updated', null, 'not-the-secret', { body: 'webhook_id=1' })],
+  ];
+  for (const [name, send] of cases) {
+    test(`401 for ${name}`, async () => {
+      const res = await send();
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
+      expect(rows(t, 'products')).toHaveLength(0);
+      expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+    });
+  }
+
+  test('a replayed delivery is not applied again', async () => {
+    const first = payload(77, { name: 'First', modifiedGmt: '2026-01-10T00:00:00' });
+    await fake.send(hookUrl(), 'product.updated', first, secret());
+    await fake.send(hookUrl(), 'product.updated', payload(77, { name: 'Second', modifiedGmt: '2026-01-11T00:00:00' }), secret());
+    const replay = await fake.send(hookUrl(), 'product.updated', first, secret());
+    expect((await replay.json()).outcome).toBe('duplicate');
+    expect((await product('77')).body.title).toBe('Second');
+  });
+});
