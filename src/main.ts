@@ -71,7 +71,6 @@ async function serve(config: Config): Promise<void> {
     console.error('svc: warning: SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear');
   }
   const server = await startServer(config);
-  print({ status: 'listening', url: server.url, baseUrl: config.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied });
   const stop = (signal: string) => {
     console.error(`svc: ${signal} received, shutting down`);
     server.shutdown().then(
@@ -82,8 +81,10 @@ async function serve(config: Config): Promise<void> {
       },
     );
   };
+  // Handlers first, then the "listening" line: a supervisor may signal as soon as it reads it.
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  print({ status: 'listening', url: server.url, baseUrl: config.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied });
 }
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
