@@ -1,12 +1,14 @@
 import { createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
+import { loadGeo } from './geo/lookup.ts';
+import { createScanWriter } from './telemetry/writer.ts';
 import { buildWidget } from './widget/bundle.ts';
 
 export interface RunningServer {
   url: string;
   migrationsApplied: number;
-  /** Stop accepting, let in-flight requests finish, then close the database. Safe to call twice. */
+  /** Stop accepting, let in-flight requests finish, flush queued writes, then close the database. Safe to call twice. */
   shutdown(): Promise<void>;
 }
 
@@ -14,7 +16,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const database = openDatabase(config.databaseFile);
   const { applied } = migrateDatabase(database);
   const widget = await buildWidget();
-  const app = createApp({ config, database, widget });
+  const geo = await loadGeo(config.geoipDb);
+  const scanWriter = createScanWriter(database.sqlite);
+  const app = createApp({ config, database, widget, geo, scanWriter });
   app.listen({
     hostname: config.http.hostname,
     port: config.http.port,
@@ -27,6 +31,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const shutdown = () => {
     stopping ??= (async () => {
       await server.stop(false);
+      scanWriter.close(); // rows still queued are committed before the database closes
       database.close();
     })();
     return stopping;

@@ -6,8 +6,21 @@ import { createKeyStore, type Scope } from '../../src/auth/keys.ts';
 import { createLeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
+import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
+import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
 import { buildWidget, type WidgetBundle } from '../../src/widget/bundle.ts';
+
+import { buildMmdb } from './mmdb.ts';
+
+/** The networks of the test GeoIP database, in both record shapes that svc reads. */
+export const TEST_GEO_NETWORKS = {
+  '81.2.69.0/24': { country: { iso_code: 'GB' } },
+  '2.125.160.0/20': { country: { iso_code: 'FR' } },
+  '8.8.8.0/24': { country_code: 'US' },
+  '2a02:8800::/32': { country: { iso_code: 'DE' } },
+};
+export const testGeo = (): GeoLookup => geoFromBytes(buildMmdb(TEST_GEO_NETWORKS), 'test fixture');
 
 let widget: Promise<WidgetBundle> | null = null;
 /** The widget is built once per test process; it does not depend on the app's state. */
@@ -33,13 +46,28 @@ export interface TestApp {
 }
 
 /** An app over a real SQLite file in a temp directory, migrated, with an optional fixed clock. */
-export async function makeTestApp(options: { env?: Env; clock?: Clock } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  env?: Env;
+  clock?: Clock;
+  geo?: GeoLookup;
+  /** The socket peer address each request seems to come from (there is no socket under app.handle). */
+  peerAddress?: PeerAddress;
+}
+
+export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const tmp = tempDir();
   const config = loadConfig({ 'data-dir': tmp.dir }, options.env ?? {});
   const database = openDatabase(config.databaseFile);
   migrateDatabase(database);
   const clock = options.clock ?? systemClock;
-  const app = createApp({ config, database, widget: await testWidget(), clock });
+  const app = createApp({
+    config,
+    database,
+    widget: await testWidget(),
+    clock,
+    geo: options.geo ?? testGeo(),
+    peerAddress: options.peerAddress ?? (() => '127.0.0.1'),
+  });
   const keys = createKeyStore(database.db, clock);
   return {
     app,
