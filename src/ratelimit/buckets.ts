@@ -22,13 +22,23 @@ const WINDOW_MS = 60_000;
 
 /**
  * Token buckets refilled continuously at `capacity` tokens per minute, keyed by an explicit,
- * non-empty key. The map is bounded: past `maxKeys` the least recently used bucket is dropped
- * (a dropped bucket comes back full, which only ever favours a client that has been quiet the
- * longest), so a flood of distinct keys cannot grow memory.
+ * non-empty key. Memory is bounded by two generations of at most `maxKeys / 2` buckets each: a
+ * bucket touched lands in the young one; when it is full, the old generation is dropped whole
+ * (O(1), unlike evicting Map entries one by one) and the young one becomes old. A dropped
+ * bucket comes back full, which only ever favours a client that has been quiet the longest.
  */
 export function createTokenBuckets(clock: Clock, maxKeys: number) {
-  // Map iteration order is insertion order: re-inserting on every touch makes the first key the LRU.
-  const buckets = new Map<string, Bucket>();
+  const generationSize = Math.max(1, Math.floor(maxKeys / 2));
+  let young = new Map<string, Bucket>();
+  let old = new Map<string, Bucket>();
+
+  function remember(key: string, bucket: Bucket): void {
+    if (!young.has(key) && young.size >= generationSize) {
+      old = young;
+      young = new Map();
+    }
+    young.set(key, bucket);
+  }
 
   return {
     /**
@@ -39,17 +49,15 @@ export function createTokenBuckets(clock: Clock, maxKeys: number) {
       if (key === '') throw new Error('rate-limit bucket key must not be empty');
       const now = clock.now();
       const perMs = capacity / WINDOW_MS;
-      const existing = buckets.get(key);
+      const existing = young.get(key) ?? old.get(key);
       let tokens = capacity;
       if (existing) {
         tokens = Math.min(capacity, existing.tokens + Math.max(0, now - existing.updatedAt) * perMs);
-        buckets.delete(key);
-      } else if (buckets.size >= maxKeys) {
-        buckets.delete(buckets.keys().next().value!);
+        old.delete(key);
       }
       const allowed = tokens >= count;
       if (allowed) tokens -= count;
-      buckets.set(key, { tokens, updatedAt: now });
+      remember(key, { tokens, updatedAt: now });
       const missing = allowed ? 0 : Math.min(count, capacity) - tokens;
       return {
         allowed,
@@ -60,8 +68,9 @@ export function createTokenBuckets(clock: Clock, maxKeys: number) {
       };
     },
 
+    /** Live buckets; never above `maxKeys`. */
     get size(): number {
-      return buckets.size;
+      return young.size + old.size;
     },
   };
 }
