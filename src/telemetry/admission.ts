@@ -122,7 +122,7 @@ function verifySignedRequest({ rawKey, key }: { rawKey: string | null; key: ApiK
     throw unauthorized('timestamp_out_of_window', 'X-Probe-Timestamp is more than 5 minutes from server time');
   }
   const signature = (headers.get('x-probe-signature') ?? '').trim().toLowerCase();
-  const expected = hmacSha256(rawKey, Buffer.concat([Buffer.from(`${timestamp}.`), body]), 'hex');
+  const expected = hmacSha256(rawKey, [`${timestamp}.`, body], 'hex');
   if (!safeEqual(expected, signature)) {
     throw unauthorized('invalid_signature', 'X-Probe-Signature is not the HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the API key');
   }

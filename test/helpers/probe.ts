@@ -1,4 +1,4 @@
-import { hmacSha256 } from '../../src/lib/crypto.ts';
+import { createHmac } from 'node:crypto';
 
 export const TELEMETRY = '/api/v1/probe/telemetry';
 
@@ -10,9 +10,9 @@ export const scanPayload = (overrides: Record<string, unknown> = {}) => ({
 });
 
 /** Mode 2 headers: hex HMAC-SHA256 of `<timestamp>.<raw body>` keyed with the raw key (spec §5). */
-export function signedHeaders(rawKey: string, body: string | Uint8Array, timestamp: number | string): Record<string, string> {
-  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
-  const signature = hmacSha256(rawKey, Buffer.concat([Buffer.from(`${timestamp}.`), bytes]), 'hex');
+export function signedHeaders(rawKey: string, body: string, timestamp: number | string): Record<string, string> {
+  // Computed with node:crypto directly, independent of the server's own helper.
+  const signature = createHmac('sha256', rawKey).update(`${timestamp}.${body}`, 'utf8').digest('hex');
   return { 'content-type': 'application/json', 'x-probe-key': rawKey, 'x-probe-timestamp': String(timestamp), 'x-probe-signature': signature };
 }
 
