@@ -177,6 +177,11 @@ describe('spec §2.1 best-effort fields degrade: left out of their column, raw v
     ['an svc.detected that is not boolean', { svc: { detected: 'yes', version: '1' } }, { svc_detected: null, svc_version: '1' }],
     ['a signalPresence value that is not boolean', { signalPresence: { title: 'yes', jsonLd: true } }, { has_title: null, has_json_ld: 1 }],
     ['a vertical over 64 characters', { vertical: 'v'.repeat(65) }, { vertical: null }],
+    ['a vertical that is not a string', { vertical: 7 }, { vertical: null }],
+    ['a url with credentials', { url: 'https://user:pw@shop.example.com/' }, { url: 'https://shop.example.com/' }],
+    ['an svc.version over 64 characters', { svc: { detected: true, version: '1'.repeat(65) } }, { svc_detected: 1, svc_version: null }],
+    ['a per-signal quality score that is not an integer', { quality: { grade: 'B', percentage: 70, title: 'good' } }, { grade: 'B', percentage: 70 }],
+    ['an unknown signalPresence key', { signalPresence: { title: true, sitemap: true } }, { has_title: 1 }],
   ];
   for (const [name, fields, expected] of cases) {
     test(name, async () => {
@@ -196,6 +201,31 @@ describe('spec §2.1 best-effort fields degrade: left out of their column, raw v
 
   test('an explicit valid country is stored upper-case', async () => {
     expect((await store(scanPayload({ country: 'de' }))).country).toBe('DE');
+  });
+});
+
+describe('pipeline order (DESIGN §7)', () => {
+  test('an oversize declared body is 413 before it is read', async () => {
+    const body = JSON.stringify(scanPayload({ padding: 'x'.repeat(t.config.maxBodyBytes) }));
+    const response = await t.request(TELEMETRY, { ...signedInit(key, body, NOW), headers: { ...(signedInit(key, body, NOW).headers as Record<string, string>), 'content-length': String(body.length) } });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: string }).error).toBe('payload_too_large');
+  });
+
+  test('an oversize body without Content-Length is cut off at the limit with 413', async () => {
+    const body = JSON.stringify(scanPayload({ padding: 'x'.repeat(t.config.maxBodyBytes) }));
+    const stream = new Blob([body]).stream();
+    const response = await t.request(TELEMETRY, { ...signedInit(key, body, NOW), body: stream });
+    expect(response.status).toBe(413);
+  });
+
+  test('authentication comes before parsing: malformed JSON without credentials is 401, not 400', async () => {
+    const response = await t.request(TELEMETRY, { method: 'POST', body: '{not json' });
+    expect(response.status).toBe(401);
+  });
+
+  test('a signed malformed body is 400 malformed_json', async () => {
+    expect(await rejected('{not json')).toMatchObject({ status: 400, body: { error: 'malformed_json' } });
   });
 });
 
