@@ -10,6 +10,8 @@ export const PAGE_TYPES = ['product', 'collection', 'category', 'page', 'home', 
 export const GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
 export const PRESENCE_KEYS = ['title', 'description', 'jsonLd', 'openGraph', 'h1', 'canonical', 'robots'] as const;
 const QUALITY_SCORES = ['title', 'description', 'keywords', 'jsonLd', 'openGraph'] as const;
+/** The payload fields of spec §2.1; every other field goes to `data` as is. */
+const KNOWN_FIELDS = new Set(['hostname', 'signals', 'url', 'scannedAt', 'platform', 'pageType', 'svc', 'signalPresence', 'quality', 'country', 'vertical']);
 
 export const LIMITS = { url: 2048, hostname: 253, text: 2048, vertical: 64, version: 64, robots: 512, lang: 35, score: 1000 } as const;
 
@@ -110,10 +112,11 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       : { ok: false, error: 'invalid_field', detail: 'signals must be a JSON object' };
   }
 
+  // Unknown fields first; refused values of known fields are added below.
   const data: Json = {};
-  const { hostname: _h, signals: rawSignals, url: rawUrl, scannedAt: rawScannedAt, platform: rawPlatform, pageType: rawPageType,
-    svc: rawSvc, signalPresence: rawPresence, quality: rawQuality, country: rawCountry, vertical: rawVertical, ...unknown } = input;
-  Object.assign(data, unknown);
+  for (const [field, value] of Object.entries(input)) if (!KNOWN_FIELDS.has(field)) data[field] = value;
+  const { signals: rawSignals, url: rawUrl, scannedAt: rawScannedAt, platform: rawPlatform, pageType: rawPageType, svc: rawSvc,
+    signalPresence: rawPresence, quality: rawQuality, country: rawCountry, vertical: rawVertical } = input;
   /** Keep a field's raw value in `data` when any part of it was refused. */
   const keepRaw = (field: string, raw: unknown, accepted: boolean) => {
     if (!accepted && raw !== undefined) data[field] = raw;

@@ -80,9 +80,6 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
       });
     },
 
-    /** Write whatever is queued now, synchronously. */
-    flush,
-
     /** Flush pending rows and refuse new ones (graceful shutdown, before the database closes). */
     close(): void {
       flush();
