@@ -26,8 +26,7 @@ CREATE TABLE `scans` (
 );
 --> statement-breakpoint
 CREATE INDEX `scans_hostname_scanned_at_idx` ON `scans` (`hostname`,`scanned_at`);--> statement-breakpoint
-CREATE INDEX `scans_scanned_at_idx` ON `scans` (`scanned_at`);--> statement-breakpoint
-CREATE INDEX `scans_url_scanned_at_idx` ON `scans` (`url`,`scanned_at`);--> statement-breakpoint
+CREATE INDEX `scans_scanned_at_url_idx` ON `scans` (`scanned_at`,`url`);--> statement-breakpoint
 CREATE INDEX `scans_country_idx` ON `scans` (`country`);--> statement-breakpoint
 CREATE INDEX `scans_platform_idx` ON `scans` (`platform`);--> statement-breakpoint
 CREATE INDEX `scans_page_type_idx` ON `scans` (`page_type`);--> statement-breakpoint
