@@ -5,8 +5,10 @@ import { scopeGuard } from './auth/guard.ts';
 import { adminAuthRoutes, publicLeadRoutes } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import type { AppDatabase } from './db/index.ts';
+import type { GeoLookup } from './geo/lookup.ts';
 import { healthRoutes } from './health/routes.ts';
 import { payloadTooLarge } from './lib/body.ts';
+import { clientAddress, type PeerAddress } from './lib/client-ip.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
 import { catalogRoutes } from './catalog/routes.ts';
@@ -14,6 +16,11 @@ import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
+import { anonymousRouteLimit } from './ratelimit/guard.ts';
+import { createTierLimiter } from './ratelimit/tiers.ts';
+import { probeAdmission } from './telemetry/admission.ts';
+import { telemetryRoutes } from './telemetry/routes.ts';
+import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
 
@@ -21,9 +28,15 @@ export interface AppDeps {
   config: Config;
   database: AppDatabase;
   widget: WidgetBundle;
+  /** Country lookup for scans without a valid `country` (src/geo). */
+  geo: GeoLookup;
   clock?: Clock;
   /** Stores, catalogue and job queue; the server passes its own so it can run the job worker. */
   webhooks?: WebhookServices;
+  /** Socket peer of a request; defaults to the listening server's `requestIP` (tests inject one). */
+  peerAddress?: PeerAddress;
+  /** Group-commit scan writer; the server passes its own so shutdown can flush it. */
+  scanWriter?: ScanWriter;
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -64,10 +77,18 @@ export function createApp(deps: AppDeps) {
   const maxBodyBytes = config.maxBodyBytes;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
+  const writer = deps.scanWriter ?? createScanWriter(database.sqlite);
+  const limiter = createTierLimiter(config.rates, clock);
+  const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
+  const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
+  const admission = probeAdmission({ keys, leads, limiter, clientIp });
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
-  return new Elysia({ normalize: false })
+  const app = new Elysia({ normalize: false })
+    // Rate limits come first (DESIGN §7): before the body limit, authentication and routing.
+    .onRequest(admission.guard)
+    .onRequest(anonymousRouteLimit(limiter, clientIp, [{ method: 'POST', path: '/api/v1/public/leads' }]))
     .onRequest(({ request }) => {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
@@ -82,7 +103,9 @@ export function createApp(deps: AppDeps) {
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
     .use(catalogRoutes(webhooks.catalog, (id) => webhooks.stores.get(id) !== null))
-    .use(webhookRoutes(webhooks.receivers));
+    .use(webhookRoutes(webhooks.receivers))
+    .use(telemetryRoutes({ admission, geo: deps.geo, writer, clock, maxBodyBytes }));
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -3,12 +3,14 @@ import type { Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { createWebhookServices } from './webhooks/services.ts';
+import { loadGeo } from './geo/lookup.ts';
+import { createScanWriter } from './telemetry/writer.ts';
 import { buildWidget } from './widget/bundle.ts';
 
 export interface RunningServer {
   url: string;
   migrationsApplied: number;
-  /** Stop accepting, let in-flight requests and the job in hand finish, then close the database. Safe to call twice. */
+  /** Stop accepting, let in-flight requests and the job in hand finish, flush queued writes, then close the database. Safe to call twice. */
   shutdown(): Promise<void>;
 }
 
@@ -17,7 +19,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const { applied } = migrateDatabase(database);
   const widget = await buildWidget();
   const webhooks = createWebhookServices(database, config, systemClock);
-  const app = createApp({ config, database, widget, webhooks });
+  const geo = await loadGeo(config.geoipDb);
+  const scanWriter = createScanWriter(database.sqlite);
+  const app = createApp({ config, database, widget, webhooks, geo, scanWriter });
   app.listen({
     hostname: config.http.hostname,
     port: config.http.port,
@@ -35,6 +39,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     stopping ??= (async () => {
       await server.stop(false);
       await webhooks.runner.stop();
+      scanWriter.close(); // rows still queued are committed before the database closes
       database.close();
     })();
     return stopping;

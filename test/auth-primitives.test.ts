@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { sha256Hex, safeEqual } from '../src/lib/crypto.ts';
+import { hmacSha256, safeEqual, sha256Hex } from '../src/lib/crypto.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -76,5 +76,13 @@ describe('constant-time comparison', () => {
     expect(safeEqual('abc', 'abcd')).toBe(false);
     expect(safeEqual('', '')).toBe(true);
     expect(safeEqual('é', 'e\u0301')).toBe(false);
+  });
+});
+
+describe('HMAC', () => {
+  test('an HMAC over parts equals the HMAC over their concatenation (RFC 4231 test case 2)', () => {
+    const expected = '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843';
+    expect(hmacSha256('Jefe', 'what do ya want for nothing?', 'hex')).toBe(expected);
+    expect(hmacSha256('Jefe', ['what do ya ', new TextEncoder().encode('want for nothing?')], 'hex')).toBe(expected);
   });
 });

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { apiKeys, type ApiKeyRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -56,8 +56,23 @@ export function looksLikeApiKey(raw: string): boolean {
   return KEY_PATTERN.test(raw);
 }
 
+/** An api_keys row as SQLite returns it (JSON columns still text). */
+interface RawKeyRow {
+  id: string;
+  name: string;
+  key_hash: string;
+  key_prefix: string;
+  scopes: string;
+  allowed_domains: string;
+  store_id: string | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
 export function createKeyStore(db: Db, clock: Clock) {
-  const byHash = db.select().from(apiKeys).where(eq(apiKeys.keyHash, sql.placeholder('hash'))).prepare();
+  // A raw prepared statement: verify() runs on every signed telemetry request, where drizzle's
+  // query path measured about three times slower than the lookup itself.
+  const byHash = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?');
 
   return {
     /** Creates a key; the raw key is returned only here and never stored. */
@@ -110,9 +125,19 @@ export function createKeyStore(db: Db, clock: Clock) {
     verify(raw: string): ApiKey | null {
       if (!looksLikeApiKey(raw)) return null;
       const hash = sha256Hex(raw);
-      const row = byHash.get({ hash });
-      if (!row || !safeEqual(row.keyHash, hash) || row.revokedAt !== null) return null;
-      return toApiKey(row);
+      const row = byHash.get(hash);
+      if (!row || !safeEqual(row.key_hash, hash) || row.revoked_at !== null) return null;
+      return toApiKey({
+        id: row.id,
+        name: row.name,
+        keyHash: row.key_hash,
+        keyPrefix: row.key_prefix,
+        scopes: JSON.parse(row.scopes) as string[],
+        allowedDomains: JSON.parse(row.allowed_domains) as string[],
+        storeId: row.store_id,
+        createdAt: row.created_at,
+        revokedAt: row.revoked_at,
+      });
     },
   };
 }

@@ -6,7 +6,8 @@ import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
 import { ASSET_ROOT } from '../lib/paths.ts';
 import * as schema from './schema/index.ts';
 
-export type Db = BunSQLiteDatabase<typeof schema>;
+/** Drizzle over bun:sqlite; `$client` is the same connection, for hot-path prepared statements. */
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 /** The open database: `db` for drizzle queries, `sqlite` for prepared hot-path statements. */
 export interface AppDatabase {

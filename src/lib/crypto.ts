@@ -9,8 +9,11 @@ export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-export function hmacSha256(key: string | Uint8Array, data: string | Uint8Array, encoding: 'hex' | 'base64'): string {
-  return createHmac('sha256', key).update(data).digest(encoding);
+/** HMAC-SHA256 of `data`; an array is hashed as its parts concatenated, without copying them together. */
+export function hmacSha256(key: string | Uint8Array, data: string | Uint8Array | (string | Uint8Array)[], encoding: 'hex' | 'base64'): string {
+  const hmac = createHmac('sha256', key);
+  for (const part of Array.isArray(data) ? data : [data]) hmac.update(part);
+  return hmac.digest(encoding);
 }
 
 /**

@@ -6,9 +6,22 @@ import { createKeyStore, type Scope } from '../../src/auth/keys.ts';
 import { createLeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
+import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
+import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createWebhookServices, type WebhookServiceOptions, type WebhookServices } from '../../src/webhooks/services.ts';
 import { buildWidget, type WidgetBundle } from '../../src/widget/bundle.ts';
+
+import { buildMmdb } from './mmdb.ts';
+
+/** The networks of the test GeoIP database, in both record shapes that svc reads. */
+export const TEST_GEO_NETWORKS = {
+  '81.2.69.0/24': { country: { iso_code: 'GB' } },
+  '2.125.160.0/20': { country: { iso_code: 'FR' } },
+  '8.8.8.0/24': { country_code: 'US' },
+  '2a02:8800::/32': { country: { iso_code: 'DE' } },
+};
+export const testGeo = (): GeoLookup => geoFromBytes(buildMmdb(TEST_GEO_NETWORKS), 'test fixture');
 
 let widget: Promise<WidgetBundle> | null = null;
 /** The widget is built once per test process; it does not depend on the app's state. */
@@ -45,6 +58,9 @@ export interface TestAppOptions {
   webhooks?: WebhookServiceOptions;
   /** Reuse a data directory (to reopen a database as after a restart); it is then not removed on close. */
   dataDir?: string;
+  geo?: GeoLookup;
+  /** The socket peer address each request seems to come from (there is no socket under app.handle). */
+  peerAddress?: PeerAddress;
 }
 
 /** An app over a real SQLite file in a temp directory, migrated, with an optional fixed clock. */
@@ -58,7 +74,15 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   migrateDatabase(database);
   const clock = options.clock ?? systemClock;
   const webhooks = createWebhookServices(database, config, clock, options.webhooks);
-  const app = createApp({ config, database, widget: await testWidget(), clock, webhooks });
+  const app = createApp({
+    config,
+    database,
+    widget: await testWidget(),
+    clock,
+    webhooks,
+    geo: options.geo ?? testGeo(),
+    peerAddress: options.peerAddress ?? (() => '127.0.0.1'),
+  });
   handler = (request) => app.handle(request);
   const keys = createKeyStore(database.db, clock);
   return {

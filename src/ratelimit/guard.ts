@@ -1,0 +1,21 @@
+import { anonymousSubject, rateLimitedError, type TierLimiter } from './tiers.ts';
+
+export interface LimitedRoute {
+  method: string;
+  path: string;
+}
+
+/**
+ * Global `onRequest` hook for public, unauthenticated routes (such as lead sign-up): each listed
+ * route draws from the client's anonymous bucket, keyed apart from scans so one never starves the
+ * other, before the body is read.
+ */
+export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Request) => string | null, routes: LimitedRoute[]) {
+  return ({ request }: { request: Request }): Response | undefined => {
+    const pathname = new URL(request.url).pathname;
+    const route = routes.find((r) => r.method === request.method && r.path === pathname);
+    if (!route) return undefined;
+    const decision = limiter.take(anonymousSubject(clientIp(request), `${route.method} ${route.path}`));
+    return decision.allowed ? undefined : rateLimitedError(decision).toResponse();
+  };
+}

@@ -1,0 +1,129 @@
+import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
+import type { Lead, LeadStore } from '../auth/leads.ts';
+import { hmacSha256, safeEqual } from '../lib/crypto.ts';
+import { ApiError } from '../lib/errors.ts';
+import {
+  anonymousSubject,
+  rateLimitedError,
+  rateLimitHeaders,
+  type RateSubject,
+  type TierDecision,
+  type TierLimiter,
+} from '../ratelimit/tiers.ts';
+
+export const PROBE_PREFIX = '/api/v1/probe/';
+/** spec §5 rule 2: the replay window, both ways. */
+export const TIMESTAMP_WINDOW_MS = 5 * 60_000;
+
+/** What the headers claim, before any of it is verified. */
+export type ProbeCredentials =
+  | { mode: 'none' }
+  | { mode: 'ambiguous' }
+  | { mode: 'token'; lead: Lead | null }
+  | { mode: 'key'; rawKey: string | null; key: ApiKey | null };
+
+/** A probe request that passed the rate limiter; the route continues from here. */
+export interface Admission {
+  credentials: ProbeCredentials;
+  subject: RateSubject;
+  decision: TierDecision;
+  clientIp: string | null;
+}
+
+/**
+ * Step 1, classify tier (spec §8, DESIGN §5): from the headers alone, with one indexed lookup by
+ * hash and no signature check, so the limiter can count before anything expensive happens.
+ * Anything not proven to belong to an agent key or a verified lead draws from the anonymous
+ * bucket of the client's address: unknown tokens, unverified leads, both modes at once.
+ */
+export function classifyProbe(headers: Headers, keys: KeyStore, leads: LeadStore, clientIp: string | null): { credentials: ProbeCredentials; subject: RateSubject } {
+  const token = headers.get('x-probe-token');
+  const rawKey = headers.get('x-probe-key');
+  const signed = rawKey !== null || headers.has('x-probe-timestamp') || headers.has('x-probe-signature');
+  const anonymous = anonymousSubject(clientIp);
+  if (token !== null && signed) return { credentials: { mode: 'ambiguous' }, subject: anonymous };
+  if (signed) {
+    const key = rawKey === null ? null : keys.verify(rawKey);
+    const agent = key !== null && keyHasScope(key, 'probe:scan');
+    return { credentials: { mode: 'key', rawKey, key }, subject: agent ? { tier: 'agent', identity: key.id } : anonymous };
+  }
+  if (token !== null) {
+    const lead = leads.findByToken(token);
+    return { credentials: { mode: 'token', lead }, subject: lead?.verified ? { tier: 'authed', identity: lead.id } : anonymous };
+  }
+  return { credentials: { mode: 'none' }, subject: anonymous };
+}
+
+interface GuardDeps {
+  keys: KeyStore;
+  leads: LeadStore;
+  limiter: TierLimiter;
+  clientIp(request: Request): string | null;
+}
+
+/**
+ * Steps 1–2 for every `/api/v1/probe/*` route, as a global `onRequest` hook: classify, then take one
+ * token, before routing, authentication or reading the body (so token guessing is throttled too).
+ * Routes get the result from `admissionOf(request)`. A bulk route takes its remaining tokens with
+ * `limiter.take(admission.subject, scans - 1)` (all-or-nothing) once it knows the count.
+ */
+export function probeAdmission({ keys, leads, limiter, clientIp }: GuardDeps) {
+  const admissions = new WeakMap<Request, Admission>();
+  return {
+    guard({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined {
+      if (!new URL(request.url).pathname.startsWith(PROBE_PREFIX)) return undefined;
+      const ip = clientIp(request);
+      const { credentials, subject } = classifyProbe(request.headers, keys, leads, ip);
+      const decision = limiter.take(subject);
+      if (!decision.allowed) return rateLimitedError(decision).toResponse();
+      Object.assign(set.headers, rateLimitHeaders(decision));
+      admissions.set(request, { credentials, subject, decision, clientIp: ip });
+      return undefined;
+    },
+    admissionOf(request: Request): Admission {
+      const admission = admissions.get(request);
+      if (!admission) throw new Error(`probe route reached without admission: ${new URL(request.url).pathname}`);
+      return admission;
+    },
+  };
+}
+
+export type ProbeAdmission = ReturnType<typeof probeAdmission>;
+
+const unauthorized = (code: string, detail: string) => new ApiError(401, code, detail);
+
+/**
+ * Step 4, authenticate (spec §5): verify what classification only looked up. Mode 2 verifies the
+ * HMAC over `<timestamp>.<raw body bytes>` exactly as received, in constant time.
+ */
+export function authenticateProbe(credentials: ProbeCredentials, headers: Headers, body: Uint8Array, now: number): void {
+  switch (credentials.mode) {
+    case 'none':
+      throw unauthorized('missing_credentials', 'send X-Probe-Token, or X-Probe-Key with X-Probe-Timestamp and X-Probe-Signature');
+    case 'ambiguous':
+      throw unauthorized('ambiguous_auth', 'send the headers of one authentication mode only: X-Probe-Token or X-Probe-Key');
+    case 'token':
+      if (!credentials.lead) throw unauthorized('invalid_token', 'the probe token is unknown, rotated or revoked');
+      return;
+    case 'key':
+      return verifySignedRequest(credentials, headers, body, now);
+  }
+}
+
+function verifySignedRequest({ rawKey, key }: { rawKey: string | null; key: ApiKey | null }, headers: Headers, body: Uint8Array, now: number): void {
+  if (rawKey === null) throw unauthorized('missing_credentials', 'X-Probe-Key is required with X-Probe-Timestamp and X-Probe-Signature');
+  if (!key) throw unauthorized('invalid_api_key', 'the API key is unknown, malformed or revoked');
+  if (!keyHasScope(key, 'probe:scan')) throw unauthorized('insufficient_scope', 'this key needs the probe:scan or admin scope');
+  const timestamp = headers.get('x-probe-timestamp');
+  if (timestamp === null || !/^\d{1,15}$/.test(timestamp)) {
+    throw unauthorized('invalid_timestamp', 'X-Probe-Timestamp must be the current time in epoch milliseconds');
+  }
+  if (Math.abs(now - Number(timestamp)) > TIMESTAMP_WINDOW_MS) {
+    throw unauthorized('timestamp_out_of_window', 'X-Probe-Timestamp is more than 5 minutes from server time');
+  }
+  const signature = (headers.get('x-probe-signature') ?? '').trim().toLowerCase();
+  const expected = hmacSha256(rawKey, [`${timestamp}.`, body], 'hex');
+  if (!safeEqual(expected, signature)) {
+    throw unauthorized('invalid_signature', 'X-Probe-Signature is not the HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the API key');
+  }
+}

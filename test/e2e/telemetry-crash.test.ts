@@ -1,0 +1,84 @@
+import { afterEach, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import type { Subprocess } from 'bun';
+import { tempDir } from '../helpers/app.ts';
+import { MAIN, REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { TELEMETRY, scanPayload, signedInit } from '../helpers/probe.ts';
+
+const LOAD_MS = 1_500;
+const CONNECTIONS = 32;
+
+const procs: Subprocess[] = [];
+const dirs: { remove(): void }[] = [];
+afterEach(() => {
+  for (const proc of procs.splice(0)) proc.kill(9);
+  for (const dir of dirs.splice(0)) dir.remove();
+});
+
+/** Start `svc serve` on a free port and return it once it prints its listening line. */
+async function serve(dataDir: string): Promise<{ proc: Subprocess<'ignore', 'pipe', 'inherit'>; url: string }> {
+  const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_RATE_AGENT: '10000000' },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  });
+  procs.push(proc);
+  const reader = proc.stdout.getReader();
+  let text = '';
+  while (!text.includes('\n')) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`server exited before listening: ${text}`);
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { proc, url: JSON.parse(text.split('\n')[0]!).url };
+}
+
+test('kill -9 mid-load loses no scan that was answered 204', async () => {
+  const dir = tempDir('svc-crash-');
+  dirs.push(dir);
+  const created = await runCli(['keys', 'create', '--scopes', 'probe:scan', '--data-dir', dir.dir]);
+  expect(created.code).toBe(0);
+  const key: string = created.json.key;
+
+  const first = await serve(dir.dir);
+  const acknowledged: string[] = [];
+  let failed = 0;
+  let sequence = 0;
+  const stopAt = Date.now() + LOAD_MS;
+  const worker = async (connection: number) => {
+    while (Date.now() < stopAt + 5_000) {
+      const requestId = `c${connection}-${sequence++}`;
+      const body = JSON.stringify(scanPayload({ requestId }));
+      try {
+        const response = await fetch(`${first.url}${TELEMETRY}`, signedInit(key, body, Date.now()));
+        if (response.status === 204) acknowledged.push(requestId);
+        else failed++;
+      } catch {
+        return; // the server is gone
+      }
+    }
+  };
+  const load = Array.from({ length: CONNECTIONS }, (_, i) => worker(i));
+  await Bun.sleep(LOAD_MS);
+  first.proc.kill(9);
+  await Promise.all(load);
+  await first.proc.exited;
+  expect(first.proc.signalCode).toBe('SIGKILL');
+  expect(failed).toBe(0);
+  expect(acknowledged.length).toBeGreaterThan(100);
+
+  // Restart on the same data directory: it recovers the WAL and serves again.
+  const second = await serve(dir.dir);
+  expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
+  const db = new Database(`${dir.dir}/svc.db`, { readonly: true });
+  const stored = new Set(
+    (db.query("SELECT json_extract(data, '$.requestId') AS id FROM scans").all() as { id: string }[]).map((row) => row.id),
+  );
+  db.close();
+  const lost = acknowledged.filter((id) => !stored.has(id));
+  expect(lost).toEqual([]);
+  second.proc.kill('SIGTERM');
+  expect(await second.proc.exited).toBe(0);
+});

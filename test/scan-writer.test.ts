@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { loadConfig } from '../src/config.ts';
+import { migrateDatabase, openDatabase, type AppDatabase } from '../src/db/index.ts';
+import { ApiError } from '../src/lib/errors.ts';
+import { startServer } from '../src/server.ts';
+import { normalizeScan, type NormalizedScan } from '../src/telemetry/payload.ts';
+import { createScanWriter } from '../src/telemetry/writer.ts';
+import { makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { TELEMETRY, scanPayload, signedInit } from './helpers/probe.ts';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+function scan(hostname = 'shop.example.com'): NormalizedScan {
+  const result = normalizeScan({ hostname, signals: {} }, Date.now());
+  if (!result.ok) throw new Error(result.detail);
+  return result.scan;
+}
+
+function freshDatabase(): AppDatabase {
+  const dir = tempDir();
+  const database = openDatabase(`${dir.dir}/svc.db`);
+  migrateDatabase(database);
+  cleanups.push(() => dir.remove(), () => database.close());
+  return database;
+}
+
+const rows = (database: AppDatabase) => (database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
+
+describe('group-commit writer (DESIGN §6)', () => {
+  test('concurrent scans are committed together and each is answered after COMMIT', async () => {
+    const database = freshDatabase();
+    const writer = createScanWriter(database.sqlite);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => writer.write(scan(`h${i}.example.com`), Date.now())));
+    // A second connection sees every row: they are committed, not just queued.
+    const reader = new Database(database.file, { readonly: true });
+    expect((reader.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n).toBe(50);
+    reader.close();
+  });
+
+  test('a full batch is written at once without waiting for the end of the tick', async () => {
+    const database = freshDatabase();
+    const writer = createScanWriter(database.sqlite, 3);
+    const written = Array.from({ length: 7 }, () => writer.write(scan(), Date.now()));
+    expect(rows(database)).toBe(6); // two full batches written synchronously; one row still queued
+    await Promise.all(written);
+    expect(rows(database)).toBe(7);
+  });
+
+  test('close() commits the rows still queued and refuses new ones', async () => {
+    const database = freshDatabase();
+    const writer = createScanWriter(database.sqlite);
+    const pending = [writer.write(scan(), Date.now()), writer.write(scan(), Date.now())];
+    writer.close();
+    expect(rows(database)).toBe(2);
+    await Promise.all(pending);
+    await expect(writer.write(scan(), Date.now())).rejects.toBeInstanceOf(ApiError);
+  });
+
+  test('a failed transaction rejects every scan of its batch and writes none of them', async () => {
+    const database = freshDatabase();
+    database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    const writer = createScanWriter(database.sqlite);
+    const results = await Promise.allSettled([writer.write(scan(), Date.now()), writer.write(scan('bad.example.com'), Date.now()), writer.write(scan(), Date.now())]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(results.map((r) => r.status === 'rejected' && (r.reason as ApiError).code)).toEqual(['persistence_failed', 'persistence_failed', 'persistence_failed']);
+    expect(rows(database)).toBe(0);
+    await writer.write(scan(), Date.now()); // the next batch is unaffected
+    expect(rows(database)).toBe(1);
+  });
+});
+
+describe('spec §7 persistence failure', () => {
+  let t: TestApp;
+  afterEach(() => t?.close());
+
+  test('500 persistence_failed with error and detail when the database refuses the write', async () => {
+    t = await makeTestApp();
+    t.database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
+    const key = t.keyWith('probe:scan');
+    const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), Date.now()));
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { error: string; detail: string };
+    expect(body.error).toBe('persistence_failed');
+    expect(body.detail.length).toBeGreaterThan(0);
+    expect(body.detail).not.toContain('disk says no');
+  });
+});
+
+describe('graceful shutdown (DESIGN §5 operations)', () => {
+  test('shutdown flushes queued scans before closing the database', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const config = loadConfig({ http: '127.0.0.1:0', 'data-dir': dir.dir }, {});
+    const setup = openDatabase(config.databaseFile);
+    migrateDatabase(setup);
+    const key = (await import('../src/auth/keys.ts')).createKeyStore(setup.db, { now: () => Date.now() }).create({ scopes: ['probe:scan'] }).key;
+    setup.close();
+
+    const server = await startServer(config);
+    const body = JSON.stringify(scanPayload());
+    const sent = Array.from({ length: 20 }, () => fetch(`${server.url}${TELEMETRY}`, signedInit(key, body, Date.now())));
+    const statuses = await Promise.all(sent.map(async (r) => (await r).status));
+    await server.shutdown();
+    expect(statuses.every((s) => s === 204)).toBe(true);
+    const check = new Database(config.databaseFile, { readonly: true });
+    expect((check.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n).toBe(20);
+    check.close();
+  });
+});

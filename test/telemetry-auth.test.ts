@@ -1,0 +1,181 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { fixedClock } from '../src/lib/clock.ts';
+import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { TELEMETRY, scanPayload, signedHeaders, signedInit, tokenInit } from './helpers/probe.ts';
+
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+let t: TestApp;
+afterEach(() => t?.close());
+
+const scanCount = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
+
+async function expectError(response: Response, status: number, error: string) {
+  expect(response.status).toBe(status);
+  const body = (await response.json()) as { error: string; detail: string };
+  expect(body.error).toBe(error);
+  expect(typeof body.detail).toBe('string');
+}
+
+describe('spec §5 mode 2: signed API key', () => {
+  test('a correctly signed request is stored and answered 204 with an empty body', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW));
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe('');
+    expect(scanCount()).toBe(1);
+  });
+
+  test('the signature over a body with unicode and irregular whitespace verifies on the raw bytes', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const raw = '{ "hostname" :"shop.example.com",\n\t"signals":{"title":{"value":"Café — 日本 \\u00e9 🎉","length":12}} ,  "note": "  spaced  "   }';
+    const response = await t.request(TELEMETRY, signedInit(key, raw, NOW));
+    expect(response.status).toBe(204);
+    const row = t.database.sqlite.query('SELECT signals FROM scans').get() as { signals: string };
+    expect(JSON.parse(row.signals).title.value).toBe('Café — 日本 é 🎉');
+  });
+
+  test('the same signature fails once the body is re-serialized', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const raw = '{ "hostname" :"shop.example.com",\n\t"signals":{"title":{"value":"Café — 日本","length":9}} }';
+    const headers = signedHeaders(key, raw, NOW);
+    const reserialized = JSON.stringify(JSON.parse(raw));
+    const response = await t.request(TELEMETRY, { method: 'POST', body: reserialized, headers });
+    await expectError(response, 401, 'invalid_signature');
+    expect(scanCount()).toBe(0);
+  });
+
+  test('a timestamp exactly 5 minutes in the past or future is accepted', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW - 300_000))).status).toBe(204);
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW + 300_000))).status).toBe(204);
+  });
+
+  test('a timestamp 1 ms beyond 5 minutes either way is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW - 300_001)), 401, 'timestamp_out_of_window');
+    await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW + 300_001)), 401, 'timestamp_out_of_window');
+    expect(scanCount()).toBe(0);
+  });
+
+  test('a non-numeric timestamp is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    await expectError(await t.request(TELEMETRY, signedInit(key, body, new Date(NOW).toISOString())), 401, 'invalid_timestamp');
+    await expectError(await t.request(TELEMETRY, signedInit(key, body, `${NOW}.5`)), 401, 'invalid_timestamp');
+  });
+
+  test('a missing timestamp or signature is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    const { 'x-probe-timestamp': _ts, ...noTimestamp } = signedHeaders(key, body, NOW);
+    await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: noTimestamp }), 401, 'invalid_timestamp');
+    const { 'x-probe-signature': _sig, ...noSignature } = signedHeaders(key, body, NOW);
+    await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: noSignature }), 401, 'invalid_signature');
+  });
+
+  test('a signature made with another key is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const other = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    const headers = { ...signedHeaders(other, body, NOW), 'x-probe-key': key };
+    await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers }), 401, 'invalid_signature');
+  });
+
+  test('a key without probe:scan is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('products:read', 'dashboard:read');
+    await expectError(await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW)), 401, 'insufficient_scope');
+  });
+
+  test('a key with the admin scope is accepted', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('admin');
+    expect((await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW))).status).toBe(204);
+  });
+
+  test('a revoked key is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const { key, record } = t.keys.create({ scopes: ['probe:scan'] });
+    const body = JSON.stringify(scanPayload());
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
+    t.keys.revoke(record.id);
+    await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW)), 401, 'invalid_api_key');
+  });
+
+  test('an unknown key is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const unknown = `sk_live_${'A'.repeat(43)}`;
+    await expectError(await t.request(TELEMETRY, signedInit(unknown, JSON.stringify(scanPayload()), NOW)), 401, 'invalid_api_key');
+  });
+});
+
+describe('spec §5 mode 1: public token', () => {
+  test('a verified lead token is accepted', async () => {
+    t = await makeTestApp();
+    const { apiToken } = t.leads.create('verified@example.com', true);
+    expect((await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()))).status).toBe(204);
+    expect(scanCount()).toBe(1);
+  });
+
+  test('a token of an unverified lead is accepted (at the anonymous tier)', async () => {
+    t = await makeTestApp();
+    const { apiToken } = t.leads.create('new@example.com');
+    const response = await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()));
+    expect(response.status).toBe(204);
+    expect(response.headers.get('ratelimit-policy')).toBe('"anonymous";q=10;w=60');
+  });
+
+  test('a rotated-away token is rejected with 401 and the new one works', async () => {
+    t = await makeTestApp();
+    const { lead, apiToken } = t.leads.create('rotate@example.com', true);
+    const fresh = t.leads.rotate(lead.id)!;
+    await expectError(await t.request(TELEMETRY, tokenInit(apiToken, scanPayload())), 401, 'invalid_token');
+    expect((await t.request(TELEMETRY, tokenInit(fresh, scanPayload()))).status).toBe(204);
+  });
+
+  test('a revoked token is rejected with 401', async () => {
+    t = await makeTestApp();
+    const { lead, apiToken } = t.leads.create('revoke@example.com', true);
+    t.leads.revoke(lead.id);
+    await expectError(await t.request(TELEMETRY, tokenInit(apiToken, scanPayload())), 401, 'invalid_token');
+    expect(scanCount()).toBe(0);
+  });
+
+  test('an unknown token is rejected with 401', async () => {
+    t = await makeTestApp();
+    await expectError(await t.request(TELEMETRY, tokenInit('x'.repeat(43), scanPayload())), 401, 'invalid_token');
+  });
+});
+
+describe('telemetry authentication (DESIGN §5)', () => {
+  test('no authentication headers at all is 401', async () => {
+    t = await makeTestApp();
+    const response = await t.request(TELEMETRY, { method: 'POST', body: JSON.stringify(scanPayload()), headers: { 'content-type': 'application/json' } });
+    await expectError(response, 401, 'missing_credentials');
+  });
+
+  test('headers of both modes at once are 401 ambiguous_auth', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const { apiToken } = t.leads.create('both@example.com', true);
+    const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW, { 'x-probe-token': apiToken }));
+    await expectError(response, 401, 'ambiguous_auth');
+    expect(scanCount()).toBe(0);
+  });
+
+  test('a token with only a stray mode-2 header is ambiguous too', async () => {
+    t = await makeTestApp();
+    const { apiToken } = t.leads.create('stray@example.com', true);
+    await expectError(await t.request(TELEMETRY, tokenInit(apiToken, scanPayload(), { 'x-probe-timestamp': String(Date.now()) })), 401, 'ambiguous_auth');
+  });
+});

@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { fixedClock } from '../src/lib/clock.ts';
+import { normalizeScan } from '../src/telemetry/payload.ts';
+import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { TELEMETRY, scanPayload, signedInit } from './helpers/probe.ts';
+
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+let t: TestApp;
+let key: string;
+beforeAll(async () => {
+  t = await makeTestApp({ clock: fixedClock(NOW) });
+  key = t.keyWith('probe:scan');
+});
+afterAll(() => t.close());
+
+interface StoredScan {
+  hostname: string;
+  url: string;
+  scanned_at: number;
+  received_at: number;
+  country: string | null;
+  platform: string | null;
+  platform_confidence: number | null;
+  page_type: string | null;
+  grade: string;
+  percentage: number;
+  svc_detected: number | null;
+  svc_version: string | null;
+  vertical: string | null;
+  has_title: number | null;
+  has_json_ld: number | null;
+  has_robots: number | null;
+  signals: Record<string, unknown>;
+  quality: Record<string, unknown>;
+  data: Record<string, unknown>;
+}
+
+let marker = 0;
+/** Send `payload` signed, expect 204, and return the row it made (found by a unique marker field). */
+async function store(payload: Record<string, unknown>): Promise<StoredScan> {
+  const id = `m${++marker}`;
+  const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify({ ...payload, testMarker: id }), NOW));
+  expect(response.status).toBe(204);
+  const row = t.database.sqlite.query("SELECT * FROM scans WHERE json_extract(data, '$.testMarker') = ?").get(id) as Record<string, unknown>;
+  const parsed = { ...row, signals: JSON.parse(row.signals as string), quality: JSON.parse(row.quality as string), data: JSON.parse(row.data as string) };
+  delete parsed.data.testMarker;
+  return parsed as unknown as StoredScan;
+}
+
+async function rejected(body: string): Promise<{ status: number; body: { error: string; detail: string } }> {
+  const response = await t.request(TELEMETRY, signedInit(key, body, NOW));
+  return { status: response.status, body: (await response.json()) as { error: string; detail: string } };
+}
+
+const count = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
+
+describe('spec §2.1 required fields', () => {
+  test('malformed JSON is 400', async () => {
+    expect(await rejected('{"hostname": "a.com", "signals": {')).toMatchObject({ status: 400, body: { error: 'malformed_json' } });
+  });
+
+  test('a body that is not a JSON object is 400', async () => {
+    for (const body of ['[]', '"text"', '42', 'null']) expect((await rejected(body)).status).toBe(400);
+  });
+
+  test('missing hostname is 400', async () => {
+    expect(await rejected(JSON.stringify({ signals: {} }))).toMatchObject({ status: 400, body: { error: 'missing_field' } });
+  });
+
+  test('a hostname with a scheme, path, port or whitespace is 400', async () => {
+    for (const hostname of ['https://a.com', 'a.com/path', 'a.com:8080', 'a .com', ' a.com', '', 42, 'a'.repeat(254)]) {
+      const result = await rejected(JSON.stringify({ hostname, signals: {} }));
+      expect({ hostname, status: result.status, error: result.body.error }).toEqual({ hostname, status: 400, error: 'invalid_field' });
+    }
+  });
+
+  test('missing signals is 400', async () => {
+    expect(await rejected(JSON.stringify({ hostname: 'a.com' }))).toMatchObject({ status: 400, body: { error: 'missing_field' } });
+  });
+
+  test('signals that are not an object are 400', async () => {
+    for (const signals of [[], 'x', null, 1]) {
+      expect(await rejected(JSON.stringify({ hostname: 'a.com', signals }))).toMatchObject({ status: 400, body: { error: 'invalid_field' } });
+    }
+  });
+
+  test('nothing is stored for a rejected payload', async () => {
+    const before = count();
+    await rejected(JSON.stringify({ hostname: 'a.com' }));
+    expect(count()).toBe(before);
+  });
+
+  test('the hostname is stored lower-case', async () => {
+    expect((await store(scanPayload({ hostname: 'Shop.Example.COM' }))).hostname).toBe('shop.example.com');
+  });
+});
+
+describe('spec §2.1 defaults', () => {
+  test('a minimal payload gets url https://<hostname>/, scannedAt = server time, grade F, percentage 0', async () => {
+    const row = await store({ hostname: 'min.example.com', signals: {} });
+    expect(row).toMatchObject({ url: 'https://min.example.com/', scanned_at: NOW, received_at: NOW, grade: 'F', percentage: 0 });
+    expect(row).toMatchObject({ platform: null, page_type: null, country: null, svc_detected: null, vertical: null });
+    expect(row.quality).toEqual({ grade: 'F', percentage: 0 });
+    expect(row.data).toEqual({});
+  });
+
+  test('a complete valid payload fills every column', async () => {
+    const row = await store({
+      url: 'https://shop.example.com/products/tea',
+      hostname: 'shop.example.com',
+      scannedAt: '2026-02-28T10:00:00.123Z',
+      platform: { platform: 'platform-b', confidence: 0.92 },
+      pageType: 'product',
+      svc: { detected: true, version: '1.2.3' },
+      signals: { title: { value: 'Tea', length: 3 }, robots: 'index,follow', jsonLd: [{ '@type': 'Product' }] },
+      signalPresence: { title: true, description: false, jsonLd: true, openGraph: false, h1: true, canonical: true, robots: true },
+      quality: { grade: 'B', percentage: 81.5, title: 9, jsonLd: 7 },
+      country: 'nl',
+      vertical: 'food',
+    });
+    expect(row).toMatchObject({
+      url: 'https://shop.example.com/products/tea',
+      scanned_at: Date.parse('2026-02-28T10:00:00.123Z'),
+      platform: 'platform-b',
+      platform_confidence: 0.92,
+      page_type: 'product',
+      svc_detected: 1,
+      svc_version: '1.2.3',
+      grade: 'B',
+      percentage: 81.5,
+      country: 'NL',
+      vertical: 'food',
+      has_title: 1,
+      has_json_ld: 1,
+      has_robots: 1,
+    });
+    expect(row.quality).toEqual({ grade: 'B', percentage: 81.5, title: 9, jsonLd: 7 });
+    expect(row.data).toEqual({});
+  });
+
+  test('the server strips query and hash from url', async () => {
+    expect((await store(scanPayload({ url: 'https://shop.example.com/p?utm=1&x=2#reviews' }))).url).toBe('https://shop.example.com/p');
+  });
+
+  test('two identical payloads make two rows (not idempotent)', async () => {
+    const before = count();
+    const body = JSON.stringify(scanPayload({ url: 'https://twice.example.com/', scannedAt: '2026-02-28T10:00:00Z' }));
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
+    expect(count()).toBe(before + 2);
+  });
+
+  test('unknown fields are kept in data', async () => {
+    const row = await store(scanPayload({ extensionVersion: '4.1', diagnostics: { ms: 120, errors: ['x'] } }));
+    expect(row.data).toEqual({ extensionVersion: '4.1', diagnostics: { ms: 120, errors: ['x'] } });
+  });
+});
+
+describe('spec §2.1 best-effort fields degrade: left out of their column, raw value kept in data, scan accepted', () => {
+  const cases: [string, Record<string, unknown>, Partial<StoredScan>][] = [
+    ['a url that is not absolute http(s)', { url: 'ftp://shop.example.com/x' }, { url: 'https://shop.example.com/' }],
+    ['a relative url', { url: '/products/tea' }, { url: 'https://shop.example.com/' }],
+    ['a url over 2048 characters', { url: `https://shop.example.com/${'a'.repeat(2048)}` }, { url: 'https://shop.example.com/' }],
+    ['a scannedAt that is not ISO-8601', { scannedAt: 'yesterday' }, { scanned_at: NOW }],
+    ['a scannedAt given as epoch ms', { scannedAt: 1772000000000 }, { scanned_at: NOW }],
+    ['a scannedAt without a time zone', { scannedAt: '2026-02-28T10:00:00' }, { scanned_at: NOW }],
+    ['a platform outside the enum', { platform: { platform: 'wordpress', confidence: 0.5 } }, { platform: null, platform_confidence: 0.5 }],
+    ['a platform confidence above 1', { platform: { platform: 'platform-a', confidence: 1.5 } }, { platform: 'platform-a', platform_confidence: null }],
+    ['a platform confidence below 0', { platform: { platform: 'custom', confidence: -0.1 } }, { platform: 'custom', platform_confidence: null }],
+    ['a platform that is a string', { platform: 'platform-a' }, { platform: null }],
+    ['a pageType outside the enum', { pageType: 'blog' }, { page_type: null }],
+    ['a grade outside A–F', { quality: { grade: 'G', percentage: 50 } }, { grade: 'F', percentage: 50 }],
+    ['a percentage above 100', { quality: { grade: 'A', percentage: 101 } }, { grade: 'A', percentage: 0 }],
+    ['a percentage that is a string', { quality: { grade: 'C', percentage: '80' } }, { grade: 'C', percentage: 0 }],
+    ['a country that is not ISO 3166-1 alpha-2', { country: 'USA' }, { country: null }],
+    ['a reserved country code', { country: 'ZZ' }, { country: null }],
+    ['an svc.detected that is not boolean', { svc: { detected: 'yes', version: '1' } }, { svc_detected: null, svc_version: '1' }],
+    ['a signalPresence value that is not boolean', { signalPresence: { title: 'yes', jsonLd: true } }, { has_title: null, has_json_ld: 1 }],
+    ['a vertical over 64 characters', { vertical: 'v'.repeat(65) }, { vertical: null }],
+    ['a vertical that is not a string', { vertical: 7 }, { vertical: null }],
+    ['a url with credentials', { url: 'https://user:pw@shop.example.com/' }, { url: 'https://shop.example.com/' }],
+    ['an svc.version over 64 characters', { svc: { detected: true, version: '1'.repeat(65) } }, { svc_detected: 1, svc_version: null }],
+    ['a per-signal quality score that is not an integer', { quality: { grade: 'B', percentage: 70, title: 'good' } }, { grade: 'B', percentage: 70 }],
+    ['an unknown signalPresence key', { signalPresence: { title: true, sitemap: true } }, { has_title: 1 }],
+  ];
+  for (const [name, fields, expected] of cases) {
+    test(name, async () => {
+      const row = await store(scanPayload(fields));
+      expect(row).toMatchObject(expected);
+      const [field, raw] = Object.entries(fields)[0]!;
+      expect(row.data[field]).toEqual(raw);
+    });
+  }
+
+  test('an invalid known signal is dropped from signals and the raw signals kept in data', async () => {
+    const signals = { title: { value: 'x'.repeat(2049) }, robots: 'noindex', custom: { a: 1 } };
+    const row = await store({ hostname: 'shop.example.com', signals });
+    expect(row.signals).toEqual({ robots: 'noindex', custom: { a: 1 } });
+    expect(row.data.signals).toEqual(signals);
+  });
+
+  test('an explicit valid country is stored upper-case', async () => {
+    expect((await store(scanPayload({ country: 'de' }))).country).toBe('DE');
+  });
+});
+
+describe('pipeline order (DESIGN §7)', () => {
+  test('an oversize declared body is 413 before it is read', async () => {
+    const body = JSON.stringify(scanPayload({ padding: 'x'.repeat(t.config.maxBodyBytes) }));
+    const response = await t.request(TELEMETRY, { ...signedInit(key, body, NOW), headers: { ...(signedInit(key, body, NOW).headers as Record<string, string>), 'content-length': String(body.length) } });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: string }).error).toBe('payload_too_large');
+  });
+
+  test('an oversize body without Content-Length is cut off at the limit with 413', async () => {
+    const body = JSON.stringify(scanPayload({ padding: 'x'.repeat(t.config.maxBodyBytes) }));
+    const stream = new Blob([body]).stream();
+    const response = await t.request(TELEMETRY, { ...signedInit(key, body, NOW), body: stream });
+    expect(response.status).toBe(413);
+  });
+
+  test('authentication comes before parsing: malformed JSON without credentials is 401, not 400', async () => {
+    const response = await t.request(TELEMETRY, { method: 'POST', body: '{not json' });
+    expect(response.status).toBe(401);
+  });
+
+  test('a signed malformed body is 400 malformed_json', async () => {
+    expect(await rejected('{not json')).toMatchObject({ status: 400, body: { error: 'malformed_json' } });
+  });
+});
+
+describe('normalizeScan (shared with the bulk endpoint)', () => {
+  test('returns an error code and detail instead of throwing', () => {
+    expect(normalizeScan({ signals: {} }, NOW)).toEqual({ ok: false, error: 'missing_field', detail: 'hostname is required' });
+  });
+
+  test('accepts a trailing dot and an IPv4 host', () => {
+    const dotted = normalizeScan({ hostname: 'a.com.', signals: {} }, NOW);
+    expect(dotted.ok && dotted.scan.hostname).toBe('a.com');
+    const ip = normalizeScan({ hostname: '192.0.2.1', signals: {} }, NOW);
+    expect(ip.ok && ip.scan.url).toBe('https://192.0.2.1/');
+  });
+});
