@@ -10,3 +10,15 @@ export const json = (status: number, body: unknown) => Response.json(body, { sta
 export interface Outage {
   status: number | null;
 }
+
+/**
+ * POST a delivery the way the platform would, after applying a test's header overrides (a value of
+ * null removes that header: how the tamper suites drop a signature or a source).
+ */
+export function postDelivery(url: string, headers: Record<string, string>, overrides: Record<string, string | null> | undefined, body: string) {
+  for (const [name, value] of Object.entries(overrides ?? {})) {
+    if (value === null) delete headers[name];
+    else headers[name] = value;
+  }
+  return fetch(url, { method: 'POST', headers, body });
+}

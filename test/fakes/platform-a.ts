@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { json, startFake, type Outage } from './http.ts';
+import { json, postDelivery, startFake, type Outage } from './http.ts';
 
 export interface FakeShop {
   domain: string;
@@ -85,11 +85,7 @@ export function startFakePlatformA(shops: FakeShop[]) {
       'x-platform-a-event-id': options.eventId ?? `evt-${eventCounter++}`,
       'x-platform-a-triggered-at': options.triggeredAt ?? new Date().toISOString(),
     };
-    for (const [name, value] of Object.entries(options.headers ?? {})) {
-      if (value === null) delete headers[name];
-      else headers[name] = value;
-    }
-    return fetch(url, { method: 'POST', headers, body });
+    return postDelivery(url, headers, options.headers, body);
   }
 
   return {

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { json, startFake, type Outage } from './http.ts';
+import { json, postDelivery, startFake, type Outage } from './http.ts';
 
 export interface CHook {
   id: number;
@@ -64,11 +64,7 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
       'x-platform-c-webhook-id': '1',
       'x-platform-c-webhook-delivery-id': crypto.randomUUID(),
     };
-    for (const [name, value] of Object.entries(options.headers ?? {})) {
-      if (value === null) delete headers[name];
-      else headers[name] = value;
-    }
-    return fetch(url, { method: 'POST', headers, body });
+    return postDelivery(url, headers, options.headers, body);
   }
 
   return {
