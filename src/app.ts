@@ -10,6 +10,12 @@ import { payloadTooLarge } from './lib/body.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
 import { catalogRoutes } from './catalog/routes.ts';
+import { enrichmentRoutes } from './enrichment/routes.ts';
+import { createEnrichmentStore } from './enrichment/store.ts';
+import { adminFaqRoutes, publicFaqRoutes } from './faqs/routes.ts';
+import { createFaqStore } from './faqs/store.ts';
+import { signalRoutes } from './signals/routes.ts';
+import { createSignalService } from './signals/service.ts';
 import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -64,6 +70,11 @@ export function createApp(deps: AppDeps) {
   const maxBodyBytes = config.maxBodyBytes;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
+  const faqs = createFaqStore(database.db, clock);
+  const enrichments = createEnrichmentStore(database.db, clock);
+  const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl });
+  const storeOf = webhooks.stores.get;
+  const storeExists = (id: string) => storeOf(id) !== null;
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
@@ -81,7 +92,11 @@ export function createApp(deps: AppDeps) {
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
-    .use(catalogRoutes(webhooks.catalog, (id) => webhooks.stores.get(id) !== null))
+    .use(catalogRoutes(webhooks.catalog, storeExists))
+    .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
+    .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
+    .use(publicFaqRoutes({ faqs, keys, catalog: webhooks.catalog, storeOf }))
+    .use(signalRoutes(signals))
     .use(webhookRoutes(webhooks.receivers));
 }
 

@@ -3,3 +3,4 @@ export * from './auth.ts';
 export * from './stores.ts';
 export * from './catalog.ts';
 export * from './webhooks.ts';
+export * from './content.ts';
