@@ -1,8 +1,11 @@
 import { t } from 'elysia';
 import { FAQ_ENTITY_TYPES, FAQ_STATUSES } from '../db/schema/index.ts';
 
-const entityType = t.UnionEnum([...FAQ_ENTITY_TYPES]);
-const status = t.UnionEnum([...FAQ_STATUSES]);
+// Literal unions, not t.UnionEnum: Elysia fills an absent UnionEnum with its first value, which would
+// turn a PATCH without `status` into "pending".
+const oneOf = <T extends string>(values: readonly T[]) => t.Union(values.map((value) => t.Literal(value)));
+const entityType = oneOf(FAQ_ENTITY_TYPES);
+const status = oneOf(FAQ_STATUSES);
 const entityRef = t.String({ minLength: 1, maxLength: 255 });
 // Raw input caps; the cleaned text is checked again (question at most 500 characters).
 const question = t.String({ minLength: 1, maxLength: 2000 });
@@ -16,7 +19,7 @@ export const createFaqBody = t.Object(
 
 export const updateFaqBody = t.Object(
   { question: t.Optional(question), answer: t.Optional(answer), status: t.Optional(status), position: t.Optional(position) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 
 export const listFaqQuery = t.Object({ storeId: t.String({ minLength: 1, maxLength: 64 }), entityType, entityRef }, { additionalProperties: false });

@@ -32,7 +32,14 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
     )
     .get('/', ({ query }) => ({ items: faqs.listByEntity(store(query.storeId).id, query.entityType, query.entityRef).map(toFaqView) }), { query: listFaqQuery })
     .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams })
-    .patch('/:id', ({ params, body }) => toFaqView(orNotFound(faqs.update(params.id, body), 'FAQ entry', params.id)), { params: faqParams, body: updateFaqBody })
+    .patch(
+      '/:id',
+      ({ params, body }) => {
+        if (Object.keys(body).length === 0) throw new ApiError(400, 'invalid_request', 'body: name at least one of question, answer, status, position');
+        return toFaqView(orNotFound(faqs.update(params.id, body), 'FAQ entry', params.id));
+      },
+      { params: faqParams, body: updateFaqBody },
+    )
     .delete(
       '/:id',
       ({ params, set }) => {
