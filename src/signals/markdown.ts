@@ -11,7 +11,8 @@ export function markdownText(text: string): string {
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/[\\`*_{}[\]()<>#!|~&"]/g, '\\$&')
-    .replace(/^([-+=:]|\d+[.)])/, (start) => start.replace(/([-+=:.)])$/, '\\$1'))
+    .replace(/^[-+=]/, '\\$&')
+    .replace(/^(\d+)([.)])(?=\s|$)/, '$1\\$2')
     .replace(/:\/\//g, ':\\/\\/')
     .replace(/\bwww\./gi, (www) => `${www.slice(0, 3)}\\.`);
 }

@@ -3,6 +3,7 @@ import type { Availability, Platform } from '../db/schema/index.ts';
 import type { FaqStore } from '../faqs/store.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
+import { stripControlCharacters } from '../lib/html.ts';
 import { renderSignal, signalLinks, type SignalFormat, type SignalSource } from './render.ts';
 
 /** One enriched, live catalogue row of the requested platform product id, with its store and version stamps. */
@@ -89,14 +90,15 @@ export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStor
       platform,
       productId: row.productId,
       storeDomain: row.storeDomain,
-      title: row.title,
-      descriptionText: row.descriptionText,
+      // Catalogue text comes from the platform as sent: no control character reaches any format.
+      title: stripControlCharacters(row.title),
+      descriptionText: row.descriptionText === null ? null : stripControlCharacters(row.descriptionText),
       price: row.price,
       currency: row.storeCurrency ?? row.productCurrency,
       availability: row.availability,
-      sku: row.sku,
-      gtin: row.gtin,
-      brand: row.brand,
+      sku: row.sku === null ? null : stripControlCharacters(row.sku),
+      gtin: row.gtin === null ? null : stripControlCharacters(row.gtin),
+      brand: row.brand === null ? null : stripControlCharacters(row.brand),
       images: JSON.parse(row.images),
       url: row.url,
       summary: row.summary,
