@@ -7,12 +7,14 @@ import type { Config } from './config.ts';
 import type { AppDatabase } from './db/index.ts';
 import { healthRoutes } from './health/routes.ts';
 import { payloadTooLarge } from './lib/body.ts';
+import { createChangeStamp } from './lib/change-stamp.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { enrichmentRoutes } from './enrichment/routes.ts';
 import { createEnrichmentStore } from './enrichment/store.ts';
 import { adminFaqRoutes, publicFaqRoutes } from './faqs/routes.ts';
+import { createPublicFaqs } from './faqs/public.ts';
 import { createFaqStore } from './faqs/store.ts';
 import { signalRoutes } from './signals/routes.ts';
 import { createSignalService } from './signals/service.ts';
@@ -72,7 +74,9 @@ export function createApp(deps: AppDeps) {
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
-  const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl });
+  const changeStamp = createChangeStamp(database.sqlite);
+  const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl, changeStamp });
+  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
 
@@ -95,7 +99,7 @@ export function createApp(deps: AppDeps) {
     .use(catalogRoutes(webhooks.catalog, storeExists))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
-    .use(publicFaqRoutes({ faqs, keys, catalog: webhooks.catalog, storeOf }))
+    .use(publicFaqRoutes(publicFaqs, keys))
     .use(signalRoutes(signals))
     .use(webhookRoutes(webhooks.receivers));
 }

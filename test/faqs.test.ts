@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { addFaq, patchFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
 
@@ -183,6 +184,22 @@ describe('public FAQ endpoint for the widget', () => {
     expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
     t.keys.revoke(record.id);
     expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(403);
+  });
+
+  test('a key revoked by another process (another database connection) is refused at once, though its answer was cached', async () => {
+    const { key, record } = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
+    const other = new Database(t.config.databaseFile);
+    other.run('UPDATE api_keys SET revoked_at = 1 WHERE id = ?', [record.id]);
+    other.close();
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(403);
+  });
+
+  test('a cached answer still checks the origin of every request', async () => {
+    expect((await get('type=product&ref=tote', fromShop())).status).toBe(200);
+    expect((await get('type=product&ref=tote', fromShop({ Origin: 'https://evil.test' }))).status).toBe(403);
+    expect((await get('type=product&ref=tote', { 'X-Api-Key': widgetKey })).status).toBe(403);
   });
 
   test('an admin key implies products:read', async () => {

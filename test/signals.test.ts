@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import { createHmac } from 'node:crypto';
 import { fixedClock } from '../src/lib/clock.ts';
 import { platformAProduct } from './fakes/payloads.ts';
@@ -385,6 +386,15 @@ describe('caching headers and invalidation', () => {
     await etag();
     expect(etags.size).toBe(5);
     expect(await (await signal('platform-a', 101, 'llm')).json()).toMatchObject({ summary: 'Changed summary.', faqs: [{ question: 'Does it fit a laptop?' }] });
+  });
+
+  test('a change committed by another database connection is seen at once despite the render cache', async () => {
+    const storeId = await enrichedProduct('platform-a', 101, SHOP);
+    expect((await signal('platform-a', 101, 'jsonld')).status).toBe(200);
+    const other = new Database(t.config.databaseFile);
+    other.run('UPDATE stores SET signals_withdrawn_at = 1, status = ? WHERE id = ?', ['inactive', storeId]);
+    other.close();
+    expect((await signal('platform-a', 101, 'jsonld')).status).toBe(410);
   });
 
   test('Last-Modified is the latest of the product, enrichment and FAQ change times', async () => {

@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
 import type { KeyStore } from '../auth/keys.ts';
-import type { Catalog } from '../catalog/products.ts';
-import { FAQ_ENTITY_TYPES, type FaqEntityType, type StoreRow } from '../db/schema/index.ts';
+import type { StoreRow } from '../db/schema/index.ts';
 import { jsonBodyParser } from '../lib/body.ts';
 import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
-import { etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
-import { authorizeWidget, preflightAllowed } from './access.ts';
+import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { preflightAllowed } from './access.ts';
+import type { PublicFaqs } from './public.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
 
@@ -50,13 +50,6 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
     );
 }
 
-export interface PublicFaqDeps {
-  faqs: FaqStore;
-  keys: KeyStore;
-  catalog: Pick<Catalog, 'refsOf'>;
-  storeOf: (id: string) => StoreRow | null;
-}
-
 const PREFLIGHT_MAX_AGE = '600';
 
 /**
@@ -64,7 +57,7 @@ const PREFLIGHT_MAX_AGE = '600';
  * request (403 otherwise); CORS echoes the verified origin only. Content depends on the key's store,
  * so shared caches must not share it: `private` and `Vary: Origin, X-Api-Key`.
  */
-export function publicFaqRoutes({ faqs, keys, catalog, storeOf }: PublicFaqDeps) {
+export function publicFaqRoutes(publicFaqs: PublicFaqs, keys: KeyStore) {
   return new Elysia({ name: 'faqs-public', prefix: '/api/v1/public/faqs' })
     .options('/', ({ request }) => {
       const origin = request.headers.get('origin');
@@ -83,23 +76,13 @@ export function publicFaqRoutes({ faqs, keys, catalog, storeOf }: PublicFaqDeps)
     .get('/', ({ request }) => {
       const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
       try {
-        const { key, origin } = authorizeWidget(keys, request.headers);
-        if (origin) cors['Access-Control-Allow-Origin'] = origin;
-        const url = new URL(request.url);
-        const type = url.searchParams.get('type') ?? '';
-        const ref = url.searchParams.get('ref') ?? '';
-        if (!(FAQ_ENTITY_TYPES as readonly string[]).includes(type)) throw new ApiError(400, 'invalid_request', `type: must be one of ${FAQ_ENTITY_TYPES.join(', ')}`);
-        if (ref.length === 0 || ref.length > 255) throw new ApiError(400, 'invalid_request', 'ref: between 1 and 255 characters');
-        const store = storeOf(key.storeId);
-        if (store?.signalsWithdrawnAt) throw new ApiError(410, 'signals_withdrawn', 'the store uninstalled svc; its content is withdrawn');
-        if (!store || store.status !== 'active') throw new ApiError(404, 'not_found', 'the store of this key is not active');
-        const refs = type === 'product' ? catalog.refsOf(store.id, ref) : [ref];
-        const body = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type as FaqEntityType, refs) });
-        const headers = { ...cors, ETag: etagOf(body), 'Cache-Control': 'private, max-age=60' };
-        if (matchesIfNoneMatch(request, headers.ETag)) return notModified(headers);
-        return new Response(body, { headers: { ...headers, 'Content-Type': 'application/json' } });
+        const answer = publicFaqs.answer(request);
+        if (answer.origin) cors['Access-Control-Allow-Origin'] = answer.origin;
+        const headers = { ...cors, ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
+        if (matchesIfNoneMatch(request, answer.etag)) return notModified(headers);
+        return new Response(answer.body, { headers: { ...headers, 'Content-Type': 'application/json' } });
       } catch (error) {
-        if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, cors);
+        if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
         throw error;
       }
     });

@@ -43,11 +43,15 @@ export interface RenderedSignal {
 }
 
 interface CacheEntry {
-  stamp: string;
+  /** Database change stamp when the entry was last validated: while unchanged, nothing needs reading. */
+  dbStamp: string;
+  rowId: string;
+  /** The product's own version (product, enrichment, FAQ and store change times). */
+  version: string;
   rendered: Partial<Record<SignalFormat, RenderedSignal>>;
 }
 
-/** Rendered products kept in memory; keys are catalogue rows (not client input), and the map is capped anyway. */
+/** Rendered products kept in memory, keyed by platform and product id; only served products get an entry, and the map is capped. */
 const CACHE_LIMIT = 5000;
 
 // A product's FAQs are filed under its platform id or its handle. `total` of the change stamps is a
@@ -80,9 +84,25 @@ function choose(candidates: Candidate[], platform: Platform, productId: string):
   throw new ApiError(404, 'not_found', `no enriched ${what} in an active store`);
 }
 
-export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStore, 'approved'>; baseUrl: string }) {
+export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStore, 'approved'>; baseUrl: string; changeStamp: () => string }) {
   const candidates = deps.sqlite.query<Candidate, { $platform: string; $productId: string }>(CANDIDATES_SQL);
   const cache = new Map<string, CacheEntry>();
+
+  /** Validate (or build) the cache entry of a product against the database. */
+  function refresh(platform: Platform, productId: string, key: string, dbStamp: string): { entry: CacheEntry; row: Candidate } {
+    const row = choose(candidates.all({ $platform: platform, $productId: productId }), platform, productId);
+    const version = `${row.syncedAt}:${row.enrichedAt}:${row.faqStamp}:${row.storeUpdatedAt}`;
+    let entry = cache.get(key);
+    if (entry && entry.rowId === row.rowId && entry.version === version) {
+      entry.dbStamp = dbStamp;
+    } else {
+      entry = { dbStamp, rowId: row.rowId, version, rendered: {} };
+      cache.delete(key);
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+      cache.set(key, entry);
+    }
+    return { entry, row };
+  }
 
   function sourceOf(row: Candidate, platform: Platform): SignalSource {
     const refs = row.handle !== null ? [row.productId, row.handle] : [row.productId];
@@ -110,17 +130,13 @@ export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStor
   }
 
   return {
-    /** The rendered signal, from the cache while the product's version stamp is unchanged. */
+    /** The rendered signal, from the cache while neither the database nor the product's version moved. */
     render(platform: Platform, productId: string, format: SignalFormat): RenderedSignal {
-      const row = choose(candidates.all({ $platform: platform, $productId: productId }), platform, productId);
-      const stamp = `${row.syncedAt}:${row.enrichedAt}:${row.faqStamp}:${row.storeUpdatedAt}`;
-      let entry = cache.get(row.rowId);
-      if (entry?.stamp !== stamp) {
-        entry = { stamp, rendered: {} };
-        cache.delete(row.rowId);
-        if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-        cache.set(row.rowId, entry);
-      }
+      const key = `${platform}\n${productId}`;
+      const dbStamp = deps.changeStamp();
+      const cached = cache.get(key);
+      if (cached?.dbStamp === dbStamp && cached.rendered[format]) return cached.rendered[format];
+      const { entry, row } = refresh(platform, productId, key, dbStamp);
       let rendered = entry.rendered[format];
       if (!rendered) {
         const source = sourceOf(row, platform);
