@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
-import { createHmac } from 'node:crypto';
 import { fixedClock } from '../src/lib/clock.ts';
 import { platformAProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
-import { addFaq, ENRICHMENT, enrich, patchFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
+import { addFaq, ENRICHMENT, enrich, patchFaq, realisticProduct, seedStore, signedPlatformADelivery, syncProduct } from './helpers/signals.ts';
 
 const BASE = 'https://svc.example';
 const APP_SECRET = 'svc-app-secret';
@@ -321,20 +320,7 @@ describe('which products have signals', () => {
   });
 });
 
-async function deliver(topic: string, payload: unknown): Promise<Response> {
-  const body = JSON.stringify(payload);
-  return t.request('/api/v1/webhooks/platform-a', {
-    method: 'POST',
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'X-Platform-A-Topic': topic,
-      'X-Platform-A-Shop-Domain': SHOP,
-      'X-Platform-A-Hmac-Sha256': createHmac('sha256', APP_SECRET).update(body).digest('base64'),
-      'X-Platform-A-Event-Id': crypto.randomUUID(),
-    },
-  });
-}
+const deliver = (topic: string, payload: unknown) => t.request('/api/v1/webhooks/platform-a', signedPlatformADelivery(APP_SECRET, SHOP, topic, payload));
 
 describe('caching headers and invalidation', () => {
   test('every format carries ETag, Last-Modified and Cache-Control, and answers 304 to If-None-Match', async () => {

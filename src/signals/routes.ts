@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia';
 import { PLATFORMS, type Platform } from '../db/schema/index.ts';
-import { ApiError } from '../lib/errors.ts';
+import { ApiError, errorResponse } from '../lib/errors.ts';
 import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
-import type { SignalService } from './service.ts';
+import type { RenderedSignal, SignalService } from './service.ts';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -19,8 +19,15 @@ function parseFile(file: string): { productId: string; format: SignalFormat } | 
 export function signalRoutes(signals: SignalService) {
   const serve = (platform: Platform) => ({ params, request }: { params: { file: string }; request: Request }) => {
     const parsed = parseFile(params.file);
-    if (!parsed) throw new ApiError(404, 'not_found', 'signal URLs end in .jsonld, .llm, .md or .meta');
-    const rendered = signals.render(platform, parsed.productId, parsed.format);
+    if (!parsed) return errorResponse(404, 'not_found', 'signal URLs end in .jsonld, .llm, .md or .meta');
+    let rendered: RenderedSignal;
+    try {
+      rendered = signals.render(platform, parsed.productId, parsed.format);
+    } catch (error) {
+      // Answered here rather than through the app's error hook: crawlers ask for many unknown ids.
+      if (error instanceof ApiError) return error.toResponse();
+      throw error;
+    }
     const headers = {
       ETag: rendered.etag,
       'Last-Modified': new Date(rendered.lastModified).toUTCString(),

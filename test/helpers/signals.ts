@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Platform } from '../../src/db/schema/index.ts';
 import { platformAProduct as mapA } from '../../src/platforms/platform-a.ts';
 import { platformBProduct as mapB } from '../../src/platforms/platform-b.ts';
@@ -50,4 +51,20 @@ export async function addFaq(t: TestApp, body: Record<string, unknown>): Promise
 
 export async function patchFaq(t: TestApp, id: string, body: Record<string, unknown>): Promise<Response> {
   return t.request(`/api/v1/admin/faqs/${id}`, jsonRequest('PATCH', body, bearer(t.keyWith('admin'))));
+}
+
+/** A platform-A webhook delivery signed with `secret` (the HMAC of the raw body), with a fresh event id. */
+export function signedPlatformADelivery(secret: string, shop: string, topic: string, payload: unknown): RequestInit {
+  const body = JSON.stringify(payload);
+  return {
+    method: 'POST',
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'X-Platform-A-Topic': topic,
+      'X-Platform-A-Shop-Domain': shop,
+      'X-Platform-A-Hmac-Sha256': createHmac('sha256', secret).update(body).digest('base64'),
+      'X-Platform-A-Event-Id': crypto.randomUUID(),
+    },
+  };
 }
