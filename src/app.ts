@@ -9,9 +9,17 @@ import type { GeoLookup } from './geo/lookup.ts';
 import { healthRoutes } from './health/routes.ts';
 import { payloadTooLarge } from './lib/body.ts';
 import { clientAddress, type PeerAddress } from './lib/client-ip.ts';
+import { createChangeStamp } from './lib/change-stamp.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
 import { catalogRoutes } from './catalog/routes.ts';
+import { enrichmentRoutes } from './enrichment/routes.ts';
+import { createEnrichmentStore } from './enrichment/store.ts';
+import { adminFaqRoutes, publicFaqRoutes } from './faqs/routes.ts';
+import { createPublicFaqs } from './faqs/public.ts';
+import { createFaqStore } from './faqs/store.ts';
+import { signalRoutes } from './signals/routes.ts';
+import { createSignalService } from './signals/service.ts';
 import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -82,6 +90,13 @@ export function createApp(deps: AppDeps) {
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
   const admission = probeAdmission({ keys, leads, limiter, clientIp });
+  const faqs = createFaqStore(database.db, clock);
+  const enrichments = createEnrichmentStore(database.db, clock);
+  const changeStamp = createChangeStamp(database.sqlite);
+  const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl, changeStamp });
+  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp });
+  const storeOf = webhooks.stores.get;
+  const storeExists = (id: string) => storeOf(id) !== null;
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
@@ -102,7 +117,11 @@ export function createApp(deps: AppDeps) {
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
-    .use(catalogRoutes(webhooks.catalog, (id) => webhooks.stores.get(id) !== null))
+    .use(catalogRoutes(webhooks.catalog, storeExists))
+    .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
+    .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
+    .use(publicFaqRoutes(publicFaqs, keys))
+    .use(signalRoutes(signals))
     .use(webhookRoutes(webhooks.receivers))
     .use(telemetryRoutes({ admission, geo: deps.geo, writer, clock, maxBodyBytes }));
   return app;

@@ -1,3 +1,4 @@
+export {};
 // The floor for the webhook benchmark: a bare Bun.serve that reads the body and answers 200 JSON.
 const server = Bun.serve({
   hostname: '127.0.0.1',

@@ -5,42 +5,20 @@
 // header, as on the platform), so no delivery is deduplicated: every one is verified, logged and upserted.
 import { Database } from 'bun:sqlite';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
+import { ROOT, cleanupOnExit, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
 
-const ROOT = path.resolve(import.meta.dir, '../..');
 const SECONDS = Number(Bun.argv[2] ?? 10);
 const SHOP = 'bench.myplatform-a.com';
 const APP_SECRET = 'bench-app-secret';
 const BODIES = 64;
 
-if (!Bun.which('wrk')) {
-  console.error('wrk not found: apt-get install -y wrk');
-  process.exit(2);
-}
-
+requireWrk();
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-webhooks-'));
-const children: Bun.Subprocess[] = [];
-process.on('exit', () => {
-  for (const child of children) child.kill();
-  rmSync(work, { recursive: true, force: true });
-});
-
-/** Spawn a process that prints one JSON line with its `url` on stdout. */
-async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const child = Bun.spawn([process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'ignore' });
-  children.push(child);
-  const reader = child.stdout.getReader();
-  let text = '';
-  while (!text.includes('\n')) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${args.join(' ')} exited before listening`);
-    text += new TextDecoder().decode(value);
-  }
-  return JSON.parse(text.split('\n')[0]!).url;
-}
+cleanupOnExit(work);
 
 /** A wrk script cycling through signed ~3 KB bodies (distinct product ids) with a unique event id per request. */
 function writeLuaScript(): { file: string; bytes: number } {
@@ -82,25 +60,8 @@ end
   return { file, bytes: Math.round(bodies.reduce((n, b) => n + b.length, 0) / bodies.length) };
 }
 
-interface WrkResult {
-  rps: number;
-  p50: string;
-  p99: string;
-  errors: number;
-}
-
 let runs = 0;
-async function wrk(url: string, script: string, seconds: number): Promise<WrkResult> {
-  const proc = Bun.spawn(['wrk', '-t2', '-c64', `-d${seconds}s`, '--latency', '-s', script, url, '--', String(++runs)], { stdout: 'pipe', stderr: 'pipe' });
-  const out = await new Response(proc.stdout).text();
-  await proc.exited;
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  const socket = /Socket errors: (.*)/.exec(out)?.[1];
-  if (!Number.isFinite(rps)) throw new Error(`could not read wrk output:\n${out}`);
-  const percentile = (p: string) => new RegExp(`Latency Distribution[\\s\\S]*?${p}%\\s+(\\S+)`).exec(out)?.[1] ?? '?';
-  return { rps, p50: percentile('50'), p99: percentile('99'), errors: non2xx + (socket ? 1 : 0) };
-}
+const run = (url: string, script: string, seconds: number) => wrk(url, seconds, ['-s', script], [String(++runs)]);
 
 const dataDir = path.join(work, 'data');
 const keys = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
@@ -116,18 +77,17 @@ const baselineUrl = await spawnServer(['bench/webhooks/baseline.ts']);
 
 const { file: script, bytes } = writeLuaScript();
 console.log(`webhook bench: wrk -t2 -c64 -d${SECONDS}s, signed platform-A products/update, ~${bytes} B body, unique event id per request`);
-await wrk(baselineUrl, script, 3); // warm-up
-const baseline = await wrk(baselineUrl, script, SECONDS);
-await wrk(svcUrl, script, 3);
-const svc = await wrk(svcUrl, script, SECONDS);
+await run(baselineUrl, script, 3); // warm-up
+const baseline = await run(baselineUrl, script, SECONDS);
+await run(svcUrl, script, 3);
+const svc = await run(svcUrl, script, SECONDS);
 
 const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
 const outcomes = db.query('SELECT outcome, count(*) AS deliveries, sum(duplicates) AS duplicates FROM webhook_deliveries GROUP BY outcome').all();
 db.close();
 
-const row = (name: string, r: WrkResult) => `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   non-2xx/errors ${r.errors}`;
-console.log(row('baseline (bare Bun.serve)', baseline));
-console.log(row('svc (verify + log + upsert)', svc));
+console.log(resultRow('baseline (bare Bun.serve)', baseline));
+console.log(resultRow('svc (verify + log + upsert)', svc));
 console.log(`ratio svc/baseline: ${(svc.rps / baseline.rps).toFixed(3)}`);
 console.log(`delivery outcomes recorded by svc: ${JSON.stringify(outcomes)}`);
 process.exit(0);

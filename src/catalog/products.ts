@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { products, type ProductRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -61,7 +61,11 @@ export function createCatalog(db: Db, clock: Clock) {
     .values({ id: sql.placeholder('id'), storeId: sql.placeholder('storeId'), productId: sql.placeholder('productId'), createdAt: sql.placeholder('syncedAt'), ...placeholders })
     .onConflictDoUpdate({
       target: [products.storeId, products.productId],
-      set: Object.fromEntries(dataColumns.map((c) => [c, sql.raw(`excluded.${products[c].name}`)])),
+      // synced_at only moves forward, by at least 1 ms per applied write: it doubles as the row's version
+      // stamp (the signals capability keys its rendered output on it).
+      set: Object.fromEntries(
+        dataColumns.map((c) => [c, c === 'syncedAt' ? sql.raw('max(excluded.synced_at, products.synced_at + 1)') : sql.raw(`excluded.${products[c].name}`)]),
+      ),
       setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
         OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
     })
@@ -124,6 +128,21 @@ export function createCatalog(db: Db, clock: Clock) {
 
     get(storeId: string, productId: string): ProductRow | null {
       return db.select().from(products).where(and(eq(products.storeId, storeId), eq(products.productId, productId), isNull(products.removedAt))).get() ?? null;
+    },
+
+    /**
+     * The identifiers a live product goes by (platform id, then handle) when `ref` is either of
+     * them; just `[ref]` otherwise. FAQs may be filed under either, and the widget detects either.
+     */
+    refsOf(storeId: string, ref: string): string[] {
+      const row = db
+        .select({ productId: products.productId, handle: products.handle })
+        .from(products)
+        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), or(eq(products.productId, ref), eq(products.handle, ref))))
+        .orderBy(sql`${products.productId} = ${ref} DESC`)
+        .get();
+      if (!row) return [ref];
+      return row.handle !== null && row.handle !== row.productId ? [row.productId, row.handle] : [row.productId];
     },
 
     /** Keyset page over live products in sync order; `cursor` is the last row's internal id. */

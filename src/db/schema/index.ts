@@ -4,3 +4,4 @@ export * from './stores.ts';
 export * from './catalog.ts';
 export * from './webhooks.ts';
 export * from './scans.ts';
+export * from './content.ts';

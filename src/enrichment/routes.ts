@@ -1,0 +1,37 @@
+import { Elysia } from 'elysia';
+import type { Catalog } from '../catalog/products.ts';
+import { jsonBodyParser } from '../lib/body.ts';
+import { orNotFound } from '../lib/errors.ts';
+import { enrichmentBody, enrichmentParams } from './model.ts';
+import { toEnrichmentView, type EnrichmentStore } from './store.ts';
+
+export interface EnrichmentDeps {
+  enrichments: EnrichmentStore;
+  catalog: Pick<Catalog, 'get'>;
+  storeExists: (id: string) => boolean;
+  maxBodyBytes: number;
+}
+
+/**
+ * PUT|GET|DELETE /api/v1/admin/stores/:id/products/:productId/enrichment (admin scope via the guard).
+ * `:productId` is the platform's id; the product must be in the synced catalogue (else 404).
+ */
+export function enrichmentRoutes({ enrichments, catalog, storeExists, maxBodyBytes }: EnrichmentDeps) {
+  const product = (params: { id: string; productId: string }) => {
+    orNotFound(storeExists(params.id) ? params.id : null, 'store', params.id);
+    return orNotFound(catalog.get(params.id, params.productId), 'product', params.productId);
+  };
+  return new Elysia({ name: 'enrichment', prefix: '/api/v1/admin/stores/:id/products/:productId/enrichment' })
+    .onParse(jsonBodyParser(maxBodyBytes))
+    .put('/', ({ params, body }) => toEnrichmentView(params.productId, enrichments.put(params.id, product(params).id, body)), { params: enrichmentParams, body: enrichmentBody })
+    .get('/', ({ params }) => toEnrichmentView(params.productId, orNotFound(enrichments.get(product(params).id), 'enrichment for product', params.productId)), { params: enrichmentParams })
+    .delete(
+      '/',
+      ({ params, set }) => {
+        const row = product(params);
+        if (!enrichments.remove(row.id)) orNotFound(null, 'enrichment for product', params.productId);
+        set.status = 204;
+      },
+      { params: enrichmentParams },
+    );
+}

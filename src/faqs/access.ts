@@ -1,0 +1,54 @@
+import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
+import { ApiError } from '../lib/errors.ts';
+
+/** Host name of an Origin or Referer value (port ignored), or null when it has none (`null`, garbage). */
+export function hostOf(value: string | null): string | null {
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    return url.hostname.toLowerCase().replace(/\.$/, '') || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True when `host` is one of `allowedDomains`: an exact host, or `*.example.com` for any subdomain
+ * of example.com (not example.com itself). Label-wise, so `example.com.evil.test` never matches.
+ */
+export function hostAllowed(host: string, allowedDomains: readonly string[]): boolean {
+  return allowedDomains.some((entry) => (entry.startsWith('*.') ? host.endsWith(entry.slice(1)) && host.length > entry.length - 1 : host === entry));
+}
+
+const refuse = (code: string, detail: string) => new ApiError(403, code, detail);
+
+/**
+ * The widget's key check (spec §5, §7): an active `sk_live_` key with `products:read` (admin implies
+ * it), bound to a store, called from a page whose Origin (or, without Origin, Referer) host is in the
+ * key's allowedDomains. Every refusal is 403. Returns the key and the verified origin to echo.
+ */
+export function authorizeWidget(keys: KeyStore, headers: Headers): { key: ApiKey & { storeId: string }; origin: string | null } {
+  const raw = headers.get('x-api-key');
+  if (!raw) throw refuse('missing_api_key', 'send the widget key in the X-Api-Key header');
+  const key = keys.verify(raw.trim());
+  if (!key) throw refuse('invalid_api_key', 'the API key is unknown, malformed or revoked');
+  if (!keyHasScope(key, 'products:read')) throw refuse('insufficient_scope', 'this key lacks the products:read scope');
+  if (key.storeId === null) throw refuse('key_not_bound', 'this key is not bound to a store');
+  const origin = headers.get('origin');
+  const referer = headers.get('referer');
+  if (origin === null && referer === null) throw refuse('origin_required', 'the request carries neither Origin nor Referer');
+  const host = origin !== null ? hostOf(origin) : hostOf(referer);
+  if (host === null || !hostAllowed(host, key.allowedDomains)) throw refuse('origin_not_allowed', "the page's domain is not in this key's allowedDomains");
+  return { key: key as ApiKey & { storeId: string }, origin: origin !== null ? origin : null };
+}
+
+/**
+ * A preflight cannot carry the key, so its origin is allowed when some active, store-bound key
+ * with products:read allows it; the GET itself is then checked against its own key.
+ */
+export function preflightAllowed(keys: KeyStore, origin: string | null): boolean {
+  const host = hostOf(origin);
+  if (host === null) return false;
+  return keys.list().some((key) => key.revokedAt === null && key.storeId !== null && keyHasScope(key, 'products:read') && hostAllowed(host, key.allowedDomains));
+}

@@ -1,0 +1,82 @@
+import type { KeyStore } from '../auth/keys.ts';
+import type { Catalog } from '../catalog/products.ts';
+import { FAQ_ENTITY_TYPES, type FaqEntityType, type StoreRow } from '../db/schema/index.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import { ApiError } from '../lib/errors.ts';
+import { etagOf } from '../lib/http-cache.ts';
+import { authorizeWidget, hostAllowed, hostOf } from './access.ts';
+import type { FaqStore } from './store.ts';
+
+export interface PublicFaqDeps {
+  faqs: Pick<FaqStore, 'approved'>;
+  keys: KeyStore;
+  catalog: Pick<Catalog, 'refsOf'>;
+  storeOf: (id: string) => StoreRow | null;
+  changeStamp: () => string;
+}
+
+export interface PublicFaqAnswer {
+  body: string;
+  etag: string;
+  /** The verified Origin to echo in Access-Control-Allow-Origin (null when the Referer was used). */
+  origin: string | null;
+}
+
+interface CacheEntry {
+  dbStamp: string;
+  allowedDomains: string[];
+  body: string;
+  etag: string;
+}
+
+/** Answers cached per (key, entity); keyed by the key's SHA-256, capped because entity refs come from clients. */
+const CACHE_LIMIT = 1000;
+
+function entityOf(url: URL, fail: (status: number, code: string, detail: string) => ApiError): { type: FaqEntityType; ref: string } {
+  const type = url.searchParams.get('type') ?? '';
+  const ref = url.searchParams.get('ref') ?? '';
+  if (!(FAQ_ENTITY_TYPES as readonly string[]).includes(type)) throw fail(400, 'invalid_request', `type: must be one of ${FAQ_ENTITY_TYPES.join(', ')}`);
+  if (ref.length === 0 || ref.length > 255) throw fail(400, 'invalid_request', 'ref: between 1 and 255 characters');
+  return { type: type as FaqEntityType, ref };
+}
+
+/**
+ * The widget's FAQ read: key and origin checks (access.ts), then the approved entries of the entity
+ * in the key's store. A verified answer is reused while the database is unchanged (any write,
+ * such as a key revocation or an FAQ edit, revalidates it); the origin is still checked every time.
+ */
+export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp }: PublicFaqDeps) {
+  const cache = new Map<string, CacheEntry>();
+
+  return {
+    answer(request: Request): PublicFaqAnswer {
+      const raw = request.headers.get('x-api-key');
+      const url = new URL(request.url);
+      const dbStamp = changeStamp();
+      const cacheKey = raw ? `${sha256Hex(raw.trim())}\n${url.searchParams.get('type')}\n${url.searchParams.get('ref')}` : null;
+      const cached = cacheKey === null ? undefined : cache.get(cacheKey);
+      if (cached?.dbStamp === dbStamp) {
+        const origin = request.headers.get('origin');
+        const host = origin !== null ? hostOf(origin) : hostOf(request.headers.get('referer'));
+        if (host !== null && hostAllowed(host, cached.allowedDomains)) return { body: cached.body, etag: cached.etag, origin };
+      }
+
+      const { key, origin } = authorizeWidget(keys, request.headers);
+      // From here the caller is verified, so its errors may be read cross-origin.
+      const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
+      const { type, ref } = entityOf(url, fail);
+      const store = storeOf(key.storeId);
+      if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc; its content is withdrawn');
+      if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
+      const refs = type === 'product' ? catalog.refsOf(store.id, ref) : [ref];
+      const body = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });
+      const etag = etagOf(body);
+      cache.delete(cacheKey!);
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+      cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, body, etag });
+      return { body, etag, origin };
+    },
+  };
+}
+
+export type PublicFaqs = ReturnType<typeof createPublicFaqs>;

@@ -1,0 +1,89 @@
+import { Elysia } from 'elysia';
+import type { KeyStore } from '../auth/keys.ts';
+import type { StoreRow } from '../db/schema/index.ts';
+import { jsonBodyParser } from '../lib/body.ts';
+import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
+import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { preflightAllowed } from './access.ts';
+import type { PublicFaqs } from './public.ts';
+import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
+import { toFaqView, type FaqStore } from './store.ts';
+
+export interface FaqDeps {
+  faqs: FaqStore;
+  storeOf: (id: string) => StoreRow | null;
+  maxBodyBytes: number;
+}
+
+/** Admin FAQ endpoints (DESIGN §5); the admin scope guard covers the prefix. An unknown storeId is 404. */
+export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
+  const store = (id: string) => orNotFound(storeOf(id), 'store', id);
+  const entry = (id: string) => orNotFound(faqs.get(id), 'FAQ entry', id);
+  return new Elysia({ name: 'faqs-admin', prefix: '/api/v1/admin/faqs' })
+    .onParse(jsonBodyParser(maxBodyBytes))
+    .post(
+      '/',
+      ({ body, set }) => {
+        store(body.storeId);
+        set.status = 201;
+        return toFaqView(faqs.create(body));
+      },
+      { body: createFaqBody },
+    )
+    .get('/', ({ query }) => ({ items: faqs.listByEntity(store(query.storeId).id, query.entityType, query.entityRef).map(toFaqView) }), { query: listFaqQuery })
+    .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams })
+    .patch(
+      '/:id',
+      ({ params, body }) => {
+        if (Object.keys(body).length === 0) throw new ApiError(400, 'invalid_request', 'body: name at least one of question, answer, status, position');
+        return toFaqView(orNotFound(faqs.update(params.id, body), 'FAQ entry', params.id));
+      },
+      { params: faqParams, body: updateFaqBody },
+    )
+    .delete(
+      '/:id',
+      ({ params, set }) => {
+        if (!faqs.remove(params.id)) entry(params.id);
+        set.status = 204;
+      },
+      { params: faqParams },
+    );
+}
+
+const PREFLIGHT_MAX_AGE = '600';
+
+/**
+ * GET /api/v1/public/faqs for the embed widget: key, scope, store binding and origin checked on every
+ * request (403 otherwise); CORS echoes the verified origin only. Content depends on the key's store,
+ * so shared caches must not share it: `private` and `Vary: Origin, X-Api-Key`.
+ */
+export function publicFaqRoutes(publicFaqs: PublicFaqs, keys: KeyStore) {
+  return new Elysia({ name: 'faqs-public', prefix: '/api/v1/public/faqs' })
+    .options('/', ({ request }) => {
+      const origin = request.headers.get('origin');
+      if (!preflightAllowed(keys, origin)) return errorResponse(403, 'origin_not_allowed', "no widget key allows this page's domain", { Vary: 'Origin' });
+      return new Response(null, {
+        status: 204,
+        headers: {
+          'Access-Control-Allow-Origin': origin!,
+          'Access-Control-Allow-Methods': 'GET',
+          'Access-Control-Allow-Headers': 'X-Api-Key',
+          'Access-Control-Max-Age': PREFLIGHT_MAX_AGE,
+          Vary: 'Origin, Access-Control-Request-Headers',
+        },
+      });
+    })
+    .get('/', ({ request }) => {
+      const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
+      try {
+        const answer = publicFaqs.answer(request);
+        if (answer.origin) cors['Access-Control-Allow-Origin'] = answer.origin;
+        const headers = { ...cors, ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
+        if (matchesIfNoneMatch(request, answer.etag)) return notModified(headers);
+        return new Response(answer.body, { headers: { ...headers, 'Content-Type': 'application/json' } });
+      } catch (error) {
+        if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
+        throw error;
+      }
+    });
+}

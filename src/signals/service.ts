@@ -1,0 +1,152 @@
+import type { Database } from 'bun:sqlite';
+import type { Availability, Platform } from '../db/schema/index.ts';
+import type { FaqStore } from '../faqs/store.ts';
+import { ApiError } from '../lib/errors.ts';
+import { etagOf } from '../lib/http-cache.ts';
+import { stripControlCharacters } from '../lib/html.ts';
+import { renderSignal, signalLinks, type SignalFormat, type SignalSource } from './render.ts';
+
+/** One enriched, live catalogue row of the requested platform product id, with its store and version stamps. */
+interface Candidate {
+  rowId: string;
+  storeId: string;
+  productId: string;
+  handle: string | null;
+  title: string;
+  descriptionText: string | null;
+  price: string | null;
+  productCurrency: string | null;
+  availability: Availability | null;
+  sku: string | null;
+  gtin: string | null;
+  brand: string | null;
+  images: string;
+  url: string | null;
+  syncedAt: number;
+  storeStatus: 'active' | 'inactive';
+  withdrawnAt: number | null;
+  storeCurrency: string | null;
+  storeDomain: string;
+  storeUpdatedAt: number;
+  summary: string;
+  highlights: string;
+  attributes: string;
+  enrichedAt: number;
+  faqChangedAt: number | null;
+  faqStamp: number;
+}
+
+export interface RenderedSignal {
+  body: string;
+  etag: string;
+  lastModified: number;
+}
+
+interface CacheEntry {
+  /** Database change stamp when the entry was last validated: while unchanged, nothing needs reading. */
+  dbStamp: string;
+  rowId: string;
+  /** The product's own version (product, enrichment, FAQ and store change times). */
+  version: string;
+  rendered: Partial<Record<SignalFormat, RenderedSignal>>;
+}
+
+/** Rendered products kept in memory, keyed by platform and product id; only served products get an entry, and the map is capped. */
+const CACHE_LIMIT = 5000;
+
+// A product's FAQs are filed under its platform id or its handle. `total` of the change stamps is a
+// version (any stamp moving moves it); `max` is the Last-Modified contribution.
+const FAQ_CHANGES = `FROM faq_entity_changes c WHERE c.store_id = p.store_id AND c.entity_type = 'product' AND c.entity_ref IN (p.product_id, p.handle)`;
+const CANDIDATES_SQL = `
+SELECT p.id AS rowId, p.store_id AS storeId, p.product_id AS productId, p.handle, p.title, p.description_text AS descriptionText,
+  p.price, p.currency AS productCurrency, p.availability, p.sku, p.gtin, p.brand, p.images, p.url, p.synced_at AS syncedAt,
+  s.status AS storeStatus, s.signals_withdrawn_at AS withdrawnAt, s.currency AS storeCurrency, s.domain AS storeDomain, s.updated_at AS storeUpdatedAt,
+  e.summary, e.highlights, e.attributes, e.updated_at AS enrichedAt,
+  (SELECT max(c.changed_at) ${FAQ_CHANGES}) AS faqChangedAt,
+  (SELECT total(c.changed_at) ${FAQ_CHANGES}) AS faqStamp
+FROM stores s
+JOIN products p ON p.store_id = s.id AND p.product_id = $productId AND p.removed_at IS NULL
+JOIN product_enrichments e ON e.product_row_id = p.id
+WHERE s.platform = $platform`;
+
+/**
+ * Picks the product a signal URL names. Only enriched, live products count. Among them, the one of an
+ * active store is served; two active stores of the platform with the same enriched product id are
+ * ambiguous (404, never one merchant's data under the other's URL); none active but one withdrawn
+ * by `app/uninstalled` is 410; otherwise 404.
+ */
+function choose(candidates: Candidate[], platform: Platform, productId: string): Candidate {
+  const active = candidates.filter((c) => c.storeStatus === 'active' && c.withdrawnAt === null);
+  if (active.length === 1) return active[0]!;
+  const what = `${platform} product ${JSON.stringify(productId)}`;
+  if (active.length > 1) throw new ApiError(404, 'not_found', `${what} is enriched in more than one store; its signal URL is ambiguous`);
+  if (candidates.some((c) => c.withdrawnAt !== null)) throw new ApiError(410, 'signals_withdrawn', `the store of ${what} uninstalled svc; its signals are withdrawn`);
+  throw new ApiError(404, 'not_found', `no enriched ${what} in an active store`);
+}
+
+export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStore, 'approved'>; baseUrl: string; changeStamp: () => string }) {
+  const candidates = deps.sqlite.query<Candidate, { $platform: string; $productId: string }>(CANDIDATES_SQL);
+  const cache = new Map<string, CacheEntry>();
+
+  /** Validate (or build) the cache entry of a product against the database. */
+  function refresh(platform: Platform, productId: string, key: string, dbStamp: string): { entry: CacheEntry; row: Candidate } {
+    const row = choose(candidates.all({ $platform: platform, $productId: productId }), platform, productId);
+    const version = `${row.syncedAt}:${row.enrichedAt}:${row.faqStamp}:${row.storeUpdatedAt}`;
+    let entry = cache.get(key);
+    if (entry && entry.rowId === row.rowId && entry.version === version) {
+      entry.dbStamp = dbStamp;
+    } else {
+      entry = { dbStamp, rowId: row.rowId, version, rendered: {} };
+      cache.delete(key);
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+      cache.set(key, entry);
+    }
+    return { entry, row };
+  }
+
+  function sourceOf(row: Candidate, platform: Platform): SignalSource {
+    const refs = row.handle !== null ? [row.productId, row.handle] : [row.productId];
+    return {
+      platform,
+      productId: row.productId,
+      storeDomain: row.storeDomain,
+      // Catalogue text comes from the platform as sent: no control character reaches any format.
+      title: stripControlCharacters(row.title),
+      descriptionText: row.descriptionText === null ? null : stripControlCharacters(row.descriptionText),
+      price: row.price,
+      currency: row.storeCurrency ?? row.productCurrency,
+      availability: row.availability,
+      sku: row.sku === null ? null : stripControlCharacters(row.sku),
+      gtin: row.gtin === null ? null : stripControlCharacters(row.gtin),
+      brand: row.brand === null ? null : stripControlCharacters(row.brand),
+      images: JSON.parse(row.images),
+      url: row.url,
+      summary: row.summary,
+      highlights: JSON.parse(row.highlights),
+      attributes: JSON.parse(row.attributes),
+      faqs: deps.faqs.approved(row.storeId, 'product', refs),
+      updatedAt: Math.max(row.syncedAt, row.enrichedAt, row.faqChangedAt ?? 0),
+    };
+  }
+
+  return {
+    /** The rendered signal, from the cache while neither the database nor the product's version moved. */
+    render(platform: Platform, productId: string, format: SignalFormat): RenderedSignal {
+      const key = `${platform}\n${productId}`;
+      const dbStamp = deps.changeStamp();
+      const cached = cache.get(key);
+      if (cached?.dbStamp === dbStamp && cached.rendered[format]) return cached.rendered[format];
+      const { entry, row } = refresh(platform, productId, key, dbStamp);
+      let rendered = entry.rendered[format];
+      if (!rendered) {
+        const source = sourceOf(row, platform);
+        const body = renderSignal(format, source, signalLinks(deps.baseUrl, platform, row.productId));
+        rendered = { body, etag: etagOf(body), lastModified: source.updatedAt };
+        entry.rendered[format] = rendered;
+      }
+      return rendered;
+    },
+  };
+}
+
+export type SignalService = ReturnType<typeof createSignalService>;

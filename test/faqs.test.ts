@@ -1,0 +1,249 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { addFaq, patchFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
+
+let t: TestApp;
+let storeId: string;
+const SHOP = 'acme.myplatform-a.com';
+
+beforeEach(async () => {
+  t = await makeTestApp();
+  storeId = seedStore(t, 'platform-a', SHOP);
+});
+afterEach(() => t.close());
+
+const admin = () => bearer(t.keyWith('admin'));
+const list = async (entityRef = 'tote') => {
+  const res = await t.request(`/api/v1/admin/faqs?storeId=${storeId}&entityType=product&entityRef=${entityRef}`, { headers: admin() });
+  expect(res.status).toBe(200);
+  return (await res.json()).items as any[];
+};
+const faq = (overrides: Record<string, unknown> = {}) => ({ storeId, entityType: 'product', entityRef: 'tote', question: 'Is it waterproof?', answer: '<p>Water resistant.</p>', ...overrides });
+
+describe('admin FAQ endpoints', () => {
+  test('create answers 201 with the entry, pending by default', async () => {
+    const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq(), admin()));
+    expect(res.status).toBe(201);
+    const body = await res.json();
+    expect(body).toMatchObject({ storeId, entityType: 'product', entityRef: 'tote', question: 'Is it waterproof?', answer: '<p>Water resistant.</p>', status: 'pending', position: 0 });
+    expect(typeof body.id).toBe('string');
+  });
+
+  test('the admin scope is required', async () => {
+    expect((await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq()))).status).toBe(401);
+    expect((await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq(), bearer(t.keyWith('products:read'))))).status).toBe(403);
+  });
+
+  test('an unknown storeId is 404 and nothing is written', async () => {
+    const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq({ storeId: 'nope' }), admin()));
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: 'not_found' });
+    expect(t.database.sqlite.query('SELECT count(*) AS n FROM faq_entries').get()).toEqual({ n: 0 });
+  });
+
+  test('invalid bodies are 400: bad entity type, status, unknown field, empty question after cleaning', async () => {
+    for (const body of [faq({ entityType: 'collection' }), faq({ status: 'live' }), faq({ extra: 1 }), faq({ question: '<b></b>' }), faq({ answer: '<script>x</script>' }), faq({ position: -1 })]) {
+      const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', body, admin()));
+      expect(res.status).toBe(400);
+      expect(Object.keys(await res.json()).sort()).toEqual(['detail', 'error']);
+    }
+  });
+
+  test('question is stored as plain text and answer as sanitized basic HTML', async () => {
+    const created = await addFaq(t, faq({ question: '<b>Is it</b> safe?\u0007 <script>alert(1)</script>', answer: '<p onclick="x">Yes <a href="javascript:alert(1)">see</a> <a href="https://acme.test/care">care</a></p><script>alert(1)</script>' }));
+    expect(created.question).toBe('Is it safe?');
+    expect(created.answer).toBe('<p>Yes see <a href="https://acme.test/care">care</a></p>');
+  });
+
+  test('patch updates any of question, answer, status and position; list is in display order', async () => {
+    const a = await addFaq(t, faq({ question: 'A?', position: 2 }));
+    const b = await addFaq(t, faq({ question: 'B?', position: 1 }));
+    const c = await addFaq(t, faq({ question: 'C?', position: 1 }));
+    expect((await list()).map((e) => e.question)).toEqual(['B?', 'C?', 'A?']);
+    const res = await patchFaq(t, a.id, { status: 'approved', position: 0, answer: '<ul><li>new</li></ul>' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: 'approved', position: 0, answer: '<ul><li>new</li></ul>', question: 'A?' });
+    expect((await list()).map((e) => e.id)).toEqual([a.id, b.id, c.id]);
+    const renamed = await (await patchFaq(t, a.id, { question: 'A again?' })).json();
+    expect(renamed).toMatchObject({ question: 'A again?', status: 'approved' });
+    expect((await patchFaq(t, 'missing', { status: 'approved' })).status).toBe(404);
+    expect((await patchFaq(t, a.id, {})).status).toBe(400);
+  });
+
+  test('list is per entity and requires storeId, entityType and entityRef', async () => {
+    await addFaq(t, faq());
+    await addFaq(t, faq({ entityType: 'page', entityRef: 'shipping' }));
+    expect(await list('other')).toEqual([]);
+    expect(await list()).toHaveLength(1);
+    expect((await t.request(`/api/v1/admin/faqs?storeId=${storeId}`, { headers: admin() })).status).toBe(400);
+    expect((await t.request('/api/v1/admin/faqs?storeId=nope&entityType=product&entityRef=x', { headers: admin() })).status).toBe(404);
+  });
+
+  test('delete answers 204, then 404', async () => {
+    const a = await addFaq(t, faq());
+    expect((await t.request(`/api/v1/admin/faqs/${a.id}`, { method: 'DELETE', headers: admin() })).status).toBe(204);
+    expect((await t.request(`/api/v1/admin/faqs/${a.id}`, { method: 'DELETE', headers: admin() })).status).toBe(404);
+    expect(await list()).toEqual([]);
+  });
+});
+
+describe('public FAQ endpoint for the widget', () => {
+  const ORIGIN = 'https://www.acme-shop.test';
+  let widgetKey: string;
+
+  beforeEach(() => {
+    widgetKey = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test', '*.acme-cdn.test', 'localhost'], storeId }).key;
+  });
+
+  const get = (query: string, headers: Record<string, string>) => t.request(`/api/v1/public/faqs?${query}`, { headers });
+  const fromShop = (extra: Record<string, string> = {}) => ({ 'X-Api-Key': widgetKey, Origin: ORIGIN, ...extra });
+
+  test('returns approved entries only, in display order, in the widget contract shape', async () => {
+    const second = await addFaq(t, faq({ question: 'Second?', status: 'approved', position: 2 }));
+    const first = await addFaq(t, faq({ question: 'First?', answer: '<p>Yes <strong>really</strong></p>', status: 'approved', position: 1 }));
+    await addFaq(t, faq({ question: 'Pending?' }));
+    await addFaq(t, faq({ question: 'Rejected?', status: 'rejected' }));
+    const res = await get('type=product&ref=tote', fromShop());
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(res.headers.get('vary')).toContain('Origin');
+    expect(res.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(res.headers.get('cache-control')).toContain('max-age=');
+    expect(await res.json()).toEqual({
+      entity: { type: 'product', ref: 'tote' },
+      items: [
+        { id: first.id, question: 'First?', answer: '<p>Yes <strong>really</strong></p>' },
+        { id: second.id, question: 'Second?', answer: '<p>Water resistant.</p>' },
+      ],
+    });
+  });
+
+  test('ETag gives 304, and changes when an approved entry changes', async () => {
+    const a = await addFaq(t, faq({ status: 'approved' }));
+    const first = await get('type=product&ref=tote', fromShop());
+    const etag = first.headers.get('etag')!;
+    const again = await get('type=product&ref=tote', fromShop({ 'If-None-Match': etag }));
+    expect(again.status).toBe(304);
+    expect(again.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    await patchFaq(t, a.id, { answer: 'Changed' });
+    const changed = await get('type=product&ref=tote', fromShop({ 'If-None-Match': etag }));
+    expect(changed.status).toBe(200);
+    expect((await changed.json()).items[0].answer).toBe('Changed');
+  });
+
+  test('a product FAQ is found by the product id or its handle', async () => {
+    const product = realisticProduct('platform-a', 4242, SHOP);
+    syncProduct(t, storeId, product);
+    await addFaq(t, faq({ entityRef: '4242', question: 'By id?', status: 'approved' }));
+    await addFaq(t, faq({ entityRef: 'waxed-canvas-tote', question: 'By handle?', status: 'approved' }));
+    for (const ref of ['4242', 'waxed-canvas-tote']) {
+      const body = await (await get(`type=product&ref=${ref}`, fromShop())).json();
+      expect(body.items.map((i: any) => i.question).sort()).toEqual(['By handle?', 'By id?']);
+    }
+  });
+
+  test('a storefront on http://localhost:PORT is accepted by a key allowing localhost (port ignored)', async () => {
+    expect((await get('type=product&ref=tote', fromShop({ Origin: 'http://localhost:41234' }))).status).toBe(200);
+  });
+
+  test('without Origin, the Referer host decides', async () => {
+    expect((await get('type=product&ref=tote', { 'X-Api-Key': widgetKey, Referer: 'https://www.acme-shop.test/products/tote' })).status).toBe(200);
+    expect((await get('type=product&ref=tote', { 'X-Api-Key': widgetKey, Referer: 'https://evil.test/products/tote' })).status).toBe(403);
+  });
+
+  test('wildcard entries allow subdomains but not the bare domain', async () => {
+    expect((await get('type=product&ref=tote', fromShop({ Origin: 'https://eu.acme-cdn.test' }))).status).toBe(200);
+    expect((await get('type=product&ref=tote', fromShop({ Origin: 'https://a.b.acme-cdn.test' }))).status).toBe(200);
+    expect((await get('type=product&ref=tote', fromShop({ Origin: 'https://acme-cdn.test' }))).status).toBe(403);
+  });
+
+  const refusals: [string, () => Record<string, string>, string][] = [
+    ['no key', () => ({ Origin: ORIGIN }), 'missing_api_key'],
+    ['an invalid key', () => fromShop({ 'X-Api-Key': 'sk_live_' + 'x'.repeat(43) }), 'invalid_api_key'],
+    ['a malformed key', () => fromShop({ 'X-Api-Key': 'hello' }), 'invalid_api_key'],
+    ['a key without products:read', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['probe:scan'], allowedDomains: ['www.acme-shop.test'], storeId }).key }), 'insufficient_scope'],
+    ['a key not bound to a store', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'] }).key }), 'key_not_bound'],
+    ['an origin not in allowedDomains', () => fromShop({ Origin: 'https://evil.test' }), 'origin_not_allowed'],
+    ['a lookalike domain', () => fromShop({ Origin: 'https://www.acme-shop.test.evil.test' }), 'origin_not_allowed'],
+    ['an opaque origin', () => fromShop({ Origin: 'null' }), 'origin_not_allowed'],
+    ['neither Origin nor Referer', () => ({ 'X-Api-Key': widgetKey }), 'origin_required'],
+  ];
+  for (const [name, headers, code] of refusals) {
+    test(`403 for ${name}, with no CORS grant`, async () => {
+      await addFaq(t, faq({ status: 'approved' }));
+      const res = await get('type=product&ref=tote', headers());
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(await res.json()).toEqual({ error: code, detail: expect.any(String) });
+    });
+  }
+
+  test('403 for a revoked key', async () => {
+    const { key, record } = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
+    t.keys.revoke(record.id);
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(403);
+  });
+
+  test('a key revoked by another process (another database connection) is refused at once, though its answer was cached', async () => {
+    const { key, record } = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
+    const other = new Database(t.config.databaseFile);
+    other.run('UPDATE api_keys SET revoked_at = 1 WHERE id = ?', [record.id]);
+    other.close();
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(403);
+  });
+
+  test('a cached answer still checks the origin of every request', async () => {
+    expect((await get('type=product&ref=tote', fromShop())).status).toBe(200);
+    expect((await get('type=product&ref=tote', fromShop({ Origin: 'https://evil.test' }))).status).toBe(403);
+    expect((await get('type=product&ref=tote', { 'X-Api-Key': widgetKey })).status).toBe(403);
+  });
+
+  test('an admin key implies products:read', async () => {
+    const key = t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId }).key;
+    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
+  });
+
+  test('a bad type or ref is 400 once the caller is authorized', async () => {
+    expect((await get('type=collection&ref=tote', fromShop())).status).toBe(400);
+    expect((await get('type=product', fromShop())).status).toBe(400);
+    expect((await get('type=collection&ref=tote', { Origin: ORIGIN })).status).toBe(403);
+  });
+
+  test('the entries of another store are never served', async () => {
+    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    await addFaq(t, faq({ storeId: other, status: 'approved' }));
+    expect((await (await get('type=product&ref=tote', fromShop())).json()).items).toEqual([]);
+  });
+
+  test('after app/uninstalled the store\'s FAQs are withdrawn (410)', async () => {
+    await addFaq(t, faq({ status: 'approved' }));
+    t.webhooks.stores.deactivate(storeId);
+    const res = await get('type=product&ref=tote', fromShop());
+    expect(res.status).toBe(410);
+    expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+  });
+
+  test('CORS preflight allows GET and X-Api-Key for an origin some widget key allows', async () => {
+    const res = await t.request('/api/v1/public/faqs?type=product&ref=tote', {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-api-key' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    expect(res.headers.get('access-control-allow-methods')).toContain('GET');
+    expect(res.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('x-api-key');
+    expect(res.headers.get('vary')).toContain('Origin');
+  });
+
+  test('CORS preflight from an origin no key allows gets no grant', async () => {
+    for (const origin of ['https://evil.test', 'https://www.acme-shop.test.evil.test']) {
+      const res = await t.request('/api/v1/public/faqs', { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET' } });
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    }
+  });
+});
