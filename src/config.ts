@@ -7,6 +7,8 @@ export interface Config {
   dataDir: string;
   databaseFile: string;
   baseUrl: string;
+  /** False when baseUrl was derived from the listen address (so it follows the port actually bound). */
+  baseUrlExplicit: boolean;
   geoipDb: string | null;
   trustProxy: number;
   maxBodyBytes: number;
@@ -103,6 +105,17 @@ function nonEmpty(src: Source): string {
   return src.value;
 }
 
+/** `http://host:port` for a listen address (IPv6 hosts in brackets). */
+export function listenUrl({ hostname, port }: Config['http']): string {
+  return `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`;
+}
+
+/** The same configuration listening on `port`; a base URL derived from the listen address follows it. */
+export function withListenPort(config: Config, port: number): Config {
+  const http = { ...config.http, port };
+  return { ...config, http, baseUrl: config.baseUrlExplicit ? config.baseUrl : listenUrl(http) };
+}
+
 export function loadConfig(flags: Flags, env: Env): Config {
   const httpSrc = pick(flags, 'http', env, 'SVC_HTTP');
   const http = httpSrc ? parseHostPort(httpSrc) : { hostname: '127.0.0.1', port: 3000 };
@@ -111,8 +124,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
   const dataDir = path.resolve(dataDirSrc ? nonEmpty(dataDirSrc) : './data');
 
   const baseUrlSrc = pick(flags, 'base-url', env, 'SVC_BASE_URL');
-  const hostForUrl = http.hostname.includes(':') ? `[${http.hostname}]` : http.hostname;
-  const baseUrl = baseUrlSrc ? parseHttpUrl(baseUrlSrc) : `http://${hostForUrl}:${http.port}`;
+  const baseUrl = baseUrlSrc ? parseHttpUrl(baseUrlSrc) : listenUrl(http);
 
   const geoSrc = pick(flags, null, env, 'SVC_GEOIP_DB');
   if (geoSrc && !existsSync(geoSrc.value)) throw new ConfigError(geoSrc.setting, `no file at ${JSON.stringify(geoSrc.value)}`);
@@ -133,6 +145,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
     dataDir,
     databaseFile: path.join(dataDir, 'svc.db'),
     baseUrl,
+    baseUrlExplicit: baseUrlSrc !== null,
     geoipDb: geoSrc ? path.resolve(geoSrc.value) : null,
     trustProxy: int('SVC_TRUST_PROXY', 0, 0, 32),
     maxBodyBytes: int('SVC_MAX_BODY_BYTES', 524_288, 1024, 64 * 1024 * 1024),

@@ -1,5 +1,5 @@
 import { createApp } from './app.ts';
-import type { Config } from './config.ts';
+import { listenUrl, withListenPort, type Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { createWebhookServices } from './webhooks/services.ts';
@@ -9,12 +9,24 @@ import { buildWidget } from './widget/bundle.ts';
 
 export interface RunningServer {
   url: string;
+  baseUrl: string;
   migrationsApplied: number;
   /** Stop accepting, let in-flight requests and the job in hand finish, flush queued writes, then close the database. Safe to call twice. */
   shutdown(): Promise<void>;
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
+/** A free TCP port on `hostname`, found by binding port 0 and releasing it. */
+function freePort(hostname: string): number {
+  const probe = Bun.serve({ hostname, port: 0, fetch: () => new Response(null, { status: 503 }) });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+export async function startServer(requested: Config): Promise<RunningServer> {
+  // Port 0 means "any free port": pick it before the app is built, so the default base URL (used in
+  // signal links and hook registration) names the port actually served.
+  const config = requested.http.port === 0 ? withListenPort(requested, freePort(requested.http.hostname)) : requested;
   const database = openDatabase(config.databaseFile);
   const { applied } = migrateDatabase(database);
   const widget = await buildWidget();
@@ -45,6 +57,5 @@ export async function startServer(config: Config): Promise<RunningServer> {
     return stopping;
   };
 
-  const host = server.hostname?.includes(':') ? `[${server.hostname}]` : server.hostname;
-  return { url: `http://${host}:${server.port}`, migrationsApplied: applied, shutdown };
+  return { url: listenUrl({ hostname: server.hostname ?? config.http.hostname, port: server.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, shutdown };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, loadConfig, withListenPort } from '../src/config.ts';
 
 const expectInvalid = (run: () => unknown, setting: string) => {
   let caught: unknown;
@@ -58,6 +58,11 @@ describe('config', () => {
 
   test('the base URL defaults to the listen address', () => {
     expect(loadConfig({ http: '[::1]:4000' }, {}).baseUrl).toBe('http://[::1]:4000');
+  });
+
+  test('a derived base URL follows the port actually bound; an explicit one does not', () => {
+    expect(withListenPort(loadConfig({ http: '127.0.0.1:0' }, {}), 4321).baseUrl).toBe('http://127.0.0.1:4321');
+    expect(withListenPort(loadConfig({ http: '127.0.0.1:0', 'base-url': 'https://svc.example.com' }, {}), 4321).baseUrl).toBe('https://svc.example.com');
   });
 
   test('an encryption key may be base64', () => {

@@ -20,6 +20,9 @@ describe('svc serve (spawned process)', () => {
     const key = await adminKey();
     const server = await spawnServer({ dataDir });
     try {
+      // Port 0 picked a real port, and the default base URL follows it.
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+      expect(server.baseUrl).toBe(server.url);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       const embed = await fetch(`${server.url}/embed.js`);
       expect(embed.status).toBe(200);

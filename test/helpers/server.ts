@@ -2,6 +2,8 @@ import { MAIN, REPO_ROOT } from './cli.ts';
 
 export interface SpawnedServer {
   url: string;
+  /** The base URL the server uses in links and hook registration. */
+  baseUrl: string;
   proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
@@ -37,9 +39,10 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
     out += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  const started = JSON.parse(out.slice(0, out.indexOf('\n'))) as { url: string };
+  const started = JSON.parse(out.slice(0, out.indexOf('\n'))) as { url: string; baseUrl: string };
   return {
     url: started.url,
+    baseUrl: started.baseUrl,
     proc,
     stderr: () => errText,
     stop: async (signal = 'SIGTERM') => {
