@@ -15,7 +15,8 @@ export async function fetchFaqs(fetchImpl: Fetch, origin: string, apiKey: string
   try {
     response = await fetchImpl(url, { headers: { 'X-Api-Key': apiKey }, credentials: 'omit' });
   } catch (error) {
-    return { ok: false, problem: `FAQ request for ${what} failed: ${(error as Error).message}` };
+    // Browsers report a CORS refusal (the page's origin is not allowed for this key) as a network error.
+    return { ok: false, problem: `FAQ request for ${what} failed (${(error as Error).message}): a network error, or this site's domain is not in the key's allowedDomains` };
   }
   if (response.status === 403) {
     return { ok: false, problem: `FAQ request for ${what} was refused (403): check data-api-key and that this site's domain is in the key's allowedDomains` };

@@ -156,7 +156,9 @@ describe('widget run', () => {
     const h = harness(productPage(), () => Promise.reject(new TypeError('Failed to fetch')));
     await run(h.env);
     expect(h.page.document.querySelector('.svc-faq')).toBeNull();
-    expect(h.logs.at(-1)).toBe('warn [Svc] embed.js: FAQ request for product/blue-shirt failed: Failed to fetch');
+    expect(h.logs.at(-1)).toBe(
+      "warn [Svc] embed.js: FAQ request for product/blue-shirt failed (Failed to fetch): a network error, or this site's domain is not in the key's allowedDomains",
+    );
   });
 
   test('an empty list renders nothing and injects no JSON-LD', async () => {
