@@ -31,6 +31,7 @@ import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
+import { requestPath } from './lib/request-path.ts';
 
 export interface AppDeps {
   config: Config;
@@ -63,7 +64,7 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
   if (cause instanceof ApiError) return cause.toResponse();
   switch (code) {
     case 'NOT_FOUND':
-      return errorResponse(404, 'not_found', `no route for ${request.method} ${new URL(request.url).pathname}`);
+      return errorResponse(404, 'not_found', `no route for ${request.method} ${requestPath(request)}`);
     case 'VALIDATION':
       return errorResponse(400, 'invalid_request', validationDetail(error));
     case 'PARSE':
@@ -71,7 +72,7 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
     case 'INVALID_COOKIE_SIGNATURE':
       return errorResponse(400, 'invalid_request', 'invalid cookie');
     default:
-      console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', path: new URL(request.url).pathname, error: String(error) }));
+      console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', path: requestPath(request), error: String(error) }));
       return errorResponse(500, 'internal_error', 'an unexpected error occurred');
   }
 }

@@ -74,3 +74,24 @@ describe('body size limit (SVC_MAX_BODY_BYTES)', () => {
     expect(res.status).toBe(201);
   });
 });
+
+describe('path handling in the global guards', () => {
+  test('encoded, doubled, differently cased or dotted admin paths never skip the admin guard', async () => {
+    const cases: [string, number][] = [
+      ['/api/v1/admin/keys', 401],
+      ['/api/v1/admin/keys/', 401],
+      ['/api/v1/x/../admin/keys', 401],
+      ['/api/v1/probe/../admin/keys', 401],
+      ['/api/v1/admin/keys?x=/api/v1/public/', 401],
+      // Not admin routes at all (the router does not decode or fold them): 404, never a 200.
+      ['/api/v1/%61dmin/keys', 404],
+      ['/api/v1/admin%2Fkeys', 404],
+      ['/api/v1//admin/keys', 404],
+      ['/api/v1/ADMIN/keys', 404],
+    ];
+    for (const [path, status] of cases) {
+      const res = await t.request(path);
+      expect([path, res.status]).toEqual([path, status]);
+    }
+  });
+});

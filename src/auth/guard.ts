@@ -1,5 +1,6 @@
 import { ApiError } from '../lib/errors.ts';
 import { keyHasScope, type ApiKey, type KeyStore, type Scope } from './keys.ts';
+import { requestPath } from '../lib/request-path.ts';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -38,7 +39,7 @@ export interface ScopeRule {
  */
 export function scopeGuard(keys: KeyStore, rules: ScopeRule[]) {
   return ({ request }: { request: Request }): Response | undefined => {
-    const pathname = new URL(request.url).pathname;
+    const pathname = requestPath(request);
     const rule = rules.find((r) => pathname.startsWith(r.prefix));
     if (!rule) return undefined;
     try {

@@ -1,4 +1,5 @@
 import { anonymousSubject, rateLimitedError, type TierLimiter } from './tiers.ts';
+import { requestPath } from '../lib/request-path.ts';
 
 export interface LimitedRoute {
   method: string;
@@ -12,7 +13,7 @@ export interface LimitedRoute {
  */
 export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Request) => string | null, routes: LimitedRoute[]) {
   return ({ request }: { request: Request }): Response | undefined => {
-    const pathname = new URL(request.url).pathname;
+    const pathname = requestPath(request);
     const route = routes.find((r) => r.method === request.method && r.path === pathname);
     if (!route) return undefined;
     const decision = limiter.take(anonymousSubject(clientIp(request), `${route.method} ${route.path}`));

@@ -10,6 +10,7 @@ import {
   type TierDecision,
   type TierLimiter,
 } from '../ratelimit/tiers.ts';
+import { requestPath } from '../lib/request-path.ts';
 
 export const PROBE_PREFIX = '/api/v1/probe/';
 /** spec §5 rule 2: the replay window, both ways. */
@@ -71,7 +72,7 @@ export function probeAdmission({ keys, leads, limiter, clientIp }: GuardDeps) {
   const admissions = new WeakMap<Request, Admission>();
   return {
     guard({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined {
-      if (!new URL(request.url).pathname.startsWith(PROBE_PREFIX)) return undefined;
+      if (!requestPath(request).startsWith(PROBE_PREFIX)) return undefined;
       const ip = clientIp(request);
       const { credentials, subject } = classifyProbe(request.headers, keys, leads, ip);
       const decision = limiter.take(subject);
@@ -82,7 +83,7 @@ export function probeAdmission({ keys, leads, limiter, clientIp }: GuardDeps) {
     },
     admissionOf(request: Request): Admission {
       const admission = admissions.get(request);
-      if (!admission) throw new Error(`probe route reached without admission: ${new URL(request.url).pathname}`);
+      if (!admission) throw new Error(`probe route reached without admission: ${requestPath(request)}`);
       return admission;
     },
   };
