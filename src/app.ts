@@ -19,6 +19,7 @@ import { createWebhookServices, type WebhookServices } from './webhooks/services
 import { anonymousRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
 import { probeAdmission } from './telemetry/admission.ts';
+import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
@@ -82,6 +83,8 @@ export function createApp(deps: AppDeps) {
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
   const admission = probeAdmission({ keys, leads, limiter, clientIp });
+  const bodyLimitOf = (request: Request) =>
+    new URL(request.url).pathname === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
@@ -93,7 +96,8 @@ export function createApp(deps: AppDeps) {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
       const declared = request.headers.get('content-length');
-      if (declared !== null && Number(declared) > maxBodyBytes) return payloadTooLarge(maxBodyBytes).toResponse();
+      const limit = bodyLimitOf(request);
+      if (declared !== null && Number(declared) > limit) return payloadTooLarge(limit).toResponse();
     })
     .onRequest(scopeGuard(keys, [{ prefix: '/api/v1/admin/', scope: 'admin' }]))
     .onError(({ code, error, request }) => toErrorResponse(code, error, request))
@@ -104,7 +108,7 @@ export function createApp(deps: AppDeps) {
     .use(storeRoutes(storeAdmin, maxBodyBytes))
     .use(catalogRoutes(webhooks.catalog, (id) => webhooks.stores.get(id) !== null))
     .use(webhookRoutes(webhooks.receivers))
-    .use(telemetryRoutes({ admission, geo: deps.geo, writer, clock, maxBodyBytes }));
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }));
   return app;
 }
 
