@@ -12,6 +12,8 @@ import { clientAddress, type PeerAddress } from './lib/client-ip.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
 import { catalogRoutes } from './catalog/routes.ts';
+import { createScanReader } from './scans/queries.ts';
+import { badgeRoutes, dashboardRoutes } from './scans/routes.ts';
 import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -83,6 +85,7 @@ export function createApp(deps: AppDeps) {
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
   const admission = probeAdmission({ keys, leads, limiter, clientIp });
+  const scanReader = createScanReader(database.sqlite);
   const bodyLimitOf = (request: Request) =>
     new URL(request.url).pathname === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
@@ -99,7 +102,12 @@ export function createApp(deps: AppDeps) {
       const limit = bodyLimitOf(request);
       if (declared !== null && Number(declared) > limit) return payloadTooLarge(limit).toResponse();
     })
-    .onRequest(scopeGuard(keys, [{ prefix: '/api/v1/admin/', scope: 'admin' }]))
+    .onRequest(
+      scopeGuard(keys, [
+        { prefix: '/api/v1/admin/', scope: 'admin' },
+        { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
+      ]),
+    )
     .onError(({ code, error, request }) => toErrorResponse(code, error, request))
     .use(healthRoutes(database.sqlite))
     .use(widgetRoutes(widget))
@@ -108,7 +116,9 @@ export function createApp(deps: AppDeps) {
     .use(storeRoutes(storeAdmin, maxBodyBytes))
     .use(catalogRoutes(webhooks.catalog, (id) => webhooks.stores.get(id) !== null))
     .use(webhookRoutes(webhooks.receivers))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }));
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }))
+    .use(badgeRoutes(scanReader))
+    .use(dashboardRoutes(scanReader, clock));
   return app;
 }
 
