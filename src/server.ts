@@ -6,6 +6,7 @@ import { createWebhookServices } from './webhooks/services.ts';
 import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
+import { createScanRetention } from './scans/retention.ts';
 import { buildWidget } from './widget/bundle.ts';
 
 export interface RunningServer {
@@ -34,12 +35,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const server = app.server!;
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
+  const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays);
+  retention.start();
 
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= (async () => {
       await server.stop(false);
       await webhooks.runner.stop();
+      await retention.stop();
       scanWriter.close(); // rows still queued are committed before the database closes
       database.close();
     })();
