@@ -20,6 +20,8 @@ import { createPublicFaqs } from './faqs/public.ts';
 import { createFaqStore } from './faqs/store.ts';
 import { signalRoutes } from './signals/routes.ts';
 import { createSignalService } from './signals/service.ts';
+import { createScanReader } from './scans/queries.ts';
+import { badgeRoutes, dashboardRoutes } from './scans/routes.ts';
 import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
@@ -27,6 +29,7 @@ import { createWebhookServices, type WebhookServices } from './webhooks/services
 import { anonymousRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
 import { probeAdmission } from './telemetry/admission.ts';
+import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
@@ -98,6 +101,9 @@ export function createApp(deps: AppDeps) {
   const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
+  const scanReader = createScanReader(database.sqlite);
+  const bodyLimitOf = (request: Request) =>
+    requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
@@ -109,9 +115,15 @@ export function createApp(deps: AppDeps) {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
       const declared = request.headers.get('content-length');
-      if (declared !== null && Number(declared) > maxBodyBytes) return payloadTooLarge(maxBodyBytes).toResponse();
+      const limit = bodyLimitOf(request);
+      if (declared !== null && Number(declared) > limit) return payloadTooLarge(limit).toResponse();
     })
-    .onRequest(scopeGuard(keys, [{ prefix: '/api/v1/admin/', scope: 'admin' }]))
+    .onRequest(
+      scopeGuard(keys, [
+        { prefix: '/api/v1/admin/', scope: 'admin' },
+        { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
+      ]),
+    )
     .onError(({ code, error, request }) => toErrorResponse(code, error, request))
     .use(healthRoutes(database.sqlite))
     .use(widgetRoutes(widget))
@@ -124,7 +136,9 @@ export function createApp(deps: AppDeps) {
     .use(publicFaqRoutes(publicFaqs, keys))
     .use(signalRoutes(signals))
     .use(webhookRoutes(webhooks.receivers))
-    .use(telemetryRoutes({ admission, geo: deps.geo, writer, clock, maxBodyBytes }));
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }))
+    .use(badgeRoutes(scanReader))
+    .use(dashboardRoutes(scanReader, clock));
   return app;
 }
 

@@ -18,6 +18,8 @@ export interface Config {
   platformAShopSuffix: string;
   platformAApiBase: string | null;
   platformBApiBase: string;
+  /** Scans older than this many days are deleted in the background; 0 keeps them forever. */
+  scanRetentionDays: number;
 }
 
 /** Names the offending setting; the CLI prints it as one line and exits non-zero. */
@@ -159,5 +161,6 @@ export function loadConfig(flags: Flags, env: Env): Config {
     platformAShopSuffix: suffixSrc ? parseDomainSuffix(suffixSrc) : 'myplatform-a.com',
     platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
     platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
+    scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
   };
 }

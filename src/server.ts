@@ -4,7 +4,9 @@ import { migrateDatabase, openDatabase } from './db/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { createWebhookServices } from './webhooks/services.ts';
 import { loadGeo } from './geo/lookup.ts';
+import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
+import { createScanRetention } from './scans/retention.ts';
 import { buildWidget } from './widget/bundle.ts';
 
 export interface RunningServer {
@@ -40,17 +42,20 @@ export async function startServer(requested: Config): Promise<RunningServer> {
     // A backstop only: the app refuses oversize bodies itself with the JSON 413 (declared ones before
     // reading, streamed ones while reading). Bun's own transport-level 413 has no body, so it must
     // not fire first.
-    maxRequestBodySize: Math.max(config.maxBodyBytes * 2, 16 * 1024 * 1024),
+    maxRequestBodySize: 2 * bulkBodyLimit(config.maxBodyBytes),
   });
   const server = app.server!;
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
+  const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays);
+  retention.start();
 
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= (async () => {
       await server.stop(false);
       await webhooks.runner.stop();
+      await retention.stop();
       scanWriter.close(); // rows still queued are committed before the database closes
       database.close();
     })();

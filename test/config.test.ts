@@ -27,6 +27,14 @@ describe('config', () => {
     expect(config.encryptionKey).toBeNull();
     expect(config.platformAShopSuffix).toBe('myplatform-a.com');
     expect(config.platformBApiBase).toBe('https://api.platform-b.com');
+    expect(config.scanRetentionDays).toBe(0);
+  });
+
+  test('SVC_SCAN_RETENTION_DAYS is a whole number of days from 0 to 36500', () => {
+    expect(loadConfig({}, { SVC_SCAN_RETENTION_DAYS: '90' }).scanRetentionDays).toBe(90);
+    expectInvalid(() => loadConfig({}, { SVC_SCAN_RETENTION_DAYS: '-1' }), 'SVC_SCAN_RETENTION_DAYS');
+    expectInvalid(() => loadConfig({}, { SVC_SCAN_RETENTION_DAYS: '1.5' }), 'SVC_SCAN_RETENTION_DAYS');
+    expectInvalid(() => loadConfig({}, { SVC_SCAN_RETENTION_DAYS: '36501' }), 'SVC_SCAN_RETENTION_DAYS');
   });
 
   test('flags win over SVC_* environment variables', () => {

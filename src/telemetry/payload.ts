@@ -1,21 +1,18 @@
+import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS, type PresenceKey } from '../db/schema/scans.ts';
 import { countryCode } from '../lib/country.ts';
+import { normalizeHostname } from '../lib/hostname.ts';
+import { parseTimestamp } from '../lib/time.ts';
 
 // Spec §2.1–2.3 and DESIGN §7: `hostname` and `signals` are required (400 when missing or invalid);
 // every other field is best-effort. An optional field that breaks its rule is left out of its
 // column (the column's default applies) and its raw value is kept in `data` under its own name,
 // beside every unknown field. One function, shared by the single and the bulk endpoints.
 
-export const PLATFORMS = ['platform-a', 'platform-b', 'platform-c', 'magento', 'custom', 'unknown'] as const;
-export const PAGE_TYPES = ['product', 'collection', 'category', 'page', 'home', 'cart', 'checkout', 'unknown'] as const;
-export const GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
-export const PRESENCE_KEYS = ['title', 'description', 'jsonLd', 'openGraph', 'h1', 'canonical', 'robots'] as const;
 const QUALITY_SCORES = ['title', 'description', 'keywords', 'jsonLd', 'openGraph'] as const;
 /** The payload fields of spec §2.1; every other field goes to `data` as is. */
 const KNOWN_FIELDS = new Set(['hostname', 'signals', 'url', 'scannedAt', 'platform', 'pageType', 'svc', 'signalPresence', 'quality', 'country', 'vertical']);
 
 export const LIMITS = { url: 2048, hostname: 253, text: 2048, vertical: 64, version: 64, robots: 512, lang: 35, score: 1000 } as const;
-
-export type PresenceKey = (typeof PRESENCE_KEYS)[number];
 
 /** A scan ready to store: the columns of the scans table, minus id and receivedAt. */
 export interface NormalizedScan {
@@ -47,16 +44,6 @@ const inRange = (value: unknown, min: number, max: number): value is number =>
   typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
 const oneOf = <T extends string>(values: readonly T[], value: unknown): value is T => typeof value === 'string' && (values as readonly string[]).includes(value);
 
-const LABEL = '[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?';
-const HOSTNAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
-
-/** Lower-case bare host (no scheme, path, port or whitespace; one trailing dot allowed), or null. */
-export function normalizeHostname(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length === 0 || value.length > LIMITS.hostname) return null;
-  const host = value.toLowerCase().replace(/\.$/, '');
-  return HOSTNAME.test(host) ? host : null;
-}
-
 /** Absolute http(s) URL without query or fragment (the server strips them too), or null. */
 export function normalizeUrl(value: unknown): string | null {
   if (!isText(value, LIMITS.url)) return null;
@@ -70,15 +57,6 @@ export function normalizeUrl(value: unknown): string | null {
   url.search = '';
   url.hash = '';
   return url.href.length <= LIMITS.url ? url.href : null;
-}
-
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
-
-/** Epoch ms of an ISO-8601 timestamp with a zone, or null. */
-export function parseTimestamp(value: unknown): number | null {
-  if (typeof value !== 'string' || !ISO_8601.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isFinite(ms) ? ms : null;
 }
 
 /** Rules for the known keys of `signals` (spec §2.2); unknown keys pass through untouched. */
@@ -139,7 +117,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
   let platform: string | null = null;
   let platformConfidence: number | null = null;
   if (isObject(rawPlatform)) {
-    if (oneOf(PLATFORMS, rawPlatform.platform)) platform = rawPlatform.platform;
+    if (oneOf(SCAN_PLATFORMS, rawPlatform.platform)) platform = rawPlatform.platform;
     if (inRange(rawPlatform.confidence, 0, 1)) platformConfidence = rawPlatform.confidence;
   }
   keepRaw('platform', rawPlatform, isObject(rawPlatform) && onlyKnown(rawPlatform, ['platform', 'confidence']) &&

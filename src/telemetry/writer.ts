@@ -25,8 +25,12 @@ function toParams(scan: NormalizedScan, receivedAt: number): Param[] {
   ];
 }
 
-interface Waiter {
-  resolve(): void;
+/** One request's rows: committed together, in the same transaction, or not at all. */
+interface Entry {
+  rows: Param[][];
+  /** Bulk rows skip a (url, scanned_at) pair already stored or written earlier in the transaction. */
+  skipDuplicates: boolean;
+  resolve(inserted: number): void;
   reject(error: unknown): void;
 }
 
@@ -35,49 +39,77 @@ const persistenceFailed = () => new ApiError(500, 'persistence_failed', 'the sca
 /**
  * Group commit (DESIGN §6, feasibility §4): scans queue in memory until the end of the current
  * event-loop turn (setImmediate) or until MAX_BATCH_ROWS are waiting, then one transaction writes
- * them with a prepared statement and every waiter is answered: resolved after COMMIT, or rejected
+ * them with prepared statements and every waiter is answered: resolved after COMMIT, or rejected
  * with 500 `persistence_failed` when the transaction fails (it rolls back: nothing partial).
+ *
+ * Bulk duplicates are skipped by the database, not by a check made before queueing: the
+ * `WHERE NOT EXISTS` runs inside the one writing transaction over the (scanned_at, url) index, so
+ * it sees rows of every endpoint, earlier rows of the same batch and rows of a racing bulk request.
+ * Single telemetry scans are inserted as sent, duplicates included (spec §4.1 is not idempotent).
  */
 export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS) {
-  const insert = sqlite.prepare(`INSERT INTO scans (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
-  const writeBatch = sqlite.transaction((rows: Param[][]) => {
-    for (const row of rows) insert.run(...row);
-  });
+  const placeholders = COLUMNS.map(() => '?').join(', ');
+  const insert = sqlite.prepare(`INSERT INTO scans (${COLUMNS.join(', ')}) VALUES (${placeholders})`);
+  // Parameters 3 and 4 are url and scanned_at (see COLUMNS); numbered so each row binds once.
+  const insertUnlessStored = sqlite.prepare(
+    `INSERT INTO scans (${COLUMNS.join(', ')}) SELECT ${COLUMNS.map((_, i) => `?${i + 1}`).join(', ')} ` +
+      'WHERE NOT EXISTS (SELECT 1 FROM scans WHERE scanned_at = ?4 AND url = ?3)',
+  );
+  const writeBatch = sqlite.transaction((entries: Entry[]) =>
+    entries.map(({ rows, skipDuplicates }) => {
+      let inserted = 0;
+      for (const row of rows) inserted += (skipDuplicates ? insertUnlessStored : insert).run(...row).changes;
+      return inserted;
+    }),
+  );
 
-  let rows: Param[][] = [];
-  let waiters: Waiter[] = [];
+  let queue: Entry[] = [];
+  let queuedRows = 0;
   let scheduled: ReturnType<typeof setImmediate> | null = null;
   let closed = false;
 
   function flush(): void {
     if (scheduled) clearImmediate(scheduled);
     scheduled = null;
-    if (rows.length === 0) return;
-    const batch = rows;
-    const answer = waiters;
-    rows = [];
-    waiters = [];
+    if (queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    queuedRows = 0;
+    let inserted: number[];
     try {
-      writeBatch(batch);
+      inserted = writeBatch(batch);
     } catch (error) {
-      console.error(JSON.stringify({ level: 'error', msg: 'scan batch failed', rows: batch.length, error: String(error) }));
+      const rows = batch.reduce((n, entry) => n + entry.rows.length, 0);
+      console.error(JSON.stringify({ level: 'error', msg: 'scan batch failed', rows, error: String(error) }));
       const failure = persistenceFailed();
-      for (const waiter of answer) waiter.reject(failure);
+      for (const entry of batch) entry.reject(failure);
       return;
     }
-    for (const waiter of answer) waiter.resolve();
+    batch.forEach((entry, i) => entry.resolve(inserted[i]!));
+  }
+
+  function enqueue(rows: Param[][], skipDuplicates: boolean): Promise<number> {
+    if (closed) return Promise.reject(persistenceFailed());
+    return new Promise<number>((resolve, reject) => {
+      queue.push({ rows, skipDuplicates, resolve, reject });
+      queuedRows += rows.length;
+      if (queuedRows >= maxBatchRows) flush();
+      else scheduled ??= setImmediate(flush);
+    });
   }
 
   return {
     /** Queue one scan; resolves once its row is committed. */
-    write(scan: NormalizedScan, receivedAt: number): Promise<void> {
-      if (closed) return Promise.reject(persistenceFailed());
-      return new Promise<void>((resolve, reject) => {
-        rows.push(toParams(scan, receivedAt));
-        waiters.push({ resolve, reject });
-        if (rows.length >= maxBatchRows) flush();
-        else scheduled ??= setImmediate(flush);
-      });
+    async write(scan: NormalizedScan, receivedAt: number): Promise<void> {
+      await enqueue([toParams(scan, receivedAt)], false);
+    },
+
+    /**
+     * Queue a bulk request's scans, skipping every (url, scannedAt) pair already stored; resolves
+     * with how many rows were inserted once they are all committed (a batch is never split).
+     */
+    writeBulk(scans: NormalizedScan[], receivedAt: number): Promise<number> {
+      return enqueue(scans.map((scan) => toParams(scan, receivedAt)), true);
     },
 
     /** Flush pending rows and refuse new ones (graceful shutdown, before the database closes). */

@@ -1,5 +1,22 @@
 import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
+/** The vocabularies of a scan (spec §2.1): what the payload accepts and the dashboard filters on. */
+export const SCAN_PLATFORMS = ['platform-a', 'platform-b', 'platform-c', 'magento', 'custom', 'unknown'] as const;
+export const PAGE_TYPES = ['product', 'collection', 'category', 'page', 'home', 'cart', 'checkout', 'unknown'] as const;
+export const GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
+export const PRESENCE_KEYS = ['title', 'description', 'jsonLd', 'openGraph', 'h1', 'canonical', 'robots'] as const;
+export type PresenceKey = (typeof PRESENCE_KEYS)[number];
+/** The column of each signalPresence key. */
+export const PRESENCE_COLUMNS: Record<PresenceKey, string> = {
+  title: 'has_title',
+  description: 'has_description',
+  jsonLd: 'has_json_ld',
+  openGraph: 'has_open_graph',
+  h1: 'has_h1',
+  canonical: 'has_canonical',
+  robots: 'has_robots',
+};
+
 /**
  * One row per accepted telemetry scan (spec §2.1, §2.4). Indexed columns hold what the dashboard
  * filters and groups on; `signals`, `quality` and `data` keep the JSON as accepted. The client IP
@@ -42,10 +59,18 @@ export const scans = sqliteTable(
     // (a url-first index measured ~35% slower per insert), and it still serves time ranges and
     // equality lookups on (url, scanned_at) for duplicate checks.
     index('scans_scanned_at_url_idx').on(table.scannedAt, table.url),
-    index('scans_country_idx').on(table.country),
-    index('scans_platform_idx').on(table.platform),
-    index('scans_page_type_idx').on(table.pageType),
-    index('scans_grade_idx').on(table.grade),
+    // Dashboard filters (src/scans): each filter column followed by scanned_at, so a filtered page
+    // is read newest-first straight from the index and stops after `limit` rows (keyset pagination).
+    index('scans_country_scanned_at_idx').on(table.country, table.scannedAt),
+    index('scans_platform_scanned_at_idx').on(table.platform, table.scannedAt),
+    index('scans_page_type_scanned_at_idx').on(table.pageType, table.scannedAt),
+    index('scans_grade_scanned_at_idx').on(table.grade, table.scannedAt),
+    // Covers every column the stats query reads, so a time range is aggregated from this index
+    // alone without touching the wide rows (their JSON makes the table ~20x larger).
+    index('scans_stats_idx').on(
+      table.scannedAt, table.hostname, table.country, table.platform, table.pageType, table.grade, table.percentage,
+      table.hasTitle, table.hasDescription, table.hasJsonLd, table.hasOpenGraph, table.hasH1, table.hasCanonical, table.hasRobots,
+    ),
     index('scans_svc_detected_idx').on(table.svcDetected),
   ],
 );

@@ -1,0 +1,80 @@
+#!/usr/bin/env bun
+// Bulk ingest benchmark (README "Benchmarks"): scans/s through POST /api/v1/probe/scan-bulk (real HTTP
+// to an in-process `startServer`, mode-2 signed, 1000-scan batches of realistic ~2 KB scans (bench/scan-report.ts)) against
+// the raw SQLite ceiling: the same rows inserted with a prepared INSERT in one transaction, on a fresh
+// database with the same schema, in the same run. Prints both and the ratio (goal >= 0.6).
+// Usage: bun bench/bulk.ts [--batches 20]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createKeyStore } from '../src/auth/keys.ts';
+import { loadConfig } from '../src/config.ts';
+import { migrateDatabase, openDatabase } from '../src/db/index.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { hmacSha256 } from '../src/lib/crypto.ts';
+import { startServer } from '../src/server.ts';
+import { normalizeScan } from '../src/telemetry/payload.ts';
+import { newId } from '../src/lib/ids.ts';
+import { scanReport } from './scan-report.ts';
+
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { batches: { type: 'string', default: '20' } } });
+const BATCHES = Number(values.batches);
+const BATCH = 1000;
+const START = Date.now() - 86_400_000;
+
+const scan = (i: number) => scanReport(i, new Date(START + i).toISOString());
+
+const batches = Array.from({ length: BATCHES }, (_, b) => JSON.stringify({ scans: Array.from({ length: BATCH }, (_, j) => scan(b * BATCH + j)) }));
+const total = BATCHES * BATCH;
+console.log(`${BATCHES} batches of ${BATCH} scans, ${(batches[0]!.length / BATCH).toFixed(0)} bytes per scan`);
+
+// (a) the raw ceiling: prepared INSERT of the same rows, one transaction.
+const rawDir = mkdtempSync(path.join(tmpdir(), 'svc-bench-bulk-raw-'));
+const raw = openDatabase(path.join(rawDir, 'svc.db'));
+migrateDatabase(raw);
+const rows = Array.from({ length: total }, (_, i) => {
+  const checked = normalizeScan(scan(i), Date.now());
+  if (!checked.ok) throw new Error(checked.detail);
+  const s = checked.scan;
+  const p = s.presence;
+  const b = (v: boolean | null) => (v === null ? null : v ? 1 : 0);
+  return [newId(), s.hostname, s.url, s.scannedAt, Date.now(), s.country, s.platform, s.platformConfidence, s.pageType, s.grade, s.percentage, b(s.svcDetected), s.svcVersion,
+    s.vertical, b(p.title), b(p.description), b(p.jsonLd), b(p.openGraph), b(p.h1), b(p.canonical), b(p.robots), JSON.stringify(s.signals), JSON.stringify(s.quality), JSON.stringify(s.data)];
+});
+const insert = raw.sqlite.prepare(`INSERT INTO scans VALUES (${rows[0]!.map(() => '?').join(',')})`);
+let started = performance.now();
+raw.sqlite.transaction(() => {
+  for (const row of rows) insert.run(...(row as (string | number | null)[]));
+})();
+const rawRate = total / ((performance.now() - started) / 1000);
+raw.close();
+rmSync(rawDir, { recursive: true, force: true });
+
+// (b) svc: the bulk endpoint over HTTP, batches sent one after another.
+const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-bulk-'));
+const config = loadConfig({ 'data-dir': dir, http: '127.0.0.1:0' }, { SVC_RATE_AGENT: '10000000' });
+const setup = openDatabase(config.databaseFile);
+migrateDatabase(setup);
+const key = createKeyStore(setup.db, systemClock).create({ name: 'bench', scopes: ['probe:scan'] }).key;
+setup.close();
+const server = await startServer(config);
+let inserted = 0;
+started = performance.now();
+for (const body of batches) {
+  const ts = String(Date.now());
+  const response = await fetch(`${server.url}/api/v1/probe/scan-bulk`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-probe-key': key, 'x-probe-timestamp': ts, 'x-probe-signature': hmacSha256(key, [`${ts}.`, body], 'hex') },
+  });
+  if (response.status !== 200) throw new Error(`bulk answered ${response.status}: ${await response.text()}`);
+  inserted += ((await response.json()) as { inserted: number }).inserted;
+}
+const bulkRate = total / ((performance.now() - started) / 1000);
+await server.shutdown();
+rmSync(dir, { recursive: true, force: true });
+
+console.log(`raw SQLite ceiling (prepared INSERT, one transaction): ${Math.round(rawRate).toLocaleString('en')} scans/s`);
+console.log(`svc bulk endpoint (HTTP, 1000-scan batches):          ${Math.round(bulkRate).toLocaleString('en')} scans/s (${inserted} inserted)`);
+console.log(`ratio bulk / raw: ${(bulkRate / rawRate).toFixed(2)} (goal >= 0.6)`);

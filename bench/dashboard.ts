@@ -1,0 +1,111 @@
+#!/usr/bin/env bun
+// Dashboard and badge read benchmark (README "Benchmarks"): generates a 1,000,000-scan database in a
+// temp directory (prepared INSERTs, 50,000 rows per transaction), then times every dashboard query
+// and the badge through the app's HTTP surface (app.handle). Prints the median and p95 of each.
+// Goals: < 200 ms per dashboard query, < 5 ms per badge. Figures, not assertions.
+// Usage: bun bench/dashboard.ts [--scans 1000000] [--runs 15]
+import { rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createApp } from '../src/app.ts';
+import { createKeyStore } from '../src/auth/keys.ts';
+import { loadConfig } from '../src/config.ts';
+import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../src/db/schema/scans.ts';
+import { migrateDatabase, openDatabase } from '../src/db/index.ts';
+import { loadGeo } from '../src/geo/lookup.ts';
+import { newId } from '../src/lib/ids.ts';
+import { DAY_MS } from '../src/lib/time.ts';
+import { buildWidget } from '../src/widget/bundle.ts';
+
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { scans: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '15' } } });
+const SCANS = Number(values.scans);
+const RUNS = Number(values.runs);
+const HOSTS = 20_000;
+const COUNTRIES = ['US', 'DE', 'GB', 'FR', 'NL', 'ES', 'IT', 'CA', 'AU', 'SE', 'PL', 'BR', 'JP', 'IN', 'CH'];
+const NOW = Date.now();
+const SPAN = 365 * DAY_MS;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-dashboard-'));
+try {
+  const config = loadConfig({ 'data-dir': dir }, {});
+  const database = openDatabase(config.databaseFile);
+  migrateDatabase(database);
+
+  // Deterministic pseudo-random data: skewed hosts, countries and grades, a year of scans.
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const pick = <T>(list: readonly T[], skew = 1) => list[Math.floor(rand() ** skew * list.length)]!;
+  const signals = JSON.stringify({ title: { value: 'Organic Green Tea - Loose Leaf, 100 g', length: 37 }, lang: 'en', robots: 'index,follow', headings: { h1: ['Organic Green Tea'] } });
+  const insert = database.sqlite.prepare(
+    'INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, ' +
+      'has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+  );
+  const bit = () => (rand() < 0.15 ? null : rand() < 0.7 ? 1 : 0);
+  const generate = database.sqlite.transaction((count: number, start: number) => {
+    for (let i = start; i < start + count; i++) {
+      const host = `shop-${Math.floor(rand() ** 2 * HOSTS)}.example.com`;
+      const scannedAt = NOW - Math.floor(rand() * SPAN);
+      const grade = pick(GRADES, 1.3);
+      const percentage = Math.round((100 - GRADES.indexOf(grade as (typeof GRADES)[number]) * 15 - rand() * 14) * 10) / 10;
+      insert.run(newId(), host, `https://${host}/products/p-${i}`, scannedAt, scannedAt + 500, rand() < 0.1 ? null : pick(COUNTRIES, 2),
+        pick(SCAN_PLATFORMS, 1.5), 0.9, pick(PAGE_TYPES, 1.5), grade, Math.max(0, percentage), rand() < 0.3 ? 1 : 0, '1.4.2', 'food-and-drink',
+        bit(), bit(), bit(), bit(), bit(), bit(), bit(), signals, JSON.stringify({ grade, percentage }), '{"extensionVersion":"3.8.1"}');
+    }
+  });
+  let started = performance.now();
+  for (let done = 0; done < SCANS; done += 50_000) generate(Math.min(50_000, SCANS - done), done);
+  database.sqlite.exec('ANALYZE');
+  console.log(`generated ${SCANS.toLocaleString('en')} scans in ${((performance.now() - started) / 1000).toFixed(1)} s (${dir})`);
+
+  const app = createApp({ config, database, widget: await buildWidget(), geo: await loadGeo(null) });
+  const key = createKeyStore(database.db, { now: () => Date.now() }).create({ name: 'bench', scopes: ['dashboard:read'] }).key;
+  const auth = { authorization: `Bearer ${key}` };
+  const get = (p: string, headers: Record<string, string> = auth) => app.handle(new Request(`http://localhost${p}`, { headers }));
+
+  const sample = database.sqlite.query('SELECT id, hostname FROM scans ORDER BY random() LIMIT 1').get() as { id: string; hostname: string };
+  const firstPage = (await (await get('/api/v1/dashboard/scans?limit=500')).json()) as { nextCursor: string };
+  const week = new Date(NOW - 7 * DAY_MS).toISOString().slice(0, 10);
+  const cases: [string, string, Record<string, string>?][] = [
+    ['list, no filter', '/api/v1/dashboard/scans'],
+    ['list, limit=500', '/api/v1/dashboard/scans?limit=500'],
+    ['list, next page (cursor)', `/api/v1/dashboard/scans?limit=500&cursor=${firstPage.nextCursor}`],
+    ['list, hostname', `/api/v1/dashboard/scans?hostname=${sample.hostname}`],
+    ['list, country', '/api/v1/dashboard/scans?country=SE'],
+    ['list, platform', '/api/v1/dashboard/scans?platform=custom'],
+    ['list, pageType', '/api/v1/dashboard/scans?pageType=checkout'],
+    ['list, grade', '/api/v1/dashboard/scans?grade=F'],
+    ['list, from/to (one week)', `/api/v1/dashboard/scans?from=${week}&to=${new Date(NOW).toISOString()}`],
+    ['list, country+grade+pageType', '/api/v1/dashboard/scans?country=JP&grade=E&pageType=cart'],
+    ['scan by id', `/api/v1/dashboard/scans/${sample.id}`],
+    ...(['day', 'country', 'platform', 'pageType', 'grade'] as const).flatMap((g): [string, string][] => [
+      [`stats groupBy=${g}, last 30 days (default)`, `/api/v1/dashboard/stats?groupBy=${g}`],
+      [`stats groupBy=${g}, all time`, `/api/v1/dashboard/stats?groupBy=${g}&from=2000-01-01`],
+    ]),
+    ['stats groupBy=day, hostname', `/api/v1/dashboard/stats?groupBy=day&hostname=${sample.hostname}`],
+    ['stats groupBy=grade, country', '/api/v1/dashboard/stats?groupBy=grade&country=DE'],
+    ['badge svg', `/api/v1/public/probe/badge?domain=${sample.hostname}`, {}],
+    ['badge json', `/api/v1/public/probe/badge?domain=${sample.hostname}&format=json`, {}],
+    ['badge, not scanned', '/api/v1/public/probe/badge?domain=never.example.org', {}],
+  ];
+  console.log(`\n${'query'.padEnd(40)} ${'median ms'.padStart(10)} ${'p95 ms'.padStart(10)}  goal`);
+  for (const [name, url, headers] of cases) {
+    const times: number[] = [];
+    for (let run = 0; run < RUNS + 2; run++) {
+      started = performance.now();
+      const response = await get(url, headers ?? auth);
+      await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`${name}: ${response.status}`);
+      if (run >= 2) times.push(performance.now() - started); // two warm-up runs
+    }
+    times.sort((a, b) => a - b);
+    const median = times[Math.floor(times.length / 2)]!;
+    const p95 = times[Math.min(times.length - 1, Math.ceil(times.length * 0.95) - 1)]!;
+    const goal = name.startsWith('badge') ? 5 : 200;
+    console.log(`${name.padEnd(40)} ${median.toFixed(2).padStart(10)} ${p95.toFixed(2).padStart(10)}  ${median < goal ? 'ok' : 'OVER'} (< ${goal} ms)`);
+  }
+  database.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

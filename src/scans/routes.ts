@@ -1,0 +1,67 @@
+import { Elysia } from 'elysia';
+import type { Clock } from '../lib/clock.ts';
+import { DAY_MS } from '../lib/time.ts';
+import { orNotFound } from '../lib/errors.ts';
+import { etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { normalizeHostname } from '../lib/hostname.ts';
+import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
+import {
+  badParameter,
+  encodeCursor,
+  FILTER_PARAMS,
+  parseCursor,
+  parseFilters,
+  parseGroupBy,
+  parseLimit,
+  queryParams,
+} from './filters.ts';
+import type { ScanReader } from './queries.ts';
+
+/** Shields' endpoint caching (DESIGN §7): badges may be five minutes stale at browsers and CDNs. */
+const BADGE_CACHE = 'max-age=300, s-maxage=300';
+
+/** The public badge of a hostname's latest scan: SVG (default) or the shields endpoint JSON. */
+function badgeResponse(request: Request, reader: ScanReader): Response {
+  const params = queryParams(request.url, ['domain', 'format']);
+  const domainParam = params.get('domain');
+  if (domainParam === undefined) throw badParameter('domain', 'required, the host name of the site (domain=shop.example.com)');
+  const domain = normalizeHostname(domainParam);
+  if (domain === null) throw badParameter('domain', 'expected a bare host name such as shop.example.com');
+  const format = params.get('format') ?? 'svg';
+  if (format !== 'svg' && format !== 'json') throw badParameter('format', 'expected svg or json');
+
+  const badge = badgeFor(reader.latestOf(domain));
+  const body = format === 'svg' ? badgeSvg(badge) : JSON.stringify(badgeJson(badge));
+  const headers = { 'Cache-Control': BADGE_CACHE, ETag: etagOf(body) };
+  if (matchesIfNoneMatch(request, headers.ETag)) return notModified(headers);
+  const type = format === 'svg' ? 'image/svg+xml; charset=utf-8' : 'application/json';
+  return new Response(body, { headers: { ...headers, 'Content-Type': type } });
+}
+
+export function badgeRoutes(reader: ScanReader) {
+  return new Elysia({ name: 'badge' }).get('/api/v1/public/probe/badge', ({ request }) => badgeResponse(request, reader));
+}
+
+/**
+ * Dashboard read endpoints (DESIGN §5). The `dashboard:read` (or `admin`) scope is checked for the
+ * whole prefix by the app's scope guard, before routing.
+ */
+/** Stats without `from` cover this long before `to` (or now), so a default query stays bounded. */
+export const STATS_DEFAULT_WINDOW_MS = 30 * DAY_MS;
+
+export function dashboardRoutes(reader: ScanReader, clock: Clock) {
+  return new Elysia({ name: 'dashboard', prefix: '/api/v1/dashboard' })
+    .get('/scans', ({ request }) => {
+      const params = queryParams(request.url, [...FILTER_PARAMS, 'cursor', 'limit']);
+      const page = reader.list(parseFilters(params), parseCursor(params.get('cursor')), parseLimit(params.get('limit')));
+      return { items: page.items, nextCursor: page.next ? encodeCursor(page.next) : null };
+    })
+    .get('/scans/:id', ({ params }) => orNotFound(reader.get(params.id), 'scan', params.id))
+    .get('/stats', ({ request }) => {
+      const params = queryParams(request.url, [...FILTER_PARAMS, 'groupBy']);
+      const groupBy = parseGroupBy(params.get('groupBy'));
+      const filters = parseFilters(params);
+      filters.from ??= (filters.to ?? clock.now()) - STATS_DEFAULT_WINDOW_MS;
+      return { groupBy, from: new Date(filters.from).toISOString(), groups: reader.stats(filters, groupBy) };
+    });
+}

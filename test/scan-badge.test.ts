@@ -1,0 +1,162 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { Window } from 'happy-dom';
+import { fixedClock } from '../src/lib/clock.ts';
+import { badgeSvg } from '../src/scans/badge.ts';
+import { verdana11Width } from '../src/scans/verdana.ts';
+import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { scanPayload, signedInit } from './helpers/probe.ts';
+
+const BADGE = '/api/v1/public/probe/badge';
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+let t: TestApp;
+afterEach(() => t?.close());
+
+async function seed(scans: Record<string, unknown>[]) {
+  const key = t.keyWith('probe:scan');
+  const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW));
+  expect(response.status).toBe(200);
+}
+
+const scanOf = (hostname: string, grade: string, percentage: number, minutesAgo = 0) =>
+  scanPayload({ hostname, url: `https://${hostname}/p/${minutesAgo}`, scannedAt: new Date(NOW - minutesAgo * 60_000).toISOString(), quality: { grade, percentage } });
+
+/**
+ * Minimal XML well-formedness: every tag closes in order, attribute values are quoted, and text
+ * holds no raw `<` or bare `&`.
+ */
+function assertWellFormed(xml: string) {
+  const stack: string[] = [];
+  const token = /<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>|([^<]+)/y;
+  let match: RegExpExecArray | null;
+  let pos = 0;
+  while (pos < xml.length) {
+    token.lastIndex = pos;
+    match = token.exec(xml);
+    if (!match) throw new Error(`not well-formed at ${pos}: ${xml.slice(pos, pos + 40)}`);
+    pos = token.lastIndex;
+    const [, closing, name, , selfClosing, text] = match;
+    if (text !== undefined) {
+      if (/&(?!(amp|lt|gt|quot|apos);)/.test(text)) throw new Error(`bare & in text: ${text}`);
+    } else if (closing) {
+      if (stack.pop() !== name) throw new Error(`unbalanced </${name}>`);
+    } else if (!selfClosing) stack.push(name!);
+  }
+  expect(stack).toEqual([]);
+}
+
+function parseSvg(svg: string) {
+  const window = new Window();
+  const doc = new window.DOMParser().parseFromString(svg, 'image/svg+xml');
+  return doc.documentElement as unknown as Element;
+}
+
+describe('badge (spec §4.2, DESIGN §5)', () => {
+  test('the SVG is well-formed shields "flat" with role, aria-label and title', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    await seed([scanOf('shop.example.com', 'B', 82.4)]);
+    const response = await t.request(`${BADGE}?domain=shop.example.com`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    const svg = await response.text();
+    assertWellFormed(svg);
+    const root = parseSvg(svg);
+    expect(root.tagName.toLowerCase()).toBe('svg');
+    expect(root.getAttribute('role')).toBe('img');
+    expect(root.getAttribute('aria-label')).toBe('AI readiness: B 82%');
+    expect(root.getAttribute('height')).toBe('20');
+    expect(root.querySelector('title')?.textContent).toBe('AI readiness: B 82%');
+    expect([...root.querySelectorAll('text')].map((e) => e.textContent)).toEqual(['AI readiness', 'AI readiness', 'B 82%', 'B 82%']);
+  });
+
+  test('the latest scan of the hostname decides the badge', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    await seed([scanOf('shop.example.com', 'D', 40, 60), scanOf('shop.example.com', 'A', 97, 5), scanOf('other.example.com', 'F', 3, 1)]);
+    const json = await (await t.request(`${BADGE}?domain=shop.example.com&format=json`)).json();
+    expect(json).toEqual({ schemaVersion: 1, label: 'AI readiness', message: 'A 97%', color: 'brightgreen' });
+  });
+
+  test('colours per grade: A brightgreen, B green, C yellowgreen, D yellow, E and F red', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const expected = { A: ['brightgreen', '#4c1'], B: ['green', '#97ca00'], C: ['yellowgreen', '#a4a61d'], D: ['yellow', '#dfb317'], E: ['red', '#e05d44'], F: ['red', '#e05d44'] };
+    await seed(Object.keys(expected).map((grade) => scanOf(`${grade.toLowerCase()}.example.com`, grade, 50)));
+    for (const [grade, [name, hex]] of Object.entries(expected)) {
+      const json = (await (await t.request(`${BADGE}?domain=${grade.toLowerCase()}.example.com&format=json`)).json()) as { color: string };
+      expect(json.color).toBe(name!);
+      const svg = await (await t.request(`${BADGE}?domain=${grade.toLowerCase()}.example.com`)).text();
+      expect(parseSvg(svg).querySelectorAll('rect')[2]!.getAttribute('fill')).toBe(hex!);
+    }
+  });
+
+  test('the badge widths grow with the text, measured with the Verdana 11px table', async () => {
+    expect(verdana11Width('W')).toBeGreaterThan(verdana11Width('i'));
+    expect(verdana11Width('AI readiness')).toBeCloseTo(68.71, 2);
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    await seed([scanOf('a.example.com', 'A', 100), scanOf('b.example.com', 'B', 1)]);
+    const width = async (domain: string) => Number(parseSvg(await (await t.request(`${BADGE}?domain=${domain}`)).text()).getAttribute('width'));
+    const wide = await width('a.example.com'); // "A 100%"
+    const narrow = await width('b.example.com'); // "B 1%"
+    const unscanned = await width('c.example.com'); // "not scanned"
+    expect(wide).toBeGreaterThan(narrow);
+    expect(unscanned).toBeGreaterThan(wide);
+  });
+
+  test('an unscanned domain gets a grey "not scanned" badge with 200', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const response = await t.request(`${BADGE}?domain=never.example.org&format=json`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ schemaVersion: 1, label: 'AI readiness', message: 'not scanned', color: 'lightgrey' });
+    const svg = await (await t.request(`${BADGE}?domain=never.example.org`)).text();
+    expect(svg).toContain('fill="#9f9f9f"');
+    expect(svg).toContain('not scanned');
+  });
+
+  test('caching: Cache-Control max-age=300, s-maxage=300, an ETag, and 304 on If-None-Match', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    await seed([scanOf('shop.example.com', 'C', 61)]);
+    const first = await t.request(`${BADGE}?domain=shop.example.com`);
+    expect(first.headers.get('cache-control')).toBe('max-age=300, s-maxage=300');
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    const again = await t.request(`${BADGE}?domain=shop.example.com`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    // A new scan changes the badge, so the old validator no longer matches.
+    await seed([scanOf('shop.example.com', 'A', 95, -1)]);
+    expect((await t.request(`${BADGE}?domain=shop.example.com`, { headers: { 'if-none-match': etag } })).status).toBe(200);
+    const json = await t.request(`${BADGE}?domain=shop.example.com&format=json`);
+    expect(json.headers.get('etag')).not.toBe(etag);
+  });
+
+  test('a missing or invalid domain is 400 naming the parameter', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    for (const query of ['', '?domain=', '?domain=https://shop.example.com/', '?domain=a%20b', '?format=json']) {
+      const response = await t.request(`${BADGE}${query}`);
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: string; detail: string };
+      expect(body.error).toBe('invalid_query');
+      expect(body.detail).toStartWith('domain:');
+    }
+    const badFormat = await t.request(`${BADGE}?domain=shop.example.com&format=png`);
+    expect(badFormat.status).toBe(400);
+    expect(((await badFormat.json()) as { detail: string }).detail).toStartWith('format:');
+  });
+
+  test('a hostile domain value never reaches the SVG or the error unescaped', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const hostile = encodeURIComponent('"><script>alert(1)</script><svg onload="x');
+    const response = await t.request(`${BADGE}?domain=${hostile}`);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(await response.text()).not.toContain('<script>');
+  });
+
+  test('every text in the SVG is escaped, label and message included', () => {
+    const svg = badgeSvg({ label: '<b>&"\'', message: '</text><script>x</script>', color: 'red' });
+    assertWellFormed(svg);
+    expect(svg).not.toContain('<script>');
+    const root = parseSvg(svg);
+    expect(root.getAttribute('aria-label')).toBe('<b>&"\': </text><script>x</script>');
+    expect(root.querySelectorAll('text')[2]!.textContent).toBe('</text><script>x</script>');
+  });
+});

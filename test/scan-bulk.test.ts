@@ -1,0 +1,208 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { fixedClock } from '../src/lib/clock.ts';
+import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
+
+const BULK = '/api/v1/probe/scan-bulk';
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+let t: TestApp;
+afterEach(() => t?.close());
+
+const scanCount = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
+
+/** A valid scan of page `n` at minute `n` (distinct (url, scannedAt) pairs per n). */
+const item = (n: number, overrides: Record<string, unknown> = {}) =>
+  scanPayload({ url: `https://shop.example.com/p/${n}`, scannedAt: new Date(NOW - n * 60_000).toISOString(), ...overrides });
+
+interface BulkBody {
+  inserted: number;
+  skipped: number;
+  errors: { index: number; error: string; detail: string }[];
+}
+
+async function bulkAs(key: string, scans: unknown[]): Promise<Response> {
+  return t.request(BULK, signedInit(key, JSON.stringify({ scans }), NOW));
+}
+
+async function okBulk(key: string, scans: unknown[]): Promise<BulkBody> {
+  const response = await bulkAs(key, scans);
+  expect(response.status).toBe(200);
+  return (await response.json()) as BulkBody;
+}
+
+describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
+  test('mixed valid and invalid items: invalid ones are reported by index, valid ones stored', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = await okBulk(key, [item(1), { signals: {} }, item(2), 'not an object', item(3, { hostname: 'bad host/x' })]);
+    expect(body.inserted).toBe(2);
+    expect(body.skipped).toBe(0);
+    expect(body.errors.map((e) => [e.index, e.error])).toEqual([
+      [1, 'missing_field'],
+      [3, 'invalid_payload'],
+      [4, 'invalid_field'],
+    ]);
+    expect(body.errors.every((e) => typeof e.detail === 'string' && e.detail.length > 0)).toBe(true);
+    expect(scanCount()).toBe(2);
+  });
+
+  test('items go through the same normaliser as the single endpoint (degraded fields kept in data)', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    await okBulk(key, [item(1, { pageType: 'nonsense', extra: 42 })]);
+    const row = t.database.sqlite.query('SELECT page_type, data FROM scans').get() as { page_type: string | null; data: string };
+    expect(row.page_type).toBeNull();
+    expect(JSON.parse(row.data)).toEqual({ pageType: 'nonsense', extra: 42 });
+  });
+
+  test('duplicates on (url, scannedAt) within one batch are skipped', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = await okBulk(key, [item(1), item(2), item(1, { quality: { grade: 'A', percentage: 99 } }), item(2)]);
+    expect(body).toEqual({ inserted: 2, skipped: 2, errors: [] });
+    expect(scanCount()).toBe(2);
+  });
+
+  test('the same url at another scannedAt is not a duplicate', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = await okBulk(key, [item(1), item(1, { scannedAt: new Date(NOW - 1).toISOString() })]);
+    expect(body.inserted).toBe(2);
+  });
+
+  test('duplicates of rows stored by an earlier bulk request are skipped', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    expect(await okBulk(key, [item(1), item(2)])).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(await okBulk(key, [item(2), item(3)])).toEqual({ inserted: 1, skipped: 1, errors: [] });
+    expect(scanCount()).toBe(3);
+  });
+
+  test('duplicates of rows stored by the telemetry endpoint are skipped', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    expect((await t.request(TELEMETRY, signedInit(key, JSON.stringify(item(7)), NOW))).status).toBe(204);
+    expect(await okBulk(key, [item(7)])).toEqual({ inserted: 0, skipped: 1, errors: [] });
+  });
+
+  test('the telemetry endpoint keeps storing exact duplicates (not idempotent)', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    await okBulk(key, [item(7)]);
+    const body = JSON.stringify(item(7));
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
+    expect(scanCount()).toBe(3);
+  });
+
+  test('two racing bulk requests with the same scans store each pair once', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const scans = Array.from({ length: 300 }, (_, i) => item(i));
+    const [a, b, c] = await Promise.all([okBulk(key, scans), okBulk(key, scans.slice(100)), okBulk(key, scans.toReversed())]);
+    expect(a.inserted + b.inserted + c.inserted).toBe(300);
+    expect(a.skipped + b.skipped + c.skipped).toBe(300 + 200 + 300 - 300);
+    expect(scanCount()).toBe(300);
+    const distinct = t.database.sqlite.query('SELECT count(*) AS n FROM (SELECT DISTINCT url, scanned_at FROM scans)').get() as { n: number };
+    expect(distinct.n).toBe(300);
+  });
+
+  test('1001 items are 400 and nothing is stored', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '5000' } });
+    const key = t.keyWith('probe:scan');
+    const response = await bulkAs(key, Array.from({ length: 1001 }, (_, i) => item(i)));
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toBe('too_many_scans');
+    expect(scanCount()).toBe(0);
+  });
+
+  test('1000 items are accepted in one request', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    expect((await okBulk(key, Array.from({ length: 1000 }, (_, i) => item(i)))).inserted).toBe(1000);
+  });
+
+  test('an empty batch, a missing scans array and unknown fields are 400', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    for (const body of [{ scans: [] }, {}, { scans: {} }, { scans: [item(1)], extra: 1 }, [item(1)]]) {
+      const response = await t.request(BULK, signedInit(key, JSON.stringify(body), NOW));
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toBe('invalid_request');
+    }
+    expect(scanCount()).toBe(0);
+  });
+
+  test('bulk requests authenticate like telemetry: a bad signature or no credentials is 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify({ scans: [item(1)] });
+    const tampered = signedInit(key, body, NOW);
+    tampered.body = JSON.stringify({ scans: [item(2)] });
+    expect((await t.request(BULK, tampered)).status).toBe(401);
+    expect((await t.request(BULK, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    expect(scanCount()).toBe(0);
+  });
+
+  test('a verified lead token authenticates a bulk request (mode 1)', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const { apiToken } = t.leads.create('bulk@example.com', true);
+    const response = await t.request(BULK, tokenInit(apiToken, { scans: [item(1)] }));
+    expect(response.status).toBe(200);
+    expect(scanCount()).toBe(1);
+  });
+
+  test('a bulk body may exceed SVC_MAX_BODY_BYTES (which bounds one scan)', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_MAX_BODY_BYTES: '1024' } });
+    const key = t.keyWith('probe:scan');
+    const scans = Array.from({ length: 20 }, (_, i) => item(i));
+    expect(JSON.stringify({ scans }).length).toBeGreaterThan(1024);
+    expect((await okBulk(key, scans)).inserted).toBe(20);
+  });
+});
+
+describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
+  test('each scan takes one token from the tier bucket', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '10' } });
+    const key = t.keyWith('probe:scan');
+    const response = await bulkAs(key, [item(1), item(2), item(3), item(4)]);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('ratelimit-remaining')).toBe('6');
+    expect(response.headers.get('ratelimit')).toBe('"agent";r=6;t=24');
+  });
+
+  test('invalid items and skipped duplicates count as scans too', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '10' } });
+    const key = t.keyWith('probe:scan');
+    const response = await bulkAs(key, [item(1), item(1), { nope: true }]);
+    expect(response.headers.get('ratelimit-remaining')).toBe('7');
+  });
+
+  test('a batch the bucket cannot cover is 429 and nothing is stored', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '10' } });
+    const key = t.keyWith('probe:scan');
+    expect((await bulkAs(key, [item(1), item(2), item(3), item(4)])).status).toBe(200);
+    const refused = await bulkAs(key, Array.from({ length: 7 }, (_, i) => item(10 + i)));
+    expect(refused.status).toBe(429);
+    const body = (await refused.json()) as { error: string; tier: string; limit: number; retryAfter: number };
+    expect(body).toMatchObject({ error: 'rate_limited', tier: 'agent', limit: 10 });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(scanCount()).toBe(4);
+  });
+
+  test('a batch larger than the tier limit can never pass', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '5' } });
+    const key = t.keyWith('probe:scan');
+    expect((await bulkAs(key, Array.from({ length: 6 }, (_, i) => item(i)))).status).toBe(429);
+    expect(scanCount()).toBe(0);
+  });
+
+  test('the anonymous tier throttles bulk requests before authentication', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_ANONYMOUS: '2' } });
+    const body = JSON.stringify({ scans: [item(1)] });
+    const init = { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-probe-token': 'unknown' } };
+    expect((await t.request(BULK, init)).status).toBe(401);
+    expect((await t.request(BULK, init)).status).toBe(401);
+    expect((await t.request(BULK, init)).status).toBe(429);
+  });
+});

@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { fixedClock } from '../src/lib/clock.ts';
+import { createScanRetention } from '../src/scans/retention.ts';
+import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { scanPayload, signedInit } from './helpers/probe.ts';
+
+const DAY = 86_400_000;
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+let t: TestApp;
+afterEach(() => t?.close());
+
+const scanCount = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
+
+async function seed(daysAgo: number[]) {
+  const key = t.keyWith('probe:scan');
+  const scans = daysAgo.map((d, i) => scanPayload({ url: `https://shop.example.com/p/${i}`, scannedAt: new Date(NOW - d * DAY).toISOString() }));
+  const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW));
+  expect(response.status).toBe(200);
+}
+
+describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
+  test('scans older than the retention are deleted, newer ones kept', async () => {
+    const clock = fixedClock(NOW);
+    t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '100000' } });
+    await seed([1, 29, 31, 400]);
+    const retention = createScanRetention(t.database.sqlite, clock, 30);
+    expect(await retention.runOnce()).toBe(2);
+    expect(scanCount()).toBe(2);
+    clock.advance(2 * DAY); // the 29-day-old scan expires next
+    expect(await retention.runOnce()).toBe(1);
+    expect(scanCount()).toBe(1);
+  });
+
+  test('0 keeps scans forever', async () => {
+    const clock = fixedClock(NOW);
+    t = await makeTestApp({ clock });
+    await seed([10_000]);
+    expect(await createScanRetention(t.database.sqlite, clock, 0).runOnce()).toBe(0);
+    expect(scanCount()).toBe(1);
+  });
+
+  test('deletes in small batches and lets ingestion commit between them', async () => {
+    const clock = fixedClock(NOW);
+    t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '100000' } });
+    await seed(Array.from({ length: 25 }, () => 100).map((d, i) => d + i));
+    const retention = createScanRetention(t.database.sqlite, clock, 30, 5);
+    const sweep = retention.runOnce();
+    // Only the first batch ran synchronously; a scan posted now commits before the sweep ends.
+    expect(scanCount()).toBe(20);
+    await seed([0]);
+    const afterIngest = scanCount();
+    expect(await sweep).toBe(25);
+    expect(afterIngest).toBeGreaterThan(1);
+    expect(scanCount()).toBe(1);
+  });
+
+  test('start() sweeps at once and stop() waits for it', async () => {
+    const clock = fixedClock(NOW);
+    t = await makeTestApp({ clock });
+    await seed([45]);
+    const retention = createScanRetention(t.database.sqlite, clock, 30);
+    retention.start(60_000);
+    await retention.stop();
+    expect(scanCount()).toBe(0);
+  });
+});
