@@ -84,10 +84,10 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
 export function createApp(deps: AppDeps) {
   const { config, database, widget } = deps;
   const clock = deps.clock ?? systemClock;
-  const keys = createKeyStore(database.db, clock);
+  const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
+  const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
-  const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite);
   const limiter = createTierLimiter(config.rates, clock);

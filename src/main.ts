@@ -9,7 +9,9 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from './db/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { ApiError, orNotFound } from './lib/errors.ts';
+import { createSecretBox } from './lib/secrets.ts';
 import { startServer } from './server.ts';
+import { createStoreRegistry } from './stores/registry.ts';
 
 const USAGE = `usage:
   svc serve   [--http H:P] [--data-dir DIR] [--base-url URL]
@@ -89,7 +91,8 @@ async function serve(config: Config): Promise<void> {
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
   withDatabase(config, ({ db }) => {
-    const keys = createKeyStore(db, systemClock);
+    const stores = createStoreRegistry(db, createSecretBox(config.encryptionKey), systemClock);
+    const keys = createKeyStore(db, systemClock, (id) => stores.get(id) !== null);
     if (sub === 'create') {
       if (rest.length) throw new UsageError('keys create takes no positional arguments');
       const scopes = list(values.scopes);

@@ -2,6 +2,16 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
+
+/** A platform-A store connected with a permanent token (no hook registration, no outbound call). */
+async function createStore(admin: string): Promise<string> {
+  const res = await t.request(
+    '/api/v1/admin/stores',
+    jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, bearer(admin)),
+  );
+  expect(res.status).toBe(201);
+  return (await res.json()).id;
+}
 beforeEach(async () => {
   t = await makeTestApp();
 });
@@ -42,13 +52,14 @@ describe('admin guard', () => {
 describe('admin keys endpoints', () => {
   test('POST /api/v1/admin/keys returns 201 with the raw key once, then it authenticates', async () => {
     const admin = t.keyWith('admin');
+    const storeId = await createStore(admin);
     const res = await t.request(
       '/api/v1/admin/keys',
-      jsonRequest('POST', { name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId: 'store-1' }, bearer(admin)),
+      jsonRequest('POST', { name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId }, bearer(admin)),
     );
     expect(res.status).toBe(201);
     const body = await res.json();
-    expect(body).toMatchObject({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId: 'store-1', revokedAt: null });
+    expect(body).toMatchObject({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId, revokedAt: null });
     expect(body.key).toMatch(/^sk_live_/);
     expect(t.keys.verify(body.key)?.id).toBe(body.id);
 
@@ -72,6 +83,13 @@ describe('admin keys endpoints', () => {
       expect(typeof json.error).toBe('string');
       expect(json.detail).toContain(detail);
     }
+    expect(t.keys.list()).toHaveLength(1);
+  });
+
+  test('a key bound to a store that does not exist is refused (400 unknown_store)', async () => {
+    const res = await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['products:read'], storeId: 'no-such-store' }, bearer(t.keyWith('admin'))));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'unknown_store' });
     expect(t.keys.list()).toHaveLength(1);
   });
 

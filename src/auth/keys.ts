@@ -69,7 +69,11 @@ interface RawKeyRow {
   revoked_at: number | null;
 }
 
-export function createKeyStore(db: Db, clock: Clock) {
+/**
+ * `storeExists` checks a `storeId` binding at creation (stores are another capability's records);
+ * without it, bindings are taken as given.
+ */
+export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) => boolean) {
   // A raw prepared statement: verify() runs on every signed telemetry request, where drizzle's
   // query path measured about three times slower than the lookup itself.
   const byHash = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?');
@@ -87,6 +91,9 @@ export function createKeyStore(db: Db, clock: Clock) {
         if (!domain) throw new ApiError(400, 'invalid_domain', `allowedDomains entry ${JSON.stringify(entry)} is not a host name or *.host pattern`);
         return domain;
       });
+      if (input.storeId && storeExists && !storeExists(input.storeId)) {
+        throw new ApiError(400, 'unknown_store', `storeId ${JSON.stringify(input.storeId)} names no store`);
+      }
       const key = KEY_PREFIX + randomSecret(32);
       const row = db
         .insert(apiKeys)

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { sha256Hex } from '../../src/lib/crypto.ts';
 import { runCli } from '../helpers/cli.ts';
-import { tempDir } from '../helpers/app.ts';
+import { bearer, jsonRequest, makeTestApp, tempDir } from '../helpers/app.ts';
 
 let tmp: ReturnType<typeof tempDir>;
 let dataDir: string;
@@ -28,26 +28,37 @@ describe('svc CLI', () => {
   });
 
   test('keys create prints the key once and stores only its hash', async () => {
-    const res = await cli('keys', 'create', '--scopes', 'products:read,probe:scan', '--domains', 'shop.example.com,*.example.org', '--store', 'store-1', '--name', 'widget');
+    // A store made through the admin API, as an operator would before binding a widget key to it.
+    const app = await makeTestApp({ dataDir });
+    const store = await app.request(
+      '/api/v1/admin/stores',
+      jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, bearer(app.keyWith('admin'))),
+    );
+    const storeId: string = (await store.json()).id;
+    app.close();
+    const res = await cli('keys', 'create', '--scopes', 'products:read,probe:scan', '--domains', 'shop.example.com,*.example.org', '--store', storeId, '--name', 'widget');
     expect(res.code).toBe(0);
     expect(res.json).toEqual({
       id: expect.any(String),
       key: expect.stringMatching(/^sk_live_[A-Za-z0-9_-]{43}$/),
       scopes: ['products:read', 'probe:scan'],
       allowedDomains: ['shop.example.com', '*.example.org'],
-      storeId: 'store-1',
+      storeId,
     });
     const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
-    const row = db.query('SELECT key_hash, name FROM api_keys').get() as { key_hash: string; name: string };
+    const row = db.query("SELECT key_hash, name FROM api_keys WHERE name = 'widget'").get() as { key_hash: string; name: string };
     db.close();
     expect(row).toEqual({ key_hash: sha256Hex(res.json.key), name: 'widget' });
   });
 
-  test('keys create rejects unknown scopes on stderr with a non-zero exit', async () => {
+  test('keys create rejects unknown scopes and unknown stores on stderr with a non-zero exit', async () => {
     const res = await cli('keys', 'create', '--scopes', 'root');
     expect(res.code).not.toBe(0);
     expect(res.stdout).toBe('');
     expect(res.stderr).toContain('unknown: root');
+    const store = await cli('keys', 'create', '--scopes', 'products:read', '--store', 'no-such-store');
+    expect(store.code).toBe(1);
+    expect(store.stderr).toContain('unknown_store');
   });
 
   test('keys revoke revokes; an unknown id fails', async () => {
