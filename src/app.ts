@@ -138,7 +138,7 @@ export function createApp(deps: AppDeps) {
     .use(webhookRoutes(webhooks.receivers))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }))
     .use(badgeRoutes(scanReader))
-    .use(dashboardRoutes(scanReader, clock));
+    .use(dashboardRoutes(scanReader));
   return app;
 }
 

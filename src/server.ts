@@ -7,6 +7,7 @@ import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
 import { createScanRetention } from './scans/retention.ts';
+import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
 
 export interface RunningServer {
@@ -47,7 +48,9 @@ export async function startServer(requested: Config): Promise<RunningServer> {
   const server = app.server!;
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
-  const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays);
+  const rollups = createScanRollups(database.sqlite);
+  rollups.start();
+  const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays, rollups);
   retention.start();
 
   let stopping: Promise<void> | null = null;
@@ -56,6 +59,7 @@ export async function startServer(requested: Config): Promise<RunningServer> {
       await server.stop(false);
       await webhooks.runner.stop();
       await retention.stop();
+      await rollups.stop();
       scanWriter.close(); // rows still queued are committed before the database closes
       database.close();
     })();

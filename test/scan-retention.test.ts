@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
+import { createScanRollups } from '../src/scans/rollups.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit } from './helpers/probe.ts';
 
@@ -23,7 +24,7 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '100000' } });
     await seed([1, 29, 31, 400]);
-    const retention = createScanRetention(t.database.sqlite, clock, 30);
+    const retention = createScanRetention(t.database.sqlite, clock, 30, createScanRollups(t.database.sqlite));
     expect(await retention.runOnce()).toBe(2);
     expect(scanCount()).toBe(2);
     clock.advance(2 * DAY); // the 29-day-old scan expires next
@@ -35,7 +36,7 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock });
     await seed([10_000]);
-    expect(await createScanRetention(t.database.sqlite, clock, 0).runOnce()).toBe(0);
+    expect(await createScanRetention(t.database.sqlite, clock, 0, createScanRollups(t.database.sqlite)).runOnce()).toBe(0);
     expect(scanCount()).toBe(1);
   });
 
@@ -43,7 +44,7 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '100000' } });
     await seed(Array.from({ length: 25 }, () => 100).map((d, i) => d + i));
-    const retention = createScanRetention(t.database.sqlite, clock, 30, 5);
+    const retention = createScanRetention(t.database.sqlite, clock, 30, createScanRollups(t.database.sqlite), 5);
     const sweep = retention.runOnce();
     // Only the first batch ran synchronously; a scan posted now commits before the sweep ends.
     expect(scanCount()).toBe(20);
@@ -58,7 +59,7 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock });
     await seed([45]);
-    const retention = createScanRetention(t.database.sqlite, clock, 30);
+    const retention = createScanRetention(t.database.sqlite, clock, 30, createScanRollups(t.database.sqlite));
     retention.start(60_000);
     await retention.stop();
     expect(scanCount()).toBe(0);

@@ -1,15 +1,17 @@
 import type { Database } from 'bun:sqlite';
-import { GRADES, PRESENCE_COLUMNS, PRESENCE_KEYS, type PresenceKey } from '../db/schema/scans.ts';
+import { PRESENCE_COLUMNS, PRESENCE_KEYS, type PresenceKey } from '../db/schema/scans.ts';
 import { DAY_MS } from '../lib/time.ts';
 import type { Cursor, GroupBy, ScanFilters } from './filters.ts';
+import { RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';
+import { readRollups, StatsGroups } from './stats.ts';
 
 type Param = string | number;
 type Row = Record<string, string | number | null>;
 
 const FILTER_COLUMNS = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' } as const;
 
-/** WHERE clause and parameters of the dashboard filters. Column names are fixed here; values are bound. */
-function whereOf(filters: ScanFilters, cursor: Cursor | null = null): { where: string; params: Param[] } {
+/** WHERE clause and parameters of the dashboard filters (and `extra` clauses). Column names are fixed here; values are bound. */
+function whereOf(filters: ScanFilters, cursor: Cursor | null = null, extra: [string, Param][] = []): { where: string; params: Param[] } {
   const clauses: string[] = [];
   const params: Param[] = [];
   for (const [field, column] of Object.entries(FILTER_COLUMNS) as [keyof typeof FILTER_COLUMNS, string][]) {
@@ -32,6 +34,10 @@ function whereOf(filters: ScanFilters, cursor: Cursor | null = null): { where: s
     // range on scanned_at lets SQLite seek in the (…, scanned_at) index instead of filtering.
     clauses.push('scanned_at <= ? AND (scanned_at < ? OR id < ?)');
     params.push(cursor.scannedAt, cursor.scannedAt, cursor.id);
+  }
+  for (const [clause, param] of extra) {
+    clauses.push(clause);
+    params.push(param);
   }
   return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }
@@ -63,22 +69,6 @@ function summaryOf(row: Row) {
 }
 
 export type ScanSummary = ReturnType<typeof summaryOf>;
-
-const GROUP_KEYS: Record<GroupBy, string> = {
-  day: `scanned_at / ${DAY_MS}`,
-  country: 'country',
-  platform: 'platform',
-  pageType: 'page_type',
-  grade: 'grade',
-};
-
-const STATS_COLUMNS = [
-  'count(*) AS scans',
-  'count(DISTINCT hostname) AS hostnames',
-  'avg(percentage) AS avg_percentage',
-  ...GRADES.map((g) => `sum(grade = '${g}') AS grade_${g}`),
-  ...PRESENCE_KEYS.flatMap((k) => [`sum(${PRESENCE_COLUMNS[k]}) AS present_${k}`, `count(${PRESENCE_COLUMNS[k]}) AS reported_${k}`]),
-].join(', ');
 
 /** Read side of the scans table (badge and dashboard). Statements are compiled once and cached by bun:sqlite. */
 export function createScanReader(sqlite: Database) {
@@ -113,30 +103,41 @@ export function createScanReader(sqlite: Database) {
       return { ...summaryOf(row), signals: json('signals'), quality: json('quality'), data: json('data') };
     },
 
-    /** Per group: scans, distinct hostnames, average percentage, grade distribution, presence rates. */
-    stats(filters: ScanFilters, groupBy: GroupBy) {
-      const { where, params } = whereOf(filters);
-      // Without a hostname (whose index is narrow enough), read only the covering index: the planner
-      // otherwise walks a (key, scanned_at) index to skip the GROUP BY sort and fetches every wide row.
-      const source = filters.hostname === undefined ? 'scans INDEXED BY scans_stats_idx' : 'scans';
-      const rows = sqlite
-        .query<Row, Param[]>(`SELECT ${GROUP_KEYS[groupBy]} AS key, ${STATS_COLUMNS} FROM ${source} ${where} GROUP BY key ORDER BY key`)
-        .all(...params);
-      return rows.map((row) => ({
-        key: groupBy === 'day' ? iso((row.key as number) * DAY_MS).slice(0, 10) : row.key,
-        scans: row.scans as number,
-        hostnames: row.hostnames as number,
-        averagePercentage: Math.round((row.avg_percentage as number) * 100) / 100,
-        grades: Object.fromEntries(GRADES.map((g) => [g, row[`grade_${g}`] as number])),
-        // Share of the scans that reported the key (true or false) in which it was present; null when none did.
-        presence: Object.fromEntries(
-          PRESENCE_KEYS.map((k) => {
-            const reported = row[`reported_${k}`] as number;
-            return [k, reported === 0 ? null : Math.round(((row[`present_${k}`] as number) / reported) * 10_000) / 10_000];
-          }),
-        ),
-      }));
-    },
+    /**
+     * Per group: scans, distinct hostnames, average percentage, grade distribution, presence rates.
+     * With a hostname filter, from that hostname's rows (exact). Otherwise whole UTC days come from
+     * the rollups (scans up to the watermark) and the rest from raw rows: the partial days at the
+     * `from`/`to` edges and the scans above the watermark. Read in one transaction, so the watermark,
+     * the rollups and the rows agree.
+     */
+    stats: sqlite.transaction((filters: ScanFilters, groupBy: GroupBy) => {
+      const groups = new StatsGroups(groupBy, filters.hostname !== undefined);
+      if (filters.hostname !== undefined) {
+        const { where, params } = whereOf(filters);
+        groups.addRows(sqlite.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM scans ${where}`).all(...params));
+        return groups.result();
+      }
+      const { watermark: mark, monthsFrom } = rollupState(sqlite);
+      // Whole days in [from, to): [firstDay, endDay).
+      const firstDay = filters.from === undefined ? -Infinity : Math.ceil(filters.from / DAY_MS);
+      const endDay = filters.to === undefined ? Infinity : Math.floor(filters.to / DAY_MS);
+      const raw = (source: string, from: number | undefined, to: number | undefined, rowid: string) => {
+        const { where, params } = whereOf({ ...filters, from, to }, null, [[rowid, mark]]);
+        groups.addRows(sqlite.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM ${source} ${where}`).all(...params));
+      };
+      // Above the watermark: a rowid range (no index, or the planner walks a filter's index instead).
+      raw('scans NOT INDEXED', filters.from, filters.to, 'rowid > ?');
+      // Below it, partial days: a time range of the covering index.
+      const below = (from: number | undefined, to: number | undefined) => raw('scans INDEXED BY scans_stats_idx', from, to, 'rowid <= ?');
+      if (firstDay >= endDay) {
+        below(filters.from, filters.to);
+        return groups.result();
+      }
+      if (filters.from !== undefined && filters.from < firstDay * DAY_MS) below(filters.from, firstDay * DAY_MS);
+      if (filters.to !== undefined && endDay * DAY_MS < filters.to) below(endDay * DAY_MS, filters.to);
+      groups.addRollups(readRollups(sqlite, filters, groupBy, firstDay, endDay, monthsFrom));
+      return groups.result();
+    }),
   };
 }
 

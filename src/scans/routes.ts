@@ -1,6 +1,4 @@
 import { Elysia } from 'elysia';
-import type { Clock } from '../lib/clock.ts';
-import { DAY_MS } from '../lib/time.ts';
 import { orNotFound } from '../lib/errors.ts';
 import { etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
@@ -46,10 +44,7 @@ export function badgeRoutes(reader: ScanReader) {
  * Dashboard read endpoints (DESIGN §5). The `dashboard:read` (or `admin`) scope is checked for the
  * whole prefix by the app's scope guard, before routing.
  */
-/** Stats without `from` cover this long before `to` (or now), so a default query stays bounded. */
-export const STATS_DEFAULT_WINDOW_MS = 30 * DAY_MS;
-
-export function dashboardRoutes(reader: ScanReader, clock: Clock) {
+export function dashboardRoutes(reader: ScanReader) {
   return new Elysia({ name: 'dashboard', prefix: '/api/v1/dashboard' })
     .get('/scans', ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'cursor', 'limit']);
@@ -60,8 +55,6 @@ export function dashboardRoutes(reader: ScanReader, clock: Clock) {
     .get('/stats', ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'groupBy']);
       const groupBy = parseGroupBy(params.get('groupBy'));
-      const filters = parseFilters(params);
-      filters.from ??= (filters.to ?? clock.now()) - STATS_DEFAULT_WINDOW_MS;
-      return { groupBy, from: new Date(filters.from).toISOString(), groups: reader.stats(filters, groupBy) };
+      return { groupBy, groups: reader.stats(parseFilters(params), groupBy) };
     });
 }

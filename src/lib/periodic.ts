@@ -1,0 +1,35 @@
+/** A turn of the event loop: lets queued requests and group commits run between batches of background work. */
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Background work run now and then every interval, one run at a time (a tick during a run joins it).
+ * `stop()` clears the timer and waits for the run in progress (graceful shutdown, before the database closes).
+ */
+export function periodicTask(name: string, work: () => Promise<number>) {
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let running: Promise<number> | null = null;
+
+  const runOnce = (): Promise<number> => {
+    running ??= work().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+
+  return {
+    runOnce,
+    start(intervalMs: number): void {
+      if (timer) return;
+      const tick = () => {
+        runOnce().catch((error) => console.error(JSON.stringify({ level: 'error', msg: `${name} failed`, error: String(error) })));
+      };
+      timer = setInterval(tick, intervalMs);
+      tick();
+    },
+    async stop(): Promise<void> {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await running;
+    },
+  };
+}

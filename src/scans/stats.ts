@@ -1,0 +1,119 @@
+import type { Database } from 'bun:sqlite';
+import { GRADES, PRESENCE_KEYS } from '../db/schema/scans.ts';
+import { DAY_MS } from '../lib/time.ts';
+import type { GroupBy, ScanFilters } from './filters.ts';
+import { dayOf, Measures, MONTH, monthOf, nextMonthOf, NONE, ROLLUP_DIMENSIONS, type RawStatsRow } from './rollups.ts';
+
+type Key = string | number | null;
+type Row = Record<string, unknown>;
+
+const RAW_GROUP_COLUMN: Record<Exclude<GroupBy, 'day'>, string> = { country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' };
+
+class Group extends Measures {
+  readonly grades = Object.fromEntries(GRADES.map((g) => [g, 0])) as Record<string, number>;
+  /** Exact hostnames, kept only when every row of the query is read raw (a hostname filter). */
+  readonly exactHostnames: Set<string> | null;
+
+  constructor(exact: boolean) {
+    super();
+    this.exactHostnames = exact ? new Set() : null;
+  }
+}
+
+/** Stats groups accumulated from raw scans and rollup rows alike. */
+export class StatsGroups {
+  private readonly groups = new Map<Key, Group>();
+
+  constructor(
+    private readonly groupBy: GroupBy,
+    private readonly exact: boolean,
+  ) {}
+
+  private group(key: Key): Group {
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = new Group(this.exact)));
+    return group;
+  }
+
+  addRows(rows: RawStatsRow[]): void {
+    for (const row of rows) {
+      const group = this.group(this.groupBy === 'day' ? dayOf(row.scanned_at) : (row[RAW_GROUP_COLUMN[this.groupBy]] as Key));
+      group.addRow(row);
+      group.grades[row.grade]!++;
+      group.exactHostnames?.add(row.hostname);
+    }
+  }
+
+  addRollups(rows: Row[]): void {
+    const column = this.groupBy === 'day' ? 'day' : RAW_GROUP_COLUMN[this.groupBy];
+    for (const row of rows) {
+      const value = row[column] as Key;
+      const group = this.group(value === NONE ? null : value);
+      group.addRollup(row);
+      group.grades[row.grade as string]! += row.scans as number;
+    }
+  }
+
+  /** Groups in key order (null first, as SQLite orders), rates and averages rounded. */
+  result() {
+    const keys = [...this.groups.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
+    return keys.map((key) => {
+      const group = this.groups.get(key)!;
+      return {
+        key: this.groupBy === 'day' ? new Date((key as number) * DAY_MS).toISOString().slice(0, 10) : key,
+        scans: group.scans,
+        hostnames: group.exactHostnames?.size ?? group.hostnames.estimate(),
+        averagePercentage: Math.round((group.percentageSum / group.scans) * 100) / 100,
+        grades: group.grades,
+        // Share of the scans that reported the key (true or false) in which it was present; null when none did.
+        presence: Object.fromEntries(
+          PRESENCE_KEYS.map((k, i) => {
+            const reported = group.reported[i]!;
+            return [k, reported === 0 ? null : Math.round((group.present[i]! / reported) * 10_000) / 10_000];
+          }),
+        ),
+      };
+    });
+  }
+}
+
+/**
+ * The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname: the cuboid
+ * split by exactly the filtered and grouped dimensions, every other dimension '*'. Whole months come
+ * from month rows (except for groupBy=day), the days around them from day rows.
+ */
+export function readRollups(sqlite: Database, filters: ScanFilters, groupBy: GroupBy, firstDay: number, endDay: number, monthsFrom: number): Row[] {
+  let cuboid = 0;
+  const clauses: string[] = [];
+  const params: (string | number)[] = [];
+  for (const { bit, column, filter } of ROLLUP_DIMENSIONS) {
+    const value = filters[filter];
+    if (value !== undefined) {
+      clauses.push(`${column} = ?`);
+      params.push(value);
+    }
+    if (value !== undefined || groupBy === filter) cuboid |= bit;
+  }
+  if (filters.grade !== undefined) {
+    clauses.push('grade = ?');
+    params.push(filters.grade);
+  }
+  const rows: Row[] = [];
+  const read = (level: number, from: number, to: number) => {
+    if (from >= to) return;
+    const bounded = [...(Number.isFinite(from) ? [['day >= ?', from]] : []), ...(Number.isFinite(to) ? [['day < ?', to]] : [])] as [string, number][];
+    const where = ['cuboid = ?', ...clauses, ...bounded.map(([clause]) => clause)].join(' AND ');
+    const query = sqlite.query<Row, (string | number)[]>(`SELECT * FROM scan_rollups WHERE ${where}`);
+    for (const row of query.iterate(cuboid | level, ...params, ...bounded.map(([, bound]) => bound))) rows.push(row);
+  };
+  const monthFrom = Math.max(monthsFrom, Number.isFinite(firstDay) ? (monthOf(firstDay) === firstDay ? firstDay : nextMonthOf(firstDay)) : -Infinity);
+  const monthTo = Number.isFinite(endDay) ? monthOf(endDay) : Infinity;
+  if (groupBy === 'day' || monthFrom >= monthTo) {
+    read(0, firstDay, endDay);
+    return rows;
+  }
+  read(0, firstDay, monthFrom);
+  read(MONTH, monthFrom, monthTo);
+  read(0, monthTo, endDay);
+  return rows;
+}

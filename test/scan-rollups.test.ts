@@ -1,0 +1,186 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { GRADES, PAGE_TYPES, PRESENCE_COLUMNS, PRESENCE_KEYS } from '../src/db/schema/scans.ts';
+import { fixedClock } from '../src/lib/clock.ts';
+import { createScanRetention } from '../src/scans/retention.ts';
+import { createScanRollups } from '../src/scans/rollups.ts';
+import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
+import { scanPayload, signedInit } from './helpers/probe.ts';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const NOW = Date.parse('2026-03-10T15:00:00Z');
+const COUNTRIES = ['DE', 'FR', 'US', null] as const;
+const PLATFORMS = ['platform-a', 'platform-b', 'custom', null] as const;
+let t: TestApp;
+afterEach(() => t?.close());
+
+interface Group {
+  key: string | null;
+  scans: number;
+  hostnames: number;
+  averagePercentage: number;
+  grades: Record<string, number>;
+  presence: Record<string, number | null>;
+}
+
+// Deterministic pseudo-random scans over the `days` before NOW (several months, so month rollups are used).
+let seed = 7;
+const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
+let urls = 0;
+function randomScan(days: number) {
+  const country = pick(COUNTRIES);
+  const platform = pick(PLATFORMS);
+  const presence = Object.fromEntries(PRESENCE_KEYS.filter(() => rand() < 0.8).map((k) => [k, rand() < 0.6]));
+  return scanPayload({
+    hostname: `shop-${Math.floor(rand() * 80)}.example.com`,
+    url: `https://shop.example.com/p/${urls++}`,
+    scannedAt: new Date(NOW - Math.floor(rand() * days * DAY)).toISOString(),
+    ...(country ? { country } : {}),
+    ...(platform ? { platform: { platform } } : {}),
+    ...(rand() < 0.9 ? { pageType: pick(PAGE_TYPES) } : {}),
+    quality: { grade: pick(GRADES), percentage: Math.floor(rand() * 101) },
+    signalPresence: presence,
+  });
+}
+
+async function ingest(count: number, days = 120) {
+  const key = t.keyWith('probe:scan');
+  for (let done = 0; done < count; done += 1000) {
+    const scans = Array.from({ length: Math.min(1000, count - done) }, () => randomScan(days));
+    const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), t.clock.now()));
+    expect(response.status).toBe(200);
+  }
+}
+
+/** The straightforward answer: one SQL aggregate over the raw rows, exact distinct hostnames. */
+function rawStats(query: URLSearchParams): Group[] {
+  const columns: Record<string, string> = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' };
+  const clauses: string[] = [];
+  const params: (string | number)[] = [];
+  for (const [name, value] of query) {
+    if (columns[name]) clauses.push(`${columns[name]} = ?`) && params.push(value);
+    if (name === 'from') clauses.push('scanned_at >= ?') && params.push(Date.parse(value));
+    if (name === 'to') clauses.push('scanned_at < ?') && params.push(Date.parse(value));
+  }
+  const groupBy = query.get('groupBy')!;
+  const key = groupBy === 'day' ? `strftime('%Y-%m-%d', scanned_at / 1000, 'unixepoch')` : columns[groupBy];
+  const sql =
+    `SELECT ${key} AS key, count(*) AS scans, count(DISTINCT hostname) AS hostnames, avg(percentage) AS average, ` +
+    GRADES.map((g) => `sum(grade = '${g}') AS grade_${g}`).join(', ') + ', ' +
+    PRESENCE_KEYS.map((k) => `sum(${PRESENCE_COLUMNS[k]}) AS present_${k}, count(${PRESENCE_COLUMNS[k]}) AS reported_${k}`).join(', ') +
+    ` FROM scans ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} GROUP BY key ORDER BY key`;
+  return t.database.sqlite.query<Record<string, number | string | null>, (string | number)[]>(sql).all(...params).map((row) => ({
+    key: row.key as string | null,
+    scans: row.scans as number,
+    hostnames: row.hostnames as number,
+    averagePercentage: Math.round((row.average as number) * 100) / 100,
+    grades: Object.fromEntries(GRADES.map((g) => [g, row[`grade_${g}`] as number])),
+    presence: Object.fromEntries(
+      PRESENCE_KEYS.map((k) => [k, row[`reported_${k}`] === 0 ? null : Math.round(((row[`present_${k}`] as number) / (row[`reported_${k}`] as number)) * 10_000) / 10_000]),
+    ),
+  }));
+}
+
+async function stats(query: URLSearchParams): Promise<Group[]> {
+  const response = await t.request(`/api/v1/dashboard/stats?${query}`, { headers: bearer(t.keyWith('dashboard:read')) });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { groups: Group[] }).groups;
+}
+
+/** Every measure equal to the raw computation; distinct hostnames exact with a hostname filter, else within the sketch's error. */
+async function expectSameAsRaw(query: URLSearchParams) {
+  const expected = rawStats(query);
+  const actual = await stats(query);
+  expect(actual.map(({ hostnames: _, ...rest }) => rest), `${query}`).toEqual(expected.map(({ hostnames: _, ...rest }) => rest));
+  actual.forEach((group, i) => {
+    const exact = expected[i]!.hostnames;
+    if (query.has('hostname')) expect(group.hostnames).toBe(exact);
+    else expect(Math.abs(group.hostnames - exact), `${query} ${group.key}`).toBeLessThanOrEqual(Math.max(1, exact * 0.05));
+  });
+}
+
+const at = (ms: number) => new Date(ms).toISOString();
+const FILTERS: Record<string, string>[] = [
+  {},
+  { country: 'DE' },
+  { platform: 'platform-a' },
+  { pageType: 'product' },
+  { grade: 'B' },
+  { country: 'FR', platform: 'custom', pageType: 'home', grade: 'A' },
+  { hostname: 'shop-3.example.com' },
+  { from: at(NOW - 47.3 * DAY) }, // mid-day edge, months after it
+  { to: at(NOW - 3.6 * DAY) },
+  { from: at(NOW - 95.2 * DAY), to: at(NOW - 20.7 * DAY), country: 'US' },
+  { from: at(NOW - 10.4 * DAY), to: at(NOW - 10.1 * DAY) }, // inside one day
+  { from: '2026-01-01', to: '2026-03-01' }, // whole months
+];
+
+async function expectAllSameAsRaw() {
+  for (const groupBy of ['day', 'country', 'platform', 'pageType', 'grade']) {
+    for (const filters of FILTERS) await expectSameAsRaw(new URLSearchParams({ groupBy, ...filters }));
+  }
+}
+
+async function setup() {
+  t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' } });
+}
+
+describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
+  test('stats from rollups plus rows above the watermark equal stats from raw rows, for every groupBy and filter', async () => {
+    await setup();
+    await ingest(2500);
+    const rollups = createScanRollups(t.database.sqlite, 300);
+    expect(await rollups.runOnce()).toBe(2500);
+    await ingest(700); // above the watermark
+    await expectAllSameAsRaw();
+    expect(await rollups.runOnce()).toBe(700); // all rolled up
+    await expectAllSameAsRaw();
+  });
+
+  test('before any roll-up, stats come from raw rows alone', async () => {
+    await setup();
+    await ingest(400);
+    await expectSameAsRaw(new URLSearchParams({ groupBy: 'country' }));
+  });
+
+  test('the watermark persists: a restarted roller folds only the scans stored since', async () => {
+    await setup();
+    await ingest(500);
+    expect(await createScanRollups(t.database.sqlite).runOnce()).toBe(500);
+    const restarted = createScanRollups(t.database.sqlite);
+    expect(await restarted.runOnce()).toBe(0);
+    await ingest(120);
+    expect(await restarted.runOnce()).toBe(120);
+    await expectSameAsRaw(new URLSearchParams({ groupBy: 'platform' }));
+  });
+
+  test('retention keeps the rollups consistent: deleted scans leave the stats, later scans still count', async () => {
+    await setup();
+    await ingest(2000);
+    const rollups = createScanRollups(t.database.sqlite, 250);
+    await rollups.runOnce();
+    expect(await createScanRetention(t.database.sqlite, t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
+    await expectAllSameAsRaw();
+    await ingest(600, 30);
+    await rollups.runOnce();
+    await expectAllSameAsRaw();
+  });
+
+  test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted', async () => {
+    await setup();
+    await ingest(50, 10);
+    const key = t.keyWith('probe:scan');
+    const old = scanPayload({ url: 'https://shop.example.com/old', scannedAt: at(NOW - 100 * DAY) });
+    expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [old] }), NOW))).status).toBe(200);
+    const rollups = createScanRollups(t.database.sqlite);
+    await rollups.runOnce();
+    const before = rollups.watermark();
+    await createScanRetention(t.database.sqlite, t.clock, 30, rollups).runOnce();
+    expect(rollups.watermark()).toBe(before - 1);
+    await ingest(1, 1); // takes the deleted row's rowid
+    await expectSameAsRaw(new URLSearchParams({ groupBy: 'grade' }));
+    expect(await rollups.runOnce()).toBe(1);
+    await expectSameAsRaw(new URLSearchParams({ groupBy: 'grade' }));
+  });
+});
