@@ -94,6 +94,13 @@ async function waitForLog(v: Visit, fragment: string): Promise<string | undefine
   return v.logs.find((l) => l.includes(fragment));
 }
 
+/** Every visit ends the same way: no error reached the page, a screenshot is saved, the tab closes. */
+async function finish(v: Visit, name: string) {
+  expect(v.pageErrors).toEqual([]);
+  await v.page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  await v.page.close();
+}
+
 async function renderedEntries(page: Page) {
   return page.$$eval('.svc-faq details', (items) =>
     items.map((d) => ({ name: d.querySelector('summary')!.textContent, text: d.querySelector('.svc-faq__answer')!.innerHTML })),
@@ -130,9 +137,7 @@ browserDescribe('embed.js in Chromium', () => {
     expect(await jsonLdEntries(v.page)).toEqual(entries);
     await expectKeyboardToggle(v.page);
     expect(await v.page.$eval('#product-faq', (e) => getComputedStyle(e).getPropertyValue('--svc-faq-accent').trim())).toBe('#b3125a');
-    expect(v.pageErrors).toEqual([]);
-    await v.page.screenshot({ path: path.join(SCREENSHOTS, 'platform-a.png'), fullPage: true });
-    await v.page.close();
+    await finish(v, 'platform-a');
   });
 
   test('platform B: the page-data global set late is found (bc-window)', async () => {
@@ -142,9 +147,7 @@ browserDescribe('embed.js in Chromium', () => {
     expect(await v.page.locator('[data-svc-faq].svc-faq[data-theme="dark"]').count()).toBe(1);
     expect(await jsonLdEntries(v.page)).toEqual(await renderedEntries(v.page));
     await expectKeyboardToggle(v.page);
-    expect(v.pageErrors).toEqual([]);
-    await v.page.screenshot({ path: path.join(SCREENSHOTS, 'platform-b.png'), fullPage: true });
-    await v.page.close();
+    await finish(v, 'platform-b');
   });
 
   test('platform C: body classes give the product id; pending FAQs never appear', async () => {
@@ -156,9 +159,7 @@ browserDescribe('embed.js in Chromium', () => {
     // Rendered right after the script tag, below the page content.
     expect(await v.page.$eval('.svc-faq', (e) => e.previousElementSibling?.tagName)).toBe('SCRIPT');
     expect(await jsonLdEntries(v.page)).toEqual(entries);
-    expect(v.pageErrors).toEqual([]);
-    await v.page.screenshot({ path: path.join(SCREENSHOTS, 'platform-c.png'), fullPage: true });
-    await v.page.close();
+    await finish(v, 'platform-c');
   });
 
   test('strict CSP with a nonce: the widget and its style run; no CSP violation', async () => {
@@ -170,8 +171,7 @@ browserDescribe('embed.js in Chromium', () => {
     expect(await v.page.$eval('.svc-faq summary', (e) => getComputedStyle(e).fontWeight)).toBe('600');
     expect(v.logs.filter((l) => l.includes('Content Security Policy'))).toEqual([]);
     expect(await jsonLdEntries(v.page)).toEqual(await renderedEntries(v.page));
-    await v.page.screenshot({ path: path.join(SCREENSHOTS, 'strict-csp.png'), fullPage: true });
-    await v.page.close();
+    await finish(v, 'strict-csp');
   });
 
   test('a page origin not in allowedDomains: refused, nothing rendered, the page keeps working', async () => {
@@ -188,9 +188,7 @@ browserDescribe('embed.js in Chromium', () => {
     expect(direct.headers.get('access-control-allow-origin')).toBeNull();
     expect(await v.page.locator('.svc-faq').count()).toBe(0);
     expect(await v.page.locator('script[type="application/ld+json"]').count()).toBe(0);
-    expect(v.pageErrors).toEqual([]);
     expect(await v.page.locator('#after').textContent()).toBe('footer');
-    await v.page.screenshot({ path: path.join(SCREENSHOTS, 'forbidden-origin.png'), fullPage: true });
-    await v.page.close();
+    await finish(v, 'forbidden-origin');
   });
 });
