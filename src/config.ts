@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { isHostname } from './lib/hostname.ts';
 
 /** Typed, validated configuration (DESIGN §3): flags win over `SVC_*` environment variables. */
 export interface Config {
@@ -96,7 +97,7 @@ function parseKey32(src: Source): Uint8Array {
 
 function parseDomainSuffix(src: Source): string {
   const text = src.value.trim().toLowerCase();
-  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/.test(text)) {
+  if (text === 'localhost' || !isHostname(text)) {
     throw new ConfigError(src.setting, `expected a domain such as myplatform-a.com, got ${JSON.stringify(src.value)}`);
   }
   return text;

@@ -6,6 +6,7 @@ import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { normalizeAllowedDomain } from './domains.ts';
+import { isoOrNull } from '../lib/time.ts';
 
 export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -32,7 +33,6 @@ export interface NewApiKey {
   storeId?: string | null | undefined;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
   return {
@@ -42,8 +42,8 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     scopes: row.scopes,
     allowedDomains: row.allowedDomains,
     storeId: row.storeId,
-    createdAt: iso(row.createdAt)!,
-    revokedAt: iso(row.revokedAt),
+    createdAt: isoOrNull(row.createdAt)!,
+    revokedAt: isoOrNull(row.revokedAt),
   };
 }
 

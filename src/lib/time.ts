@@ -8,3 +8,8 @@ export function parseTimestamp(value: unknown): number | null {
 }
 
 export const DAY_MS = 86_400_000;
+
+/** ISO-8601 (UTC) of an epoch-ms column that may be null: how API responses show stored times. */
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}

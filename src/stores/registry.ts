@@ -6,6 +6,7 @@ import { randomSecret } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
 import type { SecretBox } from '../lib/secrets.ts';
 import type { ParsedCredentials, StoreCredentials } from './credentials.ts';
+import { isoOrNull } from '../lib/time.ts';
 
 /** A store as the admin API shows it: never a credential or secret. */
 export interface StoreView {
@@ -22,7 +23,6 @@ export interface StoreView {
   signalsWithdrawnAt: string | null;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function toStoreView(row: StoreRow): StoreView {
   return {
@@ -32,11 +32,11 @@ export function toStoreView(row: StoreRow): StoreView {
     currency: row.currency,
     status: row.status,
     credentialKind: row.credentialKind,
-    hooks: { status: row.hookStatus, topics: row.hookTopics, error: row.hookError, registeredAt: iso(row.hooksRegisteredAt), confirmedAt: iso(row.hooksConfirmedAt) },
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-    deactivatedAt: iso(row.deactivatedAt),
-    signalsWithdrawnAt: iso(row.signalsWithdrawnAt),
+    hooks: { status: row.hookStatus, topics: row.hookTopics, error: row.hookError, registeredAt: isoOrNull(row.hooksRegisteredAt), confirmedAt: isoOrNull(row.hooksConfirmedAt) },
+    createdAt: isoOrNull(row.createdAt)!,
+    updatedAt: isoOrNull(row.updatedAt)!,
+    deactivatedAt: isoOrNull(row.deactivatedAt),
+    signalsWithdrawnAt: isoOrNull(row.signalsWithdrawnAt),
   };
 }
 
