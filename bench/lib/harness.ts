@@ -21,30 +21,46 @@ export function cleanupOnExit(work: string): void {
   });
 }
 
-/** Spawn a process that prints one JSON line with its `url` on stdout. */
-export async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const child = Bun.spawn([process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'ignore' });
-  children.push(child);
-  const reader = child.stdout.getReader();
+/** Spawn a process that prints one JSON line with its `url` on stdout; killed on exit unless stopped first. */
+export async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; proc: Bun.Subprocess<'ignore', 'pipe', 'ignore'> }> {
+  const proc = Bun.spawn([process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'ignore' });
+  children.push(proc);
+  const reader = proc.stdout.getReader();
   let text = '';
   while (!text.includes('\n')) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`${args.join(' ')} exited before listening`);
     text += new TextDecoder().decode(value);
   }
-  return JSON.parse(text.split('\n')[0]!).url;
+  reader.releaseLock();
+  return { url: JSON.parse(text.split('\n')[0]!).url, proc };
 }
 
 export interface WrkResult {
   rps: number;
-  p50: string;
-  p99: string;
+  /** Latency percentiles in milliseconds. */
+  p50: number;
+  p99: number;
+  requests: number;
+  /** Non-2xx/3xx responses plus 1 when wrk reported socket errors. */
   errors: number;
 }
 
-/** wrk -t2 -c64 with latency percentiles; `flags` go before the URL (-H, -s), `scriptArgs` to the Lua script. */
-export async function wrk(url: string, seconds: number, flags: string[] = [], scriptArgs: string[] = []): Promise<WrkResult> {
-  const args = ['wrk', '-t2', '-c64', `-d${seconds}s`, '--latency', ...flags, url, ...(scriptArgs.length ? ['--', ...scriptArgs] : [])];
+export interface WrkOptions {
+  /** Go before the URL (-H, -s). */
+  flags?: string[];
+  /** Passed to the Lua script. */
+  scriptArgs?: string[];
+  threads?: number;
+  connections?: number;
+}
+
+const MS_PER_UNIT: Record<string, number> = { us: 0.001, ms: 1, s: 1000 };
+
+/** wrk with latency percentiles (default -t2 -c64, the settings every benchmark here reports). */
+export async function wrk(url: string, seconds: number, options: WrkOptions = {}): Promise<WrkResult> {
+  const { flags = [], scriptArgs = [], threads = 2, connections = 64 } = options;
+  const args = ['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', ...flags, url, ...(scriptArgs.length ? ['--', ...scriptArgs] : [])];
   const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' });
   const out = await new Response(proc.stdout).text();
   await proc.exited;
@@ -52,9 +68,18 @@ export async function wrk(url: string, seconds: number, flags: string[] = [], sc
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: (.*)/.exec(out)?.[1];
   if (!Number.isFinite(rps)) throw new Error(`could not read wrk output:\n${out}`);
-  const percentile = (p: string) => new RegExp(`Latency Distribution[\\s\\S]*?${p}%\\s+(\\S+)`).exec(out)?.[1] ?? '?';
-  return { rps, p50: percentile('50'), p99: percentile('99'), errors: non2xx + (socket ? 1 : 0) };
+  const percentile = (p: string) => {
+    const m = new RegExp(`Latency Distribution[\\s\\S]*?${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    return m ? Number(m[1]) * MS_PER_UNIT[m[2]!]! : NaN;
+  };
+  return {
+    rps,
+    p50: percentile('50'),
+    p99: percentile('99'),
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN),
+    errors: non2xx + (socket ? 1 : 0),
+  };
 }
 
 export const resultRow = (name: string, r: WrkResult) =>
-  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.padStart(8)}   p99 ${r.p99.padStart(8)}   non-2xx/errors ${r.errors}`;
+  `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(7)}ms   p99 ${r.p99.toFixed(2).padStart(7)}ms   non-2xx/errors ${r.errors}`;

@@ -22,7 +22,7 @@ cleanupOnExit(work);
 const dataDir = path.join(work, 'data');
 const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
 const adminKey = JSON.parse(created.stdout.toString()).key as string;
-const svcUrl = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
+const { url: svcUrl } = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
 
 async function call(method: string, route: string, body: unknown, headers: Record<string, string> = {}): Promise<any> {
   const res = await fetch(`${svcUrl}${route}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}`, ...headers }, body: JSON.stringify(body) });
@@ -59,11 +59,11 @@ if (!jsonld.includes('"Product"') || !faqs.includes('Question 5?')) throw new Er
 async function compare(name: string, route: string, body: string, flags: string[] = []) {
   const file = path.join(work, `${name}.body`);
   writeFileSync(file, body);
-  const baselineUrl = await spawnServer(['bench/signals/baseline.ts', file]);
-  await wrk(`${baselineUrl}${route}`, 3, flags); // warm-up
-  const baseline = await wrk(`${baselineUrl}${route}`, SECONDS, flags);
-  await wrk(`${svcUrl}${route}`, 3, flags);
-  const svc = await wrk(`${svcUrl}${route}`, SECONDS, flags);
+  const { url: baselineUrl } = await spawnServer(['bench/signals/baseline.ts', file]);
+  await wrk(`${baselineUrl}${route}`, 3, { flags }); // warm-up
+  const baseline = await wrk(`${baselineUrl}${route}`, SECONDS, { flags });
+  await wrk(`${svcUrl}${route}`, 3, { flags });
+  const svc = await wrk(`${svcUrl}${route}`, SECONDS, { flags });
   console.log(`${name}: GET ${route} (${body.length} B response)`);
   console.log(resultRow('  baseline (bare Bun.serve)', baseline));
   console.log(resultRow(`  svc`, svc));

@@ -61,19 +61,19 @@ end
 }
 
 let runs = 0;
-const run = (url: string, script: string, seconds: number) => wrk(url, seconds, ['-s', script], [String(++runs)]);
+const run = (url: string, script: string, seconds: number) => wrk(url, seconds, { flags: ['-s', script], scriptArgs: [String(++runs)] });
 
 const dataDir = path.join(work, 'data');
 const keys = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
 const adminKey = JSON.parse(keys.stdout.toString()).key as string;
-const svcUrl = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
+const { url: svcUrl } = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
 const store = await fetch(`${svcUrl}/api/v1/admin/stores`, {
   method: 'POST',
   headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
   body: JSON.stringify({ platform: 'platform-a', domain: SHOP, currency: 'USD', credentials: { viaApp: true } }),
 });
 if (store.status !== 201) throw new Error(`store creation failed: ${store.status} ${await store.text()}`);
-const baselineUrl = await spawnServer(['bench/webhooks/baseline.ts']);
+const { url: baselineUrl } = await spawnServer(['bench/webhooks/baseline.ts']);
 
 const { file: script, bytes } = writeLuaScript();
 console.log(`webhook bench: wrk -t2 -c64 -d${SECONDS}s, signed platform-A products/update, ~${bytes} B body, unique event id per request`);
