@@ -35,6 +35,8 @@ import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
 import { requestPath } from './lib/request-path.ts';
+import { metricsRoutes } from './observability/routes.ts';
+import { appCollector, createObservability, databaseCollector, type Observability } from './observability/service.ts';
 
 export interface AppDeps {
   config: Config;
@@ -49,6 +51,8 @@ export interface AppDeps {
   peerAddress?: PeerAddress;
   /** Group-commit scan writer; the server passes its own so shutdown can flush it. */
   scanWriter?: ScanWriter;
+  /** Logger, metrics and request observer; the server passes its own (its writer reports to the same metrics). */
+  observability?: Observability;
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -60,7 +64,7 @@ function validationDetail(error: unknown): string {
 }
 
 /** Every failure leaves as `{ error, detail }` with the status the spec names. */
-function toErrorResponse(code: string | number, error: unknown, request: Request): Response {
+function toErrorResponse(code: string | number, error: unknown, request: Request, unexpected: (error: unknown) => void): Response {
   if (error instanceof ApiError) return error.toResponse();
   // Elysia wraps what a parse hook throws; our body parser throws ApiErrors (413, 415, 400).
   const cause = (error as { cause?: unknown }).cause;
@@ -75,7 +79,10 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
     case 'INVALID_COOKIE_SIGNATURE':
       return errorResponse(400, 'invalid_request', 'invalid cookie');
     default:
-      console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', path: requestPath(request), error: String(error) }));
+      // A client that hangs up mid-upload is not a server error: its request line (a rate-limited
+      // warning) says 499, as proxies do, and nothing else is logged.
+      if (request.signal.aborted) return errorResponse(499, 'client_closed_request', 'the client closed the connection before the request was read');
+      unexpected(error);
       return errorResponse(500, 'internal_error', 'an unexpected error occurred');
   }
 }
@@ -84,16 +91,17 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
 export function createApp(deps: AppDeps) {
   const { config, database, widget } = deps;
   const clock = deps.clock ?? systemClock;
+  const { logger, metrics, observer } = deps.observability ?? createObservability(config.log);
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
-  const writer = deps.scanWriter ?? createScanWriter(database.sqlite);
+  const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, metrics.writerCommit);
   const limiter = createTierLimiter(config.rates, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
-  const admission = probeAdmission({ keys, leads, limiter, clientIp });
+  const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier });
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
@@ -102,6 +110,10 @@ export function createApp(deps: AppDeps) {
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
+  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner }));
+  metrics.addCollector(databaseCollector(database.sqlite, database.file));
+  const unexpected = (request: Request) => (error: unknown) =>
+    logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
   const bodyLimitOf = (request: Request) =>
     requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
@@ -124,8 +136,11 @@ export function createApp(deps: AppDeps) {
         { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
       ]),
     )
-    .onError(({ code, error, request }) => toErrorResponse(code, error, request))
+    .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
+    // The matched route's template, for the request log and metrics (see observability/requests.ts).
+    .onTransform(({ request, route }) => observer.noteRoute(request, route))
     .use(healthRoutes(database.sqlite))
+    .use(metricsRoutes(metrics, keys))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))

@@ -8,7 +8,7 @@ import { newId } from '../lib/ids.ts';
 import { normalizeAllowedDomain } from './domains.ts';
 import { isoOrNull } from '../lib/time.ts';
 
-export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read'] as const;
+export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read', 'metrics:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const KEY_PREFIX = 'sk_live_';

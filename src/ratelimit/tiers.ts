@@ -27,11 +27,16 @@ export const anonymousSubject = (ip: string | null, scope = 'ip'): RateSubject =
 
 export function createTierLimiter(rates: Config['rates'], clock: Clock, maxKeys = MAX_BUCKETS) {
   const buckets = createTokenBuckets(clock, maxKeys);
+  const refused: Record<Tier, number> = { anonymous: 0, authed: 0, agent: 0 };
   return {
     /** Take `count` tokens (all or none) from the subject's bucket; the limit is its tier's per-minute rate. */
     take(subject: RateSubject, count = 1): TierDecision {
-      return { tier: subject.tier, ...buckets.take(`${subject.tier}:${subject.identity}`, rates[subject.tier], count) };
+      const decision = buckets.take(`${subject.tier}:${subject.identity}`, rates[subject.tier], count);
+      if (!decision.allowed) refused[subject.tier]++;
+      return { tier: subject.tier, ...decision };
     },
+    /** Refused takes per tier since start (for /metrics). */
+    refused: refused as Readonly<Record<Tier, number>>,
     get size(): number {
       return buckets.size;
     },

@@ -60,6 +60,8 @@ interface GuardDeps {
   leads: LeadStore;
   limiter: TierLimiter;
   clientIp(request: Request): string | null;
+  /** Tells the request log the tier, refused or not. */
+  noteTier?: (request: Request, tier: string) => void;
 }
 
 /**
@@ -68,13 +70,14 @@ interface GuardDeps {
  * Routes get the result from `admissionOf(request)`. A bulk route takes its remaining tokens with
  * `limiter.take(admission.subject, scans - 1)` (all-or-nothing) once it knows the count.
  */
-export function probeAdmission({ keys, leads, limiter, clientIp }: GuardDeps) {
+export function probeAdmission({ keys, leads, limiter, clientIp, noteTier }: GuardDeps) {
   const admissions = new WeakMap<Request, Admission>();
   return {
     guard({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined {
       if (!requestPath(request).startsWith(PROBE_PREFIX)) return undefined;
       const ip = clientIp(request);
       const { credentials, subject } = classifyProbe(request.headers, keys, leads, ip);
+      noteTier?.(request, subject.tier);
       const decision = limiter.take(subject);
       if (!decision.allowed) return rateLimitedError(decision).toResponse();
       Object.assign(set.headers, rateLimitHeaders(decision));
