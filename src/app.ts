@@ -29,6 +29,7 @@ import { createWebhookServices, type WebhookServices } from './webhooks/services
 import { anonymousRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
 import { probeAdmission } from './telemetry/admission.ts';
+import { probeCors } from './telemetry/cors.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
@@ -119,10 +120,13 @@ export function createApp(deps: AppDeps) {
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
-  const app = new Elysia({ normalize: false })
+  const base = new Elysia({ normalize: false });
+  // Probe CORS, only when configured: before the rate limiter, so a preflight costs no token.
+  if (config.probeCorsOrigins.length > 0) base.onRequest(probeCors(config.probeCorsOrigins));
+  const app = base
     // Rate limits come first (DESIGN §7): before the body limit, authentication and routing.
     .onRequest(admission.guard)
-    .onRequest(anonymousRouteLimit(limiter, clientIp, [{ method: 'POST', path: '/api/v1/public/leads' }]))
+    .onRequest(anonymousRouteLimit(limiter, clientIp, [{ method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' }]))
     .onRequest(({ request }) => {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
@@ -150,8 +154,8 @@ export function createApp(deps: AppDeps) {
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
     .use(publicFaqRoutes(publicFaqs, keys))
     .use(signalRoutes(signals))
-    .use(webhookRoutes(webhooks.receivers))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }))
+    .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, onIngested: metrics.scansIngested }))
     .use(badgeRoutes(scanReader))
     .use(dashboardRoutes(scanReader));
   return app;

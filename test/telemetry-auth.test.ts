@@ -93,7 +93,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a key without probe:scan is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('products:read', 'dashboard:read');
+    const key = t.keyWith('dashboard:read', 'metrics:read');
     await expectError(await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW)), 401, 'insufficient_scope');
   });
 

@@ -57,13 +57,16 @@ export function rateLimitHeaders(decision: TierDecision): Record<string, string>
   };
 }
 
-/** 429 `{"error":"rate_limited","detail","tier","limit","retryAfter"}` with Retry-After and the rate headers. */
-export function rateLimitedError(decision: TierDecision): ApiError {
+/**
+ * 429 `{"error":"rate_limited","detail","tier","limit","retryAfter"}` with Retry-After and the rate
+ * headers; `unit` names what is counted (scans, or sign-ups on the sign-up route).
+ */
+export function rateLimitedError(decision: TierDecision, unit = 'scans'): ApiError {
   const { tier, limit, retryAfterSeconds } = decision;
   return new ApiError(
     429,
     'rate_limited',
-    `the ${tier} tier allows ${limit} scans per minute; retry in ${retryAfterSeconds} s`,
+    `the ${tier} tier allows ${limit} ${unit} per minute; retry in ${retryAfterSeconds} s`,
     { 'Retry-After': String(retryAfterSeconds), ...rateLimitHeaders(decision) },
     { tier, limit, retryAfter: retryAfterSeconds },
   );

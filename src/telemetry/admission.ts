@@ -123,7 +123,14 @@ function verifySignedRequest({ rawKey, key }: { rawKey: string | null; key: ApiK
     throw unauthorized('invalid_timestamp', 'X-Probe-Timestamp must be the current time in epoch milliseconds');
   }
   if (Math.abs(now - Number(timestamp)) > TIMESTAMP_WINDOW_MS) {
-    throw unauthorized('timestamp_out_of_window', 'X-Probe-Timestamp is more than 5 minutes from server time');
+    // Seconds are the usual mistake (`date +%s`): say so when the value read as seconds would pass.
+    const looksLikeSeconds = Math.abs(now - Number(timestamp) * 1000) <= TIMESTAMP_WINDOW_MS;
+    throw unauthorized(
+      'timestamp_out_of_window',
+      looksLikeSeconds
+        ? `X-Probe-Timestamp ${timestamp} looks like seconds; send epoch milliseconds (${now} now): $(date +%s)000 in a shell, Date.now() in JavaScript`
+        : `X-Probe-Timestamp is more than 5 minutes from server time (${now} epoch milliseconds now)`,
+    );
   }
   const signature = (headers.get('x-probe-signature') ?? '').trim().toLowerCase();
   const expected = hmacSha256(rawKey, [`${timestamp}.`, body], 'hex');

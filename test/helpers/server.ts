@@ -4,6 +4,8 @@ export interface SpawnedServer {
   url: string;
   /** The base URL the server uses in links and hook registration. */
   baseUrl: string;
+  /** The whole "listening" line. */
+  started: Record<string, unknown>;
   proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
@@ -43,6 +45,7 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
   return {
     url: started.url,
     baseUrl: started.baseUrl,
+    started,
     proc,
     stderr: () => errText,
     stop: async (signal = 'SIGTERM') => {
