@@ -66,6 +66,9 @@ function validationDetail(error: unknown): string {
 
 /** Every failure leaves as `{ error, detail }` with the status the spec names. */
 function toErrorResponse(code: string | number, error: unknown, request: Request, unexpected: (error: unknown) => void): Response {
+  // A client that hung up mid-upload is not a server error (nor a malformed body): its request line
+  // says 499, as proxies do, and is a warning under the log's line budget; nothing else is logged.
+  if (request.signal.aborted) return errorResponse(499, 'client_closed_request', 'the client closed the connection before the request was read');
   if (error instanceof ApiError) return error.toResponse();
   // Elysia wraps what a parse hook throws; our body parser throws ApiErrors (413, 415, 400).
   const cause = (error as { cause?: unknown }).cause;
@@ -80,9 +83,6 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
     case 'INVALID_COOKIE_SIGNATURE':
       return errorResponse(400, 'invalid_request', 'invalid cookie');
     default:
-      // A client that hangs up mid-upload is not a server error: its request line (a rate-limited
-      // warning) says 499, as proxies do, and nothing else is logged.
-      if (request.signal.aborted) return errorResponse(499, 'client_closed_request', 'the client closed the connection before the request was read');
       unexpected(error);
       return errorResponse(500, 'internal_error', 'an unexpected error occurred');
   }

@@ -46,7 +46,7 @@ function verifiedSource(source: string): Database {
   } catch (error) {
     sqlite?.close();
     if (error instanceof BackupError || error instanceof SchemaTooNewError) throw error;
-    throw new BackupError(`${source} is not a readable SQLite database: ${(error as Error).message}`);
+    throw new BackupError(`${source} is damaged or not an SQLite database: ${(error as Error).message}`);
   }
 }
 

@@ -24,6 +24,9 @@ export interface RouteDefinition {
   path: string;
 }
 
+/** `/a/b/` -> `/a/b` (a prefixed `get('/')` route is registered with the slash; the router ignores one either way). */
+const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
 /**
  * Template lookup for requests answered before routing (rate limits, the scope guard, the body
  * limit): exact paths by map, parameterised ones by pattern; one trailing slash is ignored as the
@@ -32,7 +35,9 @@ export interface RouteDefinition {
 function routeTable(routes: RouteDefinition[]) {
   const exact = new Map<string, string>();
   const patterns: { method: string; pattern: RegExp; path: string }[] = [];
-  for (const { method, path } of routes) {
+  for (const route of routes) {
+    const method = route.method;
+    const path = withoutTrailingSlash(route.path);
     if (path.includes(':') || path.includes('*')) {
       const source = path
         .split('/')
@@ -44,7 +49,7 @@ function routeTable(routes: RouteDefinition[]) {
     }
   }
   return (method: string, rawPath: string): string | null => {
-    const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
+    const path = withoutTrailingSlash(rawPath);
     const lookup = method === 'HEAD' ? 'GET' : method;
     const found = exact.get(`${lookup} ${path}`);
     if (found !== undefined) return found;
@@ -100,7 +105,7 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     /** From an `onTransform` hook: the matched route's template. */
     noteRoute(request: Request, route: string): void {
       const noted = facts.get(request);
-      if (noted) noted.route = route;
+      if (noted) noted.route = withoutTrailingSlash(route);
     },
     noteTier(request: Request, tier: string): void {
       const noted = facts.get(request);

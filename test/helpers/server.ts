@@ -9,7 +9,7 @@ export interface SpawnedServer {
   proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
-  /** SIGTERM and wait for the exit code. */
+  /** SIGTERM (or `signal`) and wait for the exit code and the end of its stderr. */
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
@@ -27,7 +27,7 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
     stderr: 'pipe',
   });
   let errText = '';
-  void (async () => {
+  const stderrDrained = (async () => {
     for await (const chunk of proc.stderr) errText += new TextDecoder().decode(chunk);
   })();
 
@@ -50,7 +50,9 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
     stderr: () => errText,
     stop: async (signal = 'SIGTERM') => {
       proc.kill(signal);
-      return proc.exited;
+      const code = await proc.exited;
+      await stderrDrained; // everything it wrote is in stderr() once stop resolves
+      return code;
     },
   };
 }
