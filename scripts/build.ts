@@ -13,10 +13,11 @@ function git(...args: string[]): string | null {
   }
 }
 
+// SVC_BUILD_COMMIT names the commit where git is not available (a Docker build without .git).
 const head = git('rev-parse', 'HEAD');
 // Uncommitted changes to tracked files are part of the binary: say so.
 const dirty = head !== null && git('status', '--porcelain', '--untracked-files=no') !== '';
-const commit = head === null ? 'unknown' : `${head}${dirty ? '-dirty' : ''}`;
+const commit = process.env.SVC_BUILD_COMMIT || (head === null ? 'unknown' : `${head}${dirty ? '-dirty' : ''}`);
 // SOURCE_DATE_EPOCH (reproducible builds) wins over the clock.
 const epoch = process.env.SOURCE_DATE_EPOCH;
 const buildDate = new Date(epoch && /^\d+$/.test(epoch) ? Number(epoch) * 1000 : Date.now()).toISOString();
