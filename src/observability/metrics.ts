@@ -52,48 +52,55 @@ class HistogramData {
   }
 }
 
-/** A counter or gauge per label combination. */
+/** The series of one metric, one per combination of label values, created on first use. */
+class SeriesMap<T> {
+  private readonly entries = new Map<string, { values: string[]; data: T }>();
+  constructor(private readonly create: () => T) {}
+  of(values: readonly string[]): T {
+    const key = values.join('\u0000');
+    let entry = this.entries.get(key);
+    if (!entry) this.entries.set(key, (entry = { values: [...values], data: this.create() }));
+    return entry.data;
+  }
+  [Symbol.iterator]() {
+    return this.entries.values();
+  }
+}
+
+/** A counter per label combination. */
 export class LabeledCounter {
-  private readonly series = new Map<string, { values: string[]; value: number }>();
+  private readonly series = new SeriesMap(() => ({ value: 0 }));
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labels: readonly string[],
-    readonly type: 'counter' | 'gauge' = 'counter',
   ) {}
   inc(values: readonly string[], by = 1): void {
-    const key = values.join('\u0000');
-    const entry = this.series.get(key);
-    if (entry) entry.value += by;
-    else this.series.set(key, { values: [...values], value: by });
+    this.series.of(values).value += by;
   }
   render(): string {
-    let out = header(this.name, this.type, this.help);
-    for (const { values, value } of this.series.values()) out += `${this.name}${labelText(this.labels, values)} ${value}\n`;
+    let out = header(this.name, 'counter', this.help);
+    for (const { values, data } of this.series) out += `${this.name}${labelText(this.labels, values)} ${data.value}\n`;
     return out;
   }
 }
 
 export class Histogram {
-  private readonly series = new Map<string, { values: string[]; data: HistogramData }>();
+  private readonly series: SeriesMap<HistogramData>;
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labels: readonly string[],
-    readonly bounds: readonly number[],
-  ) {}
+    bounds: readonly number[],
+  ) {
+    this.series = new SeriesMap(() => new HistogramData(bounds));
+  }
   observe(values: readonly string[], value: number): void {
-    const key = values.join('\u0000');
-    let entry = this.series.get(key);
-    if (!entry) {
-      entry = { values: [...values], data: new HistogramData(this.bounds) };
-      this.series.set(key, entry);
-    }
-    entry.data.observe(value);
+    this.series.of(values).observe(value);
   }
   render(): string {
     let out = header(this.name, 'histogram', this.help);
-    for (const { values, data } of this.series.values()) out += data.render(this.name, this.labels, values);
+    for (const { values, data } of this.series) out += data.render(this.name, this.labels, values);
     return out;
   }
 }

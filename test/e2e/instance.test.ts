@@ -1,27 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import path from 'node:path';
-import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
-import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { serversPerTest } from '../helpers/server.ts';
 
-let tmp: ReturnType<typeof tempDir>;
-let dataDir: string;
-const running: SpawnedServer[] = [];
-beforeEach(() => {
-  tmp = tempDir('svc-instance-');
-  dataDir = path.join(tmp.dir, 'data');
-});
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.stop('SIGKILL');
-  tmp.remove();
-});
-
-const start = async (dir = dataDir) => {
-  const server = await spawnServer({ dataDir: dir });
-  running.push(server);
-  return server;
-};
+const servers = serversPerTest('svc-instance-');
+const start = () => servers.start();
 /** `svc serve` that must refuse to start: killed after 10 s if it does not exit by itself. */
 const refusedServe = (http: string, dir: string) => runCli(['serve', '--http', http, '--data-dir', dir], { timeoutMs: 10_000 });
 const portOf = (url: string) => new URL(url).port;
@@ -31,12 +15,12 @@ const SPAWNS_TIMEOUT = 30_000;
 describe('one instance per address and per data directory', () => {
   test('a port already in use is refused with one line and exit 1, never shared', async () => {
     const first = await start();
-    const second = await refusedServe(`127.0.0.1:${portOf(first.url)}`, path.join(tmp.dir, 'other'));
+    const second = await refusedServe(`127.0.0.1:${portOf(first.url)}`, path.join(servers.dir, 'other'));
     expect(second.code).toBe(1);
     expect(second.stdout).toBe('');
     expect(second.stderr.trim()).toBe(`svc: cannot listen on 127.0.0.1:${portOf(first.url)}: the address is already in use (by another svc or another program)`);
     // Every request still reaches the first server's database.
-    const key = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', dataDir])).json.key;
+    const key = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', servers.dataDir])).json.key;
     for (let i = 0; i < 20; i++) {
       expect((await fetch(`${first.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     }
@@ -44,11 +28,11 @@ describe('one instance per address and per data directory', () => {
 
   test('a data directory served by a running svc is refused with one line naming it, exit 1', async () => {
     const first = await start();
-    const second = await refusedServe('127.0.0.1:0', dataDir);
+    const second = await refusedServe('127.0.0.1:0', servers.dataDir);
     expect(second.code).toBe(1);
     const lines = second.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toStartWith(`svc: the data directory ${dataDir} is in use by another svc (pid ${first.proc.pid}, serving ${first.url} since `);
+    expect(lines[0]).toStartWith(`svc: the data directory ${servers.dataDir} is in use by another svc (pid ${first.proc.pid}, serving ${first.url} since `);
     expect(lines[0]).toEndWith('); stop it first');
     expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
   }, SPAWNS_TIMEOUT);
@@ -66,7 +50,7 @@ describe('one instance per address and per data directory', () => {
 
   test('CLI commands still run beside a server on the same directory', async () => {
     const server = await start();
-    const created = await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', dataDir]);
+    const created = await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', servers.dataDir]);
     expect(created.code).toBe(0);
     const listed = await fetch(`${server.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${created.json.key}` } });
     expect(listed.status).toBe(200);
@@ -96,20 +80,20 @@ describe('versions', () => {
   }, SPAWNS_TIMEOUT);
 
   test('a database migrated by a newer svc is refused with one line, and left as it was', async () => {
-    expect((await runCli(['migrate', '--data-dir', dataDir])).code).toBe(0);
-    const file = path.join(dataDir, 'svc.db');
+    expect((await runCli(['migrate', '--data-dir', servers.dataDir])).code).toBe(0);
+    const file = path.join(servers.dataDir, 'svc.db');
     const db = new Database(file);
     const { n, latest } = db.query<{ n: number; latest: number }, []>('SELECT count(*) AS n, max(created_at) AS latest FROM __drizzle_migrations').get()!;
     // What a newer binary's next migration leaves behind.
     db.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', ['future', latest + 1000]);
     db.close();
 
-    const serve = await refusedServe('127.0.0.1:0', dataDir);
+    const serve = await refusedServe('127.0.0.1:0', servers.dataDir);
     expect(serve.code).toBe(1);
     expect(serve.stderr.trim()).toBe(
       `svc: the database ${file} has schema version ${n + 1}, newer than this svc's ${n}: it was migrated by a newer svc; run that version, or restore a backup taken before the upgrade (svc restore FILE)`,
     );
-    const migrate = await runCli(['migrate', '--data-dir', dataDir]);
+    const migrate = await runCli(['migrate', '--data-dir', servers.dataDir]);
     expect(migrate.code).toBe(1);
     expect(migrate.stderr).toContain('newer than this svc');
     const after = new Database(file, { readonly: true });

@@ -1,27 +1,14 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import net from 'node:net';
 import path from 'node:path';
-import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { TELEMETRY, scanPayload, signedHeaders } from '../helpers/probe.ts';
-import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { serversPerTest } from '../helpers/server.ts';
 import { signedPlatformADelivery } from '../helpers/signals.ts';
 
-let tmp: ReturnType<typeof tempDir>;
-let dataDir: string;
-let server: SpawnedServer | null = null;
-beforeEach(() => {
-  tmp = tempDir('svc-log-');
-  dataDir = path.join(tmp.dir, 'data');
-});
-afterEach(async () => {
-  await server?.stop('SIGKILL');
-  server = null;
-  tmp.remove();
-});
-
+const servers = serversPerTest('svc-log-');
 const SPAWNS_TIMEOUT = 30_000;
-const keyWith = async (...scopes: string[]) => (await runCli(['keys', 'create', '--scopes', scopes.join(','), '--data-dir', dataDir])).json.key as string;
+const keyWith = async (...scopes: string[]) => (await runCli(['keys', 'create', '--scopes', scopes.join(','), '--data-dir', servers.dataDir])).json.key as string;
 const logLines = (stderr: string) =>
   stderr
     .split('\n')
@@ -44,7 +31,7 @@ describe('request log of a running server', () => {
     const dashboard = await keyWith('dashboard:read');
     const metrics = await keyWith('metrics:read');
     const signing = await keyWith('probe:scan');
-    server = await spawnServer({ dataDir });
+    const server = await servers.start();
     const url = server.url;
     const secrets: string[] = [admin, dashboard, metrics, signing];
     const call = (p: string, init: RequestInit = {}) => fetch(`${url}${p}`, init);
@@ -111,7 +98,7 @@ describe('request log of a running server', () => {
   }, SPAWNS_TIMEOUT);
 
   test('an upload the client aborts is a 499 warning line, not an error', async () => {
-    server = await spawnServer({ dataDir });
+    const server = await servers.start();
     await abortedUpload(server.url, TELEMETRY);
     await abortedUpload(server.url, '/api/v1/public/leads');
     await Bun.sleep(300);
@@ -126,7 +113,7 @@ describe('request log of a running server', () => {
 
   test('one client flooding errors and aborted uploads cannot write more than the line budget', async () => {
     const budget = 20;
-    server = await spawnServer({ dataDir, env: { SVC_LOG_RATE: String(budget) } });
+    const server = await servers.start({ env: { SVC_LOG_RATE: String(budget) } });
     const url = server.url;
     const started = performance.now();
     let sent = 0;

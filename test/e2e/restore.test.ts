@@ -1,39 +1,26 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
 import path from 'node:path';
 import { MIGRATIONS_FOLDER, openDatabase } from '../../src/db/index.ts';
-import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
-import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { serversPerTest } from '../helpers/server.ts';
 
-let tmp: ReturnType<typeof tempDir>;
-let dataDir: string;
-const running: SpawnedServer[] = [];
-beforeEach(() => {
-  tmp = tempDir('svc-restore-');
-  dataDir = path.join(tmp.dir, 'data');
-});
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.stop('SIGKILL');
-  tmp.remove();
-});
-
+const servers = serversPerTest('svc-restore-');
 const SPAWNS_TIMEOUT = 30_000;
-const cli = (...args: string[]) => runCli([...args, '--data-dir', dataDir], { timeoutMs: 15_000 });
+const cli = (...args: string[]) => runCli([...args, '--data-dir', servers.dataDir], { timeoutMs: 15_000 });
 const emails = async () => ((await cli('leads', 'list')).json.items as { email: string }[]).map((lead) => lead.email).sort();
 
 describe('svc backup and svc restore', () => {
   test('round trip: backup while serving, write more, restore with the server stopped: the later writes are gone', async () => {
-    const server = await spawnServer({ dataDir });
-    running.push(server);
+    const server = await servers.start();
     const signUp = (email: string) =>
       fetch(`${server.url}/api/v1/public/leads`, { method: 'POST', body: JSON.stringify({ email }), headers: { 'content-type': 'application/json' } });
     expect((await signUp('before@example.com')).status).toBe(201);
 
     // backup creates missing parent directories.
-    const file = path.join(tmp.dir, 'backups', 'nightly', 'svc.db');
+    const file = path.join(servers.dir, 'backups', 'nightly', 'svc.db');
     const backup = await cli('backup', file);
     expect(backup.code).toBe(0);
     expect(backup.json).toEqual({ file, bytes: expect.any(Number) });
@@ -42,13 +29,13 @@ describe('svc backup and svc restore', () => {
     // Refused while the server holds the data directory; nothing changes.
     const refused = await cli('restore', file);
     expect(refused.code).toBe(1);
-    expect(refused.stderr.trim()).toStartWith(`svc: the data directory ${dataDir} is in use by another svc (pid ${server.proc.pid}`);
+    expect(refused.stderr.trim()).toStartWith(`svc: the data directory ${servers.dataDir} is in use by another svc (pid ${server.proc.pid}`);
     expect(await emails()).toEqual(['after@example.com', 'before@example.com']);
 
     expect(await server.stop('SIGTERM')).toBe(0);
     const restored = await cli('restore', file);
     expect(restored.code).toBe(0);
-    const dbFile = path.join(dataDir, 'svc.db');
+    const dbFile = path.join(servers.dataDir, 'svc.db');
     expect(restored.json).toEqual({ restored: file, database: dbFile, previous: expect.stringMatching(/svc\.db\.before-restore-/), migrationsApplied: 0 });
     expect(await emails()).toEqual(['before@example.com']);
     // The database it replaced is kept aside, whole.
@@ -56,8 +43,7 @@ describe('svc backup and svc restore', () => {
     expect(previous.query('SELECT count(*) AS n FROM leads').get()).toEqual({ n: 2 });
     previous.close();
 
-    const again = await spawnServer({ dataDir });
-    running.push(again);
+    const again = await servers.start();
     expect((await fetch(`${again.url}/healthz`)).status).toBe(200);
     const known = await fetch(`${again.url}/api/v1/public/leads`, { method: 'POST', body: JSON.stringify({ email: 'before@example.com' }), headers: { 'content-type': 'application/json' } });
     expect(known.status).toBe(409);
@@ -65,13 +51,13 @@ describe('svc backup and svc restore', () => {
 
   test('a backup from an older schema is restored and migrated to this one', async () => {
     // A database as the previous release left it: every migration but the newest.
-    const migrations = path.join(tmp.dir, 'previous-release');
+    const migrations = path.join(servers.dir, 'previous-release');
     cpSync(MIGRATIONS_FOLDER, migrations, { recursive: true });
     const journalFile = path.join(migrations, 'meta', '_journal.json');
     const journal = JSON.parse(readFileSync(journalFile, 'utf8'));
     journal.entries.pop();
     writeFileSync(journalFile, JSON.stringify(journal));
-    const file = path.join(tmp.dir, 'old.db');
+    const file = path.join(servers.dir, 'old.db');
     const old = openDatabase(file);
     migrate(old.db, { migrationsFolder: migrations });
     old.sqlite.run("INSERT INTO leads (id, email, verified, created_at) VALUES ('old-lead', 'old@example.com', 0, 1)");
@@ -84,25 +70,25 @@ describe('svc backup and svc restore', () => {
 
   test('files that are not an intact svc database are refused and the database is left alone', async () => {
     expect((await cli('leads', 'create', '--email', 'kept@example.com')).code).toBe(0);
-    const junk = path.join(tmp.dir, 'junk.db');
+    const junk = path.join(servers.dir, 'junk.db');
     writeFileSync(junk, 'not a database at all\n'.repeat(500));
-    const other = path.join(tmp.dir, 'other.db');
+    const other = path.join(servers.dir, 'other.db');
     const foreign = new Database(other, { create: true });
     foreign.run('CREATE TABLE notes (text TEXT)');
     foreign.close();
-    const damaged = path.join(tmp.dir, 'damaged.db');
+    const damaged = path.join(servers.dir, 'damaged.db');
     expect((await cli('backup', damaged)).code).toBe(0);
     const bytes = readFileSync(damaged);
     bytes.fill(0x5a, 4096 * 2, 4096 * 3); // one page overwritten
     writeFileSync(damaged, bytes);
-    const newer = path.join(tmp.dir, 'newer.db');
+    const newer = path.join(servers.dir, 'newer.db');
     expect((await cli('backup', newer)).code).toBe(0);
     const future = new Database(newer);
     future.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', 9999999999999)");
     future.close();
 
     const cases: [string, string][] = [
-      [path.join(tmp.dir, 'missing.db'), 'no file at'],
+      [path.join(servers.dir, 'missing.db'), 'no file at'],
       [junk, 'is damaged or not an SQLite database: file is not a database'],
       [other, 'is not an svc database (no __drizzle_migrations, api_keys, leads, scans table)'],
       [damaged, 'is damaged'],
@@ -114,6 +100,6 @@ describe('svc backup and svc restore', () => {
       expect(res.stderr).toContain(problem);
     }
     expect(await emails()).toEqual(['kept@example.com']);
-    expect(existsSync(path.join(dataDir, 'svc.db.restoring'))).toBe(false);
+    expect(existsSync(path.join(servers.dataDir, 'svc.db.restoring'))).toBe(false);
   }, SPAWNS_TIMEOUT);
 });

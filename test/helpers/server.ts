@@ -1,3 +1,6 @@
+import { afterEach, beforeEach } from 'bun:test';
+import path from 'node:path';
+import { tempDir } from './app.ts';
 import { MAIN, REPO_ROOT } from './cli.ts';
 
 export interface SpawnedServer {
@@ -55,4 +58,34 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
       return code;
     },
   };
+}
+
+/**
+ * For spawned-server test files: a fresh temp directory per test (`dir`, with `dataDir` inside it)
+ * and `start()`, whose servers are killed after each test, before the directory is removed.
+ */
+export function serversPerTest(prefix: string) {
+  let tmp: ReturnType<typeof tempDir> | null = null;
+  const running: SpawnedServer[] = [];
+  beforeEach(() => {
+    tmp = tempDir(prefix);
+  });
+  afterEach(async () => {
+    for (const server of running.splice(0)) await server.stop('SIGKILL');
+    tmp?.remove();
+  });
+  const context = {
+    get dir(): string {
+      return tmp!.dir;
+    },
+    get dataDir(): string {
+      return path.join(tmp!.dir, 'data');
+    },
+    async start(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<SpawnedServer> {
+      const server = await spawnServer({ dataDir: options.dataDir ?? context.dataDir, env: options.env });
+      running.push(server);
+      return server;
+    },
+  };
+  return context;
 }
