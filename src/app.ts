@@ -35,6 +35,8 @@ import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
 import { requestPath } from './lib/request-path.ts';
+import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
+import { createSessionStore } from './console/sessions.ts';
 
 export interface AppDeps {
   config: Config;
@@ -102,6 +104,7 @@ export function createApp(deps: AppDeps) {
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
+  const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
   const bodyLimitOf = (request: Request) =>
     requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
@@ -110,7 +113,12 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({ normalize: false })
     // Rate limits come first (DESIGN §7): before the body limit, authentication and routing.
     .onRequest(admission.guard)
-    .onRequest(anonymousRouteLimit(limiter, clientIp, [{ method: 'POST', path: '/api/v1/public/leads' }]))
+    .onRequest(
+      anonymousRouteLimit(limiter, clientIp, [
+        { method: 'POST', path: '/api/v1/public/leads' },
+        { method: 'POST', path: SESSION_PATH },
+      ]),
+    )
     .onRequest(({ request }) => {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
@@ -122,12 +130,13 @@ export function createApp(deps: AppDeps) {
       scopeGuard(keys, [
         { prefix: '/api/v1/admin/', scope: 'admin' },
         { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
-      ]),
+      ], consoleSessionAuth({ sessions, baseUrl: config.baseUrl })),
     )
     .onError(({ code, error, request }) => toErrorResponse(code, error, request))
     .use(healthRoutes(database.sqlite))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
+    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
     .use(catalogRoutes(webhooks.catalog, storeExists))
