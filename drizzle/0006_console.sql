@@ -7,4 +7,5 @@ CREATE TABLE `console_sessions` (
 );
 --> statement-breakpoint
 CREATE INDEX `console_sessions_key_id_idx` ON `console_sessions` (`key_id`);--> statement-breakpoint
-CREATE INDEX `console_sessions_last_seen_at_idx` ON `console_sessions` (`last_seen_at`);
+CREATE INDEX `console_sessions_last_seen_at_idx` ON `console_sessions` (`last_seen_at`);--> statement-breakpoint
+CREATE INDEX `faq_entries_store_status_idx` ON `faq_entries` (`store_id`,`status`,`id`);
