@@ -1,0 +1,2 @@
+import { render } from 'preact';
+render(<p>console</p>, document.getElementById('app')!);
