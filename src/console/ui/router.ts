@@ -15,7 +15,12 @@ function current(): Route {
   return { path, query: new URLSearchParams(location.search) };
 }
 
+let navigated = false;
+/** True once the user has moved between pages (focus then goes to the new page's heading). */
+export const hasNavigated = () => navigated;
+
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  navigated = true;
   const url = BASE + (to === '/' ? '' : to);
   if (options.replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
@@ -25,7 +30,10 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
 export function useRoute(): Route {
   const [route, setRoute] = useState(current);
   useEffect(() => {
-    const update = () => setRoute(current());
+    const update = () => {
+      navigated = true;
+      setRoute(current());
+    };
     addEventListener('popstate', update);
     addEventListener(EVENT, update);
     return () => {

@@ -1,6 +1,7 @@
 import type { ComponentChildren, TextareaHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from './api.ts';
+import { hasNavigated } from './router.ts';
 
 export const formatTime = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—');
 export const formatNumber = (n: number) => n.toLocaleString();
@@ -46,8 +47,10 @@ export function useAction() {
 
 export function PageHeader({ title, children }: { title: string; children?: ComponentChildren }) {
   const heading = useRef<HTMLHeadingElement>(null);
-  // Move focus to the page's heading after navigation so keyboard and screen-reader users start there.
-  useEffect(() => heading.current?.focus({ preventScroll: true }), [title]);
+  // After a navigation, move focus to the new page's heading so keyboard and screen-reader users start there.
+  useEffect(() => {
+    if (hasNavigated()) heading.current?.focus({ preventScroll: true });
+  }, [title]);
   return (
     <div class="page-header">
       <h1 tabIndex={-1} ref={heading}>
