@@ -26,6 +26,11 @@ export interface ChartProps {
 const PALETTE = ['--chart-1', '--chart-2', '--chart-3', '--chart-4'];
 const cssVar = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 const plain = (value: number) => value.toLocaleString();
+/** The smallest distance between neighbouring x values (a day or a month), one day when there is one point. */
+function step(x: number[]): number {
+  const smallest = x.slice(1).reduce((min, value, i) => Math.min(min, value - x[i]!), Infinity);
+  return Number.isFinite(smallest) ? smallest : 86_400;
+}
 
 /** The label of point `i` on the x axis. */
 function xLabel(props: ChartProps, i: number): string {
@@ -84,7 +89,8 @@ function options(props: ChartProps, width: number): uPlot.Options {
     cursor: { points: { size: 8 }, drag: { x: false, y: false } },
     legend: { live: false },
     scales: {
-      x: categorical ? { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] } : { time: true },
+      // Half a step of room at each end, so the first and last bars are drawn whole.
+      x: categorical ? { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] } : { time: true, range: (_u, min, max) => [min - step(props.x) / 2, max + step(props.x) / 2] },
       y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] },
       ...(hasRight ? { score: { range: [0, 100] as [number, number] } } : {}),
     },
@@ -94,7 +100,10 @@ function options(props: ChartProps, width: number): uPlot.Options {
         font: axisFont,
         grid: { show: false },
         ticks: { stroke: grid },
-        ...(categorical ? { splits: () => props.x, values: (_u: uPlot, splits: number[]) => splits.map((i) => props.categories![i] ?? '') } : {}),
+        // Narrow charts turn long category names so they do not run into each other.
+        ...(categorical
+          ? { splits: () => props.x, values: (_u: uPlot, splits: number[]) => splits.map((i) => props.categories![i] ?? ''), ...(width < 520 ? { rotate: -35, size: 64 } : {}) }
+          : {}),
       },
       { stroke: fg, font: axisFont, grid: { stroke: grid, width: 1 }, ticks: { show: false }, size: 56, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? v.toLocaleString() : '')) },
       ...(hasRight ? [{ scale: 'score', side: 1, stroke: fg, font: axisFont, grid: { show: false }, ticks: { show: false }, size: 44 } as uPlot.Axis] : []),
@@ -111,6 +120,7 @@ function options(props: ChartProps, width: number): uPlot.Options {
           fill: s.kind === 'bars' ? color : undefined,
           paths: s.kind === 'bars' ? bars : undefined,
           points: { show: s.kind === 'line' && props.x.length < 40 },
+          spanGaps: true,
           value: (_u: uPlot, v: number | null) => (v === null ? '—' : (s.format ?? plain)(v)),
         } satisfies uPlot.Series;
       }),
