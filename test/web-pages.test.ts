@@ -165,3 +165,56 @@ describe('console page shell', () => {
     expect(js).toBeLessThanOrEqual(60 * 1024);
   });
 });
+
+describe('the widget preview and svc’s own pages', () => {
+  async function adminSession(): Promise<string> {
+    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('admin') }, { origin: 'http://localhost' }));
+    return res.headers.get('set-cookie')!.split(';')[0]!;
+  }
+  const previewForm = (fields: Record<string, string>, headers: Record<string, string>): RequestInit => ({
+    method: 'POST',
+    body: new URLSearchParams(fields).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  });
+
+  test('POST /console/widget-preview needs a same-origin admin session and renders escaped attributes under a nonce CSP', async () => {
+    t = await makeTestApp();
+    const fields = { key: 'sk_live_x"><script>alert(1)</script>', target: '#faq', entityType: 'product', entityId: 'tote', 'style-accent': '#b3125a' };
+    expect((await t.request('/console/widget-preview', previewForm(fields, { origin: 'http://localhost' }))).status).toBe(401);
+    const cookie = await adminSession();
+    expect((await t.request('/console/widget-preview', previewForm(fields, { origin: 'http://evil.test', cookie }))).status).toBe(403);
+    const res = await t.request('/console/widget-preview', previewForm(fields, { origin: 'http://localhost', cookie }));
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy')!;
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)![1]!;
+    expect(csp).toContain("frame-ancestors 'self'");
+    const html = await res.text();
+    expect(html).toContain(`<script nonce="${nonce}" src="/embed.js" async data-api-key="sk_live_x&#34;&#62;&#60;script&#62;alert(1)&#60;/script&#62;" data-target="#faq" data-entity-type="product" data-entity-id="tote" data-style-accent="#b3125a"></script>`);
+    expect(html).toContain('<div id="faq"></div>');
+  });
+
+  test('the dashboard-only session may not open the widget preview', async () => {
+    t = await makeTestApp();
+    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('dashboard:read') }, { origin: 'http://localhost' }));
+    const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    const preview = await t.request('/console/widget-preview', previewForm({ key: 'k' }, { origin: 'http://localhost', cookie }));
+    expect(preview.status).toBe(403);
+  });
+
+  test('the public FAQ endpoint lets svc’s own pages through the domain check, and only them', async () => {
+    t = await makeTestApp();
+    const store = await t.request(
+      '/api/v1/admin/stores',
+      jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, { authorization: `Bearer ${t.keyWith('admin')}` }),
+    );
+    const storeId = (await store.json()).id;
+    const widget = t.keys.create({ scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId }).key;
+    const ask = (headers: Record<string, string>) => t.request('/api/v1/public/faqs?type=product&ref=tote', { headers: { 'x-api-key': widget, ...headers } });
+    expect((await ask({ referer: 'http://localhost/console/widget-preview' })).status).toBe(200);
+    expect((await ask({ 'sec-fetch-site': 'same-origin', referer: 'http://localhost/x' })).status).toBe(200);
+    expect((await ask({ referer: `${t.config.baseUrl}/console/widget-preview` })).status).toBe(200);
+    expect((await ask({ referer: 'http://localhost:8080/page' })).status).toBe(403);
+    expect((await ask({ origin: 'http://evil.test' })).status).toBe(403);
+    expect((await ask({ origin: 'https://shop.example.com' })).status).toBe(200);
+  });
+});
