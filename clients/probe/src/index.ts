@@ -76,7 +76,7 @@ export type ProbeClientOptions = ({ token: string; key?: undefined } | { key: st
   baseUrl: string;
   /** Retries of one request after a 429, a 5xx, a network error or a timeout. Default 5. */
   retries?: number;
-  /** Longest wait before a retry, in ms; a Retry-After above it fails at once. Default 60000. */
+  /** Longest wait before a retry, in ms; a Retry-After above it fails at once. Default 120000 (a full rate-limit window and then some). */
   maxDelay?: number;
   /** Per-request timeout in ms. Default 30000. */
   timeout?: number;
@@ -88,7 +88,7 @@ export type ProbeClientOptions = ({ token: string; key?: undefined } | { key: st
   maxScanBytes?: number;
   /** Milliseconds since the epoch for X-Probe-Timestamp. Default Date.now. */
   now?: () => number;
-  /** Called before each retry, e.g. to log it. */
+  /** Called before each retry, e.g. to log it; throwing from it stops the retries with that error. */
   onRetry?: (retry: RetryInfo) => void;
 };
 
@@ -132,7 +132,7 @@ const encoder = new TextEncoder();
 const ENVELOPE = 12;
 
 export function createProbeClient(options: ProbeClientOptions): ProbeClient {
-  const { token, key, retries = 5, maxDelay = 60_000, timeout = 30_000, maxBulkScans = 1000, maxBulkBytes = 16 << 20, maxScanBytes = 524_288, now = Date.now, onRetry } = options;
+  const { token, key, retries = 5, maxDelay = 120_000, timeout = 30_000, maxBulkScans = 1000, maxBulkBytes = 16 << 20, maxScanBytes = 524_288, now = Date.now, onRetry } = options;
   if (!token == !key) throw new TypeError('createProbeClient needs exactly one of token and key');
   const endpoint = options.baseUrl.replace(/\/+$/, '') + '/api/v1/probe/';
   let hmacKey: Promise<CryptoKey> | undefined;
@@ -241,6 +241,7 @@ async function refusal(response: Response, timestamp: number): Promise<ProbeErro
   } catch {
     body = { error: 'http_' + response.status, detail: text.slice(0, 200) || response.statusText };
   }
-  const date = Date.parse(response.headers.get('date')!);
+  // The Date header is cut to the second: the server's clock was 0–999 ms past it.
+  const date = Date.parse(response.headers.get('date')!) + 500;
   return new ProbeError(response.status, body, body.error == 'timestamp_out_of_window' && date ? date - timestamp : undefined);
 }
