@@ -63,7 +63,7 @@ function readInput(rest: string[]): { text: string; source: string } {
 function clientOptions(flags: ProbeFlags, env: Record<string, string | undefined>) {
   const baseUrl = flags.url ?? env.SVC_PROBE_URL;
   if (!baseUrl) throw new InputError('probe send needs --url (or SVC_PROBE_URL): the base URL of svc');
-  if (!/^https?:\/\/[^/?#\s]+/i.test(baseUrl)) throw new InputError(`--url must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) throw new InputError(`--url must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
   const key = env.SVC_PROBE_KEY || undefined;
   const token = env.SVC_PROBE_TOKEN || undefined;
   // Credentials come from the environment only, so they stay out of shell history and process lists.
