@@ -10,11 +10,15 @@ export interface CliResult {
   json: any;
 }
 
-/** Run `svc <args>` as a separate process (`bun src/main.ts`), like an operator would. */
-export async function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+/**
+ * Run `svc <args>` as a separate process (`bun src/main.ts`, or `command`, e.g. the compiled binary),
+ * like an operator would; `stdin` is piped in when given.
+ */
+export async function runCli(args: string[], options: { cwd?: string; env?: Record<string, string>; stdin?: string; command?: string[] } = {}): Promise<CliResult> {
+  const proc = Bun.spawn([...(options.command ?? [process.execPath, MAIN]), ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env },
+    stdin: options.stdin === undefined ? 'ignore' : new Blob([options.stdin]),
     stdout: 'pipe',
     stderr: 'pipe',
   });
