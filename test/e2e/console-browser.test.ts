@@ -1,22 +1,21 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { platformAProduct } from '../fakes/payloads.ts';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
+import { BROWSER_AVAILABLE, browserDescribe, launchChromium } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { signedInit, TELEMETRY, tokenInit } from '../helpers/probe.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { serveStorefront } from './fixtures/storefront.ts';
 
+const suite = browserDescribe('console browser tests');
+
 // The landing page and the console as a newcomer uses them: real Chromium, a spawned svc (or the
 // compiled binary with SVC_E2E_BINARY=dist/svc), a fake platform A, a local storefront. Every visit
 // fails on a page error or a CSP violation and leaves a screenshot in test-output/console/.
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-const HAVE_BROWSER = existsSync(CHROMIUM);
-if (!HAVE_BROWSER && !process.env.CI) console.warn(`skipping console browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-const browserDescribe = HAVE_BROWSER || process.env.CI ? describe : describe.skip;
 const SCREENSHOTS = path.join(REPO_ROOT, 'test-output', 'console');
 const SHOP = { domain: 'trail.myplatform-a.com', accessToken: 'shpat-console-e2e', clientSecret: 'client-secret-e2e', currency: 'EUR' };
 const DAY = 86_400_000;
@@ -71,7 +70,7 @@ async function seedScans(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!HAVE_BROWSER && !process.env.CI) return;
+  if (!BROWSER_AVAILABLE) return;
   tmp = tempDir('svc-console-');
   const dataDir = path.join(tmp.dir, 'data');
   fake = startFakePlatformA([SHOP]);
@@ -84,10 +83,7 @@ beforeAll(async () => {
     ...(binary ? { command: [path.resolve(REPO_ROOT, binary)], cwd: tmp.dir } : {}),
   });
   await seedScans();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
 });
 
@@ -142,7 +138,7 @@ const inkOf = (page: Page, index: number) =>
     return ink;
   });
 
-browserDescribe('landing page in Chromium', () => {
+suite('landing page in Chromium', () => {
   test('with JavaScript disabled, the form POST answers with a server-rendered page showing the token once', async () => {
     const v = await open('/', { javaScriptEnabled: false });
     await expect(v.page.title()).resolves.toBe('Probe Hub: page-scan telemetry');
@@ -184,7 +180,7 @@ browserDescribe('landing page in Chromium', () => {
   }, FLOW_MS);
 });
 
-browserDescribe('console in Chromium', () => {
+suite('console in Chromium', () => {
   test('sign-in with an admin key: HttpOnly SameSite=Strict cookie, every admin page in the navigation', async () => {
     const v = await open('/console');
     await v.page.getByRole('heading', { name: 'Sign in to the console' }).waitFor();

@@ -1,3 +1,5 @@
+import type { ApiKey } from '../../auth/keys.ts';
+import type { StoreResponse } from '../../stores/admin.ts';
 // The console's HTTP client: the documented API, authenticated by the session cookie (same origin).
 
 export class ApiFailure extends Error {
@@ -56,34 +58,10 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-export interface Store {
-  id: string;
-  platform: 'platform-a' | 'platform-b' | 'platform-c';
-  domain: string;
-  currency: string | null;
-  status: 'active' | 'inactive';
-  credentialKind: string;
-  hooks: { status: string; topics: string[]; error: string | null; registeredAt: string | null; confirmedAt: string | null };
-  webhookUrl: string;
-  createdAt: string;
-  updatedAt: string;
-  deactivatedAt: string | null;
-  signalsWithdrawnAt: string | null;
-  currencyError?: string;
-  /** Catalogue sync state, when the server reports one. */
-  sync?: Record<string, unknown>;
-}
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  keyPrefix: string;
-  scopes: string[];
-  allowedDomains: string[];
-  storeId: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-}
+// The API's own response types; type-only imports, so no server code reaches the bundle.
+/** A store as the admin API shows it; `sync` once the server reports catalogue sync state. */
+export type Store = StoreResponse & { sync?: Record<string, unknown> };
+export type { ApiKey };
 
 export const listStores = () => api<{ items: Store[] }>('/api/v1/admin/stores').then((r) => r.items);
 export const listKeys = () => api<{ items: ApiKey[] }>('/api/v1/admin/keys').then((r) => r.items);

@@ -106,6 +106,15 @@ interface InputProps {
   onValue: (value: string) => void;
 }
 
+/** The hint below a field, named by the field's aria-describedby as `<id>-hint`. */
+function FieldHint({ id, hint }: { id: string; hint?: ComponentChildren }) {
+  return hint ? (
+    <p class="field-hint" id={`${id}-hint`}>
+      {hint}
+    </p>
+  ) : null;
+}
+
 /** A labelled input with its hint and error wired to aria-describedby. */
 export function TextField({ label, hint, error, value, onValue, type = 'text', ...rest }: InputProps) {
   const id = useId();
@@ -119,11 +128,7 @@ export function TextField({ label, hint, error, value, onValue, type = 'text', .
           {error}
         </p>
       ) : null}
-      {hint ? (
-        <p class="field-hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      ) : null}
+      <FieldHint id={id} hint={hint} />
     </div>
   );
 }
@@ -134,11 +139,7 @@ export function TextArea({ label, hint, value, onValue, rows = 4, ...rest }: { l
     <div class="field">
       <label for={id}>{label}</label>
       <textarea id={id} rows={rows} value={value} onInput={(e) => onValue(e.currentTarget.value)} aria-describedby={hint ? `${id}-hint` : undefined} {...rest} />
-      {hint ? (
-        <p class="field-hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      ) : null}
+      <FieldHint id={id} hint={hint} />
     </div>
   );
 }
@@ -155,11 +156,7 @@ export function SelectField({ label, value, onValue, options, hint }: { label: s
           </option>
         ))}
       </select>
-      {hint ? (
-        <p class="field-hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      ) : null}
+      <FieldHint id={id} hint={hint} />
     </div>
   );
 }

@@ -1,24 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { ProductView } from '../../../catalog/products.ts';
 import { api, ApiFailure, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE } from '../router.ts';
 import { Badge, Empty, ErrorNotice, formatTime, Loading, Notice, PageHeader, Pager, StorePicker, TextArea, useAction, useLoad, usePager } from '../ui.tsx';
 import { useStoreChoice } from './store-choice.ts';
 
-interface Product {
-  productId: string;
-  handle: string | null;
-  title: string;
-  price: string | null;
-  currency: string | null;
-  availability: string | null;
-  sku: string | null;
-  gtin: string | null;
-  brand: string | null;
-  url: string | null;
-  updatedAt: string;
-  enrichedAt: string | null;
-}
+type Product = ProductView & { enrichedAt: string | null };
 interface Enrichment {
   summary: string;
   highlights: string[];

@@ -1,23 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { renderAccordion } from '../../../../widget/render.ts';
+import type { FaqView } from '../../../faqs/store.ts';
 import { api, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE } from '../router.ts';
 import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, PageHeader, Pager, SelectField, StorePicker, TextArea, TextField, useAction, useLoad, usePager } from '../ui.tsx';
 import { useStoreChoice } from './store-choice.ts';
 
-interface Faq {
-  id: string;
-  storeId: string;
-  entityType: 'product' | 'category' | 'page';
-  entityRef: string;
-  question: string;
-  answer: string;
-  position: number;
-  status: 'pending' | 'approved' | 'rejected';
-  createdAt: string;
-  updatedAt: string;
-}
+type Faq = FaqView;
 
 const STATUS_TONE = { pending: 'warn', approved: 'ok', rejected: 'danger' } as const;
 const ENTITY_TYPES: [string, string][] = [

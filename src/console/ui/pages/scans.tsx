@@ -1,24 +1,10 @@
 import { useState } from 'preact/hooks';
+import type { ScanSummary } from '../../../scans/queries.ts';
 import { api, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE, navigate } from '../router.ts';
 import { Badge, Empty, ErrorNotice, formatTime, Loading, PageHeader, Pager, SelectField, TextField, useLoad, usePager } from '../ui.tsx';
 
-interface ScanSummary {
-  id: string;
-  hostname: string;
-  url: string;
-  scannedAt: string;
-  receivedAt: string;
-  country: string | null;
-  platform: { platform: string; confidence: number | null } | null;
-  pageType: string | null;
-  grade: string;
-  percentage: number;
-  svc: { detected: boolean | null; version: string | null };
-  vertical: string | null;
-  signalPresence: Record<string, boolean | null>;
-}
 interface ScanRecord extends ScanSummary {
   signals: Record<string, unknown>;
   quality: Record<string, unknown>;
