@@ -35,6 +35,13 @@ import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
 import { requestPath } from './lib/request-path.ts';
+import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
+import { createSessionStore } from './console/sessions.ts';
+import { consolePageRoutes } from './console/routes.ts';
+import { landingRoutes } from './landing/routes.ts';
+import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
+import { fromOwnPage } from './lib/same-origin.ts';
+import { routeSubject } from './ratelimit/guard.ts';
 
 export interface AppDeps {
   config: Config;
@@ -49,6 +56,8 @@ export interface AppDeps {
   peerAddress?: PeerAddress;
   /** Group-commit scan writer; the server passes its own so shutdown can flush it. */
   scanWriter?: ScanWriter;
+  /** The landing page and the console's page shell with their bundled scripts and styles. */
+  pages: { landing: PageBundle; console: PageBundle };
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -98,10 +107,13 @@ export function createApp(deps: AppDeps) {
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
   const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl, changeStamp });
-  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp });
+  const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
+  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
+  const signUp = { method: 'POST', path: '/api/v1/public/leads' };
+  const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
   const bodyLimitOf = (request: Request) =>
     requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
@@ -110,7 +122,12 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({ normalize: false })
     // Rate limits come first (DESIGN §7): before the body limit, authentication and routing.
     .onRequest(admission.guard)
-    .onRequest(anonymousRouteLimit(limiter, clientIp, [{ method: 'POST', path: '/api/v1/public/leads' }]))
+    .onRequest(
+      anonymousRouteLimit(limiter, clientIp, [
+        signUp,
+        { method: 'POST', path: SESSION_PATH },
+      ]),
+    )
     .onRequest(({ request }) => {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
@@ -122,15 +139,16 @@ export function createApp(deps: AppDeps) {
       scopeGuard(keys, [
         { prefix: '/api/v1/admin/', scope: 'admin' },
         { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
-      ]),
+      ], consoleSessionAuth({ sessions, baseUrl: config.baseUrl })),
     )
     .onError(({ code, error, request }) => toErrorResponse(code, error, request))
     .use(healthRoutes(database.sqlite))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
+    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
-    .use(catalogRoutes(webhooks.catalog, storeExists))
+    .use(catalogRoutes(webhooks.catalog, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
     .use(publicFaqRoutes(publicFaqs, keys))
@@ -138,7 +156,18 @@ export function createApp(deps: AppDeps) {
     .use(webhookRoutes(webhooks.receivers))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }))
     .use(badgeRoutes(scanReader))
-    .use(dashboardRoutes(scanReader));
+    .use(dashboardRoutes(scanReader))
+    .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
+    .use(
+      landingRoutes({
+        page: deps.pages.landing,
+        context: { site: config.site, baseUrl: config.baseUrl, rates: config.rates },
+        leads,
+        // The form and the API share one bucket: a sign-up counts the same whichever way it comes.
+        signUpLimit: (request) => limiter.take(routeSubject(clientIp(request), signUp)),
+      }),
+    )
+    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));
   return app;
 }
 

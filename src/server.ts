@@ -9,6 +9,8 @@ import { createScanWriter } from './telemetry/writer.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
+import { loadConsolePage } from './console/routes.ts';
+import { loadLandingPage } from './landing/routes.ts';
 
 export interface RunningServer {
   url: string;
@@ -36,7 +38,8 @@ export async function startServer(requested: Config): Promise<RunningServer> {
   const webhooks = createWebhookServices(database, config, systemClock);
   const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite);
-  const app = createApp({ config, database, widget, webhooks, geo, scanWriter });
+  const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
+  const app = createApp({ config, database, widget, webhooks, geo, scanWriter, pages });
   app.listen({
     hostname: config.http.hostname,
     port: config.http.port,

@@ -15,7 +15,7 @@ export interface ScanFilters {
   to?: number;
 }
 
-export const GROUP_BYS = ['day', 'country', 'platform', 'pageType', 'grade'] as const;
+export const GROUP_BYS = ['day', 'month', 'country', 'platform', 'pageType', 'grade'] as const;
 export type GroupBy = (typeof GROUP_BYS)[number];
 
 /** Where a page starts: after the row with this (scannedAt, id), newest first. */
@@ -81,10 +81,10 @@ export function parseFilters(params: Map<string, string>): ScanFilters {
   return filters;
 }
 
-export function parseLimit(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_PAGE;
+export function parseLimit(value: string | undefined, { fallback, max } = { fallback: DEFAULT_PAGE, max: MAX_PAGE }): number {
+  if (value === undefined) return fallback;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > MAX_PAGE) throw badParameter('limit', `expected a whole number from 1 to ${MAX_PAGE}`);
+  if (!/^\d+$/.test(value) || n < 1 || n > max) throw badParameter('limit', `expected a whole number from 1 to ${max}`);
   return n;
 }
 
