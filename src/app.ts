@@ -38,6 +38,13 @@ import { widgetRoutes } from './widget/routes.ts';
 import { requestPath } from './lib/request-path.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, type Observability } from './observability/service.ts';
+import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
+import { createSessionStore } from './console/sessions.ts';
+import { consolePageRoutes } from './console/routes.ts';
+import { landingRoutes } from './landing/routes.ts';
+import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
+import { fromOwnPage } from './lib/same-origin.ts';
+import { routeSubject } from './ratelimit/guard.ts';
 
 export interface AppDeps {
   config: Config;
@@ -54,6 +61,8 @@ export interface AppDeps {
   scanWriter?: ScanWriter;
   /** Logger, metrics and request observer; the server passes its own (its writer reports to the same metrics). */
   observability?: Observability;
+  /** The landing page and the console's page shell with their bundled scripts and styles. */
+  pages: { landing: PageBundle; console: PageBundle };
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -107,7 +116,8 @@ export function createApp(deps: AppDeps) {
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
   const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl, changeStamp });
-  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp });
+  const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
+  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
@@ -115,6 +125,8 @@ export function createApp(deps: AppDeps) {
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
+  const signUp = { method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' };
+  const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
   const bodyLimitOf = (request: Request) =>
     requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
@@ -126,7 +138,12 @@ export function createApp(deps: AppDeps) {
   const app = base
     // Rate limits come first (DESIGN §7): before the body limit, authentication and routing.
     .onRequest(admission.guard)
-    .onRequest(anonymousRouteLimit(limiter, clientIp, [{ method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' }]))
+    .onRequest(
+      anonymousRouteLimit(limiter, clientIp, [
+        signUp,
+        { method: 'POST', path: SESSION_PATH, unit: 'sign-ins' },
+      ]),
+    )
     .onRequest(({ request }) => {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
@@ -138,7 +155,7 @@ export function createApp(deps: AppDeps) {
       scopeGuard(keys, [
         { prefix: '/api/v1/admin/', scope: 'admin' },
         { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
-      ]),
+      ], consoleSessionAuth({ sessions, baseUrl: config.baseUrl })),
     )
     .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
     // The matched route's template, for the request log and metrics (see observability/requests.ts).
@@ -147,9 +164,10 @@ export function createApp(deps: AppDeps) {
     .use(metricsRoutes(metrics, keys))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
+    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
-    .use(catalogRoutes(webhooks.catalog, storeExists))
+    .use(catalogRoutes(webhooks.catalog, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
     .use(publicFaqRoutes(publicFaqs, keys))
@@ -157,7 +175,18 @@ export function createApp(deps: AppDeps) {
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, onIngested: metrics.scansIngested }))
     .use(badgeRoutes(scanReader))
-    .use(dashboardRoutes(scanReader));
+    .use(dashboardRoutes(scanReader))
+    .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
+    .use(
+      landingRoutes({
+        page: deps.pages.landing,
+        context: { site: config.site, baseUrl: config.baseUrl, rates: config.rates },
+        leads,
+        // The form and the API share one bucket: a sign-up counts the same whichever way it comes.
+        signUpLimit: (request) => limiter.take(routeSubject(clientIp(request), signUp)),
+      }),
+    )
+    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));
   return app;
 }
 

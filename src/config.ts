@@ -25,6 +25,10 @@ export interface Config {
   log: LogSettings;
   /** Origins (or `*`) allowed to call the probe routes from a browser with a lead token (CORS); empty: none. */
   probeCorsOrigins: string[];
+  /** Instance name and contact line shown on the landing page and in the console. */
+  site: { name: string; contact: string | null };
+  /** A console session ends after this many minutes without a request. */
+  sessionIdleMinutes: number;
 }
 
 /** Names the offending setting; the CLI prints it as one line and exits non-zero. */
@@ -138,6 +142,14 @@ function nonEmpty(src: Source): string {
   return src.value;
 }
 
+/** One line of plain text for the pages (escaped where rendered), trimmed and at most `max` characters. */
+function siteText(src: Source | null, max: number): string | null {
+  if (!src) return null;
+  const text = src.value.trim();
+  if (text.length > max || /[\u0000-\u001f\u007f]/.test(text)) throw new ConfigError(src.setting, `expected one line of at most ${max} characters`);
+  return text || null;
+}
+
 /** `http://host:port` for a listen address (IPv6 hosts in brackets). */
 export function listenUrl({ hostname, port }: Config['http']): string {
   return `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`;
@@ -202,5 +214,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
       linesPerSecond: int('SVC_LOG_RATE', 100, 1, 1_000_000),
     },
     probeCorsOrigins: corsSrc ? parseOrigins(corsSrc) : [],
+    site: { name: siteText(pick(flags, null, env, 'SVC_SITE_NAME'), 80) ?? 'svc', contact: siteText(pick(flags, null, env, 'SVC_SITE_CONTACT'), 300) },
+    sessionIdleMinutes: int('SVC_SESSION_IDLE_MINUTES', 720, 1, 525_600),
   };
 }

@@ -13,6 +13,7 @@ import { systemClock } from './lib/clock.ts';
 import { ApiError, orNotFound } from './lib/errors.ts';
 import { MAX_PAGE } from './lib/query.ts';
 import { createSecretBox } from './lib/secrets.ts';
+import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
 import { createStoreRegistry } from './stores/registry.ts';
 
@@ -28,7 +29,8 @@ const USAGE = `usage:
   svc leads revoke ID
   svc leads list [--email PART]
   svc backup FILE
-  svc restore FILE                  (with the server stopped)`;
+  svc restore FILE                  (with the server stopped)
+${PROBE_USAGE}`;
 
 /** A problem with how the command was called: exit code 2, like a bad flag. */
 class UsageError extends Error {}
@@ -49,6 +51,9 @@ const OPTIONS = {
   name: { type: 'string' },
   email: { type: 'string' },
   verified: { type: 'boolean' },
+  url: { type: 'string' },
+  bulk: { type: 'boolean' },
+  'batch-size': { type: 'string' },
 } as const;
 
 type Parsed = ReturnType<typeof parse>;
@@ -172,6 +177,11 @@ async function main(argv: string[]): Promise<void> {
   if (values.help || !command) {
     console.error(USAGE);
     process.exit(values.help ? 0 : 2);
+  }
+  // A client command: it needs none of the server's configuration.
+  if (command === 'probe') {
+    process.exitCode = await probeCommand(sub, rest, values, process.env);
+    return;
   }
   const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'] }, process.env);
   switch (command) {

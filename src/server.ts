@@ -11,6 +11,8 @@ import { createObservability } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
+import { loadConsolePage } from './console/routes.ts';
+import { loadLandingPage } from './landing/routes.ts';
 
 export interface RunningServer {
   url: string;
@@ -61,6 +63,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
   const geo = await loadGeo(config.geoipDb);
   const observability = createObservability(config.log);
   const scanWriter = createScanWriter(database.sqlite, undefined, observability.metrics.writerCommit);
+  const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
   let server: Bun.Server<undefined> | null = null;
   const app = createApp({
     config,
@@ -70,6 +73,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
     geo,
     scanWriter,
     observability,
+    pages,
     peerAddress: (request) => server?.requestIP(request)?.address ?? null,
   });
   const fetch = observability.observer.handlerOf(app);

@@ -71,13 +71,40 @@ describe('admin FAQ endpoints', () => {
     expect((await patchFaq(t, a.id, {})).status).toBe(400);
   });
 
-  test('list is per entity and requires storeId, entityType and entityRef', async () => {
+  test('list is per entity with entityType and entityRef (both or neither); an unknown store is 404', async () => {
     await addFaq(t, faq());
     await addFaq(t, faq({ entityType: 'page', entityRef: 'shipping' }));
     expect(await list('other')).toEqual([]);
     expect(await list()).toHaveLength(1);
-    expect((await t.request(`/api/v1/admin/faqs?storeId=${storeId}`, { headers: admin() })).status).toBe(400);
+    const half = await t.request(`/api/v1/admin/faqs?storeId=${storeId}&entityType=product`, { headers: admin() });
+    expect(half.status).toBe(400);
+    expect((await half.json()).error).toBe('invalid_query');
     expect((await t.request('/api/v1/admin/faqs?storeId=nope&entityType=product&entityRef=x', { headers: admin() })).status).toBe(404);
+  });
+
+  test('without an entity, the whole store is listed newest first, paged, optionally by status (the moderation queue)', async () => {
+    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    await addFaq(t, faq({ storeId: other }));
+    const created: string[] = [];
+    for (const [entityRef, status] of [['tote', 'pending'], ['mug', 'approved'], ['cap', 'pending'], ['bag', 'rejected'], ['pen', 'pending']]) {
+      created.push((await addFaq(t, faq({ entityRef, status }))).id);
+    }
+    const get = async (query: string) => {
+      const res = await t.request(`/api/v1/admin/faqs?storeId=${storeId}${query}`, { headers: admin() });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { items: { id: string; entityRef: string; status: string }[]; nextCursor: string | null };
+    };
+    const all = await get('');
+    expect(all.items.map((i) => i.entityRef)).toEqual(['pen', 'bag', 'cap', 'mug', 'tote']);
+    expect(all.nextCursor).toBeNull();
+    const queue = await get('&status=pending&limit=2');
+    expect(queue.items.map((i) => i.entityRef)).toEqual(['pen', 'cap']);
+    const rest = await get(`&status=pending&limit=2&cursor=${queue.nextCursor}`);
+    expect(rest.items.map((i) => i.entityRef)).toEqual(['tote']);
+    expect(rest.nextCursor).toBeNull();
+    const entityPending = await get('&entityType=product&entityRef=mug&status=pending');
+    expect(entityPending.items).toEqual([]);
+    expect((await t.request(`/api/v1/admin/faqs?storeId=${storeId}&status=done`, { headers: admin() })).status).toBe(400);
   });
 
   test('delete answers 204, then 404', async () => {

@@ -19,10 +19,10 @@ export function queryParams(url: string, allowed: readonly string[]): Map<string
   return params;
 }
 
-export function parseLimit(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_PAGE;
+export function parseLimit(value: string | undefined, { fallback, max } = { fallback: DEFAULT_PAGE, max: MAX_PAGE }): number {
+  if (value === undefined) return fallback;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > MAX_PAGE) throw badParameter('limit', `expected a whole number from 1 to ${MAX_PAGE}`);
+  if (!/^\d+$/.test(value) || n < 1 || n > max) throw badParameter('limit', `expected a whole number from 1 to ${max}`);
   return n;
 }
 

@@ -8,6 +8,9 @@ export interface LimitedRoute {
   unit: string;
 }
 
+/** The anonymous bucket of one public route for a client (shared by every way of calling that route). */
+export const routeSubject = (ip: string | null, route: LimitedRoute) => anonymousSubject(ip, `${route.method} ${route.path}`);
+
 /**
  * Global `onRequest` hook for public, unauthenticated routes (such as lead sign-up): each listed
  * route draws from the client's anonymous bucket, keyed apart from scans so one never starves the
@@ -18,7 +21,7 @@ export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Re
     const pathname = requestPath(request);
     const route = routes.find((r) => r.method === request.method && r.path === pathname);
     if (!route) return undefined;
-    const decision = limiter.take(anonymousSubject(clientIp(request), `${route.method} ${route.path}`));
+    const decision = limiter.take(routeSubject(clientIp(request), route));
     return decision.allowed ? undefined : rateLimitedError(decision, route.unit).toResponse();
   };
 }

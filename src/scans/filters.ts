@@ -15,7 +15,7 @@ export interface ScanFilters {
   to?: number;
 }
 
-export const GROUP_BYS = ['day', 'country', 'platform', 'pageType', 'grade'] as const;
+export const GROUP_BYS = ['day', 'month', 'country', 'platform', 'pageType', 'grade'] as const;
 export type GroupBy = (typeof GROUP_BYS)[number];
 
 /** Where a page starts: after the row with this (scannedAt, id), newest first. */

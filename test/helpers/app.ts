@@ -12,6 +12,9 @@ import { systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createObservability, type Observability } from '../../src/observability/service.ts';
 import { createWebhookServices, type WebhookServiceOptions, type WebhookServices } from '../../src/webhooks/services.ts';
 import { buildWidget, type WidgetBundle } from '../../src/widget/bundle.ts';
+import { loadConsolePage } from '../../src/console/routes.ts';
+import { loadLandingPage } from '../../src/landing/routes.ts';
+import type { PageBundle } from '../../src/lib/page-bundle.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -27,6 +30,10 @@ export const testGeo = (): GeoLookup => geoFromBytes(buildMmdb(TEST_GEO_NETWORKS
 let widget: Promise<WidgetBundle> | null = null;
 /** The widget is built once per test process; it does not depend on the app's state. */
 export const testWidget = () => (widget ??= buildWidget());
+
+let pages: Promise<{ landing: PageBundle; console: PageBundle }> | null = null;
+/** The landing page and console bundles, built once per test process (about 50 ms). */
+export const testPages = () => (pages ??= Promise.all([loadLandingPage(), loadConsolePage()]).then(([landing, console]) => ({ landing, console })));
 
 export function tempDir(prefix = 'svc-test-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
@@ -92,6 +99,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     geo: options.geo ?? testGeo(),
     peerAddress: options.peerAddress ?? (() => '127.0.0.1'),
     observability,
+    pages: await testPages(),
   });
   handler = observability.observer.handlerOf(app);
   const keys = createKeyStore(database.db, clock);

@@ -11,14 +11,19 @@ export interface CliResult {
 }
 
 /**
- * Run `svc <args>` as a separate process (`bun src/main.ts`, or `command`), like an operator would.
- * With `timeoutMs` the process is killed if it is still running then (for commands that must refuse
- * to start, such as a second `serve`: a regression then fails the test instead of hanging it).
+ * Run `svc <args>` as a separate process (`bun src/main.ts`, or `command`, e.g. the compiled binary),
+ * like an operator would; `stdin` is piped in when given. With `timeoutMs` the process is killed if
+ * it is still running then (for commands that must refuse to start, such as a second `serve`: a
+ * regression then fails the test instead of hanging it).
  */
-export async function runCli(args: string[], options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; command?: string[] } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; stdin?: string; timeoutMs?: number; command?: string[] } = {},
+): Promise<CliResult> {
   const proc = Bun.spawn([...(options.command ?? [process.execPath, MAIN]), ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env },
+    stdin: options.stdin === undefined ? 'ignore' : new Blob([options.stdin]),
     stdout: 'pipe',
     stderr: 'pipe',
   });
