@@ -37,7 +37,7 @@ import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
 import { requestPath } from './lib/request-path.ts';
 import { metricsRoutes } from './observability/routes.ts';
-import { appCollector, createObservability, databaseCollector, type Observability } from './observability/service.ts';
+import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
 import { createSessionStore } from './console/sessions.ts';
 import { consolePageRoutes } from './console/routes.ts';
@@ -101,13 +101,14 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
 export function createApp(deps: AppDeps) {
   const { config, database, widget } = deps;
   const clock = deps.clock ?? systemClock;
-  const { logger, metrics, observer } = deps.observability ?? createObservability(config.log);
+  const observability = deps.observability ?? createObservability(config.log);
+  const { logger, metrics, observer } = observability;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
-  const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, metrics.writerCommit);
+  const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const limiter = createTierLimiter(config.rates, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);

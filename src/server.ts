@@ -7,7 +7,7 @@ import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
 import { acquireInstanceLock } from './lib/instance-lock.ts';
-import { createObservability } from './observability/service.ts';
+import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
@@ -62,7 +62,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
   const webhooks = createWebhookServices(database, config, systemClock);
   const geo = await loadGeo(config.geoipDb);
   const observability = createObservability(config.log);
-  const scanWriter = createScanWriter(database.sqlite, undefined, observability.metrics.writerCommit);
+  const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
   let server: Bun.Server<undefined> | null = null;
   const app = createApp({

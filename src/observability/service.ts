@@ -28,6 +28,14 @@ export function createObservability(settings: LogSettings, write?: (text: string
 
 export type Observability = ReturnType<typeof createObservability>;
 
+/** The scan writer reports its batches to the metrics and its failures to the (line-budgeted) log. */
+export function writerHooks({ metrics, logger }: Observability) {
+  return {
+    onCommit: metrics.writerCommit,
+    onFailure: (rows: number, error: unknown) => logger.log('error', 'scan batch failed', { rows, error: String(error).slice(0, 500) }),
+  };
+}
+
 /** Size of a file, 0 when it does not exist (the WAL between checkpoints, an in-memory database). */
 function fileBytes(file: string): number {
   try {

@@ -47,7 +47,16 @@ const persistenceFailed = () => new ApiError(500, 'persistence_failed', 'the sca
  * it sees rows of every endpoint, earlier rows of the same batch and rows of a racing bulk request.
  * Single telemetry scans are inserted as sent, duplicates included (spec §4.1 is not idempotent).
  */
-export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS, onCommit?: (rows: number, seconds: number) => void) {
+export interface WriterHooks {
+  /** After each committed batch: its rows and how long the transaction took (metrics). */
+  onCommit?: (rows: number, seconds: number) => void;
+  /** A failed batch (the process log); default: one JSON line on stderr. */
+  onFailure?: (rows: number, error: unknown) => void;
+}
+
+const logFailure = (rows: number, error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'scan batch failed', rows, error: String(error) }));
+
+export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS, { onCommit, onFailure = logFailure }: WriterHooks = {}) {
   const placeholders = COLUMNS.map(() => '?').join(', ');
   const insert = sqlite.prepare(`INSERT INTO scans (${COLUMNS.join(', ')}) VALUES (${placeholders})`);
   // Parameters 3 and 4 are url and scanned_at (see COLUMNS); numbered so each row binds once.
@@ -81,7 +90,7 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
     try {
       inserted = writeBatch(batch);
     } catch (error) {
-      console.error(JSON.stringify({ level: 'error', msg: 'scan batch failed', rows, error: String(error) }));
+      onFailure(rows, error);
       const failure = persistenceFailed();
       for (const entry of batch) entry.reject(failure);
       return;
