@@ -5,9 +5,9 @@
  */
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+type LogLevel = (typeof LOG_LEVELS)[number];
 export const ACCESS_LOG_MODES = ['all', 'errors', 'off'] as const;
-export type AccessLogMode = (typeof ACCESS_LOG_MODES)[number];
+type AccessLogMode = (typeof ACCESS_LOG_MODES)[number];
 
 export interface LogSettings {
   /** Lines below this level are not written. */

@@ -5,8 +5,8 @@
  */
 
 /** Seconds; the defaults of the Prometheus client libraries, with a 1 ms step at the bottom. */
-export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-export const BATCH_ROW_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const BATCH_ROW_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
 const escapeLabel = (value: string) => value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
 
@@ -68,7 +68,7 @@ class SeriesMap<T> {
 }
 
 /** A counter per label combination. */
-export class LabeledCounter {
+class LabeledCounter {
   private readonly series = new SeriesMap(() => ({ value: 0 }));
   constructor(
     readonly name: string,
@@ -85,7 +85,7 @@ export class LabeledCounter {
   }
 }
 
-export class Histogram {
+class Histogram {
   private readonly series: SeriesMap<HistogramData>;
   constructor(
     readonly name: string,

@@ -19,7 +19,7 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 /** An incoming X-Request-Id is echoed only if it looks like an id (no spaces, quotes or control characters). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@+/=-]{1,128}$/;
 
-export interface RouteDefinition {
+interface RouteDefinition {
   method: string;
   path: string;
 }
@@ -136,4 +136,3 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
   };
 }
 
-export type RequestObserver = ReturnType<typeof createRequestObserver>;

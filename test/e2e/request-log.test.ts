@@ -50,6 +50,12 @@ describe('request log of a running server', () => {
       await call('/api/v1/admin/keys', json('POST', { scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId: store.id }, { authorization: `Bearer ${admin}` }))
     ).json();
     secrets.push(widget.key);
+    // A console session: the key is exchanged for a cookie, which then authorizes same-origin calls.
+    const signIn = await call('/api/v1/console/session', json('POST', { key: admin }, { origin: url }));
+    expect(signIn.status).toBe(201);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    secrets.push(cookie.slice(cookie.indexOf('=') + 1));
+    expect((await call('/api/v1/admin/leads', { headers: { cookie, origin: url } })).status).toBe(200);
     // Dashboard and metrics keys.
     expect((await call('/api/v1/dashboard/scans', { headers: { authorization: `Bearer ${dashboard}` } })).status).toBe(200);
     expect((await call('/metrics', { headers: { authorization: `Bearer ${metrics}` } })).status).toBe(200);
@@ -80,7 +86,7 @@ describe('request log of a running server', () => {
     const stderr = server.stderr();
     for (const secret of [...secrets, bodyMarker, queryMarker, 'webhook-secret-value']) expect(stderr).not.toContain(secret);
     const lines = logLines(stderr).filter((line) => line.msg === 'request');
-    expect(lines).toHaveLength(11);
+    expect(lines).toHaveLength(13);
     for (const line of lines) {
       expect(Object.keys(line).sort()).toEqual(
         ['ts', 'level', 'msg', 'method', 'route', 'status', 'ms', 'reqBytes', 'requestId', ...(line.tier ? ['tier'] : []), ...(line.error ? ['error'] : [])].sort(),
