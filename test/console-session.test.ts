@@ -61,7 +61,7 @@ describe('console sign-in', () => {
     const unknown = await signIn(`sk_live_${'a'.repeat(43)}`);
     expect(unknown.status).toBe(401);
     expect((await unknown.json()).error).toBe('invalid_api_key');
-    const widget = await signIn(t.keyWith('products:read', 'probe:scan'));
+    const widget = await signIn(t.keyWith('probe:scan', 'metrics:read'));
     expect(widget.status).toBe(403);
     expect((await widget.json()).error).toBe('insufficient_scope');
     expect(unknown.headers.get('set-cookie')).toBeNull();

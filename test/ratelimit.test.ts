@@ -138,7 +138,7 @@ describe('DESIGN §5 public lead sign-up is rate limited as anonymous', () => {
     }
     const limited = await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'u10@example.com' }));
     expect(limited.status).toBe(429);
-    expect(await limited.json()).toMatchObject({ error: 'rate_limited', tier: 'anonymous', limit: 10 });
+    expect(await limited.json()).toMatchObject({ error: 'rate_limited', tier: 'anonymous', limit: 10, detail: 'the anonymous tier allows 10 sign-ups per minute; retry in 6 s' });
     expect(limited.headers.get('retry-after')).toBe('6');
   });
 

@@ -425,7 +425,7 @@ describe('enrichment admin endpoints', () => {
     expect((await enrich(t, 'nope', '101')).status).toBe(404);
     expect((await enrich(t, storeId, '101')).status).toBe(404);
     syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
-    expect((await t.request(url(storeId, '101'), { method: 'PUT', headers: bearer(t.keyWith('products:read')) })).status).toBe(403);
+    expect((await t.request(url(storeId, '101'), { method: 'PUT', headers: bearer(t.keyWith('dashboard:read')) })).status).toBe(403);
   });
 
   test('lengths and counts are capped (400)', async () => {

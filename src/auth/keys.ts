@@ -8,7 +8,7 @@ import { newId } from '../lib/ids.ts';
 import { normalizeAllowedDomain } from './domains.ts';
 import { isoOrNull } from '../lib/time.ts';
 
-export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read'] as const;
+export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read', 'metrics:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const KEY_PREFIX = 'sk_live_';
@@ -106,6 +106,11 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
       });
       if (input.storeId && storeExists && !storeExists(input.storeId)) {
         throw new ApiError(400, 'unknown_store', `storeId ${JSON.stringify(input.storeId)} names no store`);
+      }
+      // products:read exists for the FAQ widget, which answers only for a key bound to a store: an
+      // unbound one would be refused on every page (key_not_bound, seen by the browser as a CORS error).
+      if (scopes.includes('products:read') && !scopes.includes('admin') && !input.storeId) {
+        throw new ApiError(400, 'store_required', 'a products:read key is for the FAQ widget, which serves one store: give its storeId (svc keys create --store STORE_ID); admin keys need none');
       }
       const key = KEY_PREFIX + randomSecret(32);
       const row = db

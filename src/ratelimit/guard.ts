@@ -4,6 +4,8 @@ import { requestPath } from '../lib/request-path.ts';
 export interface LimitedRoute {
   method: string;
   path: string;
+  /** What the 429 says is counted, e.g. "sign-ups". */
+  unit: string;
 }
 
 /** The anonymous bucket of one public route for a client (shared by every way of calling that route). */
@@ -20,6 +22,6 @@ export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Re
     const route = routes.find((r) => r.method === request.method && r.path === pathname);
     if (!route) return undefined;
     const decision = limiter.take(routeSubject(clientIp(request), route));
-    return decision.allowed ? undefined : rateLimitedError(decision).toResponse();
+    return decision.allowed ? undefined : rateLimitedError(decision, route.unit).toResponse();
   };
 }
