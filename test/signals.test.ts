@@ -81,7 +81,7 @@ describe('signal formats: golden outputs per platform, multi-variant products', 
       expect(group.hasVariant).toHaveLength(c.variants.length);
       c.variants.forEach((v, i) => {
         const node = group.hasVariant[i];
-        expect(node).toMatchObject({ '@type': 'Product', sku: v.sku, gtin13: v.gtin13, ...v.props, ...(v.mpn ? { mpn: v.mpn } : {}) });
+        expect(node).toMatchObject({ '@type': 'Product', sku: v.sku, gtin13: v.gtin13, ...v.props, ...('mpn' in v ? { mpn: v.mpn } : {}) });
         expect(node['@id']).toBe(`${scoped(c.platform, storeId, c.id)}.jsonld#variant-${v.id}`);
         expect(node.name.startsWith(`${c.name} - `)).toBe(true);
         expect(node.image.length).toBeGreaterThan(0);

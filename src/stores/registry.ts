@@ -145,7 +145,8 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
 
     /** Replace the store's settings; `updatedAt` moves, so cached signals of the store are rendered again. Null for an unknown store. */
     saveSettings(id: string, settings: StoreSettings): StoreRow | null {
-      return db.update(stores).set({ settings, updatedAt: clock.now() }).where(eq(stores.id, id)).returning().get() ?? null;
+      // At least 1 ms later than before: updated_at is part of the signals' version stamp.
+      return db.update(stores).set({ settings, updatedAt: sql`max(${clock.now()}, ${stores.updatedAt} + 1)` }).where(eq(stores.id, id)).returning().get() ?? null;
     },
 
     setCurrency(id: string, currency: string): StoreRow {
