@@ -294,6 +294,43 @@ Yes, up to 15 inches.
   });
 });
 
+describe('merchant HTML reads as written in every format', () => {
+  const DESCRIPTION =
+    '<p>Shell is <strong>seam-sealed</strong>, 3-layer &amp; <em>breathable</em>.</p>' +
+    '<ul><li>Waterproof rating<ul><li>20,000&nbsp;mm</li></ul></li><li>Pit zips</li></ul>' +
+    '<table><tr><th>Size</th><th>Chest</th></tr><tr><td>M</td><td>96 cm</td></tr></table><p>&copy; Northwind &ndash; caf&eacute; &amp;lt;3</p>';
+
+  async function product101() {
+    const storeId = seedStore(t, 'platform-a', SHOP);
+    syncProduct(t, storeId, { ...realisticProduct('platform-a', 101, SHOP, 'single'), descriptionHtml: DESCRIPTION });
+    await enrich(t, storeId, '101');
+    await addFaq(t, { storeId, entityType: 'product', entityRef: '101', question: 'How do I wash it?', answer: '<ul><li>Machine wash cold</li><li>Tumble dry low</li></ul>', status: 'approved' });
+  }
+
+  const TEXT = 'Shell is seam-sealed, 3-layer & breathable.\nWaterproof rating\n20,000 mm\nPit zips\nSize | Chest\nM | 96 cm\n© Northwind – café &lt;3';
+
+  test('.jsonld and .llm: one line per block, no space before punctuation, entities decoded once', async () => {
+    await product101();
+    expect(product(JSON.parse(await (await signal('platform-a', 101, 'jsonld')).text())).description).toBe(TEXT);
+    const llm = await (await signal('platform-a', 101, 'llm')).json();
+    expect(llm.description).toBe(TEXT);
+    expect(llm.faqs[0].answer).toBe('Machine wash cold\nTumble dry low');
+  });
+
+  test('.md: lists become "- item" lines (nested lists indented), tables GFM tables, FAQ list answers stay separate', async () => {
+    await product101();
+    const md = await (await signal('platform-a', 101, 'md')).text();
+    expect(md).toContain(
+      '> A sturdy everyday product, made to last.\n\n' +
+        'Shell is seam-sealed, 3-layer \\& breathable.\n\n' +
+        '- Waterproof rating\n    - 20,000 mm\n- Pit zips\n\n' +
+        '| Size | Chest |\n| --- | --- |\n| M | 96 cm |\n\n' +
+        '© Northwind – café \\&lt;3\n\n## Details',
+    );
+    expect(md).toContain('### How do I wash it?\n\n- Machine wash cold\n- Tumble dry low\n');
+  });
+});
+
 describe('only approved FAQs appear anywhere public', () => {
   test('pending and rejected entries are absent from every format; approving one adds it', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
