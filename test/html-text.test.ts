@@ -100,8 +100,8 @@ describe('HTML handling runs in linear time on adversarial input', () => {
     });
   }
 
-  test('4 MB of `<` and of `<a"` are sanitized and converted to text correctly (a quadratic scan would not finish)', () => {
-    const n = 4_000_000;
+  test('2 MB of `<` and of `<a"` are sanitized and converted to text correctly (a quadratic scan would not finish)', () => {
+    const n = 2_000_000;
     const lt = '<'.repeat(n);
     expect(sanitizeBasicHtml(lt)).toBe('&lt;'.repeat(n));
     expect(htmlToPlainText(lt)).toBe(lt);

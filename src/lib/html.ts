@@ -42,7 +42,7 @@ export function decodeEntities(text: string): string {
 }
 
 export function escapeHtmlText(text: string): string {
-  return text.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }
 
 /** Safe inside a double- or single-quoted attribute value. */
@@ -132,54 +132,55 @@ function parseAttributes(inner: string, meter?: ScanMeter): Map<string, string> 
 export function* tokenize(html: string, meter?: ScanMeter): Generator<Token> {
   const n = html.length;
   const seen = new Uint8Array(n);
+  // `text` is where the text not yet yielded starts: a `<` that starts no tag stays part of it.
+  let text = 0;
   let at = 0;
   while (at < n) {
     const lt = html.indexOf('<', at);
-    if (lt === -1) {
-      yield { kind: 'text', text: decodeEntities(html.slice(at)) };
-      return;
-    }
-    if (lt > at) yield { kind: 'text', text: decodeEntities(html.slice(at, lt)) };
+    if (lt === -1) break;
+    let end: number;
+    let skipTo: number;
+    let token: Token | null = null;
     if (html.startsWith('!--', lt + 1)) {
-      const end = html.indexOf('-->', lt + 4);
-      at = end === -1 ? n : end + 3;
-      continue;
-    }
-    const next = html.charCodeAt(lt + 1);
-    if (next === 33 || next === 63) {
+      const close = html.indexOf('-->', lt + 4);
+      end = lt;
+      skipTo = close === -1 ? n : close + 3;
+    } else if (html.charCodeAt(lt + 1) === 33 || html.charCodeAt(lt + 1) === 63) {
       // <!doctype ...>, <![CDATA[...]]>, <?xml ...?>: markup declarations, never text.
-      const end = html.indexOf('>', lt + 2);
-      at = end === -1 ? n : end + 1;
-      continue;
+      const close = html.indexOf('>', lt + 2);
+      end = lt;
+      skipTo = close === -1 ? n : close + 1;
+    } else {
+      const closing = html.charCodeAt(lt + 1) === 47;
+      const nameStart = lt + 1 + (closing ? 1 : 0);
+      let nameEnd = nameStart;
+      if (isAsciiLetter(html.charCodeAt(nameStart))) while (nameEnd < n && isNameChar(html.charCodeAt(nameEnd))) nameEnd++;
+      if (meter) meter.steps += nameEnd - nameStart + 1;
+      const tagEnd = nameEnd > nameStart ? findTagEnd(html, nameEnd, seen, meter) : -1;
+      if (tagEnd === -1) {
+        // Not a tag (`a < b`, or a tag never closed): the `<` is text.
+        at = lt + 1;
+        continue;
+      }
+      end = lt;
+      skipTo = tagEnd + 1;
+      const name = html.slice(nameStart, nameEnd).toLowerCase();
+      const rawClose = closing ? undefined : RAW_CLOSE.get(name);
+      if (closing) token = { kind: 'close', name };
+      else if (rawClose) {
+        rawClose.lastIndex = skipTo;
+        const close = rawClose.exec(html);
+        skipTo = close ? close.index + close[0].length : n;
+      } else {
+        const inner = html.slice(nameEnd, tagEnd);
+        token = { kind: 'open', name, attrs: parseAttributes(inner, meter), selfClosing: inner.trimEnd().endsWith('/') };
+      }
     }
-    const closing = next === 47;
-    const nameStart = lt + 1 + (closing ? 1 : 0);
-    let nameEnd = nameStart;
-    if (isAsciiLetter(html.charCodeAt(nameStart))) while (nameEnd < n && isNameChar(html.charCodeAt(nameEnd))) nameEnd++;
-    if (meter) meter.steps += nameEnd - nameStart + 1;
-    const end = nameEnd > nameStart ? findTagEnd(html, nameEnd, seen, meter) : -1;
-    if (end === -1) {
-      // Not a tag (`a < b`, or a tag never closed): the `<` is text.
-      yield { kind: 'text', text: '<' };
-      at = lt + 1;
-      continue;
-    }
-    const name = html.slice(nameStart, nameEnd).toLowerCase();
-    at = end + 1;
-    if (closing) {
-      yield { kind: 'close', name };
-      continue;
-    }
-    const rawClose = RAW_CLOSE.get(name);
-    if (rawClose) {
-      rawClose.lastIndex = at;
-      const close = rawClose.exec(html);
-      at = close ? close.index + close[0].length : n;
-      continue;
-    }
-    const inner = html.slice(nameEnd, end);
-    yield { kind: 'open', name, attrs: parseAttributes(inner, meter), selfClosing: inner.trimEnd().endsWith('/') };
+    if (end > text) yield { kind: 'text', text: decodeEntities(html.slice(text, end)) };
+    if (token) yield token;
+    at = text = skipTo;
   }
+  if (text < n) yield { kind: 'text', text: decodeEntities(html.slice(text)) };
 }
 
 /** An absolute http(s) URL, normalised, or null (javascript:, data:, relative, malformed...). */
