@@ -6,6 +6,8 @@
 // query and the badge through the app's HTTP surface (app.handle). Prints the median and p95 of each.
 // Goals: < 200 ms per dashboard query, < 5 ms per badge. Figures, not assertions.
 // Usage: bun bench/dashboard.ts [--scans 1000000] [--runs 15]
+import { loadConsolePage } from '../src/console/routes.ts';
+import { loadLandingPage } from '../src/landing/routes.ts';
 import { rmSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,7 +70,8 @@ try {
   generate(2_000, SCANS); // above the watermark: stats read these raw
   database.sqlite.exec('ANALYZE');
 
-  const app = createApp({ config, database, widget: await buildWidget(), geo: await loadGeo(null) });
+  const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
+  const app = createApp({ config, database, widget: await buildWidget(), geo: await loadGeo(null), pages });
   const key = createKeyStore(database.db, { now: () => Date.now() }).create({ name: 'bench', scopes: ['dashboard:read'] }).key;
   const auth = { authorization: `Bearer ${key}` };
   const get = (p: string, headers: Record<string, string> = auth) => app.handle(new Request(`http://localhost${p}`, { headers }));

@@ -254,8 +254,8 @@ export const mutants: Mutant[] = [
     id: 'ratelimit-signups-share-scan-bucket',
     bug: 'lead sign-ups draw from the same anonymous bucket as scans',
     file: 'src/ratelimit/guard.ts',
-    original: 'anonymousSubject(clientIp(request), `${route.method} ${route.path}`)',
-    replacement: 'anonymousSubject(clientIp(request))',
+    original: 'anonymousSubject(ip, `${route.method} ${route.path}`)',
+    replacement: 'anonymousSubject(ip)',
     tests: [T.rateLimit],
   },
   {

@@ -29,12 +29,22 @@ import { createWebhookServices, type WebhookServices } from './webhooks/services
 import { anonymousRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
 import { probeAdmission } from './telemetry/admission.ts';
+import { probeCors } from './telemetry/cors.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
 import { requestPath } from './lib/request-path.ts';
+import { metricsRoutes } from './observability/routes.ts';
+import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
+import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
+import { createSessionStore } from './console/sessions.ts';
+import { consolePageRoutes } from './console/routes.ts';
+import { landingRoutes } from './landing/routes.ts';
+import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
+import { fromOwnPage } from './lib/same-origin.ts';
+import { routeSubject } from './ratelimit/guard.ts';
 
 export interface AppDeps {
   config: Config;
@@ -49,6 +59,10 @@ export interface AppDeps {
   peerAddress?: PeerAddress;
   /** Group-commit scan writer; the server passes its own so shutdown can flush it. */
   scanWriter?: ScanWriter;
+  /** Logger, metrics and request observer; the server passes its own (its writer reports to the same metrics). */
+  observability?: Observability;
+  /** The landing page and the console's page shell with their bundled scripts and styles. */
+  pages: { landing: PageBundle; console: PageBundle };
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -60,7 +74,10 @@ function validationDetail(error: unknown): string {
 }
 
 /** Every failure leaves as `{ error, detail }` with the status the spec names. */
-function toErrorResponse(code: string | number, error: unknown, request: Request): Response {
+function toErrorResponse(code: string | number, error: unknown, request: Request, unexpected: (error: unknown) => void): Response {
+  // A client that hung up mid-upload is not a server error (nor a malformed body): its request line
+  // says 499, as proxies do, and is a warning under the log's line budget; nothing else is logged.
+  if (request.signal.aborted) return errorResponse(499, 'client_closed_request', 'the client closed the connection before the request was read');
   if (error instanceof ApiError) return error.toResponse();
   // Elysia wraps what a parse hook throws; our body parser throws ApiErrors (413, 415, 400).
   const cause = (error as { cause?: unknown }).cause;
@@ -75,7 +92,7 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
     case 'INVALID_COOKIE_SIGNATURE':
       return errorResponse(400, 'invalid_request', 'invalid cookie');
     default:
-      console.error(JSON.stringify({ level: 'error', msg: 'unhandled error', path: requestPath(request), error: String(error) }));
+      unexpected(error);
       return errorResponse(500, 'internal_error', 'an unexpected error occurred');
   }
 }
@@ -84,33 +101,50 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
 export function createApp(deps: AppDeps) {
   const { config, database, widget } = deps;
   const clock = deps.clock ?? systemClock;
+  const observability = deps.observability ?? createObservability(config.log);
+  const { logger, metrics, observer } = observability;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
-  const writer = deps.scanWriter ?? createScanWriter(database.sqlite);
+  const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const limiter = createTierLimiter(config.rates, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
-  const admission = probeAdmission({ keys, leads, limiter, clientIp });
+  const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier });
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
   const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl, changeStamp });
-  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp });
+  const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
+  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
+  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner }));
+  metrics.addCollector(databaseCollector(database.sqlite, database.file));
+  const unexpected = (request: Request) => (error: unknown) =>
+    logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
+  const signUp = { method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' };
+  const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
   const bodyLimitOf = (request: Request) =>
     requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
-  const app = new Elysia({ normalize: false })
+  const base = new Elysia({ normalize: false });
+  // Probe CORS, only when configured: before the rate limiter, so a preflight costs no token.
+  if (config.probeCorsOrigins.length > 0) base.onRequest(probeCors(config.probeCorsOrigins));
+  const app = base
     // Rate limits come first (DESIGN §7): before the body limit, authentication and routing.
     .onRequest(admission.guard)
-    .onRequest(anonymousRouteLimit(limiter, clientIp, [{ method: 'POST', path: '/api/v1/public/leads' }]))
+    .onRequest(
+      anonymousRouteLimit(limiter, clientIp, [
+        signUp,
+        { method: 'POST', path: SESSION_PATH, unit: 'sign-ins' },
+      ]),
+    )
     .onRequest(({ request }) => {
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
@@ -122,23 +156,38 @@ export function createApp(deps: AppDeps) {
       scopeGuard(keys, [
         { prefix: '/api/v1/admin/', scope: 'admin' },
         { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
-      ]),
+      ], consoleSessionAuth({ sessions, baseUrl: config.baseUrl })),
     )
-    .onError(({ code, error, request }) => toErrorResponse(code, error, request))
+    .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
+    // The matched route's template, for the request log and metrics (see observability/requests.ts).
+    .onTransform(({ request, route }) => observer.noteRoute(request, route))
     .use(healthRoutes(database.sqlite))
+    .use(metricsRoutes(metrics, keys))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
+    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
-    .use(catalogRoutes(webhooks.catalog, storeExists))
+    .use(catalogRoutes(webhooks.catalog, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
     .use(publicFaqRoutes(publicFaqs, keys))
     .use(signalRoutes(signals))
-    .use(webhookRoutes(webhooks.receivers))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes }))
+    .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, onIngested: metrics.scansIngested }))
     .use(badgeRoutes(scanReader))
-    .use(dashboardRoutes(scanReader));
+    .use(dashboardRoutes(scanReader))
+    .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
+    .use(
+      landingRoutes({
+        page: deps.pages.landing,
+        context: { site: config.site, baseUrl: config.baseUrl, rates: config.rates },
+        leads,
+        // The form and the API share one bucket: a sign-up counts the same whichever way it comes.
+        signUpLimit: (request) => limiter.take(routeSubject(clientIp(request), signUp)),
+      }),
+    )
+    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));
   return app;
 }
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { isHostname } from './lib/hostname.ts';
+import { ACCESS_LOG_MODES, LOG_LEVELS, type LogSettings } from './observability/log.ts';
 
 /** Typed, validated configuration (DESIGN §3): flags win over `SVC_*` environment variables. */
 export interface Config {
@@ -21,6 +22,13 @@ export interface Config {
   platformBApiBase: string;
   /** Scans older than this many days are deleted in the background; 0 keeps them forever. */
   scanRetentionDays: number;
+  log: LogSettings;
+  /** Origins (or `*`) allowed to call the probe routes from a browser with a lead token (CORS); empty: none. */
+  probeCorsOrigins: string[];
+  /** Instance name and contact line shown on the landing page and in the console. */
+  site: { name: string; contact: string | null };
+  /** A console session ends after this many minutes without a request. */
+  sessionIdleMinutes: number;
 }
 
 /** Names the offending setting; the CLI prints it as one line and exits non-zero. */
@@ -103,9 +111,43 @@ function parseDomainSuffix(src: Source): string {
   return text;
 }
 
+function oneOf<T extends string>(src: Source, values: readonly T[]): T {
+  const text = src.value.trim().toLowerCase();
+  if (!(values as readonly string[]).includes(text)) throw new ConfigError(src.setting, `expected one of ${values.join(', ')}, got ${JSON.stringify(src.value)}`);
+  return text as T;
+}
+
+/** `*`, or a comma-separated list of origins (`https://host[:port]`, `chrome-extension://<id>`, ...). */
+function parseOrigins(src: Source): string[] {
+  const entries = src.value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  return entries.map((entry) => {
+    if (entry === '*') return entry;
+    let url: URL | null = null;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = null;
+    }
+    // An origin is scheme://host[:port] exactly (one trailing slash tolerated): no path or query.
+    const origin = url && url.host !== '' ? `${url.protocol}//${url.host}` : null;
+    if (!origin || origin !== entry.toLowerCase().replace(/\/$/, '')) {
+      throw new ConfigError(src.setting, `expected * or comma-separated origins such as https://scanner.example.com or chrome-extension://<id>, got ${JSON.stringify(entry)}`);
+    }
+    return origin;
+  });
+}
+
 function nonEmpty(src: Source): string {
   if (src.value.trim() === '') throw new ConfigError(src.setting, 'must not be empty');
   return src.value;
+}
+
+/** One line of plain text for the pages (escaped where rendered), trimmed and at most `max` characters. */
+function siteText(src: Source | null, max: number): string | null {
+  if (!src) return null;
+  const text = src.value.trim();
+  if (text.length > max || /[\u0000-\u001f\u007f]/.test(text)) throw new ConfigError(src.setting, `expected one line of at most ${max} characters`);
+  return text || null;
 }
 
 /** `http://host:port` for a listen address (IPv6 hosts in brackets). */
@@ -142,6 +184,9 @@ export function loadConfig(flags: Flags, env: Env): Config {
   const suffixSrc = pick(flags, null, env, 'SVC_PLATFORM_A_SHOP_SUFFIX');
   const aBaseSrc = pick(flags, null, env, 'SVC_PLATFORM_A_API_BASE');
   const bBaseSrc = pick(flags, null, env, 'SVC_PLATFORM_B_API_BASE');
+  const levelSrc = pick(flags, null, env, 'SVC_LOG_LEVEL');
+  const accessSrc = pick(flags, null, env, 'SVC_ACCESS_LOG');
+  const corsSrc = pick(flags, null, env, 'SVC_PROBE_CORS_ORIGINS');
 
   return {
     http,
@@ -163,5 +208,13 @@ export function loadConfig(flags: Flags, env: Env): Config {
     platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
     platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
     scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
+    log: {
+      level: levelSrc ? oneOf(levelSrc, LOG_LEVELS) : 'info',
+      access: accessSrc ? oneOf(accessSrc, ACCESS_LOG_MODES) : 'all',
+      linesPerSecond: int('SVC_LOG_RATE', 100, 1, 1_000_000),
+    },
+    probeCorsOrigins: corsSrc ? parseOrigins(corsSrc) : [],
+    site: { name: siteText(pick(flags, null, env, 'SVC_SITE_NAME'), 80) ?? 'svc', contact: siteText(pick(flags, null, env, 'SVC_SITE_CONTACT'), 300) },
+    sessionIdleMinutes: int('SVC_SESSION_IDLE_MINUTES', 720, 1, 525_600),
   };
 }

@@ -1,20 +1,25 @@
 #!/usr/bin/env bun
 // svc command line (DESIGN §4): one JSON object on stdout per command, errors on stderr, non-zero exit.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKeyStore } from './auth/keys.ts';
 import { createLeadStore } from './auth/leads.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { backupDatabase, restoreDatabase } from './db/backup.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from './db/index.ts';
+import { buildInfo } from './lib/build-info.ts';
 import { systemClock } from './lib/clock.ts';
 import { ApiError, orNotFound } from './lib/errors.ts';
+import { MAX_PAGE } from './lib/query.ts';
 import { createSecretBox } from './lib/secrets.ts';
+import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
 import { createStoreRegistry } from './stores/registry.ts';
 
 const USAGE = `usage:
   svc serve   [--http H:P] [--data-dir DIR] [--base-url URL]
+  svc version                       (or svc --version)
   svc migrate [--data-dir DIR]
   svc keys create --scopes s1,s2 [--domains d1,d2] [--store STORE_ID] [--name NAME]
   svc keys revoke ID
@@ -22,7 +27,10 @@ const USAGE = `usage:
   svc leads verify ID
   svc leads rotate ID
   svc leads revoke ID
-  svc backup FILE`;
+  svc leads list [--email PART]
+  svc backup FILE
+  svc restore FILE                  (with the server stopped)
+${PROBE_USAGE}`;
 
 /** A problem with how the command was called: exit code 2, like a bad flag. */
 class UsageError extends Error {}
@@ -32,6 +40,7 @@ const COMMON = {
   http: { type: 'string' },
   'base-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 const OPTIONS = {
@@ -42,6 +51,9 @@ const OPTIONS = {
   name: { type: 'string' },
   email: { type: 'string' },
   verified: { type: 'boolean' },
+  url: { type: 'string' },
+  bulk: { type: 'boolean' },
+  'batch-size': { type: 'string' },
 } as const;
 
 type Parsed = ReturnType<typeof parse>;
@@ -69,10 +81,10 @@ function withDatabase<T>(config: Config, run: (database: AppDatabase) => T): T {
 }
 
 async function serve(config: Config): Promise<void> {
+  const server = await startServer(config);
   if (!config.encryptionKey) {
     console.error('svc: warning: SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear');
   }
-  const server = await startServer(config);
   const stop = (signal: string) => {
     console.error(`svc: ${signal} received, shutting down`);
     server.shutdown().then(
@@ -86,7 +98,7 @@ async function serve(config: Config): Promise<void> {
   // Handlers first, then the "listening" line: a supervisor may signal as soon as it reads it.
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
-  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied });
+  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied, ...buildInfo() });
 }
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
@@ -112,6 +124,17 @@ function keysCommand(config: Config, sub: string | undefined, rest: string[], va
 function leadsCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
   withDatabase(config, ({ db }) => {
     const leads = createLeadStore(db, systemClock);
+    if (sub === 'list') {
+      if (rest.length) throw new UsageError('leads list takes no positional arguments');
+      const items = [];
+      // Every matching lead, newest first, read page by page.
+      for (let page = leads.list({ email: values.email }, null, MAX_PAGE); ; page = leads.list({ email: values.email }, page.next, MAX_PAGE)) {
+        items.push(...page.items);
+        if (!page.next) break;
+      }
+      print({ items });
+      return;
+    }
     if (sub === 'create') {
       if (!values.email) throw new UsageError('leads create needs --email');
       const { lead, apiToken } = leads.create(values.email, values.verified ?? false);
@@ -137,19 +160,28 @@ function leadsCommand(config: Config, sub: string | undefined, rest: string[], v
 function backup(config: Config, rest: string[]): void {
   const target = path.resolve(onlyPositional(rest, 'backup FILE'));
   if (existsSync(target)) throw new UsageError(`${target} already exists; refusing to overwrite it`);
-  withDatabase(config, ({ sqlite }) => {
-    // VACUUM INTO takes a read transaction: a consistent snapshot while the server keeps writing.
-    sqlite.run('VACUUM INTO ?', [target]);
-  });
-  print({ file: target, bytes: statSync(target).size });
+  print(backupDatabase(config.databaseFile, target));
+}
+
+function restore(config: Config, rest: string[]): void {
+  print(restoreDatabase(config.dataDir, config.databaseFile, path.resolve(onlyPositional(rest, 'restore FILE'))));
 }
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv);
   const [command, sub, ...rest] = positionals;
+  if (values.version || command === 'version') {
+    print(buildInfo());
+    return;
+  }
   if (values.help || !command) {
     console.error(USAGE);
     process.exit(values.help ? 0 : 2);
+  }
+  // A client command: it needs none of the server's configuration.
+  if (command === 'probe') {
+    process.exitCode = await probeCommand(sub, rest, values, process.env);
+    return;
   }
   const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'] }, process.env);
   switch (command) {
@@ -172,6 +204,8 @@ async function main(argv: string[]): Promise<void> {
       return leadsCommand(config, sub, rest, values);
     case 'backup':
       return backup(config, sub === undefined ? [] : [sub, ...rest]);
+    case 'restore':
+      return restore(config, sub === undefined ? [] : [sub, ...rest]);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }

@@ -6,9 +6,13 @@ import { createWebhookServices } from './webhooks/services.ts';
 import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
+import { acquireInstanceLock } from './lib/instance-lock.ts';
+import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
+import { loadConsolePage } from './console/routes.ts';
+import { loadLandingPage } from './landing/routes.ts';
 
 export interface RunningServer {
   url: string;
@@ -18,34 +22,80 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/** The listen address is taken (by another svc or any other program) or not ours to take. */
+export class ListenError extends Error {
+  override name = 'ListenError';
+}
+
 /** A free TCP port on `hostname`, found by binding port 0 and releasing it. */
 function freePort(hostname: string): number {
-  const probe = Bun.serve({ hostname, port: 0, fetch: () => new Response(null, { status: 503 }) });
+  const probe = Bun.serve({ hostname, port: 0, reusePort: false, fetch: () => new Response(null, { status: 503 }) });
   const port = probe.port!;
   probe.stop(true);
   return port;
 }
 
+/**
+ * Start serving `requested`: holds the data directory's instance lock for the process's life (a
+ * second svc on the same directory refuses to start), binds the address without SO_REUSEPORT (a
+ * port in use is a ListenError, never a shared port), migrates, then starts the background work.
+ */
 export async function startServer(requested: Config): Promise<RunningServer> {
   // Port 0 means "any free port": pick it before the app is built, so the default base URL (used in
   // signal links and hook registration) names the port actually served.
   const config = requested.http.port === 0 ? withListenPort(requested, freePort(requested.http.hostname)) : requested;
+  const lock = acquireInstanceLock(config.dataDir, `pid ${process.pid}, serving ${listenUrl(config.http)} since ${new Date().toISOString()}`);
+  const cleanup: (() => void)[] = [lock.release];
+  try {
+    return await serve(config, cleanup);
+  } catch (error) {
+    for (const undo of cleanup.reverse()) undo();
+    throw error;
+  }
+}
+
+async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningServer> {
   const database = openDatabase(config.databaseFile);
+  cleanup.push(database.close);
   const { applied } = migrateDatabase(database);
   const widget = await buildWidget();
   const webhooks = createWebhookServices(database, config, systemClock);
   const geo = await loadGeo(config.geoipDb);
-  const scanWriter = createScanWriter(database.sqlite);
-  const app = createApp({ config, database, widget, webhooks, geo, scanWriter });
-  app.listen({
-    hostname: config.http.hostname,
-    port: config.http.port,
-    // A backstop only: the app refuses oversize bodies itself with the JSON 413 (declared ones before
-    // reading, streamed ones while reading). Bun's own transport-level 413 has no body, so it must
-    // not fire first.
-    maxRequestBodySize: 2 * bulkBodyLimit(config.maxBodyBytes),
+  const observability = createObservability(config.log);
+  const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
+  const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
+  let server: Bun.Server<undefined> | null = null;
+  const app = createApp({
+    config,
+    database,
+    widget,
+    webhooks,
+    geo,
+    scanWriter,
+    observability,
+    pages,
+    peerAddress: (request) => server?.requestIP(request)?.address ?? null,
   });
-  const server = app.server!;
+  const fetch = observability.observer.handlerOf(app);
+  try {
+    server = Bun.serve({
+      hostname: config.http.hostname,
+      port: config.http.port,
+      // Never share the port with another process (Bun's and Elysia's listen would allow it).
+      reusePort: false,
+      idleTimeout: 30,
+      development: false,
+      // A backstop only: the app refuses oversize bodies itself with the JSON 413 (declared ones before
+      // reading, streamed ones while reading). Bun's own transport-level 413 has no body, so it must
+      // not fire first.
+      maxRequestBodySize: 2 * bulkBodyLimit(config.maxBodyBytes),
+      fetch,
+    });
+  } catch (error) {
+    const reason = (error as { code?: string }).code === 'EADDRINUSE' ? 'the address is already in use (by another svc or another program)' : (error as Error).message;
+    throw new ListenError(`cannot listen on ${listenUrl(config.http).slice('http://'.length)}: ${reason}`);
+  }
+  const listening = server;
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
   const rollups = createScanRollups(database.sqlite);
@@ -56,15 +106,16 @@ export async function startServer(requested: Config): Promise<RunningServer> {
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= (async () => {
-      await server.stop(false);
+      await listening.stop(false);
       await webhooks.runner.stop();
       await retention.stop();
       await rollups.stop();
       scanWriter.close(); // rows still queued are committed before the database closes
-      database.close();
+      for (const undo of cleanup.reverse()) undo(); // the database, then the instance lock
+      observability.logger.flush();
     })();
     return stopping;
   };
 
-  return { url: listenUrl({ hostname: server.hostname ?? config.http.hostname, port: server.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, shutdown };
+  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, shutdown };
 }

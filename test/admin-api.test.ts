@@ -93,6 +93,22 @@ describe('admin keys endpoints', () => {
     expect(t.keys.list()).toHaveLength(1);
   });
 
+  test('a products:read key without a store is refused (400 store_required): the widget could never use it', async () => {
+    const admin = bearer(t.keyWith('admin'));
+    for (const scopes of [['products:read'], ['products:read', 'dashboard:read']]) {
+      const res = await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes, allowedDomains: ['shop.example.com'] }, admin));
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: 'store_required',
+        detail: 'a products:read key is for the FAQ widget, which serves one store: give its storeId (svc keys create --store STORE_ID); admin keys need none',
+      });
+    }
+    // Admin keys (which imply products:read) and keys without products:read need no store.
+    expect((await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['admin'] }, admin))).status).toBe(201);
+    expect((await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['admin', 'products:read'] }, admin))).status).toBe(201);
+    expect((await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['dashboard:read'] }, admin))).status).toBe(201);
+  });
+
   test('DELETE /api/v1/admin/keys/:id revokes at once; unknown id is 404', async () => {
     const admin = bearer(t.keyWith('admin'));
     const victim = t.keys.create({ scopes: ['admin'] });

@@ -37,6 +37,39 @@ describe('config', () => {
     expectInvalid(() => loadConfig({}, { SVC_SCAN_RETENTION_DAYS: '36501' }), 'SVC_SCAN_RETENTION_DAYS');
   });
 
+  test('logging: SVC_LOG_LEVEL, SVC_ACCESS_LOG and SVC_LOG_RATE, with defaults info, all, 100 lines/s', () => {
+    expect(loadConfig({}, {}).log).toEqual({ level: 'info', access: 'all', linesPerSecond: 100 });
+    expect(loadConfig({}, { SVC_LOG_LEVEL: 'WARN', SVC_ACCESS_LOG: 'errors', SVC_LOG_RATE: '5' }).log).toEqual({ level: 'warn', access: 'errors', linesPerSecond: 5 });
+    expectInvalid(() => loadConfig({}, { SVC_LOG_LEVEL: 'verbose' }), 'SVC_LOG_LEVEL');
+    expectInvalid(() => loadConfig({}, { SVC_ACCESS_LOG: 'some' }), 'SVC_ACCESS_LOG');
+    expectInvalid(() => loadConfig({}, { SVC_LOG_RATE: '0' }), 'SVC_LOG_RATE');
+  });
+
+  test('SVC_PROBE_CORS_ORIGINS: * or a list of exact origins, none by default', () => {
+    expect(loadConfig({}, {}).probeCorsOrigins).toEqual([]);
+    expect(loadConfig({}, { SVC_PROBE_CORS_ORIGINS: 'https://Scanner.example.com, chrome-extension://abcdefghijklmnopabcdefghijklmnop, http://localhost:5173/' }).probeCorsOrigins).toEqual([
+      'https://scanner.example.com',
+      'chrome-extension://abcdefghijklmnopabcdefghijklmnop',
+      'http://localhost:5173',
+    ]);
+    expect(loadConfig({}, { SVC_PROBE_CORS_ORIGINS: '*' }).probeCorsOrigins).toEqual(['*']);
+    expectInvalid(() => loadConfig({}, { SVC_PROBE_CORS_ORIGINS: 'scanner.example.com' }), 'SVC_PROBE_CORS_ORIGINS');
+    expectInvalid(() => loadConfig({}, { SVC_PROBE_CORS_ORIGINS: 'https://scanner.example.com/app' }), 'SVC_PROBE_CORS_ORIGINS');
+  });
+
+  test('SVC_SITE_NAME and SVC_SITE_CONTACT: one line each, the name defaults to svc', () => {
+    expect(loadConfig({}, {}).site).toEqual({ name: 'svc', contact: null });
+    expect(loadConfig({}, { SVC_SITE_NAME: ' Probe Hub ', SVC_SITE_CONTACT: 'ops@example.com' }).site).toEqual({ name: 'Probe Hub', contact: 'ops@example.com' });
+    expectInvalid(() => loadConfig({}, { SVC_SITE_NAME: 'a\nb' }), 'SVC_SITE_NAME');
+    expectInvalid(() => loadConfig({}, { SVC_SITE_CONTACT: 'x'.repeat(301) }), 'SVC_SITE_CONTACT');
+  });
+
+  test('SVC_SESSION_IDLE_MINUTES defaults to 12 hours', () => {
+    expect(loadConfig({}, {}).sessionIdleMinutes).toBe(720);
+    expect(loadConfig({}, { SVC_SESSION_IDLE_MINUTES: '30' }).sessionIdleMinutes).toBe(30);
+    expectInvalid(() => loadConfig({}, { SVC_SESSION_IDLE_MINUTES: '0' }), 'SVC_SESSION_IDLE_MINUTES');
+  });
+
   test('flags win over SVC_* environment variables', () => {
     const config = loadConfig({ http: '0.0.0.0:8080', 'data-dir': '/tmp/x' }, { SVC_HTTP: '127.0.0.1:1', SVC_DATA_DIR: '/tmp/y' });
     expect(config.http).toEqual({ hostname: '0.0.0.0', port: 8080 });

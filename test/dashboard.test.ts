@@ -57,6 +57,30 @@ describe('dashboard scopes (DESIGN §5)', () => {
   });
 });
 
+describe('GET /api/v1/dashboard/hostnames (top hostnames)', () => {
+  test('the hostnames with the most scans, ties by name, with their latest scan; filters and limit apply', async () => {
+    const key = await setup();
+    await seed([
+      scan(1, { hostname: 'b.example.com' }),
+      scan(2, { hostname: 'b.example.com', country: 'DE' }),
+      scan(3, { hostname: 'a.example.com' }),
+      scan(4, { hostname: 'a.example.com' }),
+      scan(5, { hostname: 'c.example.com', country: 'DE' }),
+    ]);
+    const top = await getJson<{ items: unknown[] }>('/api/v1/dashboard/hostnames', key);
+    expect(top.items).toEqual([
+      { hostname: 'a.example.com', scans: 2, lastScannedAt: new Date(NOW - 3 * HOUR).toISOString() },
+      { hostname: 'b.example.com', scans: 2, lastScannedAt: new Date(NOW - 1 * HOUR).toISOString() },
+      { hostname: 'c.example.com', scans: 1, lastScannedAt: new Date(NOW - 5 * HOUR).toISOString() },
+    ]);
+    const de = await getJson<{ items: { hostname: string }[] }>('/api/v1/dashboard/hostnames?country=DE&limit=1', key);
+    expect(de.items.map((i) => i.hostname)).toEqual(['b.example.com']);
+    const bad = await t.request('/api/v1/dashboard/hostnames?limit=101', { headers: bearer(key) });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { detail: string }).detail).toStartWith('limit:');
+  });
+});
+
 describe('GET /api/v1/dashboard/scans', () => {
   test('lists newest first without data; GET /scans/:id gives the full record with data', async () => {
     const key = await setup();
@@ -192,6 +216,13 @@ describe('GET /api/v1/dashboard/stats', () => {
     expect(await keysOf('platform')).toEqual([['platform-a', 2], ['platform-b', 2]]);
     expect(await keysOf('pageType')).toEqual([['home', 1], ['product', 3]]);
     expect(await keysOf('grade')).toEqual([['A', 2], ['B', 1], ['F', 1]]);
+  });
+
+  test('groupBy=month keys each UTC month as YYYY-MM', async () => {
+    const key = await setup();
+    await seed([scan(1), scan(13), scan(24 * 2), scan(24 * 40), scan(24 * 400)]);
+    const stats = await getJson<Stats>('/api/v1/dashboard/stats?groupBy=month', key);
+    expect(stats.groups.map((g) => [g.key, g.scans])).toEqual([['2025-01', 1], ['2026-01', 1], ['2026-02', 2], ['2026-03', 1]]);
   });
 
   test('stats take the same filters', async () => {

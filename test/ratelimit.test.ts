@@ -125,7 +125,7 @@ describe('spec §8 tier rate limits', () => {
   test('a valid key without probe:scan is limited at the anonymous tier, keyed by address (not the agent tier)', async () => {
     const peer = { ip: '198.18.0.12' };
     await appFrom(peer, { SVC_RATE_ANONYMOUS: '2', SVC_RATE_AGENT: '100' });
-    const key = t.keyWith('products:read', 'dashboard:read');
+    const key = t.keyWith('dashboard:read');
     const body = JSON.stringify(scanPayload());
     for (let i = 0; i < 2; i++) expect(await (await t.request(TELEMETRY, signedInit(key, body, NOW))).json()).toMatchObject({ error: 'insufficient_scope' });
     const limited = await t.request(TELEMETRY, signedInit(key, body, NOW));
@@ -170,7 +170,7 @@ describe('DESIGN §5 public lead sign-up is rate limited as anonymous', () => {
     }
     const limited = await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'u10@example.com' }));
     expect(limited.status).toBe(429);
-    expect(await limited.json()).toMatchObject({ error: 'rate_limited', tier: 'anonymous', limit: 10 });
+    expect(await limited.json()).toMatchObject({ error: 'rate_limited', tier: 'anonymous', limit: 10, detail: 'the anonymous tier allows 10 sign-ups per minute; retry in 6 s' });
     expect(limited.headers.get('retry-after')).toBe('6');
   });
 

@@ -210,11 +210,22 @@ describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
     expect(scanCount()).toBe(4);
   });
 
-  test('a batch larger than the tier limit can never pass', async () => {
-    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '5' } });
+  test('a batch larger than the tier capacity is 400 batch_exceeds_limit naming the capacity (a 429 could never pass)', async () => {
+    const clock = fixedClock(NOW);
+    t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '5' } });
     const key = t.keyWith('probe:scan');
-    expect((await bulkAs(key, Array.from({ length: 6 }, (_, i) => item(i)))).status).toBe(429);
+    const refused = await bulkAs(key, Array.from({ length: 6 }, (_, i) => item(i)));
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      error: 'batch_exceeds_limit',
+      detail: "the batch holds 6 scans, more than the agent tier's capacity of 5 scans per minute (one token per scan); split it into batches of at most 5",
+      limit: 5,
+      tier: 'agent',
+    });
     expect(scanCount()).toBe(0);
+    // A batch of exactly the capacity passes (once the bucket refilled the one token the refusal took).
+    clock.advance(60_000);
+    expect((await bulkAs(key, Array.from({ length: 5 }, (_, i) => item(i)))).status).toBe(200);
   });
 
   test('the anonymous tier throttles bulk requests before authentication', async () => {

@@ -64,7 +64,8 @@ function rawStats(query: URLSearchParams): Group[] {
     if (name === 'to') clauses.push('scanned_at < ?') && params.push(Date.parse(value));
   }
   const groupBy = query.get('groupBy')!;
-  const key = groupBy === 'day' ? `strftime('%Y-%m-%d', scanned_at / 1000, 'unixepoch')` : columns[groupBy];
+  const key =
+    groupBy === 'day' ? `strftime('%Y-%m-%d', scanned_at / 1000, 'unixepoch')` : groupBy === 'month' ? `strftime('%Y-%m', scanned_at / 1000, 'unixepoch')` : columns[groupBy];
   const sql =
     `SELECT ${key} AS key, count(*) AS scans, count(DISTINCT hostname) AS hostnames, avg(percentage) AS average, ` +
     GRADES.map((g) => `sum(grade = '${g}') AS grade_${g}`).join(', ') + ', ' +
@@ -117,7 +118,7 @@ const FILTERS: Record<string, string>[] = [
 ];
 
 async function expectAllSameAsRaw() {
-  for (const groupBy of ['day', 'country', 'platform', 'pageType', 'grade']) {
+  for (const groupBy of ['day', 'month', 'country', 'platform', 'pageType', 'grade']) {
     for (const filters of FILTERS) await expectSameAsRaw(new URLSearchParams({ groupBy, ...filters }));
   }
 }

@@ -157,6 +157,11 @@ describe('spec §7 persistence failure', () => {
     expect(body.error).toBe('persistence_failed');
     expect(body.detail.length).toBeGreaterThan(0);
     expect(body.detail).not.toContain('disk says no');
+    // The cause goes to the (line-budgeted) process log, with the failed request's line after it.
+    expect(t.logLines().map((line) => [line.level, line.msg, line.rows ?? line.error])).toEqual([
+      ['error', 'scan batch failed', 1],
+      ['error', 'request', 'persistence_failed'],
+    ]);
   });
 });
 

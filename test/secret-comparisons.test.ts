@@ -68,6 +68,7 @@ describe('the secret-comparison rule itself', () => {
     ['Buffer#equals on a signature', 'function f(signature: Buffer, b: Buffer) { return signature.equals(b); }'],
     ['a switch over a token', "function f(token: string) { switch (token) { case 'a': return 1; } return 0; }"],
     ['a secret compared with a hard-coded value', "function f(apiKey: string) { return apiKey === 'sk_live_test'; }"],
+    ['a session cookie value', "function f(request: Request, stored: string) { const raw = cookieValue(request, 'svc_session'); return raw === stored; }"],
     ['an array holding a secret searched with includes', 'function f(rawKey: string, allowed: string[]) { return allowed.includes(rawKey); }'],
   ];
   for (const [name, source] of violations) {
@@ -82,6 +83,7 @@ describe('the secret-comparison rule itself', () => {
     ['typeof and length checks', "function f(secret: unknown, signature: string) { return typeof secret === 'string' && signature.length === 64; }"],
     ['comparisons of what is not secret', "function f(key: { storeId: string | null; scopes: string[] }) { return key.storeId === null || key.scopes.includes('admin'); }"],
     ['rate-limit tokens (plural) are not secrets', 'function f(tokens: number, count: number) { return tokens === count; }'],
+    ['names about a secret: its cookie name, its display prefix, its issue time', "function f(sessionCookieName: string, keyPrefix: string, tokenIssuedAt: number, a: string) { return a === sessionCookieName || a === keyPrefix || tokenIssuedAt === Number(a); }"],
     ['a predicate about a signature is a boolean', 'function f(b: Uint8Array, s: string) { return verifyBodySignature(s, b, s) === true; }'],
   ];
   for (const [name, source] of allowed) {

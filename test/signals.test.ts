@@ -408,12 +408,24 @@ describe('enrichment admin endpoints', () => {
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(404);
   });
 
+  test('the catalogue list and product views say when each product was enriched (null when not)', async () => {
+    const storeId = seedStore(t, 'platform-a', SHOP);
+    syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
+    syncProduct(t, storeId, realisticProduct('platform-a', 102, SHOP));
+    expect((await enrich(t, storeId, '102')).status).toBe(200);
+    const admin = bearer(t.keyWith('admin'));
+    const list = await (await t.request(`/api/v1/admin/stores/${storeId}/products`, { headers: admin })).json();
+    expect(list.items.map((p: { productId: string; enrichedAt: string | null }) => [p.productId, p.enrichedAt !== null])).toEqual([['101', false], ['102', true]]);
+    const one = await (await t.request(`/api/v1/admin/stores/${storeId}/products/102`, { headers: admin })).json();
+    expect(Date.parse(one.enrichedAt)).toBeGreaterThan(0);
+  });
+
   test('404 for an unknown store or a product not in the catalogue; admin scope required', async () => {
     const storeId = seedStore(t, 'platform-a', SHOP);
     expect((await enrich(t, 'nope', '101')).status).toBe(404);
     expect((await enrich(t, storeId, '101')).status).toBe(404);
     syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
-    expect((await t.request(url(storeId, '101'), { method: 'PUT', headers: bearer(t.keyWith('products:read')) })).status).toBe(403);
+    expect((await t.request(url(storeId, '101'), { method: 'PUT', headers: bearer(t.keyWith('dashboard:read')) })).status).toBe(403);
   });
 
   test('lengths and counts are capped (400)', async () => {

@@ -102,7 +102,7 @@ describe('admin store endpoints', () => {
 
   test('store endpoints need the admin scope', async () => {
     expect((await t.request('/api/v1/admin/stores')).status).toBe(401);
-    expect((await t.request('/api/v1/admin/stores', { headers: bearer(t.keyWith('products:read')) })).status).toBe(403);
+    expect((await t.request('/api/v1/admin/stores', { headers: bearer(t.keyWith('dashboard:read')) })).status).toBe(403);
   });
 
   test('a currency the platform cannot report is explained in the response', async () => {

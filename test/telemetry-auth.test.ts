@@ -65,6 +65,22 @@ describe('spec §5 mode 2: signed API key', () => {
     expect(scanCount()).toBe(0);
   });
 
+  test('timestamp_out_of_window says so when the timestamp looks like seconds', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    const seconds = String(Math.floor(NOW / 1000));
+    const res = await t.request(TELEMETRY, signedInit(key, body, seconds));
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({
+      error: 'timestamp_out_of_window',
+      detail: `X-Probe-Timestamp ${seconds} looks like seconds; send epoch milliseconds (${NOW} now): $(date +%s)000 in a shell, Date.now() in JavaScript`,
+    });
+    // A stale millisecond timestamp gets the plain message.
+    const stale = await t.request(TELEMETRY, signedInit(key, body, NOW - 3_600_000));
+    expect((await stale.json()).detail).toBe(`X-Probe-Timestamp is more than 5 minutes from server time (${NOW} epoch milliseconds now)`);
+  });
+
   test('a non-numeric timestamp is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
     const key = t.keyWith('probe:scan');
@@ -127,7 +143,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a key without probe:scan is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('products:read', 'dashboard:read');
+    const key = t.keyWith('dashboard:read', 'metrics:read');
     await expectError(await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW)), 401, 'insufficient_scope');
   });
 

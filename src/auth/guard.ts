@@ -18,6 +18,11 @@ export function authorizeBearer(keys: KeyStore, header: string | null, scope: Sc
       'WWW-Authenticate': 'Bearer error="invalid_token"',
     });
   }
+  return requireScope(key, scope);
+}
+
+/** `key` when it holds `scope` (admin implies every scope), else 403 `insufficient_scope`. */
+export function requireScope(key: ApiKey, scope: Scope): ApiKey {
   if (!keyHasScope(key, scope)) {
     throw new ApiError(403, 'insufficient_scope', `this key lacks the ${scope} scope`, {
       'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
@@ -25,6 +30,12 @@ export function authorizeBearer(keys: KeyStore, header: string | null, scope: Sc
   }
   return key;
 }
+
+/**
+ * Another way to name the calling key (the web console's session cookie): the key, null when the
+ * request does not use it (then the Authorization header is required), or an ApiError thrown.
+ */
+export type AlternativeAuth = (request: Request) => ApiKey | null;
 
 export interface ScopeRule {
   /** Path prefix, ending in `/`, that this rule protects. */
@@ -37,13 +48,17 @@ export interface ScopeRule {
  * read, so an unauthenticated caller learns nothing (not even which routes exist) and cannot make
  * the server parse a body.
  */
-export function scopeGuard(keys: KeyStore, rules: ScopeRule[]) {
+export function scopeGuard(keys: KeyStore, rules: ScopeRule[], alternative?: AlternativeAuth) {
   return ({ request }: { request: Request }): Response | undefined => {
     const pathname = requestPath(request);
     const rule = rules.find((r) => pathname.startsWith(r.prefix));
     if (!rule) return undefined;
     try {
-      authorizeBearer(keys, request.headers.get('authorization'), rule.scope);
+      const header = request.headers.get('authorization');
+      // An explicit Authorization header always wins over a session cookie.
+      const sessionKey = header === null && alternative ? alternative(request) : null;
+      if (sessionKey) requireScope(sessionKey, rule.scope);
+      else authorizeBearer(keys, header, rule.scope);
       return undefined;
     } catch (error) {
       if (error instanceof ApiError) return error.toResponse();

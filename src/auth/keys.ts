@@ -8,7 +8,7 @@ import { newId } from '../lib/ids.ts';
 import { normalizeAllowedDomain } from './domains.ts';
 import { isoOrNull } from '../lib/time.ts';
 
-export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read'] as const;
+export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read', 'metrics:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const KEY_PREFIX = 'sk_live_';
@@ -77,6 +77,19 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
   // A raw prepared statement: verify() runs on every signed telemetry request, where drizzle's
   // query path measured about three times slower than the lookup itself.
   const byHash = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?');
+  const byId = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE id = ?');
+  const fromRaw = (row: RawKeyRow): ApiKey =>
+    toApiKey({
+      id: row.id,
+      name: row.name,
+      keyHash: row.key_hash,
+      keyPrefix: row.key_prefix,
+      scopes: JSON.parse(row.scopes) as string[],
+      allowedDomains: JSON.parse(row.allowed_domains) as string[],
+      storeId: row.store_id,
+      createdAt: row.created_at,
+      revokedAt: row.revoked_at,
+    });
 
   return {
     /** Creates a key; the raw key is returned only here and never stored. */
@@ -93,6 +106,11 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
       });
       if (input.storeId && storeExists && !storeExists(input.storeId)) {
         throw new ApiError(400, 'unknown_store', `storeId ${JSON.stringify(input.storeId)} names no store`);
+      }
+      // products:read exists for the FAQ widget, which answers only for a key bound to a store: an
+      // unbound one would be refused on every page (key_not_bound, seen by the browser as a CORS error).
+      if (scopes.includes('products:read') && !scopes.includes('admin') && !input.storeId) {
+        throw new ApiError(400, 'store_required', 'a products:read key is for the FAQ widget, which serves one store: give its storeId (svc keys create --store STORE_ID); admin keys need none');
       }
       const key = KEY_PREFIX + randomSecret(32);
       const row = db
@@ -134,17 +152,13 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
       const hash = sha256Hex(raw);
       const row = byHash.get(hash);
       if (!row || !safeEqual(row.key_hash, hash) || row.revoked_at !== null) return null;
-      return toApiKey({
-        id: row.id,
-        name: row.name,
-        keyHash: row.key_hash,
-        keyPrefix: row.key_prefix,
-        scopes: JSON.parse(row.scopes) as string[],
-        allowedDomains: JSON.parse(row.allowed_domains) as string[],
-        storeId: row.store_id,
-        createdAt: row.created_at,
-        revokedAt: row.revoked_at,
-      });
+      return fromRaw(row);
+    },
+
+    /** The key with this id while it is not revoked (a console session acts with it), or null. */
+    active(id: string): ApiKey | null {
+      const row = byId.get(id);
+      return row && row.revoked_at === null ? fromRaw(row) : null;
     },
   };
 }

@@ -1,10 +1,12 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { leads, type LeadRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import type { KeysetCursor } from '../lib/query.ts';
+import { isoOrNull } from '../lib/time.ts';
 
 export interface Lead {
   id: string;
@@ -12,6 +14,16 @@ export interface Lead {
   verified: boolean;
   tokenActive: boolean;
   createdAt: string;
+  verifiedAt: string | null;
+}
+
+/** Filters of the lead listing; all optional. */
+export interface LeadFilter {
+  /** Part of the address, any case (`@example.com` finds a domain's leads). */
+  email?: string | undefined;
+  verified?: boolean | undefined;
+  /** Whether the lead holds a token that authenticates (not revoked). */
+  active?: boolean | undefined;
 }
 
 /** Generous enough for any real address, strict enough to refuse junk. */
@@ -29,6 +41,7 @@ function toLead(row: LeadRow): Lead {
     verified: row.verified,
     tokenActive: row.tokenHash !== null,
     createdAt: new Date(row.createdAt).toISOString(),
+    verifiedAt: isoOrNull(row.verifiedAt),
   };
 }
 
@@ -99,6 +112,27 @@ export function createLeadStore(db: Db, clock: Clock) {
         .returning()
         .get();
       return row ? toLead(row) : null;
+    },
+
+    /** A page of leads, newest first, keyset-paged over (createdAt, id). */
+    list(filter: LeadFilter, after: KeysetCursor | null, limit: number): { items: Lead[]; next: KeysetCursor | null } {
+      const rows = db
+        .select()
+        .from(leads)
+        .where(
+          and(
+            filter.email ? sql`instr(${leads.email}, ${filter.email.trim().toLowerCase()}) > 0` : undefined,
+            filter.verified === undefined ? undefined : eq(leads.verified, filter.verified),
+            filter.active === undefined ? undefined : filter.active ? isNotNull(leads.tokenHash) : isNull(leads.tokenHash),
+            after ? or(lt(leads.createdAt, after.at), and(eq(leads.createdAt, after.at), lt(leads.id, after.id))) : undefined,
+          ),
+        )
+        .orderBy(desc(leads.createdAt), desc(leads.id))
+        .limit(limit + 1)
+        .all();
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return { items: page.map(toLead), next: rows.length > limit && last ? { at: last.createdAt, id: last.id } : null };
     },
 
     /** The lead holding this token, or null (unknown, rotated away or revoked). */

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { jsonBodyParser } from '../lib/body.ts';
 import { orNotFound as found } from '../lib/errors.ts';
+import { badParameter, encodeKeysetCursor, parseBoolean, parseKeysetCursor, parseLimit, queryParams } from '../lib/query.ts';
 import type { KeyStore } from './keys.ts';
 import type { LeadStore } from './leads.ts';
 import { createKeyBody, idParams, signUpBody } from './model.ts';
@@ -26,6 +27,14 @@ export function adminAuthRoutes({ keys, leads, maxBodyBytes }: AuthDeps) {
     )
     .get('/keys', () => ({ items: keys.list() }))
     .delete('/keys/:id', ({ params }) => found(keys.revoke(params.id), 'API key', params.id), { params: idParams })
+    .get('/leads', ({ request }) => {
+      const query = queryParams(request.url, ['email', 'verified', 'active', 'cursor', 'limit']);
+      const email = query.get('email');
+      if (email !== undefined && (email.trim() === '' || email.length > 254)) throw badParameter('email', 'expected 1 to 254 characters of the address');
+      const filter = { email, verified: parseBoolean('verified', query.get('verified')), active: parseBoolean('active', query.get('active')) };
+      const page = leads.list(filter, parseKeysetCursor(query.get('cursor')), parseLimit(query.get('limit')));
+      return { items: page.items, nextCursor: page.next ? encodeKeysetCursor(page.next) : null };
+    })
     .post('/leads/:id/verify', ({ params }) => found(leads.verify(params.id), 'lead', params.id), { params: idParams })
     .post(
       '/leads/:id/rotate-token',

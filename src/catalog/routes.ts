@@ -2,27 +2,36 @@ import { Elysia, t } from 'elysia';
 import { orNotFound } from '../lib/errors.ts';
 import type { Catalog } from './products.ts';
 import { toProductView } from './products.ts';
+import type { ProductRow } from '../db/schema/index.ts';
+import { isoOrNull } from '../lib/time.ts';
 
 const listQuery = t.Object(
   { cursor: t.Optional(t.String({ maxLength: 64 })), limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })) },
   { additionalProperties: false },
 );
 
-/** Read-only view of a store's synced catalogue (admin); `:productId` is the platform's product id. */
-export function catalogRoutes(catalog: Catalog, storeExists: (id: string) => boolean) {
+/**
+ * Read-only view of a store's synced catalogue (admin); `:productId` is the platform's product id.
+ * `enrichedAt` says when products were last enriched (each view carries it, null when not enriched).
+ */
+export function catalogRoutes(catalog: Catalog, storeExists: (id: string) => boolean, enrichedAt: (productRowIds: string[]) => Map<string, number>) {
   const store = (id: string) => orNotFound(storeExists(id) ? id : null, 'store', id);
+  const views = (rows: ProductRow[]) => {
+    const enriched = enrichedAt(rows.map((row) => row.id));
+    return rows.map((row) => ({ ...toProductView(row), enrichedAt: isoOrNull(enriched.get(row.id) ?? null) }));
+  };
   return new Elysia({ name: 'catalog', prefix: '/api/v1/admin/stores' })
     .get(
       '/:id/products',
       ({ params, query }) => {
         const page = catalog.list(store(params.id), query.cursor ?? null, query.limit ?? 50);
-        return { items: page.items.map(toProductView), nextCursor: page.nextCursor };
+        return { items: views(page.items), nextCursor: page.nextCursor };
       },
       { params: t.Object({ id: t.String({ maxLength: 64 }) }), query: listQuery },
     )
     .get(
       '/:id/products/:productId',
-      ({ params }) => toProductView(orNotFound(catalog.get(store(params.id), params.productId), 'product', params.productId)),
+      ({ params }) => views([orNotFound(catalog.get(store(params.id), params.productId), 'product', params.productId)])[0],
       { params: t.Object({ id: t.String({ maxLength: 64 }), productId: t.String({ maxLength: 64 }) }) },
     );
 }

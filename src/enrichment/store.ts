@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { productEnrichments, type ProductEnrichmentRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -56,6 +56,16 @@ export function createEnrichmentStore(db: Db, clock: Clock) {
         .onConflictDoUpdate({ target: productEnrichments.productRowId, set: { ...values, updatedAt: sql`max(${now}, ${productEnrichments.updatedAt} + 1)` } })
         .returning()
         .get();
+    },
+    /** When each of these catalogue rows was last enriched (rows without enrichment are absent). */
+    enrichedAt(productRowIds: string[]): Map<string, number> {
+      if (productRowIds.length === 0) return new Map();
+      const rows = db
+        .select({ id: productEnrichments.productRowId, at: productEnrichments.updatedAt })
+        .from(productEnrichments)
+        .where(inArray(productEnrichments.productRowId, productRowIds))
+        .all();
+      return new Map(rows.map((row) => [row.id, row.at]));
     },
     remove(productRowId: string): boolean {
       return db.delete(productEnrichments).where(eq(productEnrichments.productRowId, productRowId)).returning({ id: productEnrichments.productRowId }).all().length > 0;

@@ -26,9 +26,10 @@ const refuse = (code: string, detail: string) => new ApiError(403, code, detail)
 /**
  * The widget's key check (spec §5, §7): an active `sk_live_` key with `products:read` (admin implies
  * it), bound to a store, called from a page whose Origin (or, without Origin, Referer) host is in the
- * key's allowedDomains. Every refusal is 403. Returns the key and the verified origin to echo.
+ * key's allowedDomains, or from a page of svc itself (`ownPage`: the console's widget preview).
+ * Every refusal is 403. Returns the key and the verified origin to echo.
  */
-export function authorizeWidget(keys: KeyStore, headers: Headers): { key: ApiKey & { storeId: string }; origin: string | null } {
+export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = false): { key: ApiKey & { storeId: string }; origin: string | null } {
   const raw = headers.get('x-api-key');
   if (!raw) throw refuse('missing_api_key', 'send the widget key in the X-Api-Key header');
   const key = keys.verify(raw.trim());
@@ -36,6 +37,7 @@ export function authorizeWidget(keys: KeyStore, headers: Headers): { key: ApiKey
   if (!keyHasScope(key, 'products:read')) throw refuse('insufficient_scope', 'this key lacks the products:read scope');
   if (key.storeId === null) throw refuse('key_not_bound', 'this key is not bound to a store');
   const origin = headers.get('origin');
+  if (ownPage) return { key: key as ApiKey & { storeId: string }, origin };
   const referer = headers.get('referer');
   if (origin === null && referer === null) throw refuse('origin_required', 'the request carries neither Origin nor Referer');
   const host = origin !== null ? hostOf(origin) : hostOf(referer);

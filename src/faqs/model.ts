@@ -22,7 +22,18 @@ export const updateFaqBody = t.Object(
   { additionalProperties: false },
 );
 
-export const listFaqQuery = t.Object({ storeId: t.String({ minLength: 1, maxLength: 64 }), entityType, entityRef }, { additionalProperties: false });
+/** One entity's entries (entityType and entityRef), or the whole store's, newest first and paged. */
+export const listFaqQuery = t.Object(
+  {
+    storeId: t.String({ minLength: 1, maxLength: 64 }),
+    entityType: t.Optional(entityType),
+    entityRef: t.Optional(entityRef),
+    status: t.Optional(status),
+    cursor: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })),
+  },
+  { additionalProperties: false },
+);
 
 export const faqParams = t.Object({ id: t.String({ minLength: 1, maxLength: 64 }) });
 

@@ -13,6 +13,8 @@ export interface PublicFaqDeps {
   catalog: Pick<Catalog, 'refsOf'>;
   storeOf: (id: string) => StoreRow | null;
   changeStamp: () => string;
+  /** True when a page served by svc itself made the request (the console's widget preview). */
+  isOwnPage: (request: Request) => boolean;
 }
 
 export interface PublicFaqAnswer {
@@ -45,7 +47,7 @@ function entityOf(url: URL, fail: (status: number, code: string, detail: string)
  * in the key's store. A verified answer is reused while the database is unchanged (any write,
  * such as a key revocation or an FAQ edit, revalidates it); the origin is still checked every time.
  */
-export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp }: PublicFaqDeps) {
+export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, isOwnPage }: PublicFaqDeps) {
   const cache = new Map<string, CacheEntry>();
 
   return {
@@ -61,7 +63,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp }: 
         if (host !== null && hostAllowed(host, cached.allowedDomains)) return { body: cached.body, etag: cached.etag, origin };
       }
 
-      const { key, origin } = authorizeWidget(keys, request.headers);
+      const { key, origin } = authorizeWidget(keys, request.headers, isOwnPage(request));
       // From here the caller is verified, so its errors may be read cross-origin.
       const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
       const { type, ref } = entityOf(url, fail);

@@ -30,7 +30,23 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
       },
       { body: createFaqBody },
     )
-    .get('/', ({ query }) => ({ items: faqs.listByEntity(store(query.storeId).id, query.entityType, query.entityRef).map(toFaqView) }), { query: listFaqQuery })
+    .get(
+      '/',
+      ({ query }) => {
+        const storeId = store(query.storeId).id;
+        if ((query.entityType === undefined) !== (query.entityRef === undefined)) {
+          throw new ApiError(400, 'invalid_query', 'entityType and entityRef: give both (one entity) or neither (the whole store)');
+        }
+        if (query.entityType !== undefined && query.entityRef !== undefined) {
+          if (query.cursor !== undefined) throw new ApiError(400, 'invalid_query', 'cursor: one entity\'s list is not paged');
+          const items = faqs.listByEntity(storeId, query.entityType, query.entityRef).filter((row) => query.status === undefined || row.status === query.status);
+          return { items: items.map(toFaqView), nextCursor: null };
+        }
+        const page = faqs.listByStore(storeId, query.status, query.cursor ?? null, query.limit ?? 100);
+        return { items: page.items.map(toFaqView), nextCursor: page.nextCursor };
+      },
+      { query: listFaqQuery },
+    )
     .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams })
     .patch(
       '/:id',

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, max, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, max, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { faqEntityChanges, faqEntries, type FaqEntityType, type FaqEntryRow, type FaqStatus } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -138,6 +138,22 @@ export function createFaqStore(db: Db, clock: Clock) {
         .where(and(eq(faqEntries.storeId, storeId), eq(faqEntries.entityType, entityType), eq(faqEntries.entityRef, entityRef)))
         .orderBy(asc(faqEntries.position), asc(faqEntries.createdAt), asc(faqEntries.id))
         .all();
+    },
+
+    /**
+     * A store's entries across entities, newest first (ids are time-ordered), optionally of one
+     * status: the moderation queue is `status = pending`. `cursor` is the last id of the previous page.
+     */
+    listByStore(storeId: string, status: FaqStatus | undefined, cursor: string | null, limit: number): { items: FaqEntryRow[]; nextCursor: string | null } {
+      const rows = db
+        .select()
+        .from(faqEntries)
+        .where(and(eq(faqEntries.storeId, storeId), status ? eq(faqEntries.status, status) : undefined, cursor ? lt(faqEntries.id, cursor) : undefined))
+        .orderBy(desc(faqEntries.id))
+        .limit(limit + 1)
+        .all();
+      const items = rows.slice(0, limit);
+      return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
     },
 
     /** Approved entries filed under any of `refs` (a product's id and its handle name the same entity), in display order. */

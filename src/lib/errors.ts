@@ -23,6 +23,12 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Carries an error response's code to the request log (src/observability/requests.ts), which reads
+ * and removes it before the response leaves: clients never see it.
+ */
+export const ERROR_CODE_HEADER = 'x-svc-error-code';
+
 export function errorResponse(
   status: number,
   code: string,
@@ -31,7 +37,7 @@ export function errorResponse(
   extra: Record<string, unknown> = {},
 ): Response {
   const body: ErrorBody = { error: code, detail, ...extra };
-  return Response.json(body, { status, headers });
+  return Response.json(body, { status, headers: { ...headers, [ERROR_CODE_HEADER]: code } });
 }
 
 /** `value`, or a 404 `not_found` naming what was looked for. */

@@ -4,7 +4,12 @@ import { requestPath } from '../lib/request-path.ts';
 export interface LimitedRoute {
   method: string;
   path: string;
+  /** What the 429 says is counted, e.g. "sign-ups". */
+  unit: string;
 }
+
+/** The anonymous bucket of one public route for a client (shared by every way of calling that route). */
+export const routeSubject = (ip: string | null, route: LimitedRoute) => anonymousSubject(ip, `${route.method} ${route.path}`);
 
 /**
  * Global `onRequest` hook for public, unauthenticated routes (such as lead sign-up): each listed
@@ -16,7 +21,7 @@ export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Re
     const pathname = requestPath(request);
     const route = routes.find((r) => r.method === request.method && r.path === pathname);
     if (!route) return undefined;
-    const decision = limiter.take(anonymousSubject(clientIp(request), `${route.method} ${route.path}`));
-    return decision.allowed ? undefined : rateLimitedError(decision).toResponse();
+    const decision = limiter.take(routeSubject(clientIp(request), route));
+    return decision.allowed ? undefined : rateLimitedError(decision, route.unit).toResponse();
   };
 }

@@ -27,11 +27,16 @@ export const anonymousSubject = (ip: string | null, scope = 'ip'): RateSubject =
 
 export function createTierLimiter(rates: Config['rates'], clock: Clock, maxKeys = MAX_BUCKETS) {
   const buckets = createTokenBuckets(clock, maxKeys);
+  const refused: Record<Tier, number> = { anonymous: 0, authed: 0, agent: 0 };
   return {
     /** Take `count` tokens (all or none) from the subject's bucket; the limit is its tier's per-minute rate. */
     take(subject: RateSubject, count = 1): TierDecision {
-      return { tier: subject.tier, ...buckets.take(`${subject.tier}:${subject.identity}`, rates[subject.tier], count) };
+      const decision = buckets.take(`${subject.tier}:${subject.identity}`, rates[subject.tier], count);
+      if (!decision.allowed) refused[subject.tier]++;
+      return { tier: subject.tier, ...decision };
     },
+    /** Refused takes per tier since start (for /metrics). */
+    refused: refused as Readonly<Record<Tier, number>>,
     get size(): number {
       return buckets.size;
     },
@@ -52,13 +57,16 @@ export function rateLimitHeaders(decision: TierDecision): Record<string, string>
   };
 }
 
-/** 429 `{"error":"rate_limited","detail","tier","limit","retryAfter"}` with Retry-After and the rate headers. */
-export function rateLimitedError(decision: TierDecision): ApiError {
+/**
+ * 429 `{"error":"rate_limited","detail","tier","limit","retryAfter"}` with Retry-After and the rate
+ * headers; `unit` names what is counted (scans, or sign-ups on the sign-up route).
+ */
+export function rateLimitedError(decision: TierDecision, unit = 'scans'): ApiError {
   const { tier, limit, retryAfterSeconds } = decision;
   return new ApiError(
     429,
     'rate_limited',
-    `the ${tier} tier allows ${limit} scans per minute; retry in ${retryAfterSeconds} s`,
+    `the ${tier} tier allows ${limit} ${unit} per minute; retry in ${retryAfterSeconds} s`,
     { 'Retry-After': String(retryAfterSeconds), ...rateLimitHeaders(decision) },
     { tier, limit, retryAfter: retryAfterSeconds },
   );

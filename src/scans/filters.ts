@@ -1,7 +1,7 @@
 import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../db/schema/scans.ts';
 import { countryCode } from '../lib/country.ts';
-import { ApiError } from '../lib/errors.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
+import { badParameter, encodeKeysetCursor, parseKeysetCursor } from '../lib/query.ts';
 import { parseTimestamp } from '../lib/time.ts';
 
 /** Dashboard filters, all optional; `from` inclusive, `to` exclusive (epoch ms of scannedAt). */
@@ -15,7 +15,7 @@ export interface ScanFilters {
   to?: number;
 }
 
-export const GROUP_BYS = ['day', 'country', 'platform', 'pageType', 'grade'] as const;
+export const GROUP_BYS = ['day', 'month', 'country', 'platform', 'pageType', 'grade'] as const;
 export type GroupBy = (typeof GROUP_BYS)[number];
 
 /** Where a page starts: after the row with this (scannedAt, id), newest first. */
@@ -24,22 +24,7 @@ export interface Cursor {
   id: string;
 }
 
-export const MAX_PAGE = 500;
-export const DEFAULT_PAGE = 50;
-
-/** 400 `invalid_query` naming the parameter. */
-export const badParameter = (name: string, problem: string) => new ApiError(400, 'invalid_query', `${name}: ${problem}`);
-
-/** The query string as single values; a repeated or unknown parameter is 400. */
-export function queryParams(url: string, allowed: readonly string[]): Map<string, string> {
-  const params = new Map<string, string>();
-  for (const [name, value] of new URL(url).searchParams) {
-    if (!allowed.includes(name)) throw badParameter(name, `unknown parameter; expected one of ${allowed.join(', ')}`);
-    if (params.has(name)) throw badParameter(name, 'given more than once');
-    params.set(name, value);
-  }
-  return params;
-}
+export { badParameter, parseLimit, queryParams } from '../lib/query.ts';
 
 const oneOf = (name: string, values: readonly string[], value: string) => {
   if (!values.includes(value)) throw badParameter(name, `expected one of ${values.join(', ')}`);
@@ -81,29 +66,13 @@ export function parseFilters(params: Map<string, string>): ScanFilters {
   return filters;
 }
 
-export function parseLimit(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_PAGE;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > MAX_PAGE) throw badParameter('limit', `expected a whole number from 1 to ${MAX_PAGE}`);
-  return n;
-}
-
 export function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.scannedAt, cursor.id])).toString('base64url');
+  return encodeKeysetCursor({ at: cursor.scannedAt, id: cursor.id });
 }
 
 export function parseCursor(value: string | undefined): Cursor | null {
-  if (value === undefined) return null;
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-  } catch {
-    decoded = null;
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 2 || !Number.isSafeInteger(decoded[0]) || typeof decoded[1] !== 'string' || decoded[1].length > 64) {
-    throw badParameter('cursor', 'not a cursor from a previous page (nextCursor)');
-  }
-  return { scannedAt: decoded[0], id: decoded[1] };
+  const cursor = parseKeysetCursor(value);
+  return cursor && { scannedAt: cursor.at, id: cursor.id };
 }
 
 export function parseGroupBy(value: string | undefined): GroupBy {

@@ -95,6 +95,20 @@ export function createScanReader(sqlite: Database) {
       return { items: page.map(summaryOf), next };
     },
 
+    /**
+     * The hostnames with the most scans (ties by name), with their latest scan time. Without a
+     * filter beyond time this is read from the (hostname, scanned_at) index alone.
+     */
+    topHostnames(filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] {
+      const { where, params } = whereOf(filters);
+      return sqlite
+        .query<{ hostname: string; scans: number; last: number }, Param[]>(
+          `SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`,
+        )
+        .all(...params, limit)
+        .map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: iso(row.last) }));
+    },
+
     /** The full record, the stored JSON included, or null. */
     get(id: string) {
       const row = byId.get(id);

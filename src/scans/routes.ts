@@ -15,6 +15,9 @@ import {
 } from './filters.ts';
 import type { ScanReader } from './queries.ts';
 
+/** Top hostnames: 10 unless `limit` says otherwise (at most 100). */
+const TOP_HOSTNAMES = { fallback: 10, max: 100 };
+
 /** Shields' endpoint caching (DESIGN §7): badges may be five minutes stale at browsers and CDNs. */
 const BADGE_CACHE = 'max-age=300, s-maxage=300';
 
@@ -52,6 +55,10 @@ export function dashboardRoutes(reader: ScanReader) {
       return { items: page.items, nextCursor: page.next ? encodeCursor(page.next) : null };
     })
     .get('/scans/:id', ({ params }) => orNotFound(reader.get(params.id), 'scan', params.id))
+    .get('/hostnames', ({ request }) => {
+      const params = queryParams(request.url, [...FILTER_PARAMS, 'limit']);
+      return { items: reader.topHostnames(parseFilters(params), parseLimit(params.get('limit'), TOP_HOSTNAMES)) };
+    })
     .get('/stats', ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'groupBy']);
       const groupBy = parseGroupBy(params.get('groupBy'));

@@ -7,7 +7,7 @@ import { dayOf, Measures, MONTH, monthOf, nextMonthOf, NONE, ROLLUP_DIMENSIONS, 
 type Key = string | number | null;
 type Row = Record<string, unknown>;
 
-const RAW_GROUP_COLUMN: Record<Exclude<GroupBy, 'day'>, string> = { country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' };
+const RAW_GROUP_COLUMN: Record<Exclude<GroupBy, 'day' | 'month'>, string> = { country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' };
 
 class Group extends Measures {
   readonly grades = Object.fromEntries(GRADES.map((g) => [g, 0])) as Record<string, number>;
@@ -35,9 +35,14 @@ export class StatsGroups {
     return group;
   }
 
+  /** Time groups are keyed by day number (a month by its first day); the others by the column's value. */
+  private timeKey(day: number): number {
+    return this.groupBy === 'month' ? monthOf(day) : day;
+  }
+
   addRows(rows: RawStatsRow[]): void {
     for (const row of rows) {
-      const group = this.group(this.groupBy === 'day' ? dayOf(row.scanned_at) : (row[RAW_GROUP_COLUMN[this.groupBy]] as Key));
+      const group = this.group(this.groupBy === 'day' || this.groupBy === 'month' ? this.timeKey(dayOf(row.scanned_at)) : (row[RAW_GROUP_COLUMN[this.groupBy]] as Key));
       group.addRow(row);
       group.grades[row.grade]!++;
       group.exactHostnames?.add(row.hostname);
@@ -45,10 +50,12 @@ export class StatsGroups {
   }
 
   addRollups(rows: Row[]): void {
-    const column = this.groupBy === 'day' ? 'day' : RAW_GROUP_COLUMN[this.groupBy];
+    const byTime = this.groupBy === 'day' || this.groupBy === 'month';
+    const column = byTime ? 'day' : RAW_GROUP_COLUMN[this.groupBy as Exclude<GroupBy, 'day' | 'month'>];
     for (const row of rows) {
       const value = row[column] as Key;
-      const group = this.group(value === NONE ? null : value);
+      // A month row's day is already its month's first day.
+      const group = this.group(byTime ? this.timeKey(value as number) : value === NONE ? null : value);
       group.addRollup(row);
       group.grades[row.grade as string]! += row.scans as number;
     }
@@ -60,7 +67,7 @@ export class StatsGroups {
     return keys.map((key) => {
       const group = this.groups.get(key)!;
       return {
-        key: this.groupBy === 'day' ? new Date((key as number) * DAY_MS).toISOString().slice(0, 10) : key,
+        key: this.groupBy === 'day' ? new Date((key as number) * DAY_MS).toISOString().slice(0, 10) : this.groupBy === 'month' ? new Date((key as number) * DAY_MS).toISOString().slice(0, 7) : key,
         scans: group.scans,
         hostnames: group.exactHostnames?.size ?? group.hostnames.estimate(),
         averagePercentage: Math.round((group.percentageSum / group.scans) * 100) / 100,

@@ -60,6 +60,8 @@ interface GuardDeps {
   leads: LeadStore;
   limiter: TierLimiter;
   clientIp(request: Request): string | null;
+  /** Tells the request log the tier, refused or not. */
+  noteTier?: (request: Request, tier: string) => void;
 }
 
 /**
@@ -68,13 +70,14 @@ interface GuardDeps {
  * Routes get the result from `admissionOf(request)`. A bulk route takes its remaining tokens with
  * `limiter.take(admission.subject, scans - 1)` (all-or-nothing) once it knows the count.
  */
-export function probeAdmission({ keys, leads, limiter, clientIp }: GuardDeps) {
+export function probeAdmission({ keys, leads, limiter, clientIp, noteTier }: GuardDeps) {
   const admissions = new WeakMap<Request, Admission>();
   return {
     guard({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined {
       if (!requestPath(request).startsWith(PROBE_PREFIX)) return undefined;
       const ip = clientIp(request);
       const { credentials, subject } = classifyProbe(request.headers, keys, leads, ip);
+      noteTier?.(request, subject.tier);
       const decision = limiter.take(subject);
       if (!decision.allowed) return rateLimitedError(decision).toResponse();
       Object.assign(set.headers, rateLimitHeaders(decision));
@@ -120,7 +123,14 @@ function verifySignedRequest({ rawKey, key }: { rawKey: string | null; key: ApiK
     throw unauthorized('invalid_timestamp', 'X-Probe-Timestamp must be the current time in epoch milliseconds');
   }
   if (Math.abs(now - Number(timestamp)) > TIMESTAMP_WINDOW_MS) {
-    throw unauthorized('timestamp_out_of_window', 'X-Probe-Timestamp is more than 5 minutes from server time');
+    // Seconds are the usual mistake (`date +%s`): say so when the value read as seconds would pass.
+    const looksLikeSeconds = Math.abs(now - Number(timestamp) * 1000) <= TIMESTAMP_WINDOW_MS;
+    throw unauthorized(
+      'timestamp_out_of_window',
+      looksLikeSeconds
+        ? `X-Probe-Timestamp ${timestamp} looks like seconds; send epoch milliseconds (${now} now): $(date +%s)000 in a shell, Date.now() in JavaScript`
+        : `X-Probe-Timestamp is more than 5 minutes from server time (${now} epoch milliseconds now)`,
+    );
   }
   const signature = (headers.get('x-probe-signature') ?? '').trim().toLowerCase();
   const expected = hmacSha256(rawKey, [`${timestamp}.`, body], 'hex');

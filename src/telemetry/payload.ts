@@ -8,7 +8,7 @@ import { parseTimestamp } from '../lib/time.ts';
 // column (the column's default applies) and its raw value is kept in `data` under its own name,
 // beside every unknown field. One function, shared by the single and the bulk endpoints.
 
-const QUALITY_SCORES = ['title', 'description', 'keywords', 'jsonLd', 'openGraph'] as const;
+export const QUALITY_SCORES = ['title', 'description', 'keywords', 'jsonLd', 'openGraph'] as const;
 /** The payload fields of spec §2.1; every other field goes to `data` as is. */
 const KNOWN_FIELDS = new Set(['hostname', 'signals', 'url', 'scannedAt', 'platform', 'pageType', 'svc', 'signalPresence', 'quality', 'country', 'vertical']);
 

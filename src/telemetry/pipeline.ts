@@ -86,6 +86,11 @@ export async function ingestBulk(
   const now = deps.clock.now();
   authenticateProbe(admission.credentials, request.headers, bytes, now);
   const items = parseBulkEnvelope(bytes);
+  const capacity = admission.decision.limit;
+  if (items.length > capacity) {
+    // A 429 would say "retry in n s", but a batch above the bucket's capacity can never pass.
+    throw new ApiError(400, 'batch_exceeds_limit', `the batch holds ${items.length} scans, more than the ${admission.subject.tier} tier's capacity of ${capacity} scans per minute (one token per scan); split it into batches of at most ${capacity}`, {}, { limit: capacity, tier: admission.subject.tier });
+  }
   const decision = items.length > 1 ? deps.limiter.take(admission.subject, items.length - 1) : admission.decision;
   if (!decision.allowed) throw rateLimitedError(decision);
 

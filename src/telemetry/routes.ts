@@ -8,14 +8,20 @@ import { ingestBulk, ingestTelemetry, type IngestDeps } from './pipeline.ts';
  * (spec §4.2): 200 with the counts once committed. No body schema and no parse hook: the routes
  * read the raw bytes themselves, because mode 2 signs them exactly as sent.
  */
-export function telemetryRoutes(deps: IngestDeps & { admission: ProbeAdmission; limiter: TierLimiter }) {
+export function telemetryRoutes(
+  deps: IngestDeps & { admission: ProbeAdmission; limiter: TierLimiter; onIngested?: (tier: string, endpoint: 'telemetry' | 'scan-bulk', scans: number) => void },
+) {
   return new Elysia({ prefix: '/api/v1/probe' })
     .post('/telemetry', async ({ request, set }) => {
-      await ingestTelemetry(request, deps.admission.admissionOf(request), deps);
+      const admission = deps.admission.admissionOf(request);
+      await ingestTelemetry(request, admission, deps);
+      deps.onIngested?.(admission.subject.tier, 'telemetry', 1);
       set.status = 204;
     })
     .post('/scan-bulk', async ({ request, set }) => {
-      const { result, decision } = await ingestBulk(request, deps.admission.admissionOf(request), deps);
+      const admission = deps.admission.admissionOf(request);
+      const { result, decision } = await ingestBulk(request, admission, deps);
+      deps.onIngested?.(admission.subject.tier, 'scan-bulk', result.inserted);
       Object.assign(set.headers, rateLimitHeaders(decision));
       return result;
     });

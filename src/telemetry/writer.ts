@@ -47,7 +47,16 @@ const persistenceFailed = () => new ApiError(500, 'persistence_failed', 'the sca
  * it sees rows of every endpoint, earlier rows of the same batch and rows of a racing bulk request.
  * Single telemetry scans are inserted as sent, duplicates included (spec §4.1 is not idempotent).
  */
-export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS) {
+export interface WriterHooks {
+  /** After each committed batch: its rows and how long the transaction took (metrics). */
+  onCommit?: (rows: number, seconds: number) => void;
+  /** A failed batch (the process log); default: one JSON line on stderr. */
+  onFailure?: (rows: number, error: unknown) => void;
+}
+
+const logFailure = (rows: number, error: unknown) => console.error(JSON.stringify({ level: 'error', msg: 'scan batch failed', rows, error: String(error) }));
+
+export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS, { onCommit, onFailure = logFailure }: WriterHooks = {}) {
   const placeholders = COLUMNS.map(() => '?').join(', ');
   const insert = sqlite.prepare(`INSERT INTO scans (${COLUMNS.join(', ')}) VALUES (${placeholders})`);
   // Parameters 3 and 4 are url and scanned_at (see COLUMNS); numbered so each row binds once.
@@ -73,18 +82,20 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
     scheduled = null;
     if (queue.length === 0) return;
     const batch = queue;
+    const rows = queuedRows;
     queue = [];
     queuedRows = 0;
     let inserted: number[];
+    const started = performance.now();
     try {
       inserted = writeBatch(batch);
     } catch (error) {
-      const rows = batch.reduce((n, entry) => n + entry.rows.length, 0);
-      console.error(JSON.stringify({ level: 'error', msg: 'scan batch failed', rows, error: String(error) }));
+      onFailure(rows, error);
       const failure = persistenceFailed();
       for (const entry of batch) entry.reject(failure);
       return;
     }
+    onCommit?.(rows, (performance.now() - started) / 1000);
     batch.forEach((entry, i) => entry.resolve(inserted[i]!));
   }
 

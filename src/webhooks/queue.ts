@@ -85,6 +85,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
   let running: Promise<number> | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
+  let failures = 0;
 
   async function drain(): Promise<number> {
     let done = 0;
@@ -97,6 +98,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
       } catch (error) {
         const message = (error as Error).message ?? String(error);
         queue.fail(job, message);
+        failures++;
         log({ level: 'warn', msg: 'job failed', job: job.id, kind: job.kind, attempt: job.attempts, error: message });
       }
       done++;
@@ -113,6 +115,10 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
 
   return {
     runDueJobs,
+    /** Failed job attempts since start (for /metrics). */
+    get failures(): number {
+      return failures;
+    },
     /** Work was just queued: run it now if the runner is started (tests drive `runDueJobs` themselves). */
     notify(): void {
       if (timer && !stopped) queueMicrotask(() => void runDueJobs());

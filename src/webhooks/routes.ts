@@ -1,14 +1,27 @@
 import { Elysia } from 'elysia';
-import type { createReceivers } from './receive.ts';
+import { ApiError } from '../lib/errors.ts';
+import type { createReceivers, Receipt } from './receive.ts';
 
 /**
  * Inbound webhooks. Handlers take only `request` and this instance has no parse hook, so Elysia
  * never consumes the body: the receivers read the raw bytes themselves to verify signatures.
  */
-export function webhookRoutes(receivers: ReturnType<typeof createReceivers>) {
+export function webhookRoutes(receivers: ReturnType<typeof createReceivers>, onDelivery: (platform: string, outcome: string) => void = () => {}) {
+  /** Reports each delivery's outcome: the 200's `outcome`, an ApiError's code, or `error`. */
+  const counted = (platform: string, receive: (request: Request) => Promise<Receipt>) => async ({ request }: { request: Request }) => {
+    try {
+      const receipt = await receive(request);
+      onDelivery(platform, receipt.outcome);
+      return receipt;
+    } catch (error) {
+      onDelivery(platform, error instanceof ApiError ? error.code : 'error');
+      throw error;
+    }
+  };
+  const platformA = counted('platform-a', receivers.platformA);
   return new Elysia({ name: 'webhooks' })
-    .post('/api/v1/webhooks/platform-a', ({ request }) => receivers.platformA(request))
-    .post('/api/v1/platform-a/webhooks', ({ request }) => receivers.platformA(request))
-    .post('/api/v1/platform-b/webhooks', ({ request }) => receivers.platformB(request))
-    .post('/api/v1/platform-c/webhooks', ({ request }) => receivers.platformC(request));
+    .post('/api/v1/webhooks/platform-a', platformA)
+    .post('/api/v1/platform-a/webhooks', platformA)
+    .post('/api/v1/platform-b/webhooks', counted('platform-b', receivers.platformB))
+    .post('/api/v1/platform-c/webhooks', counted('platform-c', receivers.platformC));
 }

@@ -91,6 +91,28 @@ describe('svc CLI', () => {
     expect((await cli('leads', 'rotate', 'missing')).code).toBe(1);
   });
 
+  test('leads list prints every lead, newest first, or those whose email contains --email', async () => {
+    const first = (await cli('leads', 'create', '--email', 'first@shop.example')).json;
+    const second = (await cli('leads', 'create', '--email', 'second@other.example', '--verified')).json;
+    const all = await cli('leads', 'list');
+    expect(all.code).toBe(0);
+    expect(all.json).toEqual({
+      items: [
+        { id: second.id, email: 'second@other.example', verified: true, tokenActive: true, createdAt: expect.any(String), verifiedAt: expect.any(String) },
+        { id: first.id, email: 'first@shop.example', verified: false, tokenActive: true, createdAt: expect.any(String), verifiedAt: null },
+      ],
+    });
+    expect((await cli('leads', 'list', '--email', 'SHOP.example')).json.items.map((lead: { id: string }) => lead.id)).toEqual([first.id]);
+    expect((await cli('leads', 'list', '--email', 'nobody')).json).toEqual({ items: [] });
+  });
+
+  test('keys create refuses a products:read key without --store (the widget needs one)', async () => {
+    const res = await cli('keys', 'create', '--scopes', 'products:read', '--domains', 'shop.example.com');
+    expect(res.code).toBe(1);
+    expect(res.stderr.trim()).toBe('svc: store_required: a products:read key is for the FAQ widget, which serves one store: give its storeId (svc keys create --store STORE_ID); admin keys need none');
+    expect((await cli('keys', 'create', '--scopes', 'admin')).code).toBe(0);
+  });
+
   test('backup writes a consistent copy and refuses to overwrite', async () => {
     const { json: key } = await cli('keys', 'create', '--scopes', 'admin');
     const file = path.join(tmp.dir, 'backup.db');

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
+import { type Browser, type ConsoleMessage, type Page } from 'playwright-core';
 import { tempDir } from '../helpers/app.ts';
+import { BROWSER_AVAILABLE, browserDescribe, launchChromium } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { PAGES, serveStorefront } from './fixtures/storefront.ts';
 
+const suite = browserDescribe('browser tests');
+
 // The widget as a shopper's browser runs it: real Chromium (Debian's), real svc, local storefronts.
 // CI installs Chromium and always runs these; a developer machine without it skips them, saying so.
-const CHROMIUM = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
-const HAVE_BROWSER = existsSync(CHROMIUM);
-if (!HAVE_BROWSER && !process.env.CI) console.warn(`skipping browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-const browserDescribe = HAVE_BROWSER || process.env.CI ? describe : describe.skip;
 const SCREENSHOTS = path.join(REPO_ROOT, 'test-output', 'e2e');
 
 let tmp: ReturnType<typeof tempDir>;
@@ -41,7 +40,7 @@ async function api(method: string, url: string, body?: unknown) {
 }
 
 beforeAll(async () => {
-  if (!HAVE_BROWSER && !process.env.CI) return;
+  if (!BROWSER_AVAILABLE) return;
   tmp = tempDir('svc-browser-');
   const dataDir = path.join(tmp.dir, 'data');
   admin = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', dataDir])).json.key;
@@ -58,10 +57,7 @@ beforeAll(async () => {
   await api('POST', '/api/v1/admin/faqs', { storeId: store.id, entityType: 'product', entityRef: '451', question: 'Pending question?', answer: 'Not public yet.', status: 'pending' });
   widgetKey = (await api('POST', '/api/v1/admin/keys', { name: 'storefront', scopes: ['products:read'], allowedDomains: ['localhost'], storeId: store.id })).key;
   storefront = serveStorefront(svc.url, widgetKey);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();
   mkdirSync(SCREENSHOTS, { recursive: true });
 });
 
@@ -125,7 +121,7 @@ async function expectKeyboardToggle(page: Page) {
   expect(await page.locator('.svc-faq details').first().getAttribute('open')).toBeNull();
 }
 
-browserDescribe('embed.js in Chromium', () => {
+suite('embed.js in Chromium', () => {
   test('platform A: renders into data-target, toggles by keyboard, JSON-LD matches', async () => {
     const v = await visit('platform-a');
     const rendered = await waitForLog(v, 'rendered');

@@ -9,8 +9,12 @@ import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/in
 import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
 import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
+import { createObservability, type Observability } from '../../src/observability/service.ts';
 import { createWebhookServices, type WebhookServiceOptions, type WebhookServices } from '../../src/webhooks/services.ts';
 import { buildWidget, type WidgetBundle } from '../../src/widget/bundle.ts';
+import { loadConsolePage } from '../../src/console/routes.ts';
+import { loadLandingPage } from '../../src/landing/routes.ts';
+import type { PageBundle } from '../../src/lib/page-bundle.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -26,6 +30,10 @@ export const testGeo = (): GeoLookup => geoFromBytes(buildMmdb(TEST_GEO_NETWORKS
 let widget: Promise<WidgetBundle> | null = null;
 /** The widget is built once per test process; it does not depend on the app's state. */
 export const testWidget = () => (widget ??= buildWidget());
+
+let pages: Promise<{ landing: PageBundle; console: PageBundle }> | null = null;
+/** The landing page and console bundles, built once per test process (about 50 ms). */
+export const testPages = () => (pages ??= Promise.all([loadLandingPage(), loadConsolePage()]).then(([landing, console]) => ({ landing, console })));
 
 export function tempDir(prefix = 'svc-test-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
@@ -43,8 +51,12 @@ export interface TestApp {
   webhooks: WebhookServices;
   /** With `listen: true`: the app's real HTTP origin (also its base URL), for fake platforms to call. */
   url: string | null;
-  /** Send a request through the app's HTTP surface. `path` is relative to http://localhost. */
+  /** Send a request through the app's HTTP surface (the observed handler the server serves). `path` is relative to http://localhost. */
   request(path: string, init?: RequestInit): Promise<Response>;
+  /** The app's logger, metrics and request observer; its log lines are captured, not printed. */
+  observability: Observability;
+  /** The log lines written so far, parsed. */
+  logLines(): Record<string, unknown>[];
   /** A fresh raw key with these scopes. */
   keyWith(...scopes: Scope[]): string;
   close(): void;
@@ -74,6 +86,10 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   migrateDatabase(database);
   const clock = options.clock ?? systemClock;
   const webhooks = createWebhookServices(database, config, clock, options.webhooks);
+  let logText = '';
+  const observability = createObservability(config.log, (text) => {
+    logText += text;
+  });
   const app = createApp({
     config,
     database,
@@ -82,8 +98,10 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     webhooks,
     geo: options.geo ?? testGeo(),
     peerAddress: options.peerAddress ?? (() => '127.0.0.1'),
+    observability,
+    pages: await testPages(),
   });
-  handler = (request) => app.handle(request);
+  handler = observability.observer.handlerOf(app);
   const keys = createKeyStore(database.db, clock);
   return {
     app,
@@ -94,7 +112,9 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     leads: createLeadStore(database.db, clock),
     webhooks,
     url: server ? config.baseUrl : null,
-    request: (p, init) => app.handle(new Request(`http://localhost${p}`, init)),
+    request: async (p, init) => handler(new Request(`http://localhost${p}`, init)),
+    observability,
+    logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: (...scopes) => keys.create({ scopes, name: 'test' }).key,
     close: () => {
       server?.stop(true);

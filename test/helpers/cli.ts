@@ -10,15 +10,26 @@ export interface CliResult {
   json: any;
 }
 
-/** Run `svc <args>` as a separate process (`bun src/main.ts`), like an operator would. */
-export async function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+/**
+ * Run `svc <args>` as a separate process (`bun src/main.ts`, or `command`, e.g. the compiled binary),
+ * like an operator would; `stdin` is piped in when given. With `timeoutMs` the process is killed if
+ * it is still running then (for commands that must refuse to start, such as a second `serve`: a
+ * regression then fails the test instead of hanging it).
+ */
+export async function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; stdin?: string; timeoutMs?: number; command?: string[] } = {},
+): Promise<CliResult> {
+  const proc = Bun.spawn([...(options.command ?? [process.execPath, MAIN]), ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env },
+    stdin: options.stdin === undefined ? 'ignore' : new Blob([options.stdin]),
     stdout: 'pipe',
     stderr: 'pipe',
   });
+  const timer = options.timeoutMs ? setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs) : null;
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (timer) clearTimeout(timer);
   let json: any = null;
   try {
     json = JSON.parse(stdout);

@@ -7,7 +7,9 @@ import { parse } from '@babel/parser';
  * What counts as a secret (a "secret source"):
  * - a name (variable, parameter, property, function) containing one of the words of SECRET_WORDS or
  *   SECRET_WORD_PAIRS, split at camelCase, `_` and `-`: `signature`, `webhookSecret`, `key_hash`,
- *   `rawKey`, `accessToken`, `webhookSecretOf(...)`... (plural `tokens`, the rate limiter's, is not);
+ *   `rawKey`, `accessToken`, `sessionCookie`, `webhookSecretOf(...)`... (plural `tokens`, the rate
+ *   limiter's, is not), unless its last word says it is about the secret, not the secret
+ *   (ABOUT_WORDS: `sessionCookieName`, `keyPrefix`, `tokenIssuedAt`);
  * - the result of a function that makes or reveals one: SECRET_FUNCTIONS (`hmacSha256`, `sha256Hex`...)
  *   and the methods of SECRET_METHODS (`.digest()`, `.open()` of the secret box...);
  * - a request header that carries one: `headers.get(...)` of SECRET_HEADERS, or of a header-name
@@ -27,7 +29,7 @@ import { parse } from '@babel/parser';
  */
 export const SECRET_WORDS = new Set([
   'secret', 'secrets', 'signature', 'signatures', 'sig', 'token', 'password', 'passwd', 'hmac', 'digest',
-  'hash', 'credential', 'credentials', 'apikey', 'authorization', 'bearer', 'nonce', 'otp',
+  'hash', 'credential', 'credentials', 'apikey', 'authorization', 'bearer', 'nonce', 'otp', 'session', 'cookie',
 ]);
 export const SECRET_WORD_PAIRS: [string, string][] = [['api', 'key'], ['raw', 'key'], ['private', 'key'], ['signing', 'key'], ['client', 'key']];
 export const SECRET_FUNCTIONS = new Set(['hmacSha256', 'sha256Hex', 'randomSecret', 'createHmac', 'createHash', 'randomBytes']);
@@ -70,8 +72,12 @@ function words(name: string): string[] {
     .map((w) => w.toLowerCase());
 }
 
+/** A name ending in one of these is about a secret, not the secret: `sessionCookieName`, `keyPrefix`, `tokenIssuedAt`. */
+const ABOUT_WORDS = new Set(['name', 'names', 'path', 'prefix', 'length', 'at', 'ms', 'seconds', 'minutes', 'ttl', 'count', 'kind', 'type', 'header', 'headers', 'field', 'column', 'scope', 'scopes', 'status']);
+
 export function isSecretName(name: string): boolean {
   const parts = words(name);
+  if (ABOUT_WORDS.has(parts[parts.length - 1]!)) return false;
   if (parts.some((w) => SECRET_WORDS.has(w))) return true;
   return SECRET_WORD_PAIRS.some(([a, b]) => parts.some((w, i) => w === a && parts[i + 1] === b));
 }

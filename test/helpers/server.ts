@@ -1,13 +1,18 @@
+import { afterEach, beforeEach } from 'bun:test';
+import path from 'node:path';
+import { tempDir } from './app.ts';
 import { MAIN, REPO_ROOT } from './cli.ts';
 
 export interface SpawnedServer {
   url: string;
   /** The base URL the server uses in links and hook registration. */
   baseUrl: string;
+  /** The whole "listening" line. */
+  started: Record<string, unknown>;
   proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
-  /** SIGTERM and wait for the exit code. */
+  /** SIGTERM (or `signal`) and wait for the exit code and the end of its stderr. */
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
@@ -25,7 +30,7 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
     stderr: 'pipe',
   });
   let errText = '';
-  void (async () => {
+  const stderrDrained = (async () => {
     for await (const chunk of proc.stderr) errText += new TextDecoder().decode(chunk);
   })();
 
@@ -43,11 +48,44 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
   return {
     url: started.url,
     baseUrl: started.baseUrl,
+    started,
     proc,
     stderr: () => errText,
     stop: async (signal = 'SIGTERM') => {
       proc.kill(signal);
-      return proc.exited;
+      const code = await proc.exited;
+      await stderrDrained; // everything it wrote is in stderr() once stop resolves
+      return code;
     },
   };
+}
+
+/**
+ * For spawned-server test files: a fresh temp directory per test (`dir`, with `dataDir` inside it)
+ * and `start()`, whose servers are killed after each test, before the directory is removed.
+ */
+export function serversPerTest(prefix: string) {
+  let tmp: ReturnType<typeof tempDir> | null = null;
+  const running: SpawnedServer[] = [];
+  beforeEach(() => {
+    tmp = tempDir(prefix);
+  });
+  afterEach(async () => {
+    for (const server of running.splice(0)) await server.stop('SIGKILL');
+    tmp?.remove();
+  });
+  const context = {
+    get dir(): string {
+      return tmp!.dir;
+    },
+    get dataDir(): string {
+      return path.join(tmp!.dir, 'data');
+    },
+    async start(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<SpawnedServer> {
+      const server = await spawnServer({ dataDir: options.dataDir ?? context.dataDir, env: options.env });
+      running.push(server);
+      return server;
+    },
+  };
+  return context;
 }

@@ -19,17 +19,22 @@ export const apiKeys = sqliteTable(
 );
 
 /** Sign-ups from the landing page or the extension popup; each holds one public `apiToken` (as a hash). */
-export const leads = sqliteTable('leads', {
-  id: text('id').primaryKey(),
-  email: text('email').notNull().unique(),
-  verified: integer('verified', { mode: 'boolean' }).notNull().default(false),
-  /** SHA-256 of the current token; null once revoked. Rotation replaces it, so the old token stops at once. */
-  tokenHash: text('token_hash').unique(),
-  tokenIssuedAt: integer('token_issued_at'),
-  tokenRevokedAt: integer('token_revoked_at'),
-  verifiedAt: integer('verified_at'),
-  createdAt: integer('created_at').notNull(),
-});
+export const leads = sqliteTable(
+  'leads',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull().unique(),
+    verified: integer('verified', { mode: 'boolean' }).notNull().default(false),
+    /** SHA-256 of the current token; null once revoked. Rotation replaces it, so the old token stops at once. */
+    tokenHash: text('token_hash').unique(),
+    tokenIssuedAt: integer('token_issued_at'),
+    tokenRevokedAt: integer('token_revoked_at'),
+    verifiedAt: integer('verified_at'),
+    createdAt: integer('created_at').notNull(),
+  },
+  // The admin listing pages newest first.
+  (table) => [index('leads_created_idx').on(table.createdAt, table.id)],
+);
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type LeadRow = typeof leads.$inferSelect;

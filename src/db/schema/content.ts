@@ -28,7 +28,11 @@ export const faqEntries = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [index('faq_entries_entity_idx').on(table.storeId, table.entityType, table.entityRef, table.status, table.position, table.createdAt)],
+  (table) => [
+    index('faq_entries_entity_idx').on(table.storeId, table.entityType, table.entityRef, table.status, table.position, table.createdAt),
+    // A store's moderation queue (status = pending) and whole list, newest first (ids are time-ordered).
+    index('faq_entries_store_status_idx').on(table.storeId, table.status, table.id),
+  ],
 );
 
 /**

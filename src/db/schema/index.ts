@@ -5,3 +5,4 @@ export * from './catalog.ts';
 export * from './webhooks.ts';
 export * from './scans.ts';
 export * from './content.ts';
+export * from './console.ts';

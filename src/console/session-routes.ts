@@ -1,0 +1,104 @@
+import { Elysia, t } from 'elysia';
+import type { AlternativeAuth } from '../auth/guard.ts';
+import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
+import { jsonBodyParser } from '../lib/body.ts';
+import { ApiError } from '../lib/errors.ts';
+import { crossOriginProblem } from '../lib/same-origin.ts';
+import type { SessionStore } from './sessions.ts';
+
+export const SESSION_PATH = '/api/v1/console/session';
+
+/** `__Host-` pins the cookie to this host and path `/` when it can be Secure (an https base URL). */
+export const sessionCookieName = (secure: boolean) => (secure ? '__Host-svc_session' : 'svc_session');
+
+/** One cookie's value from the Cookie header, or null. */
+export function cookieValue(request: Request, name: string): string | null {
+  const header = request.headers.get('cookie');
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+const crossOrigin = (problem: string) => new ApiError(403, 'cross_origin_refused', `${problem}; the console accepts only requests from its own pages`);
+const noSession = () => new ApiError(401, 'session_expired', 'the console session has ended (signed out, idle too long, or its key was revoked); sign in again');
+
+interface SessionDeps {
+  sessions: SessionStore;
+  keys: KeyStore;
+  baseUrl: string;
+  idleMinutes: number;
+  maxBodyBytes: number;
+}
+
+/**
+ * The session cookie as the scope guard's alternative to `Authorization: Bearer`: a session acts
+ * with its key's scopes, only for requests from svc's own pages (crossOriginProblem).
+ */
+export function consoleSessionAuth({ sessions, baseUrl }: Pick<SessionDeps, 'sessions' | 'baseUrl'>): AlternativeAuth {
+  const name = sessionCookieName(baseUrl.startsWith('https:'));
+  return (request) => {
+    const raw = cookieValue(request, name);
+    if (raw === null) return null;
+    const problem = crossOriginProblem(request, baseUrl);
+    if (problem) throw crossOrigin(problem);
+    const key = sessions.resolve(raw);
+    if (!key) throw noSession();
+    return key;
+  };
+}
+
+const view = (key: ApiKey, idleMinutes: number) => ({
+  key: { id: key.id, name: key.name, keyPrefix: key.keyPrefix, scopes: key.scopes, storeId: key.storeId },
+  idleMinutes,
+});
+
+/**
+ * The console's session exchange: POST a pasted API key for a session cookie (HttpOnly,
+ * SameSite=Strict, Secure on https), GET who is signed in, DELETE to sign out. The raw key is
+ * never stored, in the browser or here.
+ */
+export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, maxBodyBytes }: SessionDeps) {
+  const secure = baseUrl.startsWith('https:');
+  const name = sessionCookieName(secure);
+  const cookie = (value: string, extra = '') => `${name}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}${extra}`;
+  const sameOrigin = (request: Request) => {
+    const problem = crossOriginProblem(request, baseUrl);
+    if (problem) throw crossOrigin(problem);
+  };
+  return new Elysia({ name: 'console-session' })
+    .onParse(jsonBodyParser(maxBodyBytes))
+    .post(
+      SESSION_PATH,
+      ({ request, body, set }) => {
+        sameOrigin(request);
+        const key = keys.verify(body.key.trim());
+        if (!key) throw new ApiError(401, 'invalid_api_key', 'the API key is unknown, malformed or revoked');
+        if (!keyHasScope(key, 'dashboard:read')) {
+          throw new ApiError(403, 'insufficient_scope', 'the console needs a key with the admin or dashboard:read scope');
+        }
+        set.status = 201;
+        set.headers['set-cookie'] = cookie(sessions.create(key.id));
+        set.headers['cache-control'] = 'no-store';
+        return view(key, idleMinutes);
+      },
+      { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }) },
+    )
+    .get(SESSION_PATH, ({ request, set }) => {
+      sameOrigin(request);
+      const raw = cookieValue(request, name);
+      const key = raw === null ? null : sessions.resolve(raw);
+      if (!key) throw noSession();
+      set.headers['cache-control'] = 'no-store';
+      return view(key, idleMinutes);
+    })
+    .delete(SESSION_PATH, ({ request, set }) => {
+      sameOrigin(request);
+      const raw = cookieValue(request, name);
+      if (raw !== null) sessions.end(raw);
+      set.status = 204;
+      set.headers['set-cookie'] = cookie('', '; Max-Age=0');
+    });
+}

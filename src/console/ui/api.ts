@@ -1,0 +1,67 @@
+import type { ApiKey } from '../../auth/keys.ts';
+import type { StoreResponse } from '../../stores/admin.ts';
+// The console's HTTP client: the documented API, authenticated by the session cookie (same origin).
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+let signedOut: () => void = () => {};
+/** Called when the server says the session has ended (sign-out elsewhere, idle, key revoked). */
+export function onSessionEnded(handler: () => void): void {
+  signedOut = handler;
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+/** `?a=1&b=2` of the defined, non-empty values. */
+export function queryString(query: Query): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+export async function api<T>(path: string, options: { method?: string; body?: unknown; query?: Query } = {}): Promise<T> {
+  const init: RequestInit = { method: options.method ?? 'GET', credentials: 'same-origin', headers: { accept: 'application/json' } };
+  if (options.body !== undefined) {
+    init.body = JSON.stringify(options.body);
+    init.headers = { ...init.headers, 'content-type': 'application/json' };
+  }
+  const response = await fetch(path + queryString(options.query ?? {}), init);
+  if (response.status === 204) return undefined as T;
+  const body = (await response.json().catch(() => null)) as ({ error?: string; detail?: string } & T) | null;
+  if (!response.ok) {
+    const failure = new ApiFailure(response.status, body?.error ?? 'http_error', body?.detail ?? `HTTP ${response.status}`);
+    if (response.status === 401 && path !== '/api/v1/console/session') signedOut();
+    throw failure;
+  }
+  return body as T;
+}
+
+/** Scopes of the signed-in key. */
+export interface Session {
+  key: { id: string; name: string; keyPrefix: string; scopes: string[]; storeId: string | null };
+  idleMinutes: number;
+}
+
+export const isAdmin = (session: Session) => session.key.scopes.includes('admin');
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+// The API's own response types; type-only imports, so no server code reaches the bundle.
+/** A store as the admin API shows it; `sync` once the server reports catalogue sync state. */
+export type Store = StoreResponse & { sync?: Record<string, unknown> };
+export type { ApiKey };
+
+export const listStores = () => api<{ items: Store[] }>('/api/v1/admin/stores').then((r) => r.items);
+export const listKeys = () => api<{ items: ApiKey[] }>('/api/v1/admin/keys').then((r) => r.items);

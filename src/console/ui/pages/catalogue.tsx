@@ -1,0 +1,219 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { ProductView } from '../../../catalog/products.ts';
+import { api, ApiFailure, type Page } from '../api.ts';
+import type { PageProps } from '../app.tsx';
+import { BASE } from '../router.ts';
+import { Badge, Empty, ErrorNotice, formatTime, Loading, Notice, PageHeader, Pager, StorePicker, TextArea, useAction, useLoad, usePager } from '../ui.tsx';
+import { useStoreChoice } from './store-choice.ts';
+
+type Product = ProductView & { enrichedAt: string | null };
+interface Enrichment {
+  summary: string;
+  highlights: string[];
+  attributes: Record<string, string>;
+  updatedAt: string;
+}
+
+const SIGNALS: [string, string][] = [
+  ['jsonld', 'JSON-LD'],
+  ['llm', 'LLM JSON'],
+  ['md', 'Markdown'],
+  ['meta', 'Index (.meta)'],
+];
+
+const attributesText = (attributes: Record<string, string>) =>
+  Object.entries(attributes)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\n');
+
+function parseAttributes(text: string): Record<string, string> | string {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
+    const at = line.indexOf(':');
+    if (at <= 0) return `“${line}” is not “name: value”`;
+    out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return out;
+}
+
+function EnrichmentEditor({ storeId, product, onSaved }: { storeId: string; product: Product; onSaved: () => void }) {
+  const path = `/api/v1/admin/stores/${encodeURIComponent(storeId)}/products/${encodeURIComponent(product.productId)}/enrichment`;
+  const current = useLoad(() => api<Enrichment>(path).catch((e) => (e instanceof ApiFailure && e.status === 404 ? null : Promise.reject(e))), [path]);
+  const [summary, setSummary] = useState('');
+  const [highlights, setHighlights] = useState('');
+  const [attributes, setAttributes] = useState('');
+  const [saved, setSaved] = useState('');
+  const action = useAction();
+  useEffect(() => {
+    setSummary(current.data?.summary ?? '');
+    setHighlights(current.data?.highlights.join('\n') ?? '');
+    setAttributes(current.data ? attributesText(current.data.attributes) : '');
+  }, [current.data]);
+  const save = async (event: Event) => {
+    event.preventDefault();
+    const parsed = parseAttributes(attributes);
+    if (typeof parsed === 'string') return action.run(() => Promise.reject(new Error(`Attributes: ${parsed}`)));
+    const body = { summary: summary.trim(), highlights: highlights.split('\n').map((h) => h.trim()).filter(Boolean), attributes: parsed };
+    if (await action.run(() => api(path, { method: 'PUT', body }))) {
+      setSaved('Enrichment saved: the signals now serve it.');
+      onSaved();
+      current.reload();
+    }
+  };
+  const remove = async () => {
+    if ((await action.run(() => api(path, { method: 'DELETE' }).then(() => true))) === true) {
+      setSaved('Enrichment removed: the signals of this product are no longer served.');
+      onSaved();
+      current.reload();
+    }
+  };
+  return (
+    <form onSubmit={save} aria-label="Enrichment">
+      {current.loading ? <Loading what="enrichment" /> : null}
+      {saved ? <Notice kind="ok">{saved}</Notice> : null}
+      <ErrorNotice error={current.error ?? action.error} />
+      <TextArea label="Summary" value={summary} onValue={setSummary} rows={3} maxLength={1000} required hint="Plain text, at most 1000 characters." />
+      <TextArea label="Highlights" value={highlights} onValue={setHighlights} rows={4} hint="One per line, at most 20." />
+      <TextArea label="Attributes" value={attributes} onValue={setAttributes} rows={4} hint="One “name: value” per line, such as “Material: recycled canvas”." />
+      <div class="button-row">
+        <button class="button" type="submit" disabled={action.busy || summary.trim() === ''}>
+          Save enrichment
+        </button>
+        {current.data ? (
+          <button type="button" class="button danger" onClick={remove} disabled={action.busy}>
+            Remove enrichment
+          </button>
+        ) : null}
+      </div>
+    </form>
+  );
+}
+
+function ProductDetail({ storeId, productId, platform }: { storeId: string; productId: string; platform: string }) {
+  const product = useLoad(() => api<Product>(`/api/v1/admin/stores/${encodeURIComponent(storeId)}/products/${encodeURIComponent(productId)}`), [storeId, productId]);
+  const p = product.data;
+  return (
+    <>
+      <p>
+        <a href={`${BASE}/catalogue?store=${storeId}`}>← All products</a>
+      </p>
+      <PageHeader title={p?.title ?? 'Product'} />
+      <ErrorNotice error={product.error} />
+      {p ? (
+        <div class="detail-grid">
+          <section class="card">
+            <h2>Product</h2>
+            <dl class="facts">
+              <dt>Product id</dt>
+              <dd>
+                <code>{p.productId}</code>
+              </dd>
+              <dt>Handle</dt>
+              <dd>{p.handle ?? '—'}</dd>
+              <dt>Price</dt>
+              <dd>{p.price ? `${p.price} ${p.currency ?? ''}` : '—'}</dd>
+              <dt>Availability</dt>
+              <dd>{p.availability ?? '—'}</dd>
+              <dt>SKU · GTIN · brand</dt>
+              <dd>
+                {p.sku ?? '—'} · {p.gtin ?? '—'} · {p.brand ?? '—'}
+              </dd>
+              <dt>Updated on the platform</dt>
+              <dd>{formatTime(p.updatedAt)}</dd>
+              <dt>Enriched</dt>
+              <dd>{p.enrichedAt ? formatTime(p.enrichedAt) : <Badge tone="warn">not enriched</Badge>}</dd>
+            </dl>
+            <h3>Signals</h3>
+            <p class="field-hint">Served for enriched products of active stores.</p>
+            <ul class="links">
+              {SIGNALS.map(([ext, label]) => (
+                <li key={ext}>
+                  <a href={`/api/v1/${platform}/products/${encodeURIComponent(p.productId)}.${ext}`} target="_blank" rel="noopener">
+                    {label}
+                  </a>{' '}
+                  <code class="muted">.{ext}</code>
+                </li>
+              ))}
+            </ul>
+          </section>
+          <section class="card">
+            <h2>Enrichment</h2>
+            <EnrichmentEditor storeId={storeId} product={p} onSaved={product.reload} />
+          </section>
+        </div>
+      ) : null}
+    </>
+  );
+}
+
+export function Catalogue({ route, params }: PageProps) {
+  const { stores, storeId, choose } = useStoreChoice(route, '/catalogue');
+  const pager = usePager();
+  const products = useLoad(
+    () => (storeId ? api<Page<Product>>(`/api/v1/admin/stores/${encodeURIComponent(storeId)}/products`, { query: { cursor: pager.cursor, limit: 25 } }) : Promise.resolve(null)),
+    [storeId, pager.cursor],
+  );
+  if (params.length === 2 && stores.data) {
+    const owner = stores.data.find((s) => s.id === params[0]);
+    if (owner) return <ProductDetail storeId={owner.id} productId={params[1]!} platform={owner.platform} />;
+  }
+  return (
+    <>
+      <PageHeader title="Catalogue" />
+      <ErrorNotice error={stores.error ?? products.error} />
+      {stores.data && stores.data.length === 0 ? (
+        <Empty>
+          No stores yet. <a href={`${BASE}/stores`}>Connect a store</a> and its products arrive through webhooks.
+        </Empty>
+      ) : null}
+      {stores.data && stores.data.length > 0 ? (
+        <div class="toolbar card">
+          <StorePicker
+            stores={stores.data}
+            value={storeId}
+            onValue={(id) => {
+              pager.reset();
+              choose(id);
+            }}
+          />
+        </div>
+      ) : null}
+      {products.data && products.data.items.length === 0 ? <Empty>No products synced for this store yet.</Empty> : null}
+      {products.data && products.data.items.length > 0 ? (
+        <>
+          <div class="table-wrap card">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Product</th>
+                  <th scope="col">Id</th>
+                  <th scope="col">Price</th>
+                  <th scope="col">Availability</th>
+                  <th scope="col">Enrichment</th>
+                  <th scope="col">Updated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {products.data.items.map((p) => (
+                  <tr key={p.productId}>
+                    <td>
+                      <a href={`${BASE}/catalogue/${storeId}/${encodeURIComponent(p.productId)}`}>{p.title}</a>
+                    </td>
+                    <td>
+                      <code>{p.productId}</code>
+                    </td>
+                    <td>{p.price ? `${p.price} ${p.currency ?? ''}` : '—'}</td>
+                    <td>{p.availability ?? '—'}</td>
+                    <td>{p.enrichedAt ? <Badge tone="ok">enriched</Badge> : <Badge tone="warn">not enriched</Badge>}</td>
+                    <td>{formatTime(p.updatedAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pager={pager} nextCursor={products.data.nextCursor} count={products.data.items.length} />
+        </>
+      ) : null}
+    </>
+  );
+}

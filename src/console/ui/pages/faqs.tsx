@@ -1,0 +1,229 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { renderAccordion } from '../../../../widget/render.ts';
+import type { FaqView } from '../../../faqs/store.ts';
+import { api, type Page } from '../api.ts';
+import type { PageProps } from '../app.tsx';
+import { BASE } from '../router.ts';
+import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, PageHeader, Pager, SelectField, StorePicker, TextArea, TextField, useAction, useLoad, usePager } from '../ui.tsx';
+import { useStoreChoice } from './store-choice.ts';
+
+type Faq = FaqView;
+
+const STATUS_TONE = { pending: 'warn', approved: 'ok', rejected: 'danger' } as const;
+const ENTITY_TYPES: [string, string][] = [
+  ['product', 'Product'],
+  ['category', 'Category'],
+  ['page', 'Page'],
+];
+
+/** The answer as shoppers will see it: rendered by the widget's own accordion and sanitiser. */
+export function FaqPreview({ entries, open = true }: { entries: { id?: string; question: string; answer: string }[]; open?: boolean }) {
+  const holder = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = holder.current!;
+    renderAccordion(document, element, entries.map((e, i) => ({ id: e.id ?? String(i), question: e.question, answer: e.answer })));
+    if (open) element.querySelectorAll('details').forEach((d) => (d.open = true));
+  }, [JSON.stringify(entries), open]);
+  return <div class="faq-preview" ref={holder} data-theme="auto" />;
+}
+
+function FaqCard({ faq, onChanged }: { faq: Faq; onChanged: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const [question, setQuestion] = useState(faq.question);
+  const [answer, setAnswer] = useState(faq.answer);
+  const action = useAction();
+  const patch = async (body: Partial<Faq>) => {
+    if (await action.run(() => api(`/api/v1/admin/faqs/${faq.id}`, { method: 'PATCH', body }))) {
+      setEditing(false);
+      onChanged();
+    }
+  };
+  const remove = async () => {
+    await action.run(() => api(`/api/v1/admin/faqs/${faq.id}`, { method: 'DELETE' }));
+    onChanged();
+  };
+  return (
+    <article class="card faq" aria-label={faq.question}>
+      <header class="faq-head">
+        <Badge tone={STATUS_TONE[faq.status]}>{faq.status}</Badge>
+        <span class="muted">
+          {faq.entityType} <code>{faq.entityRef}</code> · {formatTime(faq.createdAt)}
+        </span>
+      </header>
+      <ErrorNotice error={action.error} />
+      {editing ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void patch({ question, answer });
+          }}
+        >
+          <TextField label="Question" value={question} onValue={setQuestion} maxLength={500} required />
+          <TextArea label="Answer" value={answer} onValue={setAnswer} rows={5} hint="Basic HTML: p, br, ul, ol, li, strong, em and links; anything else is removed." />
+          <p class="field-hint">Preview</p>
+          <FaqPreview entries={[{ question, answer }]} />
+          <div class="button-row">
+            <button class="button" type="submit" disabled={action.busy}>
+              Save
+            </button>
+            <button class="button secondary" type="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      ) : (
+        <FaqPreview entries={[faq]} />
+      )}
+      {editing ? null : (
+        <div class="button-row">
+          {faq.status !== 'approved' ? (
+            <button class="button small" type="button" disabled={action.busy} onClick={() => patch({ status: 'approved' })}>
+              Approve
+            </button>
+          ) : null}
+          {faq.status !== 'rejected' ? (
+            <button class="button secondary small" type="button" disabled={action.busy} onClick={() => patch({ status: 'rejected' })}>
+              Reject
+            </button>
+          ) : null}
+          <button class="button secondary small" type="button" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+          <ConfirmButton label="Delete" confirm="Delete this FAQ" onConfirm={remove} disabled={action.busy} />
+        </div>
+      )}
+    </article>
+  );
+}
+
+function StoreList({ storeId, status, title, empty }: { storeId: string; status: string; title: string; empty: string }) {
+  const pager = usePager();
+  const list = useLoad(() => api<Page<Faq>>('/api/v1/admin/faqs', { query: { storeId, status, cursor: pager.cursor, limit: 20 } }), [storeId, status, pager.cursor]);
+  return (
+    <section aria-label={title}>
+      <ErrorNotice error={list.error} />
+      {list.loading && !list.data ? <Loading what="FAQs" /> : null}
+      {list.data && list.data.items.length === 0 ? <Empty>{empty}</Empty> : null}
+      {list.data?.items.map((faq) => <FaqCard key={faq.id + faq.updatedAt} faq={faq} onChanged={list.reload} />)}
+      {list.data && (list.data.nextCursor || pager.page > 1) ? <Pager pager={pager} nextCursor={list.data.nextCursor} count={list.data.items.length} /> : null}
+    </section>
+  );
+}
+
+function EntityList({ storeId }: { storeId: string }) {
+  const [entityType, setEntityType] = useState('product');
+  const [entityRef, setEntityRef] = useState('');
+  const [shown, setShown] = useState<{ entityType: string; entityRef: string } | null>(null);
+  const list = useLoad(
+    () => (shown ? api<Page<Faq>>('/api/v1/admin/faqs', { query: { storeId, ...shown } }).then((p) => p.items) : Promise.resolve(null)),
+    [storeId, JSON.stringify(shown)],
+  );
+  const [question, setQuestion] = useState('');
+  const [answer, setAnswer] = useState('');
+  const action = useAction();
+  const add = async (event: Event) => {
+    event.preventDefault();
+    if (!shown) return;
+    const created = await action.run(() => api('/api/v1/admin/faqs', { method: 'POST', body: { storeId, ...shown, question, answer, status: 'approved' } }));
+    if (created) {
+      setQuestion('');
+      setAnswer('');
+      list.reload();
+    }
+  };
+  const approved = (list.data ?? []).filter((f) => f.status === 'approved');
+  return (
+    <section aria-label="By entity">
+      <form
+        class="toolbar card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setShown({ entityType, entityRef: entityRef.trim() });
+        }}
+      >
+        <SelectField label="Entity type" value={entityType} onValue={setEntityType} options={ENTITY_TYPES} />
+        <TextField label="Product id, handle or slug" value={entityRef} onValue={setEntityRef} required />
+        <div class="filter-actions">
+          <button class="button" type="submit" disabled={entityRef.trim() === ''}>
+            Show FAQs
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={list.error} />
+      {shown && list.data ? (
+        <>
+          <h2>
+            {shown.entityType} <code>{shown.entityRef}</code>: {list.data.length} entries
+          </h2>
+          {approved.length > 0 ? (
+            <section class="card">
+              <h3>What the widget shows ({approved.length} approved, in display order)</h3>
+              <FaqPreview entries={approved} open={false} />
+            </section>
+          ) : null}
+          {list.data.map((faq) => (
+            <FaqCard key={faq.id + faq.updatedAt} faq={faq} onChanged={list.reload} />
+          ))}
+          <form class="card" onSubmit={add} aria-label="Add an FAQ">
+            <h3>Add an FAQ to this {shown.entityType}</h3>
+            <ErrorNotice error={action.error} />
+            <TextField label="Question" value={question} onValue={setQuestion} maxLength={500} required />
+            <TextArea label="Answer" value={answer} onValue={setAnswer} rows={4} />
+            <button class="button" type="submit" disabled={action.busy || !question.trim() || !answer.trim()}>
+              Add as approved
+            </button>
+          </form>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+const TABS: [string, string][] = [
+  ['queue', 'Moderation queue'],
+  ['all', 'All entries'],
+  ['entity', 'By entity'],
+];
+
+export function Faqs({ route }: PageProps) {
+  const { stores, storeId, choose } = useStoreChoice(route, '/faqs');
+  const [tab, setTab] = useState('queue');
+  const [status, setStatus] = useState('');
+  return (
+    <>
+      <PageHeader title="FAQs" />
+      <ErrorNotice error={stores.error} />
+      {stores.data && stores.data.length === 0 ? (
+        <Empty>
+          FAQs belong to a store. <a href={`${BASE}/stores`}>Connect a store</a> first.
+        </Empty>
+      ) : null}
+      {stores.data && storeId ? (
+        <>
+          <div class="toolbar card">
+            <StorePicker stores={stores.data} value={storeId} onValue={choose} />
+          </div>
+          <div class="tabs" role="tablist" aria-label="FAQ views">
+            {TABS.map(([id, label]) => (
+              <button key={id} type="button" role="tab" id={`tab-${id}`} aria-selected={tab === id} aria-controls="faq-panel" class="tab" onClick={() => setTab(id)}>
+                {label}
+              </button>
+            ))}
+          </div>
+          <div id="faq-panel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+            {tab === 'queue' ? <StoreList key={`q-${storeId}`} storeId={storeId} status="pending" title="Pending FAQs" empty="Nothing waiting: every FAQ of this store has been moderated." /> : null}
+            {tab === 'all' ? (
+              <>
+                <div class="toolbar">
+                  <SelectField label="Status" value={status} onValue={setStatus} options={[['', 'Any'], ['pending', 'Pending'], ['approved', 'Approved'], ['rejected', 'Rejected']]} />
+                </div>
+                <StoreList key={`a-${storeId}-${status}`} storeId={storeId} status={status} title="All FAQs" empty="No FAQs." />
+              </>
+            ) : null}
+            {tab === 'entity' ? <EntityList key={`e-${storeId}`} storeId={storeId} /> : null}
+          </div>
+        </>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,314 @@
+import { useState } from 'preact/hooks';
+import { api, listStores, type Store } from '../api.ts';
+import type { PageProps } from '../app.tsx';
+import { BASE } from '../router.ts';
+import { Badge, CopyButton, Empty, ErrorNotice, formatTime, Loading, Notice, PageHeader, TextField, useAction, useLoad } from '../ui.tsx';
+
+type Platform = Store['platform'];
+type AMode = 'own-app' | 'via-app' | 'token-only';
+
+const PLATFORMS: { id: Platform; name: string; domainHint: string }[] = [
+  { id: 'platform-a', name: 'Platform A', domainHint: 'The shop’s platform domain, <name>.myplatform-a.com (or your instance’s suffix).' },
+  { id: 'platform-b', name: 'Platform B', domainHint: 'The storefront’s domain.' },
+  { id: 'platform-c', name: 'Platform C', domainHint: 'The storefront’s domain.' },
+];
+const A_MODES: [AMode, string, string][] = [
+  ['own-app', 'The store’s own app', 'svc registers the product webhooks; deliveries are signed with the app’s client secret.'],
+  ['via-app', 'Installed through svc’s app', 'The platform registers the webhooks; deliveries are signed with SVC_PLATFORM_A_APP_SECRET.'],
+  ['token-only', 'Permanent access token only', 'No webhooks: the catalogue is not kept in sync by deliveries.'],
+];
+
+/** Exactly the credential fields each platform needs (and, for platform A, each connection mode). */
+const FIELDS: Record<Platform | AMode, [string, string, string][]> = {
+  'own-app': [
+    ['clientSecret', 'Client secret', 'The app’s client secret: the key that signs webhook deliveries.'],
+    ['accessToken', 'Admin API access token', 'Used to register webhooks and read the shop’s currency.'],
+  ],
+  'via-app': [],
+  'token-only': [['accessToken', 'Admin API access token', 'A permanent token; no webhooks are registered.']],
+  'platform-a': [],
+  'platform-b': [
+    ['storeHash', 'Store hash', 'Letters and digits, from the API path stores/<hash>/.'],
+    ['accessToken', 'API account access token', 'Needs the products and webhooks scopes.'],
+  ],
+  'platform-c': [
+    ['siteUrl', 'Site URL', 'The store’s address, such as https://shop.example.com.'],
+    ['consumerKey', 'REST API consumer key', 'ck_…'],
+    ['consumerSecret', 'REST API consumer secret', 'cs_…'],
+  ],
+};
+
+function CredentialFields({ platform, onChange }: { platform: Platform; onChange: (credentials: Record<string, string | boolean> | null) => void }) {
+  const [mode, setMode] = useState<AMode>('own-app');
+  const [values, setValues] = useState<Record<string, string>>({});
+  const fields = FIELDS[platform === 'platform-a' ? mode : platform];
+  const report = (nextMode: AMode, nextValues: Record<string, string>) => {
+    const list = FIELDS[platform === 'platform-a' ? nextMode : platform];
+    if (platform === 'platform-a' && nextMode === 'via-app') return onChange({ viaApp: true });
+    const complete = list.every(([name]) => (nextValues[name] ?? '').trim() !== '');
+    onChange(complete ? Object.fromEntries(list.map(([name]) => [name, nextValues[name]!.trim()])) : null);
+  };
+  return (
+    <>
+      {platform === 'platform-a' ? (
+        <fieldset class="field">
+          <legend>How is svc connected?</legend>
+          {A_MODES.map(([id, label, what]) => (
+            <label class="check" key={id}>
+              <input
+                type="radio"
+                name="a-mode"
+                value={id}
+                checked={mode === id}
+                onChange={() => {
+                  setMode(id);
+                  report(id, values);
+                }}
+              />
+              <span>
+                {label} <span class="muted">{what}</span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
+      ) : null}
+      {fields.map(([name, label, hint]) => (
+        <TextField
+          key={`${platform}-${mode}-${name}`}
+          label={label}
+          hint={hint}
+          type={name === 'siteUrl' ? 'url' : 'password'}
+          autoComplete="off"
+          spellcheck={false}
+          value={values[name] ?? ''}
+          onValue={(value) => {
+            const next = { ...values, [name]: value };
+            setValues(next);
+            report(mode, next);
+          }}
+        />
+      ))}
+    </>
+  );
+}
+
+function hooksBadge(store: Store) {
+  const tone = store.hooks.status === 'registered' || store.hooks.status === 'platform_managed' ? 'ok' : store.hooks.status === 'failed' ? 'danger' : 'neutral';
+  return <Badge tone={tone}>{store.hooks.status.replaceAll('_', ' ')}</Badge>;
+}
+
+const statusBadge = (store: Store) => (store.status === 'active' ? <Badge tone="ok">active</Badge> : <Badge tone="danger">{store.signalsWithdrawnAt ? 'uninstalled' : 'inactive'}</Badge>);
+
+function ConnectStore({ onConnected }: { onConnected: (store: Store) => void }) {
+  const [platform, setPlatform] = useState<Platform>('platform-a');
+  const [domain, setDomain] = useState('');
+  const [currency, setCurrency] = useState('');
+  const [credentials, setCredentials] = useState<Record<string, string | boolean> | null>(null);
+  const action = useAction();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (!credentials) return;
+    const body = { platform, domain: domain.trim(), credentials, ...(currency.trim() ? { currency: currency.trim().toUpperCase() } : {}) };
+    const store = await action.run(() => api<Store>('/api/v1/admin/stores', { method: 'POST', body }));
+    if (store) onConnected(store);
+  };
+  return (
+    <section class="card" aria-labelledby="connect">
+      <h2 id="connect">Connect a store</h2>
+      <form onSubmit={submit}>
+        <fieldset class="field">
+          <legend>Platform</legend>
+          <div class="segmented">
+            {PLATFORMS.map((p) => (
+              <label key={p.id}>
+                <input
+                  type="radio"
+                  name="platform"
+                  value={p.id}
+                  checked={platform === p.id}
+                  onChange={() => {
+                    setPlatform(p.id);
+                    setCredentials(null);
+                  }}
+                />
+                <span>{p.name}</span>
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        <TextField label="Store domain" value={domain} onValue={setDomain} required hint={PLATFORMS.find((p) => p.id === platform)!.domainHint} />
+        <CredentialFields key={platform} platform={platform} onChange={setCredentials} />
+        <TextField label="Currency (optional)" value={currency} onValue={setCurrency} maxLength={3} placeholder="EUR" hint="ISO 4217. Left empty, svc reads it from the platform where it can." />
+        <ErrorNotice error={action.error} />
+        <button class="button" type="submit" disabled={action.busy || !credentials || domain.trim() === ''}>
+          {action.busy ? 'Connecting…' : 'Connect store'}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function StoreDetail({ id }: { id: string }) {
+  const store = useLoad(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(id)}`), [id]);
+  const [credentials, setCredentials] = useState<Record<string, string | boolean> | null>(null);
+  const [result, setResult] = useState<Store | null>(null);
+  const action = useAction();
+  const shown = result ?? store.data;
+  const registerHooks = async () => {
+    const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(id)}/hooks`, { method: 'POST' }));
+    if (next) setResult(next);
+  };
+  const saveCredentials = async (event: Event) => {
+    event.preventDefault();
+    const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(id)}/credentials`, { method: 'PUT', body: { credentials } }));
+    if (next) setResult(next);
+  };
+  return (
+    <>
+      <p>
+        <a href={`${BASE}/stores`}>← All stores</a>
+      </p>
+      <PageHeader title={shown?.domain ?? 'Store'} />
+      <ErrorNotice error={store.error ?? action.error} />
+      {store.loading && !shown ? <Loading what="the store" /> : null}
+      {shown ? (
+        <div class="detail-grid">
+          <section class="card">
+            <h2>Status</h2>
+            {shown.status === 'inactive' ? (
+              <Notice kind="warn">
+                {shown.signalsWithdrawnAt
+                  ? `The store uninstalled svc on ${formatTime(shown.deactivatedAt)}; its signals are withdrawn. Saving credentials again reconnects it.`
+                  : 'This store is inactive; webhooks for it are acknowledged and ignored.'}
+              </Notice>
+            ) : null}
+            {shown.currencyError ? <Notice kind="warn">Currency: {shown.currencyError}</Notice> : null}
+            <dl class="facts">
+              <dt>Platform</dt>
+              <dd>{shown.platform}</dd>
+              <dt>Status</dt>
+              <dd>{statusBadge(shown)}</dd>
+              <dt>Connection</dt>
+              <dd>{shown.credentialKind}</dd>
+              <dt>Currency</dt>
+              <dd>{shown.currency ?? '—'}</dd>
+              <dt>Connected</dt>
+              <dd>{formatTime(shown.createdAt)}</dd>
+              <dt>Store id</dt>
+              <dd>
+                <code>{shown.id}</code>
+              </dd>
+            </dl>
+            <p>
+              <a href={`${BASE}/catalogue?store=${shown.id}`}>Catalogue</a> · <a href={`${BASE}/faqs?store=${shown.id}`}>FAQs</a>
+            </p>
+          </section>
+          <section class="card" aria-labelledby="hooks">
+            <h2 id="hooks">Webhooks</h2>
+            <dl class="facts">
+              <dt>Registration</dt>
+              <dd>{hooksBadge(shown)}</dd>
+              <dt>Topics</dt>
+              <dd>{shown.hooks.topics.length ? shown.hooks.topics.map((t) => <code key={t}>{t}</code>) : '—'}</dd>
+              <dt>Registered</dt>
+              <dd>{formatTime(shown.hooks.registeredAt)}</dd>
+              <dt>Confirmed by the platform</dt>
+              <dd>{formatTime(shown.hooks.confirmedAt)}</dd>
+              <dt>Delivery URL</dt>
+              <dd class="wrap">
+                <code>{shown.webhookUrl}</code> <CopyButton text={shown.webhookUrl} />
+              </dd>
+            </dl>
+            {shown.hooks.error ? <Notice kind="error">Registration failed: {shown.hooks.error}</Notice> : null}
+            {shown.hooks.status === 'registered' || shown.hooks.status === 'failed' || shown.hooks.status === 'pending' ? (
+              <button type="button" class="button secondary" onClick={registerHooks} disabled={action.busy}>
+                {shown.hooks.status === 'registered' ? 'Register again' : 'Retry registration'}
+              </button>
+            ) : null}
+          </section>
+          {shown.sync ? (
+            <section class="card" aria-labelledby="sync">
+              <h2 id="sync">Catalogue sync</h2>
+              <dl class="facts">
+                {Object.entries(shown.sync).map(([name, value]) => (
+                  <>
+                    <dt key={`${name}-t`}>{name}</dt>
+                    <dd key={`${name}-d`}>{typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) ? formatTime(value) : String(value ?? '—')}</dd>
+                  </>
+                ))}
+              </dl>
+            </section>
+          ) : null}
+          <section class="card" aria-labelledby="credentials">
+            <h2 id="credentials">Replace credentials</h2>
+            <form onSubmit={saveCredentials}>
+              <CredentialFields platform={shown.platform} onChange={setCredentials} />
+              <button class="button" type="submit" disabled={action.busy || !credentials}>
+                Save credentials and register webhooks
+              </button>
+            </form>
+          </section>
+        </div>
+      ) : null}
+    </>
+  );
+}
+
+export function Stores({ params }: PageProps) {
+  const stores = useLoad(listStores, []);
+  const [connected, setConnected] = useState<Store | null>(null);
+  if (params[0]) return <StoreDetail id={params[0]} />;
+  return (
+    <>
+      <PageHeader title="Stores" />
+      {connected ? (
+        <Notice kind={connected.hooks.status === 'failed' ? 'warn' : 'ok'}>
+          Connected {connected.domain}: webhooks {connected.hooks.status.replaceAll('_', ' ')}
+          {connected.hooks.topics.length ? ` (${connected.hooks.topics.join(', ')})` : ''}. <a href={`${BASE}/stores/${connected.id}`}>Open the store</a>
+        </Notice>
+      ) : null}
+      <section class="card" aria-labelledby="store-list">
+        <h2 id="store-list">Connected stores</h2>
+        <ErrorNotice error={stores.error} />
+        {stores.loading && !stores.data ? <Loading what="stores" /> : null}
+        {stores.data && stores.data.length === 0 ? <Empty>No stores yet. Connect one below.</Empty> : null}
+        {stores.data && stores.data.length > 0 ? (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Store</th>
+                  <th scope="col">Platform</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Webhooks</th>
+                  <th scope="col">Currency</th>
+                  <th scope="col">Connected</th>
+                </tr>
+              </thead>
+              <tbody>
+                {stores.data.map((store) => (
+                  <tr key={store.id}>
+                    <td>
+                      <a href={`${BASE}/stores/${store.id}`}>{store.domain}</a>
+                    </td>
+                    <td>{store.platform}</td>
+                    <td>{statusBadge(store)}</td>
+                    <td>{hooksBadge(store)}</td>
+                    <td>{store.currency ?? '—'}</td>
+                    <td>{formatTime(store.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+      </section>
+      <ConnectStore
+        onConnected={(store) => {
+          setConnected(store);
+          stores.reload();
+        }}
+      />
+    </>
+  );
+}

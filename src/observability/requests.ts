@@ -1,0 +1,138 @@
+import { ERROR_CODE_HEADER } from '../lib/errors.ts';
+import { randomSecret } from '../lib/crypto.ts';
+import { requestPath } from '../lib/request-path.ts';
+import type { Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
+
+/** What hooks learn about a request on its way through the app, for its log line and metrics. */
+interface RequestFacts {
+  /** The incoming X-Request-Id if sane, else one made up: echoed on the response and in every line about the request. */
+  requestId: string;
+  /** Elysia's matched route template; null until routing (and for requests answered before it). */
+  route: string | null;
+  /** Rate-limit tier, on probe routes. */
+  tier: string | null;
+}
+
+/** Label values for methods come from this set only; anything else is "OTHER". */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** An incoming X-Request-Id is echoed only if it looks like an id (no spaces, quotes or control characters). */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@+/=-]{1,128}$/;
+
+interface RouteDefinition {
+  method: string;
+  path: string;
+}
+
+/** `/a/b/` -> `/a/b` (a prefixed `get('/')` route is registered with the slash; the router ignores one either way). */
+const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
+/**
+ * Template lookup for requests answered before routing (rate limits, the scope guard, the body
+ * limit): exact paths by map, parameterised ones by pattern; one trailing slash is ignored as the
+ * router does. Null when no route matches (404s), which the metrics count as "unmatched".
+ */
+function routeTable(routes: RouteDefinition[]) {
+  const exact = new Map<string, string>();
+  const patterns: { method: string; pattern: RegExp; path: string }[] = [];
+  for (const route of routes) {
+    const method = route.method;
+    const path = withoutTrailingSlash(route.path);
+    if (path.includes(':') || path.includes('*')) {
+      const source = path
+        .split('/')
+        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/');
+      patterns.push({ method, pattern: new RegExp(`^${source}$`), path });
+    } else {
+      exact.set(`${method} ${path}`, path);
+    }
+  }
+  return (method: string, rawPath: string): string | null => {
+    const path = withoutTrailingSlash(rawPath);
+    const lookup = method === 'HEAD' ? 'GET' : method;
+    const found = exact.get(`${lookup} ${path}`);
+    if (found !== undefined) return found;
+    for (const p of patterns) if (p.method === lookup && p.pattern.test(path)) return p.path;
+    return null;
+  };
+}
+
+const declaredBytes = (request: Request): number | null => {
+  const length = request.headers.get('content-length');
+  return length !== null && /^\d{1,15}$/.test(length) ? Number(length) : null;
+};
+
+/**
+ * The request log and the request metrics, around the app's fetch handler: one timer, one WeakMap
+ * entry and a few counter increments per request; the log line itself is built only for the lines
+ * the logger's budget admits. The route label is always a template (never the raw path), so a
+ * flood of random paths adds no series.
+ */
+export function createRequestObserver({ metrics, logger }: { metrics: Metrics; logger: Logger }) {
+  const facts = new WeakMap<Request, RequestFacts>();
+  const bootId = randomSecret(6);
+  let sequence = 0;
+  let lookup: ((method: string, path: string) => string | null) | null = null;
+
+  function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[]): Response {
+    const seconds = (performance.now() - started) / 1000;
+    const status = response.status;
+    const method = METHODS.has(request.method) ? request.method : 'OTHER';
+    const route = noted.route ?? (lookup ??= routeTable(routes()))(request.method, requestPath(request)) ?? 'unmatched';
+    metrics.request(route, method, status, seconds);
+    const requestId = noted.requestId;
+    response.headers.set('x-request-id', requestId);
+    let code: string | null = null;
+    if (status >= 400) {
+      code = response.headers.get(ERROR_CODE_HEADER);
+      if (code !== null) response.headers.delete(ERROR_CODE_HEADER);
+    }
+    logger.access(status, () => ({
+      method,
+      route,
+      status,
+      ms: Math.round(seconds * 100_000) / 100,
+      reqBytes: declaredBytes(request),
+      ...(noted.tier !== null && { tier: noted.tier }),
+      requestId,
+      ...(code !== null && { error: code }),
+    }));
+    return response;
+  }
+
+  return {
+    /** From an `onTransform` hook: the matched route's template. */
+    noteRoute(request: Request, route: string): void {
+      const noted = facts.get(request);
+      if (noted) noted.route = withoutTrailingSlash(route);
+    },
+    noteTier(request: Request, tier: string): void {
+      const noted = facts.get(request);
+      if (noted) noted.tier = tier;
+    },
+    /** The request's id, for other lines about it (null outside the observed handler, as under `app.handle`). */
+    requestIdOf(request: Request): string | null {
+      return facts.get(request)?.requestId ?? null;
+    },
+    /**
+     * The app's fetch handler, observed: serves each request, then counts it, logs it and stamps
+     * `X-Request-Id` on the response. Routes are read once, at the first request answered before routing.
+     */
+    handlerOf(app: { fetch(request: Request): Response | Promise<Response>; routes: RouteDefinition[] }) {
+      const routes = () => app.routes;
+      return (request: Request): Response | Promise<Response> => {
+        const started = performance.now();
+        const incoming = request.headers.get('x-request-id');
+        const requestId = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++sequence).toString(36)}`;
+        const noted: RequestFacts = { requestId, route: null, tier: null };
+        facts.set(request, noted);
+        const result = app.fetch(request);
+        return result instanceof Promise
+          ? result.then((response) => finish(request, response, started, noted, routes))
+          : finish(request, result, started, noted, routes);
+      };
+    },
+  };
+}
+

@@ -1,0 +1,73 @@
+import type { Database } from 'bun:sqlite';
+import { statSync } from 'node:fs';
+import { buildInfo } from '../lib/build-info.ts';
+import type { TierLimiter } from '../ratelimit/tiers.ts';
+import { createLogger, type LogSettings } from './log.ts';
+import { createMetrics, sample } from './metrics.ts';
+import { createRequestObserver } from './requests.ts';
+
+/** The process's logger, metrics and request observer: one of each per server (tests make their own). */
+export function createObservability(settings: LogSettings, write?: (text: string) => void) {
+  const logger = createLogger(settings, write);
+  const metrics = createMetrics();
+  const observer = createRequestObserver({ metrics, logger });
+  const info = buildInfo();
+  const startedAt = Date.now() / 1000;
+  metrics.addCollector(() =>
+    [
+      sample('svc_build_info', 'gauge', 'Always 1; the labels name the running build.', [
+        { labels: { version: info.version, commit: info.commit, schema_version: String(info.schemaVersion) }, value: 1 },
+      ]),
+      sample('svc_log_lines_suppressed_total', 'counter', 'Log lines dropped by the line budget (SVC_LOG_RATE).', [{ value: logger.suppressedTotal }]),
+      sample('process_resident_memory_bytes', 'gauge', 'Resident set size.', [{ value: process.memoryUsage.rss() }]),
+      sample('process_start_time_seconds', 'gauge', 'Start time of the process, seconds since the epoch.', [{ value: startedAt }]),
+    ].join(''),
+  );
+  return { logger, metrics, observer };
+}
+
+export type Observability = ReturnType<typeof createObservability>;
+
+/** The scan writer reports its batches to the metrics and its failures to the (line-budgeted) log. */
+export function writerHooks({ metrics, logger }: Observability) {
+  return {
+    onCommit: metrics.writerCommit,
+    onFailure: (rows: number, error: unknown) => logger.log('error', 'scan batch failed', { rows, error: String(error).slice(0, 500) }),
+  };
+}
+
+/** Size of a file, 0 when it does not exist (the WAL between checkpoints, an in-memory database). */
+function fileBytes(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+const JOB_STATUSES = ['queued', 'running', 'done', 'dead'] as const;
+
+/** Scrape-time gauges of the database: file sizes and the job queue by status. */
+export function databaseCollector(sqlite: Database, file: string): () => string {
+  const jobsByStatus = sqlite.query<{ status: string; n: number }, []>('SELECT status, count(*) AS n FROM jobs GROUP BY status');
+  const jobRows = () => {
+    const counts = new Map(jobsByStatus.all().map((row) => [row.status, row.n]));
+    return JOB_STATUSES.map((status) => ({ labels: { status }, value: counts.get(status) ?? 0 }));
+  };
+  return () =>
+    [
+      sample('svc_database_bytes', 'gauge', 'Size of the SQLite database file.', [{ value: fileBytes(file) }]),
+      sample('svc_database_wal_bytes', 'gauge', 'Size of the SQLite write-ahead log.', [{ value: fileBytes(`${file}-wal`) }]),
+      sample('svc_jobs', 'gauge', 'Background jobs by status (queued and running: the queue depth; dead: gave up after the last attempt).', jobRows()),
+    ].join('');
+}
+
+/** Scrape-time samples of in-memory state: the rate limiter's table and refusals, failed job attempts. */
+export function appCollector({ limiter, jobs }: { limiter: TierLimiter; jobs: { readonly failures: number } }): () => string {
+  return () =>
+    [
+      sample('svc_rate_limited_total', 'counter', 'Requests refused by the rate limiter, by tier.', Object.entries(limiter.refused).map(([tier, value]) => ({ labels: { tier }, value }))),
+      sample('svc_ratelimit_buckets', 'gauge', 'Live rate-limit buckets (bounded).', [{ value: limiter.size }]),
+      sample('svc_job_failures_total', 'counter', 'Failed background job attempts.', [{ value: jobs.failures }]),
+    ].join('');
+}

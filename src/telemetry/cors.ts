@@ -1,0 +1,31 @@
+import { requestPath } from '../lib/request-path.ts';
+import { PROBE_PREFIX } from './admission.ts';
+
+/**
+ * CORS on the probe routes (SVC_PROBE_CORS_ORIGINS), for scanners in web pages that hold a lead token
+ * (mode 1). Only `X-Probe-Token` and `Content-Type` are allowed request headers: a signing key
+ * (mode 2) must never sit in a browser page, so its headers are not. A global `onRequest` hook,
+ * registered only when origins are configured and placed before the rate limiter, so a preflight
+ * costs no token. Browser extensions with host permission for svc need none of this.
+ */
+export function probeCors(origins: string[]) {
+  const anyOrigin = origins.includes('*');
+  const listed = new Set(origins);
+  return ({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined => {
+    if (!requestPath(request).startsWith(PROBE_PREFIX)) return undefined;
+    const origin = request.headers.get('origin');
+    const granted = origin === null ? null : anyOrigin ? '*' : listed.has(origin.toLowerCase()) ? origin : null;
+    const headers: Record<string, string> = granted ? { 'Access-Control-Allow-Origin': granted, Vary: 'Origin' } : { Vary: 'Origin' };
+    if (request.method === 'OPTIONS') {
+      // The same answer for every origin; only a listed one gets the grant the browser looks for.
+      return new Response(null, {
+        status: 204,
+        headers: granted
+          ? { ...headers, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': 'Content-Type, X-Probe-Token', 'Access-Control-Max-Age': '600' }
+          : headers,
+      });
+    }
+    Object.assign(set.headers, headers);
+    return undefined;
+  };
+}

@@ -1,0 +1,39 @@
+import { describe, expect, test } from 'bun:test';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from './helpers/cli.ts';
+
+// The product's docs stand alone: what a user reads after cloning the repository.
+const files = ['README.md', ...readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const read = (file: string) => readFileSync(path.join(REPO_ROOT, file), 'utf8');
+
+describe('README.md and docs/', () => {
+  test('reference nothing outside the repository', () => {
+    for (const file of files) {
+      expect({ file, outside: read(file).match(/\.\.\/shared|\/work\/[a-z]/g) }).toEqual({ file, outside: null });
+    }
+  });
+
+  test('every relative link points to a file in the repository', () => {
+    for (const file of files) {
+      for (const [, target] of read(file).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target!) || target!.startsWith('<')) continue;
+        expect({ file, target, exists: existsSync(path.resolve(REPO_ROOT, path.dirname(file), target!)) }).toEqual({ file, target, exists: true });
+      }
+    }
+  });
+
+  test('shell commands run after npm install: bun through npx or an npm script, never bare', () => {
+    for (const file of files) {
+      for (const [, block] of read(file).matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)) {
+        const bare = block!.split('\n').filter((line) => /^\s*bun\s/.test(line));
+        expect({ file, bare }).toEqual({ file, bare: [] });
+      }
+    }
+  });
+
+  test('docs/index.md lists every page in docs/', () => {
+    const index = read('docs/index.md');
+    for (const file of files.filter((f) => f.startsWith('docs/') && f !== 'docs/index.md')) expect(index).toContain(`(${path.basename(file)})`);
+  });
+});

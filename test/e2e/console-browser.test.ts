@@ -1,0 +1,479 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { platformAProduct } from '../fakes/payloads.ts';
+import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
+import { tempDir } from '../helpers/app.ts';
+import { BROWSER_AVAILABLE, browserDescribe, launchChromium } from '../helpers/browser.ts';
+import { REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { signedInit, TELEMETRY, tokenInit } from '../helpers/probe.ts';
+import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { serveStorefront } from './fixtures/storefront.ts';
+
+const suite = browserDescribe('console browser tests');
+
+// The landing page and the console as a newcomer uses them: real Chromium, a spawned svc (or the
+// compiled binary with SVC_E2E_BINARY=dist/svc), a fake platform A, a local storefront. Every visit
+// fails on a page error or a CSP violation and leaves a screenshot in test-output/console/.
+const SCREENSHOTS = path.join(REPO_ROOT, 'test-output', 'console');
+const SHOP = { domain: 'trail.myplatform-a.com', accessToken: 'shpat-console-e2e', clientSecret: 'client-secret-e2e', currency: 'EUR' };
+const DAY = 86_400_000;
+/** Chromium on a shared 2-core machine: each flow gets a minute. */
+const FLOW_MS = 60_000;
+
+let tmp: ReturnType<typeof tempDir>;
+let svc: SpawnedServer;
+let fake: FakePlatformA;
+let browser: Browser;
+let admin: string;
+let dashboardKey: string;
+let signUpToken = '';
+let storeId = '';
+let widgetKey = '';
+
+async function api(method: string, route: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${svc.url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? null : res.json();
+}
+
+/** Scans over the last three weeks, across grades, platforms, page types and countries, so every chart has bars. */
+async function seedScans(): Promise<void> {
+  const key = (await runCli(['keys', 'create', '--scopes', 'probe:scan', '--data-dir', path.join(tmp.dir, 'data')])).json.key;
+  const grades = [['A', 94], ['B', 81], ['C', 66], ['D', 52], ['F', 23]] as const;
+  const platforms = ['platform-a', 'platform-b', 'platform-c', 'custom'];
+  const pageTypes = ['product', 'home', 'collection', 'page'];
+  const countries = ['DE', 'FR', 'US', 'GB', 'NL'];
+  const scans = Array.from({ length: 60 }, (_, i) => {
+    const [grade, percentage] = grades[(i * 7) % grades.length]!;
+    return {
+      url: `https://store-${i % 6}.example.org/p/${i}`,
+      hostname: `store-${i % 6}.example.org`,
+      scannedAt: new Date(Date.now() - ((i * 8) % 20) * DAY - (i % 5) * 3_600_000).toISOString(),
+      platform: { platform: platforms[i % platforms.length], confidence: 0.8 },
+      pageType: pageTypes[i % pageTypes.length],
+      country: countries[i % countries.length],
+      signals: { title: { value: `Page ${i}`, length: 6 } },
+      signalPresence: { title: true, description: i % 2 === 0, jsonLd: i % 3 === 0 },
+      quality: { grade, percentage },
+    };
+  });
+  const body = JSON.stringify({ scans });
+  const res = await fetch(`${svc.url}/api/v1/probe/scan-bulk`, signedInit(key, body, Date.now()));
+  expect(res.status).toBe(200);
+  expect((await res.json()).inserted).toBe(60);
+}
+
+beforeAll(async () => {
+  if (!BROWSER_AVAILABLE) return;
+  tmp = tempDir('svc-console-');
+  const dataDir = path.join(tmp.dir, 'data');
+  fake = startFakePlatformA([SHOP]);
+  admin = (await runCli(['keys', 'create', '--scopes', 'admin', '--name', 'ops', '--data-dir', dataDir])).json.key;
+  dashboardKey = (await runCli(['keys', 'create', '--scopes', 'dashboard:read', '--name', 'analyst', '--data-dir', dataDir])).json.key;
+  const binary = process.env.SVC_E2E_BINARY;
+  svc = await spawnServer({
+    dataDir,
+    env: { SVC_PLATFORM_A_API_BASE: fake.url, SVC_SITE_NAME: 'Probe Hub', SVC_SITE_CONTACT: 'Run by the example.org web team: ops@example.org' },
+    ...(binary ? { command: [path.resolve(REPO_ROOT, binary)], cwd: tmp.dir } : {}),
+  });
+  await seedScans();
+  browser = await launchChromium();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+  fake?.stop();
+  tmp?.remove();
+});
+
+interface Visit {
+  context: BrowserContext;
+  page: Page;
+  problems: string[];
+}
+
+/** A fresh browser profile (no cookies) watching for page errors and CSP violations. */
+async function open(path_: string, options: BrowserContextOptions = {}): Promise<Visit> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.text().includes('Content Security Policy')) problems.push(`CSP: ${m.text()}`);
+  });
+  await page.goto(svc.url + path_);
+  return { context, page, problems };
+}
+
+async function shot(v: Visit, name: string) {
+  await v.page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Every visit ends the same way: no page error and no CSP violation happened. */
+async function finish(v: Visit) {
+  expect(v.problems).toEqual([]);
+  await v.context.close();
+}
+
+async function signIn(v: Visit, key: string) {
+  await v.page.getByLabel('API key').fill(key);
+  await v.page.getByRole('button', { name: 'Sign in' }).click();
+  await v.page.getByRole('navigation', { name: 'Console' }).waitFor();
+}
+
+/** Non-blank pixels of a chart's canvas. */
+const inkOf = (page: Page, index: number) =>
+  page.locator('.chart canvas').nth(index).evaluate((canvas: HTMLCanvasElement) => {
+    const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+    let ink = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) ink++;
+    return ink;
+  });
+
+suite('landing page in Chromium', () => {
+  test('with JavaScript disabled, the form POST answers with a server-rendered page showing the token once', async () => {
+    const v = await open('/', { javaScriptEnabled: false });
+    await expect(v.page.title()).resolves.toBe('Probe Hub: page-scan telemetry');
+    expect(await v.page.getByText('Run by the example.org web team').count()).toBe(1);
+    await shot(v, 'landing');
+    await v.page.getByLabel('Email address').fill('not-an-email');
+    await v.page.getByRole('button', { name: 'Get my API token' }).click();
+    await v.page.waitForLoadState();
+    expect(await v.page.locator('#email-error').textContent()).toBe('Enter a valid email address, such as name@example.com.');
+    expect(await v.page.getByLabel('Email address').getAttribute('aria-invalid')).toBe('true');
+    await shot(v, 'landing-error');
+    await v.page.getByLabel('Email address').fill('scanner-author@example.org');
+    await v.page.getByRole('button', { name: 'Get my API token' }).click();
+    await v.page.getByRole('heading', { name: 'Your API token' }).waitFor();
+    signUpToken = (await v.page.locator('#token').textContent())!.trim();
+    expect(signUpToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(await v.page.locator('#example').textContent()).toContain(`X-Probe-Token: ${signUpToken}`);
+    // Without JavaScript the copy buttons stay hidden; the token is plain selectable text.
+    expect(await v.page.getByRole('button', { name: 'Copy' }).count()).toBe(0);
+    await shot(v, 'landing-token-no-js');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('with JavaScript, the result page offers copy buttons; the page fits 360 px', async () => {
+    const v = await open('/', { viewport: { width: 360, height: 740 } });
+    expect(await v.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await shot(v, 'landing-360');
+    await v.page.getByLabel('Email address').fill('second-author@example.org');
+    await v.page.getByRole('button', { name: 'Get my API token' }).click();
+    await v.page.getByRole('button', { name: 'Copy', exact: true }).waitFor();
+    expect(await v.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await shot(v, 'landing-token-360');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('the token from the landing page sends a scan (mode 1)', async () => {
+    const res = await fetch(svc.url + TELEMETRY, tokenInit(signUpToken, { url: 'https://shop.example.com/products/blue-mug', hostname: 'shop.example.com', pageType: 'product', signals: { title: { value: 'Blue mug', length: 8 } }, quality: { grade: 'C', percentage: 64 } }));
+    expect(res.status).toBe(204);
+  }, FLOW_MS);
+});
+
+suite('console in Chromium', () => {
+  test('sign-in with an admin key: HttpOnly SameSite=Strict cookie, every admin page in the navigation', async () => {
+    const v = await open('/console');
+    await v.page.getByRole('heading', { name: 'Sign in to the console' }).waitFor();
+    await shot(v, 'console-sign-in');
+    await signIn(v, admin);
+    const cookies = await v.context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.secure])).toEqual([['svc_session', true, 'Strict', false]]);
+    expect(await v.page.evaluate(() => document.cookie)).toBe('');
+    expect(await v.page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).toBe('{}{}');
+    const nav = await v.page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents();
+    expect(nav).toEqual(['Overview', 'Scans', 'Keys', 'Leads', 'Stores', 'Catalogue', 'FAQs', 'Widget']);
+    await finish(v);
+  }, FLOW_MS);
+
+  test('Overview: charts draw with axes, legends and tooltips, and refresh without reloading', async () => {
+    const v = await open('/console');
+    await signIn(v, admin);
+    await v.page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await v.page.locator('.chart canvas').nth(4).waitFor();
+    for (let i = 0; i < 5; i++) expect(await inkOf(v.page, i)).toBeGreaterThan(500);
+    const legend = await v.page.locator('.chart').first().locator('.u-legend').textContent();
+    expect(legend).toContain('Scans');
+    expect(legend).toContain('Average score (%)');
+    expect(await v.page.locator('.chart').nth(1).locator('.u-legend').textContent()).toContain('Scans');
+    const box = (await v.page.locator('.chart .u-over').first().boundingBox())!;
+    await v.page.mouse.move(box.x + box.width - 20, box.y + box.height / 2);
+    const tip = v.page.locator('.chart-tip').first();
+    await tip.waitFor();
+    expect(await tip.textContent()).toMatch(/^\d{4}-\d{2}-\d{2}Scans: \d+Average score \(%\): /);
+    const totals = async () => Number((await v.page.locator('.total-value').first().textContent())!.replace(/\D/g, ''));
+    expect(await totals()).toBe(61);
+    await v.page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    expect((await fetch(svc.url + TELEMETRY, tokenInit(signUpToken, { hostname: 'shop.example.com', signals: {} }))).status).toBe(204);
+    await v.page.getByRole('button', { name: 'Refresh' }).click();
+    await v.page.waitForFunction(() => document.querySelector('.total-value')?.textContent?.replace(/\D/g, '') === '62');
+    expect(await v.page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(42);
+    await v.page.mouse.move(0, 0);
+    await shot(v, 'overview');
+    await v.page.getByLabel('Scans per', { exact: true }).selectOption('month');
+    await v.page.waitForFunction(() => document.querySelector('.chart figcaption')?.textContent === 'Scans per month');
+    expect(await inkOf(v.page, 0)).toBeGreaterThan(500);
+    await finish(v);
+  }, FLOW_MS);
+
+  test('Overview in dark mode and at 360 px', async () => {
+    const v = await open('/console', { colorScheme: 'dark', viewport: { width: 360, height: 800 } });
+    await signIn(v, admin);
+    await v.page.locator('.chart canvas').nth(4).waitFor();
+    expect(await v.page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(15, 20, 26)');
+    expect(await v.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await v.page.waitForTimeout(200);
+    await shot(v, 'overview-dark-360');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('Scans: the landing token’s scan is listed; filters, keyset paging and the detail view', async () => {
+    const v = await open('/console/scans');
+    await signIn(v, admin);
+    await v.page.getByRole('heading', { name: 'Scans' }).waitFor();
+    await v.page.locator('tbody tr').first().waitFor();
+    expect(await v.page.locator('tbody tr').count()).toBe(25);
+    const first = await v.page.locator('tbody tr').first().textContent();
+    await v.page.getByRole('button', { name: 'Next →' }).click();
+    await v.page.getByText('Page 2 · 25 shown').waitFor();
+    await v.page.waitForFunction((text) => document.querySelector('tbody tr')?.textContent !== text, first);
+    await v.page.getByRole('button', { name: 'Next →' }).click();
+    await v.page.getByText('Page 3 · 12 shown').waitFor();
+    expect(await v.page.getByRole('button', { name: 'Next →' }).isDisabled()).toBe(true);
+    await v.page.getByRole('button', { name: '← Previous' }).click();
+    await v.page.getByText('Page 2 · 25 shown').waitFor();
+    await shot(v, 'scans');
+
+    await v.page.getByLabel('Hostname').fill('shop.example.com');
+    await v.page.getByRole('button', { name: 'Apply filters' }).click();
+    await v.page.getByText('Page 1 · 2 shown').waitFor();
+    expect(v.page.url()).toContain('hostname=shop.example.com');
+    await v.page.getByLabel('Grade').selectOption('C');
+    await v.page.getByLabel('Page type').selectOption('product');
+    await v.page.getByLabel('Platform').selectOption('');
+    await v.page.getByLabel('Country').fill('');
+    await v.page.getByRole('button', { name: 'Apply filters' }).click();
+    await v.page.getByText('Page 1 · 1 shown').waitFor();
+    await v.page.locator('tbody tr a').first().click();
+    await v.page.getByRole('heading', { name: 'shop.example.com' }).waitFor();
+    expect(await v.page.locator('.facts').first().textContent()).toContain('https://shop.example.com/products/blue-mug');
+    expect(await v.page.locator('pre').nth(1).textContent()).toContain('"Blue mug"');
+    await shot(v, 'scan-detail');
+    for (const [label, value, rows] of [['Country', 'DE', 12], ['Platform', 'platform-b', 15]] as const) {
+      await v.page.goto(`${svc.url}/console/scans`);
+      await v.page.getByLabel(label).first().waitFor();
+      if (label === 'Country') await v.page.getByLabel(label).fill(value);
+      else await v.page.getByLabel(label).selectOption(value);
+      await v.page.getByRole('button', { name: 'Apply filters' }).click();
+      await v.page.getByText(`Page 1 · ${rows} shown`).waitFor();
+    }
+    await v.page.goto(`${svc.url}/console/scans?from=${new Date(Date.now() - 2 * DAY).toISOString().slice(0, 10)}&to=${new Date(Date.now() + DAY).toISOString().slice(0, 10)}`);
+    await v.page.locator('tbody tr').first().waitFor();
+    expect(await v.page.getByLabel('From (UTC day)').inputValue()).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    await finish(v);
+  }, FLOW_MS);
+
+  test('a dashboard:read key sees no admin pages and gets 403 from admin endpoints', async () => {
+    const v = await open('/console');
+    await signIn(v, dashboardKey);
+    expect(await v.page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Overview', 'Scans']);
+    await v.page.goto(`${svc.url}/console/keys`);
+    await v.page.getByText('This page needs a key with the admin scope.').waitFor();
+    const status = await v.page.evaluate(async () => (await fetch('/api/v1/admin/keys')).status);
+    expect(status).toBe(403);
+    expect(await v.page.evaluate(async () => (await fetch('/api/v1/dashboard/scans')).status)).toBe(200);
+    await shot(v, 'dashboard-only');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('Keys: create (raw key shown once) and revoke; the revoked key’s session ends at once', async () => {
+    const v = await open('/console/keys');
+    await signIn(v, admin);
+    await v.page.getByLabel('Name').fill('temporary admin');
+    await v.page.getByRole('checkbox', { name: /^admin/ }).check();
+    await v.page.getByRole('button', { name: 'Create key' }).click();
+    const secret = v.page.locator('.secret-value');
+    await secret.waitFor();
+    const raw = (await secret.textContent())!;
+    expect(raw).toMatch(/^sk_live_/);
+    await shot(v, 'keys-created');
+
+    const other = await open('/console');
+    await signIn(other, raw);
+    await other.page.getByRole('heading', { name: 'Overview' }).waitFor();
+
+    const row = v.page.locator('tbody tr', { hasText: 'temporary admin' });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Revoke temporary admin' }).click();
+    await row.getByText('revoked').waitFor();
+    await shot(v, 'keys');
+
+    await other.page.getByRole('link', { name: 'Scans' }).click();
+    await other.page.getByText('Your session has ended. Sign in again.').waitFor();
+    expect(await other.page.evaluate(async () => (await fetch('/api/v1/console/session')).status)).toBe(401);
+    await finish(other);
+    await finish(v);
+  }, FLOW_MS);
+
+  test('Stores: connect a platform-A store against the fake platform; its hooks are registered', async () => {
+    const v = await open('/console/stores');
+    await signIn(v, admin);
+    await v.page.getByRole('radio', { name: 'Platform B' }).check();
+    expect(await v.page.getByLabel('Store hash', { exact: true }).count()).toBe(1);
+    await v.page.getByRole('radio', { name: 'Platform C' }).check();
+    expect(await v.page.getByLabel('REST API consumer secret', { exact: true }).count()).toBe(1);
+    await v.page.getByRole('radio', { name: 'Platform A' }).check();
+    expect(await v.page.getByLabel('Store hash', { exact: true }).count()).toBe(0);
+    await v.page.getByLabel('Store domain', { exact: true }).fill(SHOP.domain);
+    await v.page.getByLabel('Client secret', { exact: true }).fill(SHOP.clientSecret);
+    await v.page.getByLabel('Admin API access token', { exact: true }).fill(SHOP.accessToken);
+    await shot(v, 'stores-connect');
+    await v.page.getByRole('button', { name: 'Connect store' }).click();
+    await v.page.getByText(`Connected ${SHOP.domain}: webhooks registered`).waitFor();
+    expect(fake.subscriptions.map((s) => s.topic).sort()).toEqual(['APP_UNINSTALLED', 'PRODUCTS_CREATE', 'PRODUCTS_DELETE', 'PRODUCTS_UPDATE']);
+    await v.page.getByRole('link', { name: 'Open the store' }).click();
+    await v.page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    expect(await v.page.locator('.badge', { hasText: 'registered' }).count()).toBe(1);
+    expect(await v.page.locator('.facts').nth(0).textContent()).toContain('EUR');
+    storeId = v.page.url().split('/').pop()!;
+    await shot(v, 'store-detail');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('Catalogue: a webhook-synced product, enrichment edited, the four signal links served', async () => {
+    const responses = await fake.deliver(SHOP.domain, 'products/create', platformAProduct(777));
+    expect(responses.map((r) => r.status)).toEqual([200]);
+    const v = await open(`/console/catalogue?store=${storeId}`);
+    await signIn(v, admin);
+    const row = v.page.locator('tbody tr', { hasText: 'Waxed Canvas Tote' });
+    await row.getByText('not enriched').waitFor();
+    await shot(v, 'catalogue');
+    await row.getByRole('link').click();
+    await v.page.getByLabel('Summary').fill('A waxed canvas tote that carries a 15-inch laptop.');
+    await v.page.getByLabel('Highlights').fill('Water resistant\nLeather handles');
+    await v.page.getByLabel('Attributes').fill('Material: waxed canvas\nVolume: 18 l');
+    await v.page.getByRole('button', { name: 'Save enrichment' }).click();
+    await v.page.getByText('Enrichment saved: the signals now serve it.').waitFor();
+    const links = await v.page.locator('.links a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
+    expect(links.map((l) => l.slice(svc.url.length))).toEqual(['jsonld', 'llm', 'md', 'meta'].map((ext) => `/api/v1/platform-a/products/777.${ext}`));
+    for (const link of links) expect((await fetch(link)).status).toBe(200);
+    expect(await (await fetch(links[2]!)).text()).toContain('A waxed canvas tote that carries a 15-inch laptop.');
+    await shot(v, 'product-enrichment');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('FAQs: a pending FAQ approved in the console renders in the widget on a storefront page', async () => {
+    await api('POST', '/api/v1/admin/faqs', { storeId, entityType: 'product', entityRef: 'trail-runner-2', question: 'Are they waterproof?', answer: '<p>The upper is <strong>water-resistant</strong>.</p><script>alert(1)</script>', status: 'pending' });
+    await api('POST', '/api/v1/admin/faqs', { storeId, entityType: 'product', entityRef: 'trail-runner-2', question: 'Do they run small?', answer: 'No, true to size.', status: 'pending' });
+    const v = await open(`/console/faqs?store=${storeId}`);
+    await signIn(v, admin);
+    const card = v.page.locator('article.faq', { hasText: 'Are they waterproof?' });
+    await card.waitFor();
+    expect(await v.page.locator('article.faq').count()).toBe(2);
+    // The preview is the widget's own accordion: its sanitiser drops the script, keeps the emphasis.
+    expect(await card.locator('.svc-faq__answer').innerHTML()).toBe('<p>The upper is <strong>water-resistant</strong>.</p>');
+    await shot(v, 'faqs-queue');
+    await card.getByRole('button', { name: 'Edit' }).click();
+    await card.getByLabel('Answer').fill('<p>The upper is <strong>water-resistant</strong>, not waterproof.</p>');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await v.page.locator('article.faq', { hasText: 'not waterproof' }).getByRole('button', { name: 'Approve' }).click();
+    await v.page.locator('article.faq', { hasText: 'Do they run small?' }).getByRole('button', { name: 'Reject' }).click();
+    await v.page.getByText('Nothing waiting').waitFor();
+    await v.page.getByRole('tab', { name: 'By entity' }).click();
+    await v.page.getByLabel('Product id, handle or slug').fill('trail-runner-2');
+    await v.page.getByRole('button', { name: 'Show FAQs' }).click();
+    await v.page.getByText('What the widget shows (1 approved, in display order)').waitFor();
+    await shot(v, 'faqs-entity');
+    await finish(v);
+
+    widgetKey = (await api('POST', '/api/v1/admin/keys', { name: 'storefront', scopes: ['products:read'], allowedDomains: ['localhost'], storeId })).key;
+    const storefront = serveStorefront(svc.url, widgetKey);
+    try {
+      const shop = await browser.newPage();
+      const logs: string[] = [];
+      shop.on('console', (m) => logs.push(m.text()));
+      await shop.goto(`http://localhost:${storefront.port}/products/trail-runner-2`);
+      await shop.locator('#product-faq.svc-faq summary').first().waitFor();
+      expect(await shop.locator('.svc-faq summary').allTextContents()).toEqual(['Are they waterproof?']);
+      await shop.screenshot({ path: path.join(SCREENSHOTS, 'storefront-widget.png'), fullPage: true });
+      await shop.close();
+    } finally {
+      storefront.stop(true);
+    }
+  }, FLOW_MS);
+
+  test('Widget: the snippet builder previews the real /embed.js on a sample page', async () => {
+    const v = await open('/console/widget');
+    await signIn(v, admin);
+    await v.page.getByLabel('Widget key').fill(widgetKey);
+    await v.page.getByLabel('Id or handle to preview').fill('trail-runner-2');
+    await v.page.getByLabel('Accent colour').fill('#b3125a');
+    await v.page.getByLabel('Theme').selectOption('light');
+    const frame = v.page.frameLocator('iframe[name="widget-preview"]');
+    await frame.locator('#svc-faq.svc-faq summary').waitFor();
+    expect(await frame.locator('.svc-faq summary').allTextContents()).toEqual(['Are they waterproof?']);
+    expect(await frame.locator('#svc-faq').evaluate((e) => getComputedStyle(e).getPropertyValue('--svc-faq-accent').trim())).toBe('#b3125a');
+    const snippet = await v.page.locator('#snippet').textContent();
+    expect(snippet).toBe(`<script src="${svc.baseUrl}/embed.js" async data-api-key="${widgetKey}" data-target="#svc-faq" data-style-accent="#b3125a" data-style-theme="light"></script>`);
+    await frame.locator('.svc-faq summary').first().click();
+    await v.page.waitForTimeout(150);
+    await shot(v, 'widget');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('Leads: list, verify, rotate (the new token shown once sends a scan), revoke', async () => {
+    const signUp = await fetch(`${svc.url}/api/v1/public/leads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'lead@example.org' }) });
+    expect(signUp.status).toBe(201);
+    const v = await open('/console/leads');
+    await signIn(v, admin);
+    const row = v.page.locator('tbody tr', { hasText: 'lead@example.org' });
+    await row.getByText('not verified').waitFor();
+    await row.getByRole('button', { name: 'Verify' }).click();
+    await row.getByText('verified', { exact: true }).waitFor();
+    await row.getByRole('button', { name: 'Rotate token' }).click();
+    await row.getByRole('button', { name: 'Issue a new token' }).click();
+    const token = (await v.page.locator('.secret-value').textContent())!;
+    expect((await fetch(svc.url + TELEMETRY, tokenInit(token, { hostname: 'lead.example.org', signals: {} }))).status).toBe(204);
+    await shot(v, 'leads');
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Revoke lead@example.org' }).click();
+    await row.getByText('revoked').waitFor();
+    expect((await fetch(svc.url + TELEMETRY, tokenInit(token, { hostname: 'lead.example.org', signals: {} }))).status).toBe(401);
+    await finish(v);
+  }, FLOW_MS);
+
+  test('keyboard: skip link, navigation and a visible focus ring', async () => {
+    const v = await open('/console');
+    await signIn(v, admin);
+    await v.page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await v.page.reload();
+    await v.page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await v.page.keyboard.press('Tab');
+    expect(await v.page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    for (let i = 0; i < 4; i++) await v.page.keyboard.press('Tab');
+    expect(await v.page.evaluate(() => document.activeElement?.textContent)).toBe('Scans');
+    expect(await v.page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
+    await v.page.keyboard.press('Enter');
+    await v.page.getByRole('heading', { name: 'Scans' }).waitFor();
+    expect(await v.page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    await finish(v);
+  }, FLOW_MS);
+
+  test('sign-out ends the session', async () => {
+    const v = await open('/console');
+    await signIn(v, admin);
+    await v.page.getByRole('button', { name: 'Sign out' }).click();
+    await v.page.getByRole('heading', { name: 'Sign in to the console' }).waitFor();
+    expect(await v.context.cookies()).toEqual([]);
+    await finish(v);
+  }, FLOW_MS);
+});

@@ -1,0 +1,103 @@
+import { describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
+import path from 'node:path';
+import { runCli } from '../helpers/cli.ts';
+import { serversPerTest } from '../helpers/server.ts';
+
+const servers = serversPerTest('svc-instance-');
+const start = () => servers.start();
+/** `svc serve` that must refuse to start: killed after 10 s if it does not exit by itself. */
+const refusedServe = (http: string, dir: string) => runCli(['serve', '--http', http, '--data-dir', dir], { timeoutMs: 10_000 });
+const portOf = (url: string) => new URL(url).port;
+/** These tests spawn several processes each; on a busy machine that takes more than bun's default 5 s. */
+const SPAWNS_TIMEOUT = 30_000;
+
+describe('one instance per address and per data directory', () => {
+  test('a port already in use is refused with one line and exit 1, never shared', async () => {
+    const first = await start();
+    const second = await refusedServe(`127.0.0.1:${portOf(first.url)}`, path.join(servers.dir, 'other'));
+    expect(second.code).toBe(1);
+    expect(second.stdout).toBe('');
+    expect(second.stderr.trim()).toBe(`svc: cannot listen on 127.0.0.1:${portOf(first.url)}: the address is already in use (by another svc or another program)`);
+    // Every request still reaches the first server's database.
+    const key = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', servers.dataDir])).json.key;
+    for (let i = 0; i < 20; i++) {
+      expect((await fetch(`${first.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    }
+  }, SPAWNS_TIMEOUT);
+
+  test('a data directory served by a running svc is refused with one line naming it, exit 1', async () => {
+    const first = await start();
+    const second = await refusedServe('127.0.0.1:0', servers.dataDir);
+    expect(second.code).toBe(1);
+    const lines = second.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith(`svc: the data directory ${servers.dataDir} is in use by another svc (pid ${first.proc.pid}, serving ${first.url} since `);
+    expect(lines[0]).toEndWith('); stop it first');
+    expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+  }, SPAWNS_TIMEOUT);
+
+  test('the lock dies with its process: after kill -9 the directory serves again at once', async () => {
+    const first = await start();
+    await first.stop('SIGKILL');
+    const second = await start();
+    expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
+    // A clean stop releases it too.
+    expect(await second.stop('SIGTERM')).toBe(0);
+    const third = await start();
+    expect((await fetch(`${third.url}/healthz`)).status).toBe(200);
+  }, SPAWNS_TIMEOUT);
+
+  test('CLI commands still run beside a server on the same directory', async () => {
+    const server = await start();
+    const created = await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', servers.dataDir]);
+    expect(created.code).toBe(0);
+    const listed = await fetch(`${server.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${created.json.key}` } });
+    expect(listed.status).toBe(200);
+  }, SPAWNS_TIMEOUT);
+});
+
+describe('versions', () => {
+  const BUILD_FIELDS = { version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: expect.stringMatching(/^([0-9a-f]{40}(-dirty)?|unknown)$/), schemaVersion: expect.any(Number) };
+
+  test('svc --version and svc version print version, commit, build date and schema version', async () => {
+    const flag = await runCli(['--version']);
+    const command = await runCli(['version']);
+    expect(flag.code).toBe(0);
+    expect(flag.json).toEqual({ ...BUILD_FIELDS, buildDate: null });
+    expect(command.json).toEqual(flag.json);
+    // Running from source: the checkout's commit; the schema version is the number of bundled migrations.
+    const journal = await Bun.file(path.resolve(import.meta.dir, '../../drizzle/meta/_journal.json')).json();
+    expect(flag.json.schemaVersion).toBe(journal.entries.length);
+  }, SPAWNS_TIMEOUT);
+
+  test('the start line and /healthz carry the same build fields', async () => {
+    const expected = (await runCli(['version'])).json;
+    const server = await start();
+    const health = await (await fetch(`${server.url}/healthz`)).json();
+    expect(health).toEqual({ status: 'ok', ...expected });
+    expect(server.started).toMatchObject({ status: 'listening', ...expected });
+  }, SPAWNS_TIMEOUT);
+
+  test('a database migrated by a newer svc is refused with one line, and left as it was', async () => {
+    expect((await runCli(['migrate', '--data-dir', servers.dataDir])).code).toBe(0);
+    const file = path.join(servers.dataDir, 'svc.db');
+    const db = new Database(file);
+    const { n, latest } = db.query<{ n: number; latest: number }, []>('SELECT count(*) AS n, max(created_at) AS latest FROM __drizzle_migrations').get()!;
+    // What a newer binary's next migration leaves behind.
+    db.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', ['future', latest + 1000]);
+    db.close();
+
+    const serve = await refusedServe('127.0.0.1:0', servers.dataDir);
+    expect(serve.code).toBe(1);
+    expect(serve.stderr.trim()).toBe(
+      `svc: the database ${file} has schema version ${n + 1}, newer than this svc's ${n}: it was migrated by a newer svc; run that version, or restore a backup taken before the upgrade (svc restore FILE)`,
+    );
+    const migrate = await runCli(['migrate', '--data-dir', servers.dataDir]);
+    expect(migrate.code).toBe(1);
+    expect(migrate.stderr).toContain('newer than this svc');
+    const after = new Database(file, { readonly: true });
+    expect(after.query('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: n + 1 });
+    after.close();
+  }, SPAWNS_TIMEOUT);
+});
