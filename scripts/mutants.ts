@@ -27,6 +27,7 @@ export interface Mutant {
 
 const T = {
   adminApi: 'test/admin-api.test.ts',
+  consoleSession: 'test/console-session.test.ts',
   authPrimitives: 'test/auth-primitives.test.ts',
   faqs: 'test/faqs.test.ts',
   geo: 'test/geo.test.ts',
@@ -96,7 +97,7 @@ export const mutants: Mutant[] = [
   },
   {
     id: 'auth-bearer-scope-unchecked',
-    bug: 'the bearer guard accepts any active key, whatever its scopes',
+    bug: 'the scope guard accepts any active key (bearer or console session), whatever its scopes',
     file: 'src/auth/guard.ts',
     original: 'if (!keyHasScope(key, scope)) {',
     replacement: 'if (false) {',
@@ -109,6 +110,72 @@ export const mutants: Mutant[] = [
     original: 'const rule = rules.find((r) => pathname.startsWith(r.prefix));',
     replacement: 'const rule = rules.find((r) => pathname === r.prefix);',
     tests: [T.adminApi, T.httpErrors],
+  },
+
+  // ── auth: web console sessions and same-origin checks ──────────────────────────────────────────
+  {
+    id: 'console-session-outlives-key-revocation',
+    bug: 'a console session keeps acting with its key after the key is revoked',
+    file: 'src/auth/keys.ts',
+    original: 'return row && row.revoked_at === null ? fromRaw(row) : null;',
+    replacement: 'return row ? fromRaw(row) : null;',
+    tests: [T.consoleSession],
+  },
+  {
+    id: 'console-session-never-idles-out',
+    bug: 'an idle console session never expires',
+    file: 'src/console/sessions.ts',
+    original: 'const key = now - row.last_seen_at > idleMs ? null : keys.active(row.key_id);',
+    replacement: 'const key = keys.active(row.key_id);',
+    tests: [T.consoleSession],
+  },
+  {
+    id: 'console-session-id-stored-in-clear',
+    bug: 'the session id is stored instead of its SHA-256',
+    file: 'src/console/sessions.ts',
+    original: 'insert.run(sha256Hex(raw), keyId, now, now);',
+    replacement: 'insert.run(raw, keyId, now, now);',
+    tests: [T.consoleSession],
+  },
+  {
+    id: 'console-cookie-readable-by-scripts',
+    bug: 'the session cookie is not HttpOnly',
+    file: 'src/console/session-routes.ts',
+    original: '; Path=/; HttpOnly; SameSite=Strict',
+    replacement: '; Path=/; SameSite=Strict',
+    tests: [T.consoleSession],
+  },
+  {
+    id: 'console-cookie-beats-authorization',
+    bug: 'a session cookie is used even when an Authorization header names another key',
+    file: 'src/auth/guard.ts',
+    original: 'const sessionKey = header === null && alternative ? alternative(request) : null;',
+    replacement: 'const sessionKey = alternative ? alternative(request) : null;',
+    tests: [T.consoleSession],
+  },
+  {
+    id: 'same-origin-cross-site-reads',
+    bug: 'reads the browser marks cross-site are served with the session cookie',
+    file: 'src/lib/same-origin.ts',
+    original: "if (fetchSite !== null && fetchSite !== 'same-origin' && fetchSite !== 'none') return",
+    replacement: 'if (false) return',
+    tests: [T.consoleSession],
+  },
+  {
+    id: 'same-origin-state-change-without-origin',
+    bug: 'a state-changing request without an Origin header is taken as same-origin (CSRF)',
+    file: 'src/lib/same-origin.ts',
+    original: "if (origin === null) return isSafeMethod(request.method) ? null : 'a state-changing request must carry a same-origin Origin header';",
+    replacement: 'if (origin === null) return null;',
+    tests: [T.consoleSession],
+  },
+  {
+    id: 'same-origin-any-origin',
+    bug: 'any well-formed Origin is taken as same-origin',
+    file: 'src/lib/same-origin.ts',
+    original: "return own.includes(originOf(origin) ?? '') ? null :",
+    replacement: 'return originOf(origin) !== null ? null :',
+    tests: [T.consoleSession],
   },
 
   // ── auth: probe admission (tier classification) and mode-2 signatures ─────────────────────────

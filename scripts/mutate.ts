@@ -9,10 +9,11 @@
  *
  * Exits 1 if any mutant survived or is stale. The work happens in a temporary copy of the repository
  * (node_modules linked), so the working tree is never modified, whatever happens to this process;
- * the copy is removed on exit, Ctrl-C and crash. How to add a mutant: CONTRIBUTING.md.
+ * the copy is removed on exit, Ctrl-C and crash (and, after a kill -9, by the next run). How to add
+ * a mutant: CONTRIBUTING.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mutants, type Mutant } from './mutants.ts';
@@ -103,8 +104,26 @@ function cleanUp(): void {
   workspace = null;
 }
 
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Copies left by a run that was killed outright (kill -9 leaves no chance to clean up). */
+function removeAbandonedWorkspaces(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = /^svc-mutate-(\d+)-/.exec(name)?.[1];
+    if (pid && !alive(Number(pid))) rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
 function makeWorkspace(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-mutate-'));
+  removeAbandonedWorkspaces();
+  const dir = mkdtempSync(path.join(tmpdir(), `svc-mutate-${process.pid}-`));
   workspace = dir;
   cpSync(ROOT, dir, { recursive: true, filter: (source) => !NOT_COPIED.has(path.relative(ROOT, source).split(path.sep)[0]!) });
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');

@@ -25,7 +25,8 @@ import { parse } from '@babel/parser';
  *
  * Not covered (reviewed by hand): secrets passed through a function parameter with a neutral name
  * (the rule is per file and does not follow calls), hash-keyed lookups (`map.get(secret)`; keys and
- * tokens are found by their SHA-256 and then compared with safeEqual).
+ * tokens are found by their SHA-256 and then compared with safeEqual). Local names are not scoped: a
+ * name assigned a secret anywhere in a file is a secret everywhere in it (this errs towards flagging).
  */
 export const SECRET_WORDS = new Set([
   'secret', 'secrets', 'signature', 'signatures', 'sig', 'token', 'password', 'passwd', 'hmac', 'digest',
