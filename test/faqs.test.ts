@@ -191,6 +191,33 @@ describe('public FAQ endpoint for the widget', () => {
     expect((await get('type=product&ref=tote', fromShop({ Origin: 'https://acme-cdn.test' }))).status).toBe(403);
   });
 
+  test('a wildcard matches whole labels only: lookalike hosts ending elsewhere or without the dot are refused', async () => {
+    for (const origin of ['https://eu.acme-cdn.test.evil.test', 'https://acme-cdn.test.evil.test', 'https://evilacme-cdn.test', 'https://eu.acme-cdn.testing']) {
+      expect((await get('type=product&ref=tote', fromShop({ Origin: origin }))).status).toBe(403);
+    }
+  });
+
+  test('when an Origin is sent it decides, even if the Referer is allowed', async () => {
+    const res = await get('type=product&ref=tote', fromShop({ Origin: 'https://evil.test', Referer: 'https://www.acme-shop.test/products/tote' }));
+    expect(res.status).toBe(403);
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  test('an origin of another scheme with an allowed host name is refused', async () => {
+    for (const origin of ['chrome-extension://www.acme-shop.test', 'ftp://www.acme-shop.test', 'file://www.acme-shop.test/x']) {
+      expect((await get('type=product&ref=tote', fromShop({ Origin: origin }))).status).toBe(403);
+    }
+  });
+
+  test('answers are per entity: the cache never serves one ref\'s entries for another', async () => {
+    await addFaq(t, faq({ entityRef: 'tote', question: 'Tote?', status: 'approved' }));
+    await addFaq(t, faq({ entityRef: 'bag', question: 'Bag?', status: 'approved' }));
+    for (const [ref, question] of [['tote', 'Tote?'], ['bag', 'Bag?'], ['tote', 'Tote?']]) {
+      const body = await (await get(`type=product&ref=${ref}`, fromShop())).json();
+      expect(body.items.map((i: any) => i.question)).toEqual([question]);
+    }
+  });
+
   const refusals: [string, () => Record<string, string>, string][] = [
     ['no key', () => ({ Origin: ORIGIN }), 'missing_api_key'],
     ['an invalid key', () => fromShop({ 'X-Api-Key': 'sk_live_' + 'x'.repeat(43) }), 'invalid_api_key'],
@@ -270,6 +297,28 @@ describe('public FAQ endpoint for the widget', () => {
     expect(res.headers.get('access-control-allow-methods')).toContain('GET');
     expect(res.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('x-api-key');
     expect(res.headers.get('vary')).toContain('Origin');
+  });
+
+  const preflight = (origin: string) => t.request('/api/v1/public/faqs', { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET' } });
+
+  test('CORS preflight is granted only by an active, store-bound key with products:read', async () => {
+    t.keys.create({ scopes: ['products:read'], allowedDomains: ['granted.test'], storeId });
+    const revoked = t.keys.create({ scopes: ['products:read'], allowedDomains: ['revoked.test'], storeId });
+    t.keys.revoke(revoked.record.id);
+    t.keys.create({ scopes: ['probe:scan', 'dashboard:read'], allowedDomains: ['unscoped.test'], storeId });
+    const unbound = t.keys.create({ scopes: ['products:read'], allowedDomains: ['unbound.test'], storeId });
+    t.database.sqlite.run('UPDATE api_keys SET store_id = NULL WHERE id = ?', [unbound.record.id]); // made before svc required a store
+    expect((await preflight('https://granted.test')).status).toBe(204);
+    for (const origin of ['https://revoked.test', 'https://unscoped.test', 'https://unbound.test']) {
+      const res = await preflight(origin);
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    }
+  });
+
+  test('CORS preflight from a lookalike of a wildcard entry gets no grant', async () => {
+    expect((await preflight('https://eu.acme-cdn.test')).status).toBe(204);
+    for (const origin of ['https://eu.acme-cdn.test.evil.test', 'https://evilacme-cdn.test']) expect((await preflight(origin)).status).toBe(403);
   });
 
   test('CORS preflight from an origin no key allows gets no grant', async () => {

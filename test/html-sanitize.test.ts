@@ -103,6 +103,8 @@ describe('widget origin matching', () => {
     expect(hostOf('https://Shop.Example.com/products/x?y')).toBe('shop.example.com');
     expect(hostOf('null')).toBeNull();
     expect(hostOf('file:///etc/passwd')).toBeNull();
+    expect(hostOf('chrome-extension://shop.example.com')).toBeNull();
+    expect(hostOf('ftp://shop.example.com')).toBeNull();
   });
 
   test('exact hosts, *. wildcards for subdomains only, and no lookalikes', () => {
@@ -113,6 +115,8 @@ describe('widget origin matching', () => {
     expect(hostAllowed('example.com', ['*.example.com'])).toBe(false);
     expect(hostAllowed('example.com.evil.test', ['example.com', '*.example.com'])).toBe(false);
     expect(hostAllowed('evilexample.com', ['*.example.com'])).toBe(false);
+    expect(hostAllowed('shop.example.com.evil.test', ['*.example.com'])).toBe(false);
+    expect(hostAllowed('example.com.evil.test', ['*.example.com'])).toBe(false);
     expect(hostAllowed('anything.test', [])).toBe(false);
   });
 });

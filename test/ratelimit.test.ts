@@ -122,6 +122,38 @@ describe('spec §8 tier rate limits', () => {
     expect(await limited.json()).toMatchObject({ tier: 'agent', limit: 3, retryAfter: 20 });
   });
 
+  test('a valid key without probe:scan is limited at the anonymous tier, keyed by address (not the agent tier)', async () => {
+    const peer = { ip: '198.18.0.12' };
+    await appFrom(peer, { SVC_RATE_ANONYMOUS: '2', SVC_RATE_AGENT: '100' });
+    const key = t.keyWith('dashboard:read');
+    const body = JSON.stringify(scanPayload());
+    for (let i = 0; i < 2; i++) expect(await (await t.request(TELEMETRY, signedInit(key, body, NOW))).json()).toMatchObject({ error: 'insufficient_scope' });
+    const limited = await t.request(TELEMETRY, signedInit(key, body, NOW));
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toMatchObject({ tier: 'anonymous', limit: 2 });
+    // The bucket is the address's: another address with the same key starts afresh.
+    peer.ip = '198.18.0.13';
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(401);
+  });
+
+  test('a revoked probe:scan key is limited at the anonymous tier', async () => {
+    await appFrom({ ip: '198.18.0.14' }, { SVC_RATE_ANONYMOUS: '1', SVC_RATE_AGENT: '100' });
+    const { key, record } = t.keys.create({ scopes: ['probe:scan'] });
+    t.keys.revoke(record.id);
+    const body = JSON.stringify(scanPayload());
+    expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(401);
+    expect(await (await t.request(TELEMETRY, signedInit(key, body, NOW))).json()).toMatchObject({ tier: 'anonymous', limit: 1 });
+  });
+
+  test('behind a trusted proxy, a client cannot pick a fresh bucket by prepending X-Forwarded-For entries', async () => {
+    await appFrom({ ip: '10.0.0.1' }, { SVC_TRUST_PROXY: '1', SVC_RATE_ANONYMOUS: '2' });
+    const from = (xff: string) => t.request(TELEMETRY, anonymousScan({ 'x-forwarded-for': xff }));
+    expect((await from('203.0.113.9')).status).toBe(401);
+    expect((await from('198.51.100.1, 203.0.113.9')).status).toBe(401);
+    expect((await from('198.51.100.2, 203.0.113.9')).status).toBe(429);
+    expect((await from('203.0.113.10')).status).toBe(401);
+  });
+
   test('tier limits come from configuration (SVC_RATE_ANONYMOUS)', async () => {
     await appFrom({ ip: '198.18.0.11' }, { SVC_RATE_ANONYMOUS: '2' });
     expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(401);
@@ -160,6 +192,16 @@ describe('token buckets (DESIGN §5, §7)', () => {
     expect(buckets.take('k', 60).allowed).toBe(false);
     clock.advance(500);
     expect(buckets.take('k', 60)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
+  test('an idle bucket refills up to its capacity, never beyond', () => {
+    const clock = fixedClock(NOW);
+    const buckets = createTokenBuckets(clock, 10);
+    for (let i = 0; i < 5; i++) buckets.take('idle', 5);
+    clock.advance(60 * 60_000);
+    expect(buckets.take('idle', 5)).toMatchObject({ allowed: true, remaining: 4, resetSeconds: 12 });
+    for (let i = 0; i < 4; i++) expect(buckets.take('idle', 5).allowed).toBe(true);
+    expect(buckets.take('idle', 5).allowed).toBe(false);
   });
 
   test('taking N tokens is all-or-nothing', () => {

@@ -70,6 +70,26 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     expect(body.inserted).toBe(2);
   });
 
+  test('the duplicate key is (url, scannedAt): same url at another time and same time at another url are inserted, both same is skipped', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const at = new Date(NOW - 60_000).toISOString();
+    const stored = scanPayload({ url: 'https://shop.example.com/p/1', scannedAt: at });
+    expect(await okBulk(key, [stored])).toEqual({ inserted: 1, skipped: 0, errors: [] });
+    const sameUrlLater = { ...stored, scannedAt: new Date(NOW - 30_000).toISOString() };
+    const sameTimeOtherUrl = { ...stored, url: 'https://shop.example.com/p/2' };
+    const sameBoth = { ...stored, quality: { grade: 'B', percentage: 80 } };
+    expect(await okBulk(key, [sameUrlLater])).toEqual({ inserted: 1, skipped: 0, errors: [] });
+    expect(await okBulk(key, [sameTimeOtherUrl])).toEqual({ inserted: 1, skipped: 0, errors: [] });
+    expect(await okBulk(key, [sameBoth])).toEqual({ inserted: 0, skipped: 1, errors: [] });
+    const keys = t.database.sqlite.query('SELECT url, scanned_at FROM scans ORDER BY url, scanned_at').all() as { url: string; scanned_at: number }[];
+    expect(keys.map((k) => [k.url, k.scanned_at])).toEqual([
+      ['https://shop.example.com/p/1', NOW - 60_000],
+      ['https://shop.example.com/p/1', NOW - 30_000],
+      ['https://shop.example.com/p/2', NOW - 60_000],
+    ]);
+  });
+
   test('duplicates of rows stored by an earlier bulk request are skipped', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
     const key = t.keyWith('probe:scan');

@@ -73,6 +73,76 @@ describe('group-commit writer (DESIGN §6)', () => {
   });
 });
 
+/**
+ * Makes every COMMIT that wrote a scan fail, after the INSERTs themselves succeeded: each new scan row
+ * adds a deferred foreign-key violation, which SQLite checks only at COMMIT. Returns the undo.
+ */
+function failCommits(sqlite: Database): () => void {
+  sqlite.run('CREATE TABLE commit_gate_parent (id INTEGER PRIMARY KEY)');
+  sqlite.run('CREATE TABLE commit_gate (parent INTEGER REFERENCES commit_gate_parent(id) DEFERRABLE INITIALLY DEFERRED)');
+  sqlite.run('CREATE TRIGGER commit_gate AFTER INSERT ON scans BEGIN INSERT INTO commit_gate VALUES (1); END');
+  return () => sqlite.run('DROP TRIGGER commit_gate');
+}
+
+/** A second connection: what it sees is committed. */
+function committedReader(file: string) {
+  const reader = new Database(file, { readonly: true });
+  cleanups.push(() => reader.close());
+  const byHost = reader.query<{ n: number }, [string]>('SELECT count(*) AS n FROM scans WHERE hostname = ?');
+  return (hostname: string) => byHost.get(hostname)!.n;
+}
+
+describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is committed)', () => {
+  test('at the moment each write resolves, another connection already sees its row', async () => {
+    const database = freshDatabase();
+    const writer = createScanWriter(database.sqlite, 3);
+    const seen = committedReader(database.file);
+    const hosts = Array.from({ length: 8 }, (_, i) => `h${i}.example.com`);
+    const visibleAtAck = await Promise.all(hosts.map((host) => writer.write(scan(host), Date.now()).then(() => seen(host))));
+    expect(visibleAtAck).toEqual(hosts.map(() => 1));
+    const bulk = await writer.writeBulk([scan('bulk.example.com')], Date.now()).then(() => seen('bulk.example.com'));
+    expect(bulk).toBe(1);
+  });
+
+  test('a COMMIT that fails is never acknowledged: every waiter of the batch is rejected and nothing is stored', async () => {
+    const database = freshDatabase();
+    const restore = failCommits(database.sqlite);
+    const writer = createScanWriter(database.sqlite);
+    const results = await Promise.allSettled([writer.write(scan('a.example.com'), Date.now()), writer.writeBulk([scan('b.example.com')], Date.now())]);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as ApiError).code : r.status))).toEqual(['persistence_failed', 'persistence_failed']);
+    expect(rows(database)).toBe(0);
+    restore();
+    await writer.write(scan(), Date.now());
+    expect(rows(database)).toBe(1);
+  });
+
+  test('through HTTP: telemetry 204 and bulk 200 come only after their rows are visible to another connection', async () => {
+    const t = await makeTestApp();
+    cleanups.push(() => t.close());
+    const key = t.keyWith('probe:scan');
+    const seen = committedReader(t.config.databaseFile);
+    const single = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload({ hostname: 'one.example.com' })), Date.now())).then((r) => [r.status, seen('one.example.com')]);
+    expect(single).toEqual([204, 1]);
+    const body = JSON.stringify({ scans: [scanPayload({ hostname: 'bulk.example.com' })] });
+    const bulk = await t.request('/api/v1/probe/scan-bulk', signedInit(key, body, Date.now())).then((r) => [r.status, seen('bulk.example.com')]);
+    expect(bulk).toEqual([200, 1]);
+  });
+
+  test('through HTTP: when the COMMIT fails, telemetry and bulk answer 500 persistence_failed, never 204/200', async () => {
+    const t = await makeTestApp();
+    cleanups.push(() => t.close());
+    failCommits(t.database.sqlite);
+    const key = t.keyWith('probe:scan');
+    const single = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), Date.now()));
+    const bulk = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [scanPayload()] }), Date.now()));
+    for (const response of [single, bulk]) {
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ error: 'persistence_failed' });
+    }
+    expect(rows(t.database)).toBe(0);
+  });
+});
+
 describe('spec §7 persistence failure', () => {
   let t: TestApp;
   afterEach(() => t?.close());

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, signedHeaders, signedInit, tokenInit } from './helpers/probe.ts';
+import { wrongEnding } from './helpers/stores.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
@@ -105,6 +106,39 @@ describe('spec §5 mode 2: signed API key', () => {
     const body = JSON.stringify(scanPayload());
     const headers = { ...signedHeaders(other, body, NOW), 'x-probe-key': key };
     await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers }), 401, 'invalid_signature');
+  });
+
+  test('a signature wrong only in its last characters is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    const headers = signedHeaders(key, body, NOW);
+    for (const count of [1, 2, 8]) {
+      const signature = wrongEnding(headers['x-probe-signature']!, count);
+      await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: { ...headers, 'x-probe-signature': signature } }), 401, 'invalid_signature');
+    }
+    expect(scanCount()).toBe(0);
+  });
+
+  test('a truncated signature, or the right one with extra characters, is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    const headers = signedHeaders(key, body, NOW);
+    const right = headers['x-probe-signature']!;
+    for (const signature of [right.slice(0, 32), right.slice(0, 1), `${right}00`]) {
+      await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: { ...headers, 'x-probe-signature': signature } }), 401, 'invalid_signature');
+    }
+    expect(scanCount()).toBe(0);
+  });
+
+  test('the timestamp is signed: a captured signature replayed under a fresh timestamp is rejected with 401', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify(scanPayload());
+    const captured = signedHeaders(key, body, NOW - 600_000);
+    await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: { ...captured, 'x-probe-timestamp': String(NOW) } }), 401, 'invalid_signature');
+    expect(scanCount()).toBe(0);
   });
 
   test('a key without probe:scan is rejected with 401', async () => {

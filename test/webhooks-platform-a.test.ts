@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
-import { createStore, flipByte, getProduct, rows } from './helpers/stores.ts';
+import { createHmac } from 'node:crypto';
+import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
 
 const SHOP = 'acme.myplatform-a.com';
 const OTHER = 'other.myplatform-a.com';
@@ -34,6 +35,7 @@ afterEach(() => {
 });
 
 const product = (id: string) => getProduct(t, storeId, id);
+const signatureOf = (secret: string, payload: unknown) => createHmac('sha256', secret).update(JSON.stringify(payload)).digest('base64');
 const deliveries = () => rows(t, 'webhook_deliveries').filter((d) => d.store_id === storeId);
 
 describe('platform A: hook registration', () => {
@@ -161,6 +163,13 @@ describe('platform A: duplicates and ordering', () => {
     const [late] = await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Older', updatedAt: '2026-01-10T10:00:00Z' }));
     expect(await late!.json()).toEqual({ received: true, outcome: 'stale' });
     expect((await product('1001')).body.title).toBe('Newer');
+  });
+
+  test('a delete older than the current data arriving after it does not remove the product', async () => {
+    await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Kept', updatedAt: '2026-01-12T00:00:00Z' }));
+    const [late] = await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-11T00:00:00Z' });
+    expect(await late!.json()).toEqual({ received: true, outcome: 'stale' });
+    expect((await product('1001')).body.title).toBe('Kept');
   });
 
   test('an update older than the delete arriving after it does not bring the product back; a newer one does', async () => {
@@ -296,6 +305,8 @@ describe('platform A: tamper suite (nothing is ever applied)', () => {
     ['an empty signature', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { headers: { 'x-platform-a-hmac-sha256': '' } })],
     ['the right signature under another store\'s domain', (p) => fake.send(hookUrl, OTHER, 'products/update', p, { secret: 'acme-client-secret' })],
     ['an unknown shop', (p) => fake.send(hookUrl, 'nobody.myplatform-a.com', 'products/update', p, { secret: 'acme-client-secret' })],
+    ['a signature wrong only in its last characters', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { headers: { 'x-platform-a-hmac-sha256': wrongEnding(signatureOf('acme-client-secret', p)) } })],
+    ['a truncated signature', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { headers: { 'x-platform-a-hmac-sha256': signatureOf('acme-client-secret', p).slice(0, 24) } })],
   ];
   for (const [name, send] of tampered) {
     test(`401 for ${name}`, async () => {

@@ -3,7 +3,8 @@ import { fixedClock } from '../src/lib/clock.ts';
 import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
 import { platformBProduct, platformBVariantProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
-import { createStore, getProduct, rows } from './helpers/stores.ts';
+import { seedStore } from './helpers/signals.ts';
+import { createStore, getProduct, rows, wrongEnding } from './helpers/stores.ts';
 
 const HASH = 'abc123';
 const OTHER_HASH = 'zzz999';
@@ -42,6 +43,7 @@ afterEach(() => {
 
 const product = (id: string) => getProduct(t, storeId, id);
 const otherSecret = () => fake.otherHooks.get(OTHER_HASH)![0]!.headers['X-Svc-Webhook-Secret']!;
+const ownSecret = () => fake.hooks[0]!.headers['X-Svc-Webhook-Secret']!;
 
 describe('platform B: hook registration', () => {
   test('saving credentials registers the three product scopes with the store id and secret headers, never order scopes', () => {
@@ -200,6 +202,16 @@ describe('platform B: product scopes through the job queue', () => {
     expect(await other.json()).toEqual({ received: true, outcome: 'ignored_topic' });
   });
 
+  test('a fetch queued before the store became inactive is dropped, not applied', async () => {
+    const { responses } = await fake.deliver('store/product/created', 501);
+    expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'queued' });
+    t.webhooks.stores.deactivate(storeId);
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
+    expect(fake.calls.productFetches).toBe(0);
+    expect((await product('501')).status).toBe(404);
+    expect(rows(t, 'jobs')[0]).toMatchObject({ status: 'done' });
+  });
+
   test('a delivery for an inactive store gets 200 and is ignored', async () => {
     t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
     const { responses } = await fake.deliver('store/product/created', 501);
@@ -231,6 +243,8 @@ describe('platform B: errors and tamper suite (nothing is ever applied)', () => 
     ['an unknown store id', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Store-Id': 'nope' })],
     ['the right secret with another store\'s id', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Store-Id': otherStoreId })],
     ['the right headers with another store\'s producer', () => fake.send(hookUrl, { ...fake.event('store/product/updated', 501), producer: `stores/${OTHER_HASH}` })],
+    ['the secret wrong only in its last characters', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Webhook-Secret': wrongEnding(ownSecret()) })],
+    ['a truncated secret', () => fake.send(hookUrl, fake.event('store/product/updated', 501), { 'X-Svc-Webhook-Secret': ownSecret().slice(0, 8) })],
   ];
   for (const [name, send] of cases) {
     test(`401 for ${name}`, async () => {
@@ -241,6 +255,18 @@ describe('platform B: errors and tamper suite (nothing is ever applied)', () => 
       expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
     });
   }
+
+  test('401 for the id and secret of a store of another platform, with a matching producer', async () => {
+    for (const [platform, ref] of [['platform-c', 'https://wp.example.com'], ['platform-a', 'acme.myplatform-a.com']] as const) {
+      const foreignId = seedStore(t, platform, ref);
+      const foreignSecret = t.webhooks.stores.webhookSecretOf(t.webhooks.stores.get(foreignId)!) ?? 'none';
+      const res = await fake.send(hookUrl, { ...fake.event('store/product/updated', 501), producer: `stores/${ref}` }, { 'X-Svc-Store-Id': foreignId, 'X-Svc-Webhook-Secret': foreignSecret });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
+    }
+    expect(rows(t, 'jobs')).toHaveLength(0);
+    expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+  });
 
   test('a replayed delivery is not applied again', async () => {
     const { payload } = await fake.deliver('store/product/created', 501);

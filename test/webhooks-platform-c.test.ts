@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
 import { platformCProduct, platformCVariableProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
-import { createStore, flipByte, getProduct, rows } from './helpers/stores.ts';
+import { createHmac } from 'node:crypto';
+import { seedStore } from './helpers/signals.ts';
+import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
 
 let fake: FakePlatformC;
 let other: FakePlatformC;
@@ -29,6 +31,7 @@ afterEach(() => {
 const product = (id: string) => getProduct(t, store.id, id);
 const hookUrl = () => `${t.url}/api/v1/platform-c/webhooks?store=${store.id}`;
 const secret = () => fake.hooks[0]!.secret;
+const signatureOf = (key: string, body: string) => createHmac('sha256', key).update(body).digest('base64');
 const payload = (id = 77, overrides: Parameters<typeof platformCProduct>[2] = {}) => platformCProduct(id, fake.siteUrl, overrides);
 
 describe('platform C: hook registration and the creation ping', () => {
@@ -224,6 +227,13 @@ describe('platform C: tamper suite (nothing is ever applied)', () => {
     ['the right signature with another store\'s source', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-source': `${other.siteUrl}/` } })],
     ['a missing source header', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-source': null } })],
     ['a signed ping-looking body', () => fake.send(hookUrl(), 'product.updated', null, 'not-the-secret', { body: 'webhook_id=1' })],
+    ['a signature wrong only in its last characters', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-signature': wrongEnding(signatureOf(secret(), JSON.stringify(payload()))) } })],
+    ['a truncated signature', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-signature': signatureOf(secret(), JSON.stringify(payload())).slice(0, 24) } })],
+    ['the id, secret and site of a store of another platform', () => {
+      const foreign = t.webhooks.stores.get(seedStore(t, 'platform-b', 'foreignhash'))!;
+      const foreignSecret = t.webhooks.stores.webhookSecretOf(foreign)!;
+      return fake.send(`${t.url}/api/v1/platform-c/webhooks?store=${foreign.id}`, 'product.updated', payload(), foreignSecret, { headers: { 'x-platform-c-webhook-source': foreign.platformRef } });
+    }],
   ];
   for (const [name, send] of cases) {
     test(`401 for ${name}`, async () => {

@@ -20,3 +20,17 @@ export function flipByte(text: string, at = Math.floor(text.length / 2)): string
 export function rows(t: TestApp, table: string): any[] {
   return t.database.sqlite.query(`SELECT * FROM ${table}`).all();
 }
+
+const HEX = '0123456789abcdef';
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * A signature or secret right in everything but its last `count` characters (padding kept), each
+ * replaced by another character of the same alphabet: what a comparison on a prefix would accept.
+ */
+export function wrongEnding(value: string, count = 2): string {
+  const end = value.replace(/=+$/, '').length;
+  const alphabet = /^[0-9a-f]+$/.test(value) ? HEX : BASE64;
+  const changed = [...value.slice(end - count, end)].map((c) => alphabet[(alphabet.indexOf(c) + alphabet.length / 2) % alphabet.length]).join('');
+  return value.slice(0, end - count) + changed + value.slice(end);
+}
