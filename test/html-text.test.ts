@@ -20,6 +20,10 @@ describe('HTML to text: block-aware boundaries', () => {
     expect(htmlToBlocks(html).map((b) => b.kind)).toEqual(['heading', 'paragraph', 'item', 'item', 'paragraph']);
   });
 
+  test('list items and paragraphs whose end tags are omitted (as HTML allows) still separate', () => {
+    expect(htmlToPlainText('<ul><li>Waterproof rating<li>Pit zips</ul><p>One<p>Two')).toBe('Waterproof rating\nPit zips\nOne\nTwo');
+  });
+
   test('nested lists keep their depth, and text after a nested list continues its item', () => {
     const blocks = htmlToBlocks('<ul><li>Outer<ol><li>First</li><li>Second</li></ol>more outer</li><li>Next</li></ul>');
     expect(blocks).toEqual([
