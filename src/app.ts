@@ -20,6 +20,7 @@ import { createPublicFaqs } from './faqs/public.ts';
 import { createFaqStore } from './faqs/store.ts';
 import { signalRoutes } from './signals/routes.ts';
 import { createSignalService } from './signals/service.ts';
+import { createDiscoveryService } from './signals/discovery.ts';
 import { createScanReader } from './scans/queries.ts';
 import { badgeRoutes, dashboardRoutes } from './scans/routes.ts';
 import { createStoreAdmin } from './stores/admin.ts';
@@ -116,7 +117,8 @@ export function createApp(deps: AppDeps) {
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
-  const signals = createSignalService({ sqlite: database.sqlite, faqs, baseUrl: config.baseUrl, changeStamp });
+  const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp });
+  const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
   const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
   const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
@@ -172,7 +174,7 @@ export function createApp(deps: AppDeps) {
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
     .use(publicFaqRoutes(publicFaqs, keys))
-    .use(signalRoutes(signals))
+    .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, onIngested: metrics.scansIngested }))
     .use(badgeRoutes(scanReader))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // svc command line (DESIGN §4): one JSON object on stdout per command, errors on stderr, non-zero exit.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKeyStore } from './auth/keys.ts';
@@ -16,6 +16,7 @@ import { createSecretBox } from './lib/secrets.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
 import { createStoreRegistry } from './stores/registry.ts';
+import { parseStoreSettings } from './stores/settings.ts';
 
 const USAGE = `usage:
   svc serve   [--http H:P] [--data-dir DIR] [--base-url URL]
@@ -30,6 +31,8 @@ const USAGE = `usage:
   svc leads list [--email PART]
   svc backup FILE
   svc restore FILE                  (with the server stopped)
+  svc stores settings get STORE_ID
+  svc stores settings set STORE_ID (--json JSON | --file FILE)   (the whole settings document; {} clears them)
 ${PROBE_USAGE}`;
 
 /** A problem with how the command was called: exit code 2, like a bad flag. */
@@ -54,6 +57,8 @@ const OPTIONS = {
   url: { type: 'string' },
   bulk: { type: 'boolean' },
   'batch-size': { type: 'string' },
+  json: { type: 'string' },
+  file: { type: 'string' },
 } as const;
 
 type Parsed = ReturnType<typeof parse>;
@@ -157,6 +162,29 @@ function leadsCommand(config: Config, sub: string | undefined, rest: string[], v
   });
 }
 
+/** Store settings from the command line: the same document and validation as `PUT /api/v1/admin/stores/:id/settings`. */
+function storesCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
+  const [verb, ...ids] = rest;
+  if (sub !== 'settings' || (verb !== 'get' && verb !== 'set')) throw new UsageError('expected svc stores settings get|set STORE_ID');
+  const id = onlyPositional(ids, 'store ID');
+  let input: unknown;
+  if (verb === 'set') {
+    if ((values.json === undefined) === (values.file === undefined)) throw new UsageError('stores settings set needs exactly one of --json or --file');
+    const text = values.json ?? readFileSync(values.file === '-' ? 0 : values.file!, 'utf8');
+    try {
+      input = JSON.parse(text);
+    } catch (error) {
+      throw new UsageError(`the settings are not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  withDatabase(config, ({ db }) => {
+    const stores = createStoreRegistry(db, createSecretBox(config.encryptionKey), systemClock);
+    const store = orNotFound(stores.get(id), 'store', id);
+    const settings = verb === 'get' ? store.settings : orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
+    print({ id, settings });
+  });
+}
+
 function backup(config: Config, rest: string[]): void {
   const target = path.resolve(onlyPositional(rest, 'backup FILE'));
   if (existsSync(target)) throw new UsageError(`${target} already exists; refusing to overwrite it`);
@@ -202,6 +230,8 @@ async function main(argv: string[]): Promise<void> {
       return keysCommand(config, sub, rest, values);
     case 'leads':
       return leadsCommand(config, sub, rest, values);
+    case 'stores':
+      return storesCommand(config, sub, rest, values);
     case 'backup':
       return backup(config, sub === undefined ? [] : [sub, ...rest]);
     case 'restore':

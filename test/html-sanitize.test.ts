@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { hostAllowed, hostOf } from '../src/faqs/access.ts';
-import { htmlToPlainText, sanitizeBasicHtml } from '../src/lib/html.ts';
+import { sanitizeBasicHtml } from '../src/lib/html.ts';
 import { markdownText, markdownUrl } from '../src/signals/markdown.ts';
 
 describe('FAQ answer sanitizer: allowed basic HTML survives', () => {
@@ -69,13 +69,6 @@ describe('FAQ answer sanitizer: hostile input is inert', () => {
         expect(tag[2]!.replace(/^ href="https?:\/\/[^"]*"$/, '')).toBe('');
       }
     }
-  });
-});
-
-describe('plain text of markup', () => {
-  test('tags dropped, blocks separated, entities decoded, whitespace collapsed, script content gone', () => {
-    expect(htmlToPlainText('<p>One</p><p>Two&nbsp;&amp; three</p><script>x()</script><ul><li>a</li><li>b</li></ul>')).toBe('One Two & three a b');
-    expect(htmlToPlainText('Is it <b>safe</b>?\n\u0001')).toBe('Is it safe?');
   });
 });
 

@@ -75,9 +75,9 @@ describe('badge (spec §4.2, DESIGN §5)', () => {
     expect(json).toEqual({ schemaVersion: 1, label: 'AI readiness', message: 'A 97%', color: 'brightgreen' });
   });
 
-  test('colours per grade: A brightgreen, B green, C yellowgreen, D yellow, E and F red', async () => {
+  test('colours per grade follow the badge-maker 6 palette: A brightgreen #4b0, B green #67ac09, C yellowgreen #95991a, D yellow #d8b800, E and F red #dd4343', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const expected = { A: ['brightgreen', '#4c1'], B: ['green', '#97ca00'], C: ['yellowgreen', '#a4a61d'], D: ['yellow', '#dfb317'], E: ['red', '#e05d44'], F: ['red', '#e05d44'] };
+    const expected = { A: ['brightgreen', '#4b0'], B: ['green', '#67ac09'], C: ['yellowgreen', '#95991a'], D: ['yellow', '#d8b800'], E: ['red', '#dd4343'], F: ['red', '#dd4343'] };
     await seed(Object.keys(expected).map((grade) => scanOf(`${grade.toLowerCase()}.example.com`, grade, 50)));
     for (const [grade, [name, hex]] of Object.entries(expected)) {
       const json = (await (await t.request(`${BADGE}?domain=${grade.toLowerCase()}.example.com&format=json`)).json()) as { color: string };
@@ -106,7 +106,7 @@ describe('badge (spec §4.2, DESIGN §5)', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ schemaVersion: 1, label: 'AI readiness', message: 'not scanned', color: 'lightgrey' });
     const svg = await (await t.request(`${BADGE}?domain=never.example.org`)).text();
-    expect(svg).toContain('fill="#9f9f9f"');
+    expect(svg).toContain('fill="#939393"');
     expect(svg).toContain('not scanned');
   });
 

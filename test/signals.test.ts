@@ -22,83 +22,173 @@ afterEach(() => t.close());
 const signal = (platform: string, id: string | number, ext: string, headers: Record<string, string> = {}) => t.request(`/api/v1/${platform}/products/${id}.${ext}`, { headers });
 
 /** A store of `platform` with one realistic, enriched product and one approved plus one pending FAQ. */
-async function enrichedProduct(platform: 'platform-a' | 'platform-b' | 'platform-c', id: number, ref: string, currency = 'USD') {
+async function enrichedProduct(platform: 'platform-a' | 'platform-b' | 'platform-c', id: number, ref: string, currency = 'USD', kind?: 'multi' | 'single') {
   const storeId = seedStore(t, platform, ref, currency);
-  syncProduct(t, storeId, realisticProduct(platform, id, ref));
+  syncProduct(t, storeId, realisticProduct(platform, id, ref, kind));
   expect((await enrich(t, storeId, String(id))).status).toBe(200);
   await addFaq(t, { storeId, entityType: 'product', entityRef: String(id), question: 'Does it fit a laptop?', answer: '<p>Yes, up to <strong>15 inches</strong>.</p>', status: 'approved' });
   await addFaq(t, { storeId, entityType: 'product', entityRef: String(id), question: 'Secret pending question?', answer: 'not public' });
   return storeId;
 }
 
-const product = (doc: any) => doc['@graph'].find((node: any) => node['@type'] === 'Product');
+const product = (doc: any) => doc['@graph'].find((node: any) => node['@type'] === 'Product' || node['@type'] === 'ProductGroup');
 const faqPage = (doc: any) => doc['@graph'].find((node: any) => node['@type'] === 'FAQPage');
+/** The store-scoped base of a product's signal URLs (what every emitted link uses). */
+const scoped = (platform: string, storeId: string, id: string | number) => `${BASE}/api/v1/${platform}/stores/${storeId}/products/${id}`;
 
-describe('signal formats: golden outputs per platform', () => {
+describe('signal formats: golden outputs per platform, multi-variant products', () => {
   const cases = [
     {
       platform: 'platform-a' as const, id: 101, ref: SHOP, currency: 'USD',
-      expected: { name: 'Waxed Canvas Tote', sku: 'TOTE-101-0', gtin: { gtin13: '4006381333930' }, brand: { '@type': 'Brand', name: 'Northwind Goods' }, price: '89.00', url: `https://${SHOP}/products/waxed-canvas-tote`, images: 3 },
+      name: 'Waxed Canvas Tote', url: `https://${SHOP}/products/waxed-canvas-tote`, variesBy: ['https://schema.org/color'], range: { min: '89.00', max: '99.00' },
+      variants: [
+        { id: '1010', sku: 'TOTE-101-OLIVE', gtin13: '4006381333931', price: '89.00', was: '99.00', availability: 'InStock', props: { color: 'Olive' } },
+        { id: '1011', sku: 'TOTE-101-NAVY', gtin13: '4006381333948', price: '89.00', was: '99.00', availability: 'OutOfStock', props: { color: 'Navy' } },
+        { id: '1012', sku: 'TOTE-101-SAND', gtin13: '4006381333955', price: '99.00', was: null, availability: 'InStock', props: { color: 'Sand' } },
+      ],
     },
     {
       platform: 'platform-b' as const, id: 202, ref: 'abc123', currency: 'GBP',
-      expected: { name: 'Trail Runner 2', sku: 'TR2-202', gtin: { gtin12: '012345678905' }, brand: undefined, price: '120', url: 'https://shop.platform-b.example/trail-runner-2/', images: 1 },
+      name: 'Alpine Fleece', url: 'https://shop.platform-b.example/alpine-fleece/', variesBy: ['https://schema.org/size', 'https://schema.org/color'], range: { min: '64', max: '69' },
+      variants: [
+        { id: '2020', sku: 'FLEECE-202-S-FOREST', gtin13: '5012345678900', price: '64', was: null, availability: 'InStock', props: { size: 'S', color: 'Forest' }, mpn: 'AF-S-Forest' },
+        { id: '2021', sku: 'FLEECE-202-M-FOREST', gtin13: '5012345678917', price: '64', was: null, availability: 'OutOfStock', props: { size: 'M', color: 'Forest' }, mpn: 'AF-M-Forest' },
+        { id: '2022', sku: 'FLEECE-202-L-FOREST', gtin13: '5012345678924', price: '69', was: null, availability: 'InStock', props: { size: 'L', color: 'Forest' }, mpn: 'AF-L-Forest' },
+        { id: '2023', sku: 'FLEECE-202-M-SLATE', gtin13: '5012345678931', price: '64', was: null, availability: 'InStock', props: { size: 'M', color: 'Slate' }, mpn: 'AF-M-Slate' },
+      ],
     },
     {
       platform: 'platform-c' as const, id: 303, ref: 'https://shop.example', currency: 'EUR',
-      expected: { name: 'Ceramic Pour-Over Set', sku: 'POUR-303', gtin: { gtin13: '0799439112766' }, brand: undefined, price: '64.00', url: 'https://shop.example/product/ceramic-pour-over-set/', images: 1 },
+      name: 'Kitchen Apron', url: 'https://shop.example/product/kitchen-apron/', variesBy: ['https://schema.org/material', 'https://schema.org/pattern'], range: { min: '36.00', max: '42.00' },
+      variants: [
+        { id: '3031', sku: 'APRON-303-LINEN-STRIPE', gtin13: '0012345678905', price: '42.00', was: null, availability: 'InStock', props: { material: 'Linen', pattern: 'Stripe' } },
+        { id: '3032', sku: 'APRON-303-COTTON-CHECK', gtin13: '0614141000036', price: '36.00', was: '45.00', availability: 'OutOfStock', props: { material: 'Cotton', pattern: 'Check' } },
+      ],
     },
   ];
 
-  for (const { platform, id, ref, currency, expected } of cases) {
-    test(`${platform}: .jsonld is a schema.org @graph whose Product meets the merchant-listing fields`, async () => {
-      await enrichedProduct(platform, id, ref, currency);
-      const res = await signal(platform, id, 'jsonld');
+  for (const c of cases) {
+    test(`${c.platform}: .jsonld is one ProductGroup whose variants each carry their price, SKU, GTIN and availability`, async () => {
+      const storeId = await enrichedProduct(c.platform, c.id, c.ref, c.currency, 'multi');
+      const res = await signal(c.platform, c.id, 'jsonld');
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/ld+json');
       const doc = JSON.parse(await res.text());
       expect(doc['@context']).toBe('https://schema.org');
+      const group = product(doc);
+      expect(group).toMatchObject({ '@type': 'ProductGroup', '@id': `${scoped(c.platform, storeId, c.id)}.jsonld#product`, name: c.name, url: c.url, variesBy: c.variesBy });
+      expect(group.offers).toBeUndefined();
+      expect(group.hasVariant).toHaveLength(c.variants.length);
+      c.variants.forEach((v, i) => {
+        const node = group.hasVariant[i];
+        expect(node).toMatchObject({ '@type': 'Product', sku: v.sku, gtin13: v.gtin13, ...v.props, ...('mpn' in v ? { mpn: v.mpn } : {}) });
+        expect(node['@id']).toBe(`${scoped(c.platform, storeId, c.id)}.jsonld#variant-${v.id}`);
+        expect(node.name.startsWith(`${c.name} - `)).toBe(true);
+        expect(node.image.length).toBeGreaterThan(0);
+        expect(node.offers).toMatchObject({ '@type': 'Offer', price: v.price, priceCurrency: c.currency, availability: `https://schema.org/${v.availability}` });
+        if (v.was) expect(node.offers.priceSpecification).toEqual({ '@type': 'UnitPriceSpecification', priceType: 'https://schema.org/StrikethroughPrice', price: v.was, priceCurrency: c.currency });
+        else expect(node.offers.priceSpecification).toBeUndefined();
+      });
+      expect(group.additionalProperty).toEqual([
+        { '@type': 'PropertyValue', name: 'Material', value: 'Waxed canvas' },
+        { '@type': 'PropertyValue', name: 'Origin', value: 'Portugal' },
+      ]);
+    });
+
+    test(`${c.platform}: .llm lists every variant with its options, price and availability, and the price range`, async () => {
+      await enrichedProduct(c.platform, c.id, c.ref, c.currency, 'multi');
+      const doc = await (await signal(c.platform, c.id, 'llm')).json();
+      expect(doc.schema).toBe('svc.llm/2');
+      expect(doc.price).toEqual({ ...c.range, currency: c.currency });
+      expect(doc.variants.map((v: any) => [v.id, v.sku, v.gtin, v.price, v.availability])).toEqual(
+        c.variants.map((v) => [v.id, v.sku, v.gtin13, v.price, v.availability === 'InStock' ? 'in_stock' : 'out_of_stock']),
+      );
+      expect(doc.variants.map((v: any) => Object.values(v.options))).toEqual(c.variants.map((v) => Object.values(v.props)));
+    });
+
+    test(`${c.platform}: .md shows the price range and one line per variant`, async () => {
+      await enrichedProduct(c.platform, c.id, c.ref, c.currency, 'multi');
+      const md = await (await signal(c.platform, c.id, 'md')).text();
+      expect(md).toContain(`- Price: ${c.range.min}–${c.range.max} ${c.currency}\n`);
+      const section = md.split('## Variants\n\n')[1]!.split('\n\n')[0]!.split('\n');
+      expect(section).toHaveLength(c.variants.length);
+      c.variants.forEach((v, i) => {
+        expect(section[i]).toContain(`${v.price} ${c.currency}`);
+        expect(section[i]).toContain(`SKU ${v.sku}`);
+        expect(section[i]).toContain(`GTIN ${v.gtin13}`);
+        expect(section[i]).toContain(v.availability === 'InStock' ? 'In stock' : 'Out of stock');
+        for (const value of Object.values(v.props)) expect(section[i]).toContain(value);
+      });
+    });
+  }
+});
+
+describe('signal formats: golden outputs per platform, single-variant products', () => {
+  const cases = [
+    {
+      platform: 'platform-a' as const, id: 111, ref: SHOP, currency: 'USD',
+      expected: { name: 'Leather Card Holder', sku: 'CARD-111', gtin: { gtin13: '0036000291452' }, mpn: undefined, brand: { '@type': 'Brand', name: 'Northwind Goods' }, price: '35.00', url: `https://${SHOP}/products/leather-card-holder`, images: 1 },
+    },
+    {
+      platform: 'platform-b' as const, id: 202, ref: 'abc123', currency: 'GBP',
+      expected: { name: 'Trail Runner 2', sku: 'TR2-202', gtin: { gtin12: '012345678905' }, mpn: 'TR2-M-202', brand: undefined, price: '120', url: 'https://shop.platform-b.example/trail-runner-2/', images: 1 },
+    },
+    {
+      platform: 'platform-c' as const, id: 303, ref: 'https://shop.example', currency: 'EUR',
+      expected: { name: 'Ceramic Pour-Over Set', sku: 'POUR-303', gtin: { gtin13: '0799439112766' }, mpn: undefined, brand: undefined, price: '64.00', url: 'https://shop.example/product/ceramic-pour-over-set/', images: 1 },
+    },
+  ];
+
+  for (const { platform, id, ref, currency, expected } of cases) {
+    test(`${platform}: .jsonld is a schema.org @graph whose plain Product with one Offer meets the merchant-listing fields`, async () => {
+      await enrichedProduct(platform, id, ref, currency, 'single');
+      const res = await signal(platform, id, 'jsonld');
+      expect(res.status).toBe(200);
+      const doc = JSON.parse(await res.text());
       const p = product(doc);
-      expect(p).toMatchObject({ name: expected.name, sku: expected.sku, url: expected.url, ...expected.gtin });
+      expect(p).toMatchObject({ '@type': 'Product', name: expected.name, sku: expected.sku, url: expected.url, ...expected.gtin });
+      expect(p.mpn).toBe(expected.mpn);
+      expect(p.hasVariant).toBeUndefined();
       expect(p.brand).toEqual(expected.brand);
       expect(p.image).toHaveLength(expected.images);
       expect(p.description.length).toBeGreaterThan(10);
       expect(p.description).not.toContain('<');
       expect(p.offers).toEqual({ '@type': 'Offer', price: expected.price, priceCurrency: currency, availability: 'https://schema.org/InStock', url: expected.url });
-      expect(Number(p.offers.price)).toBeGreaterThan(0);
-      expect(p.additionalProperty).toEqual([
-        { '@type': 'PropertyValue', name: 'Material', value: 'Waxed canvas' },
-        { '@type': 'PropertyValue', name: 'Origin', value: 'Portugal' },
-      ]);
       expect(faqPage(doc).mainEntity).toEqual([
         { '@type': 'Question', name: 'Does it fit a laptop?', acceptedAnswer: { '@type': 'Answer', text: '<p>Yes, up to <strong>15 inches</strong>.</p>' } },
       ]);
     });
 
-    test(`${platform}: .llm is the svc.llm/1 document`, async () => {
-      await enrichedProduct(platform, id, ref, currency);
+    test(`${platform}: .llm is the svc.llm/2 document`, async () => {
+      const storeId = await enrichedProduct(platform, id, ref, currency, 'single');
       const res = await signal(platform, id, 'llm');
       expect(res.headers.get('content-type')).toBe('application/json');
       const doc = await res.json();
-      expect(Object.keys(doc)).toEqual(['schema', 'name', 'summary', 'description', 'highlights', 'attributes', 'price', 'availability', 'brand', 'sku', 'gtin', 'url', 'images', 'faqs', 'updatedAt', 'source']);
+      expect(Object.keys(doc)).toEqual(['schema', 'name', 'summary', 'description', 'highlights', 'attributes', 'price', 'availability', 'brand', 'sku', 'gtin', 'mpn', 'url', 'images', 'options', 'variants', 'terms', 'faqs', 'updatedAt', 'source']);
       expect(doc).toMatchObject({
-        schema: 'svc.llm/1',
+        schema: 'svc.llm/2',
         name: expected.name,
         summary: ENRICHMENT.summary,
         highlights: ENRICHMENT.highlights,
         attributes: ENRICHMENT.attributes,
-        price: { amount: expected.price, currency },
+        price: { min: expected.price, max: expected.price, currency },
         availability: 'in_stock',
+        sku: expected.sku,
+        gtin: Object.values(expected.gtin)[0],
+        mpn: expected.mpn ?? null,
         url: expected.url,
+        options: [],
+        variants: [],
+        terms: { itemCondition: null, returnPolicy: null, shipping: null },
         faqs: [{ question: 'Does it fit a laptop?', answer: 'Yes, up to 15 inches.' }],
         // Each FAQ write moves the entity's change stamp by at least 1 ms (it doubles as a version).
         updatedAt: expect.stringMatching(/^2026-02-01T12:00:00\.\d{3}Z$/),
-        source: { platform, productId: String(id), url: `${BASE}/api/v1/${platform}/products/${id}.llm` },
+        source: { platform, storeId, productId: String(id), url: `${scoped(platform, storeId, id)}.llm` },
       });
     });
 
     test(`${platform}: .md follows llms.txt conventions`, async () => {
-      await enrichedProduct(platform, id, ref, currency);
+      const storeId = await enrichedProduct(platform, id, ref, currency, 'single');
       const res = await signal(platform, id, 'md');
       expect(res.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
       const md = await res.text();
@@ -108,18 +198,22 @@ describe('signal formats: golden outputs per platform', () => {
       expect(lines.filter((l) => l.startsWith('# '))).toHaveLength(1);
       expect(lines.filter((l) => l.startsWith('## '))).toEqual(['## Details', '## Highlights', '## FAQ', '## Links']);
       expect(md).toContain(`- Price: ${expected.price} ${currency}\n- Availability: In stock\n`);
+      expect(md).toContain(`- SKU: ${expected.sku}\n- GTIN: ${Object.values(expected.gtin)[0]}\n`);
       expect(md).toContain('## Highlights\n\n- Ships in 2 days\n- Two-year warranty\n');
       expect(md).toContain('### Does it fit a laptop?\n\nYes, up to 15 inches.\n');
-      expect(md).toContain(`- [JSON-LD](<${BASE}/api/v1/${platform}/products/${id}.jsonld>)`);
-      expect(md).toContain(`- [LLM JSON](<${BASE}/api/v1/${platform}/products/${id}.llm>)`);
-      expect(md).toContain(`- [Signals index](<${BASE}/api/v1/${platform}/products/${id}.meta>)`);
+      expect(md).toContain(`- [JSON-LD](<${scoped(platform, storeId, id)}.jsonld>)`);
+      expect(md).toContain(`- [LLM JSON](<${scoped(platform, storeId, id)}.llm>)`);
+      expect(md).toContain(`- [Signals index](<${scoped(platform, storeId, id)}.meta>)`);
+      expect(md).toContain(`- [Store index](<${BASE}/api/v1/${platform}/stores/${storeId}/llms.txt>)`);
     });
 
-    test(`${platform}: .meta holds every signal and absolute links to each format and itself`, async () => {
-      await enrichedProduct(platform, id, ref, currency);
+    test(`${platform}: .meta holds every signal and absolute links to each format, itself and the store's sitemap and llms.txt`, async () => {
+      const storeId = await enrichedProduct(platform, id, ref, currency, 'single');
       const meta = await (await signal(platform, id, 'meta')).json();
-      const base = `${BASE}/api/v1/${platform}/products/${id}`;
-      expect(meta.links).toEqual({ self: `${base}.meta`, jsonld: `${base}.jsonld`, llm: `${base}.llm`, md: `${base}.md` });
+      const base = scoped(platform, storeId, id);
+      const store = `${BASE}/api/v1/${platform}/stores/${storeId}`;
+      expect(meta).toMatchObject({ schema: 'svc.meta/2', platform, storeId, productId: String(id) });
+      expect(meta.links).toEqual({ self: `${base}.meta`, jsonld: `${base}.jsonld`, llm: `${base}.llm`, md: `${base}.md`, sitemap: `${store}/sitemap.xml`, llmsTxt: `${store}/llms.txt` });
       expect(meta.signals.jsonld).toEqual(JSON.parse(await (await signal(platform, id, 'jsonld')).text()));
       expect(meta.signals.llm).toEqual(await (await signal(platform, id, 'llm')).json());
       expect(meta.signals.md).toBe(await (await signal(platform, id, 'md')).text());
@@ -127,23 +221,34 @@ describe('signal formats: golden outputs per platform', () => {
     });
   }
 
-  test('the platform-A Markdown view, in full', async () => {
-    await enrichedProduct('platform-a', 101, SHOP);
+  test('the platform-A Markdown view of a multi-variant product, in full', async () => {
+    const storeId = await enrichedProduct('platform-a', 101, SHOP);
+    const base = scoped('platform-a', storeId, 101);
     expect(await (await signal('platform-a', 101, 'md')).text()).toBe(`# Waxed Canvas Tote
 
 > A sturdy everyday product, made to last.
 
-Hand-finished waxed canvas tote with vegetable-tanned leather handles. Water resistant Brass rivets \\& hardware Interior zip pocket Each bag is cut and stitched in our workshop; small variations in colour are part of the charm.
+Hand-finished waxed canvas tote with vegetable-tanned leather handles.
+
+- Water resistant
+- Brass rivets \\& hardware
+- Interior zip pocket
+
+Each bag is cut and stitched in our workshop; small variations in colour are part of the charm.
 
 ## Details
 
-- Price: 89.00 USD
+- Price: 89.00–99.00 USD
 - Availability: In stock
 - Brand: Northwind Goods
-- SKU: TOTE-101-0
-- GTIN: 4006381333930
 - Material: Waxed canvas
 - Origin: Portugal
+
+## Variants
+
+- Color: Olive · 89.00 USD \\(was 99.00\\) · In stock · SKU TOTE-101-OLIVE · GTIN 4006381333931
+- Color: Navy · 89.00 USD \\(was 99.00\\) · Out of stock · SKU TOTE-101-NAVY · GTIN 4006381333948
+- Color: Sand · 99.00 USD · In stock · SKU TOTE-101-SAND · GTIN 4006381333955
 
 ## Highlights
 
@@ -162,19 +267,67 @@ Yes, up to 15 inches.
 - [Image 1](<https://cdn.platform-a.example/files/tote-101-0.jpg?v=1736521200>)
 - [Image 2](<https://cdn.platform-a.example/files/tote-101-1.jpg?v=1736521200>)
 - [Image 3](<https://cdn.platform-a.example/files/tote-101-2.jpg?v=1736521200>)
-- [JSON-LD](<${BASE}/api/v1/platform-a/products/101.jsonld>): schema.org Product and FAQPage
-- [LLM JSON](<${BASE}/api/v1/platform-a/products/101.llm>): svc.llm/1 document
-- [Signals index](<${BASE}/api/v1/platform-a/products/101.meta>): every format and its links
+- [JSON-LD](<${base}.jsonld>): schema.org ProductGroup and FAQPage
+- [LLM JSON](<${base}.llm>): svc.llm/2 document
+- [Signals index](<${base}.meta>): every format and its links
+- [Store index](<${BASE}/api/v1/platform-a/stores/${storeId}/llms.txt>): every product of the store
 `);
   });
 
   test('a product without a positive price or a currency gets no offer', async () => {
     const storeId = seedStore(t, 'platform-a', SHOP, null);
-    syncProduct(t, storeId, { ...realisticProduct('platform-a', 7, SHOP), price: '0.00' });
+    syncProduct(t, storeId, { ...realisticProduct('platform-a', 7, SHOP, 'single'), price: '0.00', variants: [] });
     await enrich(t, storeId, '7');
     const p = product(JSON.parse(await (await signal('platform-a', 7, 'jsonld')).text()));
     expect(p.offers).toBeUndefined();
     expect((await (await signal('platform-a', 7, 'llm')).json()).price).toBeNull();
+  });
+
+  test('a variant without a positive price gets no offer; the others keep theirs and the range ignores it', async () => {
+    const storeId = seedStore(t, 'platform-a', SHOP);
+    const data = realisticProduct('platform-a', 8, SHOP);
+    syncProduct(t, storeId, { ...data, variants: data.variants.map((v, i) => (i === 2 ? { ...v, price: '0.00' } : v)) });
+    await enrich(t, storeId, '8');
+    const group = product(JSON.parse(await (await signal('platform-a', 8, 'jsonld')).text()));
+    expect(group.hasVariant.map((v: any) => v.offers?.price)).toEqual(['89.00', '89.00', undefined]);
+    expect((await (await signal('platform-a', 8, 'llm')).json()).price).toEqual({ min: '89.00', max: '89.00', currency: 'USD' });
+  });
+});
+
+describe('merchant HTML reads as written in every format', () => {
+  const DESCRIPTION =
+    '<p>Shell is <strong>seam-sealed</strong>, 3-layer &amp; <em>breathable</em>.</p>' +
+    '<ul><li>Waterproof rating<ul><li>20,000&nbsp;mm</li></ul></li><li>Pit zips</li></ul>' +
+    '<table><tr><th>Size</th><th>Chest</th></tr><tr><td>M</td><td>96 cm</td></tr></table><p>&copy; Northwind &ndash; caf&eacute; &amp;lt;3</p>';
+
+  async function product101() {
+    const storeId = seedStore(t, 'platform-a', SHOP);
+    syncProduct(t, storeId, { ...realisticProduct('platform-a', 101, SHOP, 'single'), descriptionHtml: DESCRIPTION });
+    await enrich(t, storeId, '101');
+    await addFaq(t, { storeId, entityType: 'product', entityRef: '101', question: 'How do I wash it?', answer: '<ul><li>Machine wash cold</li><li>Tumble dry low</li></ul>', status: 'approved' });
+  }
+
+  const TEXT = 'Shell is seam-sealed, 3-layer & breathable.\nWaterproof rating\n20,000 mm\nPit zips\nSize | Chest\nM | 96 cm\n© Northwind – café &lt;3';
+
+  test('.jsonld and .llm: one line per block, no space before punctuation, entities decoded once', async () => {
+    await product101();
+    expect(product(JSON.parse(await (await signal('platform-a', 101, 'jsonld')).text())).description).toBe(TEXT);
+    const llm = await (await signal('platform-a', 101, 'llm')).json();
+    expect(llm.description).toBe(TEXT);
+    expect(llm.faqs[0].answer).toBe('Machine wash cold\nTumble dry low');
+  });
+
+  test('.md: lists become "- item" lines (nested lists indented), tables GFM tables, FAQ list answers stay separate', async () => {
+    await product101();
+    const md = await (await signal('platform-a', 101, 'md')).text();
+    expect(md).toContain(
+      '> A sturdy everyday product, made to last.\n\n' +
+        'Shell is seam-sealed, 3-layer \\& breathable.\n\n' +
+        '- Waterproof rating\n    - 20,000 mm\n- Pit zips\n\n' +
+        '| Size | Chest |\n| --- | --- |\n| M | 96 cm |\n\n' +
+        '© Northwind – café \\&lt;3\n\n## Details',
+    );
+    expect(md).toContain('### How do I wash it?\n\n- Machine wash cold\n- Tumble dry low\n');
   });
 });
 
@@ -205,7 +358,7 @@ describe('only approved FAQs appear anywhere public', () => {
 describe('hostile merchant text is inert in every format', () => {
   const HOSTILE_TITLE = '</script><script>alert(1)</script> [Buy](https://evil.test) \u2028 <img src=x onerror=alert(1)> # Tote \u0007';
 
-  async function hostileProduct() {
+  async function hostileProduct(): Promise<string> {
     const storeId = seedStore(t, 'platform-a', SHOP);
     syncProduct(t, storeId, {
       ...realisticProduct('platform-a', 66, SHOP),
@@ -213,6 +366,15 @@ describe('hostile merchant text is inert in every format', () => {
       descriptionHtml: '<p>Nice</p><script>steal()</script><a href="javascript:alert(1)">x</a>',
       url: 'javascript:alert(1)',
       images: ['https://cdn.example/a.jpg', 'javascript:alert(2)', 'https://cdn.example/b.jpg?x=<script>'],
+      options: ['Color</script>'],
+      variants: realisticProduct('platform-a', 66, SHOP).variants.map((v) => ({
+        ...v,
+        title: '<b>[v](https://evil.test)</b>',
+        sku: '`sku` \u0007',
+        options: { 'Color</script>': '<img src=x onerror=alert(1)>[x](https://evil.test)' },
+        url: 'javascript:alert(3)',
+        image: 'javascript:alert(4)',
+      })),
     });
     await enrich(t, storeId, '66', {
       summary: '![pixel](https://evil.test/p.gif) <b>bold</b>\n\n# Injected heading',
@@ -220,6 +382,7 @@ describe('hostile merchant text is inert in every format', () => {
       attributes: { '<i>Material</i>': '](https://evil.test) `code`' },
     });
     await addFaq(t, { storeId, entityType: 'product', entityRef: '66', question: '</script><b>Q</b> [x](https://evil.test)?', answer: '<p onclick="x">A</p><script>alert(1)</script><a href="javascript:alert(1)">bad</a> <a href="https://ok.test/">good</a>', status: 'approved' });
+    return storeId;
   }
 
   test('.jsonld cannot close a script element and carries no executable URL', async () => {
@@ -232,21 +395,23 @@ describe('hostile merchant text is inert in every format', () => {
     expect(p.name).not.toContain('\u0007');
     expect(p.url).toBeUndefined();
     expect(p.image).toEqual(['https://cdn.example/a.jpg', 'https://cdn.example/b.jpg?x=%3Cscript%3E']);
-    expect(p.description).toBe('Nice x');
+    // The paragraph boundary stays a line break; the script's content and the javascript: link's target are gone.
+    expect(p.description).toBe('Nice\nx');
   });
 
   test('.md escapes Markdown links, images, HTML and headings in merchant text', async () => {
-    await hostileProduct();
+    const storeId = await hostileProduct();
     const md = await (await signal('platform-a', 66, 'md')).text();
     expect(md).not.toMatch(/(^|[^\\])<(script|img|b|i)\b/);
     expect(md).not.toMatch(/(^|[^\\])\]\((?!<)/m);
     expect(md).not.toContain('\u0007');
     expect(md).not.toContain('\u2028');
     const headings = md.split('\n').filter((l) => /^#{1,6} /.test(l));
-    expect(headings).toEqual([expect.stringMatching(/^# \\<\/script\\>/), '## Details', '## Highlights', '## FAQ', expect.stringMatching(/^### /), '## Links']);
+    expect(headings).toEqual([expect.stringMatching(/^# \\<\/script\\>/), '## Details', '## Variants', '## Highlights', '## FAQ', expect.stringMatching(/^### /), '## Links']);
     // Every link line is svc's own, and the only merchant link kept is a checked http(s) image.
     const links = [...md.matchAll(/(?<!\\)\[([^\]]*)\]\(<([^>]*)>\)/g)].map((m) => m[2]);
-    expect(links).toEqual(['https://cdn.example/a.jpg', 'https://cdn.example/b.jpg?x=%3Cscript%3E', `${BASE}/api/v1/platform-a/products/66.jsonld`, `${BASE}/api/v1/platform-a/products/66.llm`, `${BASE}/api/v1/platform-a/products/66.meta`]);
+    const base = scoped('platform-a', storeId, 66);
+    expect(links).toEqual(['https://cdn.example/a.jpg', 'https://cdn.example/b.jpg?x=%3Cscript%3E', `${base}.jsonld`, `${base}.llm`, `${base}.meta`, `${BASE}/api/v1/platform-a/stores/${storeId}/llms.txt`]);
   });
 
   test('.llm and .meta are valid JSON holding the text as text', async () => {
@@ -255,7 +420,7 @@ describe('hostile merchant text is inert in every format', () => {
     expect(llm.url).toBeNull();
     expect(llm.summary).toBe('![pixel](https://evil.test/p.gif) bold # Injected heading');
     expect(llm.highlights).toEqual(['[click me](javascript:alert(1))', 'ok', '- nested']);
-    expect(llm.faqs).toEqual([{ question: 'Q [x](https://evil.test)?', answer: 'A bad good' }]);
+    expect(llm.faqs).toEqual([{ question: 'Q [x](https://evil.test)?', answer: 'A\nbad good' }]);
     const metaRaw = await (await signal('platform-a', 66, 'meta')).text();
     expect(metaRaw).not.toMatch(/[<>]/);
     expect(JSON.parse(metaRaw).signals.llm).toEqual(llm);
@@ -352,7 +517,7 @@ describe('caching headers and invalidation', () => {
     expect(after.headers.get('last-modified')).toBe(new Date(T0 + 60_000).toUTCString());
     const p = product(JSON.parse(await after.text()));
     expect(p.name).toBe('Waxed Canvas Tote II');
-    expect(p.offers.price).toBe('79.00');
+    expect(p.hasVariant.map((v: any) => v.offers.price)).toEqual(['79.00', '79.00', '79.00']);
     // The webhook left the enrichment alone (spec §4.3 rule 1).
     expect(p.additionalProperty).toHaveLength(2);
   });

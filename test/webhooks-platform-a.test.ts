@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
-import { platformAProduct } from './fakes/payloads.ts';
+import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { createHmac } from 'node:crypto';
 import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
@@ -77,16 +77,46 @@ describe('platform A: product topics', () => {
       title: 'Waxed Canvas Tote',
       handle: 'waxed-canvas-tote',
       price: '89.00',
+      priceMax: '99.00',
       currency: 'EUR',
       availability: 'in_stock',
-      sku: 'TOTE-1001-0',
-      gtin: '4006381333930',
+      options: ['Color'],
       brand: 'Northwind Goods',
       url: `https://${SHOP}/products/waxed-canvas-tote`,
       updatedAt: '2026-01-10T15:00:00.000Z',
     });
     expect(body.descriptionText).toContain('Brass rivets & hardware');
     expect(body.images).toHaveLength(3);
+    // Every variant of the payload, with its own identifiers, price and stock; no warnings for valid barcodes.
+    expect(body.variants).toEqual([
+      { variantId: '10010', title: 'Olive', sku: 'TOTE-1001-OLIVE', barcode: '4006381333931', gtin: '4006381333931', mpn: null, price: '89.00', compareAtPrice: '99.00', availability: 'in_stock', options: { Color: 'Olive' }, image: 'https://cdn.platform-a.example/files/tote-1001-0.jpg?v=1736521200', url: `https://${SHOP}/products/waxed-canvas-tote?variant=10010` },
+      { variantId: '10011', title: 'Navy', sku: 'TOTE-1001-NAVY', barcode: '4006381333948', gtin: '4006381333948', mpn: null, price: '89.00', compareAtPrice: '99.00', availability: 'out_of_stock', options: { Color: 'Navy' }, image: 'https://cdn.platform-a.example/files/tote-1001-1.jpg?v=1736521200', url: `https://${SHOP}/products/waxed-canvas-tote?variant=10011` },
+      { variantId: '10012', title: 'Sand', sku: 'TOTE-1001-SAND', barcode: '4006381333955', gtin: '4006381333955', mpn: null, price: '99.00', compareAtPrice: null, availability: 'in_stock', options: { Color: 'Sand' }, image: 'https://cdn.platform-a.example/files/tote-1001-2.jpg?v=1736521200', url: `https://${SHOP}/products/waxed-canvas-tote?variant=10012` },
+    ]);
+    expect(body.warnings).toEqual([]);
+  });
+
+  test('a product without options: its single Default Title variant gives the product its SKU and barcode', async () => {
+    await fake.deliver(SHOP, 'products/create', platformASimpleProduct(1002));
+    const { body } = await product('1002');
+    expect(body).toMatchObject({ sku: 'CARD-1002', barcode: '0036000291452', gtin: '0036000291452', options: [], price: '35.00', priceMax: '35.00' });
+    expect(body.variants).toEqual([expect.objectContaining({ variantId: '10020', title: null, options: {}, url: `https://${SHOP}/products/leather-card-holder?variant=10020` })]);
+  });
+
+  test('a variant selling on backorder (inventory policy continue) and an untracked one count as available', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1003, { inventory: 0, variants: [{ inventory_policy: 'continue' }, {}, { inventory_management: null }] }));
+    const { body } = await product('1003');
+    expect(body.variants.map((v: any) => v.availability)).toEqual(['backorder', 'out_of_stock', 'in_stock']);
+    expect(body.availability).toBe('in_stock');
+  });
+
+  test('an update that drops a variant removes it from the catalogue', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1004));
+    const next = platformAProduct(1004, { updatedAt: '2026-01-11T10:00:00-05:00' });
+    await fake.deliver(SHOP, 'products/update', { ...next, variants: next.variants.slice(0, 2) });
+    const { body } = await product('1004');
+    expect(body.variants.map((v: any) => v.variantId)).toEqual(['10040', '10041']);
+    expect(body.priceMax).toBe('89.00');
   });
 
   test('products/update syncs the product\'s changes', async () => {

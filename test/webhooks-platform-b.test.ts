@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
-import { platformBProduct } from './fakes/payloads.ts';
+import { platformBProduct, platformBVariantProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { seedStore } from './helpers/signals.ts';
 import { createStore, getProduct, rows, wrongEnding } from './helpers/stores.ts';
@@ -101,6 +101,20 @@ describe('platform B: product scopes through the job queue', () => {
     const { status, body } = await product('501');
     expect(status).toBe(200);
     expect(body).toMatchObject({ productId: '501', title: 'Trail Runner 2', handle: 'trail-runner-2', price: '120', currency: 'GBP', availability: 'in_stock', sku: 'TR2-501', gtin: '012345678905', url: 'https://shop.example.com/trail-runner-2/' });
+  });
+
+  test('a product with options: every variant with its options, price, identifiers and variant-level stock', async () => {
+    fake.products.set(502, platformBVariantProduct(502));
+    await fake.deliver('store/product/created', 502);
+    await t.webhooks.runner.runDueJobs();
+    const { body } = await product('502');
+    expect(body).toMatchObject({ title: 'Alpine Fleece', price: '64', priceMax: '69', options: ['Size', 'Color'], sku: 'FLEECE-502', warnings: [] });
+    expect(body.variants.map((v: any) => [v.variantId, v.title, v.options, v.price, v.availability, v.sku, v.gtin, v.mpn])).toEqual([
+      ['5020', 'S / Forest', { Size: 'S', Color: 'Forest' }, '64', 'in_stock', 'FLEECE-502-S-FOREST', '5012345678900', 'AF-S-Forest'],
+      ['5021', 'M / Forest', { Size: 'M', Color: 'Forest' }, '64', 'out_of_stock', 'FLEECE-502-M-FOREST', '5012345678917', 'AF-M-Forest'],
+      ['5022', 'L / Forest', { Size: 'L', Color: 'Forest' }, '69', 'in_stock', 'FLEECE-502-L-FOREST', '5012345678924', 'AF-L-Forest'],
+      ['5023', 'M / Slate', { Size: 'M', Color: 'Slate' }, '64', 'in_stock', 'FLEECE-502-M-SLATE', '5012345678931', 'AF-M-Slate'],
+    ]);
   });
 
   test('store/product/updated syncs the product\'s current data', async () => {

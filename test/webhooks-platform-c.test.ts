@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
-import { platformCProduct } from './fakes/payloads.ts';
+import { platformCProduct, platformCVariableProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
 import { createHmac } from 'node:crypto';
 import { seedStore } from './helpers/signals.ts';
@@ -99,7 +99,10 @@ describe('platform C: product topics', () => {
       currency: 'SEK',
       availability: 'in_stock',
       sku: 'POUR-77',
+      barcode: '0799439112766',
       gtin: '0799439112766',
+      options: [],
+      variants: [],
       url: `${fake.siteUrl}/product/ceramic-pour-over-set/`,
       updatedAt: '2026-01-10T12:00:00.000Z',
     });
@@ -144,6 +147,73 @@ describe('platform C: product topics', () => {
     expect(await noId.json()).toMatchObject({ error: 'missing_product_id' });
     const notJson = await fake.send(hookUrl(), 'product.updated', null, secret(), { body: '{"id":' });
     expect(notJson.status).toBe(400);
+  });
+});
+
+describe('platform C: variable products and their variations', () => {
+  /** The site's products API holds the product and its variations; the webhook payload names the variations only by id. */
+  function variable(id: number, modifiedGmt?: string) {
+    const { product: data, variations } = platformCVariableProduct(id, fake.siteUrl, { modifiedGmt });
+    fake.products.set(id, data);
+    fake.variations.set(id, variations);
+    return { data, variations };
+  }
+
+  test('a variable product is queued, then read with every variation from the products API', async () => {
+    const { data } = variable(88);
+    const [res] = await fake.deliver('product.updated', data);
+    expect(await res!.json()).toEqual({ received: true, outcome: 'queued' });
+    expect((await product('88')).status).toBe(404);
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
+    expect(fake.calls).toEqual({ productFetches: 1, variationPages: 1 });
+    const { body } = await product('88');
+    expect(body).toMatchObject({ title: 'Kitchen Apron', price: '36.00', priceMax: '42.00', availability: 'in_stock', options: ['Material', 'Pattern'], warnings: [] });
+    expect(body.variants).toEqual([
+      {
+        variantId: '881', title: 'Linen / Stripe', sku: 'APRON-88-LINEN-STRIPE', barcode: '0012345678905', gtin: '0012345678905', mpn: null, price: '42.00', compareAtPrice: null, availability: 'in_stock',
+        options: { Material: 'Linen', Pattern: 'Stripe' }, image: `${fake.siteUrl}/wp-content/uploads/apron-linen.jpg`, url: `${fake.siteUrl}/product/kitchen-apron/?attribute_pa_material=linen&attribute_pa_pattern=stripe`,
+      },
+      {
+        variantId: '882', title: 'Cotton / Check', sku: 'APRON-88-COTTON-CHECK', barcode: '0614141000036', gtin: '0614141000036', mpn: null, price: '36.00', compareAtPrice: '45.00', availability: 'out_of_stock',
+        options: { Material: 'Cotton', Pattern: 'Check' }, image: `${fake.siteUrl}/wp-content/uploads/apron-cotton.jpg`, url: `${fake.siteUrl}/product/kitchen-apron/?attribute_pa_material=cotton&attribute_pa_pattern=check`,
+      },
+    ]);
+  });
+
+  test('more than 100 variations are read page by page', async () => {
+    const { data, variations } = variable(89);
+    const many = Array.from({ length: 130 }, (_, i) => ({ ...variations[i % 2]!, id: 10_000 + i }));
+    fake.variations.set(89, many);
+    await fake.deliver('product.updated', data);
+    await t.webhooks.runner.runDueJobs();
+    expect(fake.calls.variationPages).toBe(2);
+    expect((await product('89')).body.variants).toHaveLength(130);
+  });
+
+  test('a variation edited on its own (the platform delivers the variation) refreshes its parent', async () => {
+    const { data, variations } = variable(90);
+    await fake.deliver('product.updated', data);
+    await t.webhooks.runner.runDueJobs();
+    const changed = { ...variations[0]!, price: '39.00', regular_price: '42.00', sale_price: '39.00', date_modified_gmt: '2026-01-15T09:00:00' };
+    fake.variations.set(90, [changed, variations[1]!]);
+    const [res] = await fake.deliver('product.updated', changed);
+    expect(await res!.json()).toEqual({ received: true, outcome: 'queued' });
+    await t.webhooks.runner.runDueJobs();
+    const { body } = await product('90');
+    expect(body.variants[0]).toMatchObject({ price: '39.00', compareAtPrice: '42.00' });
+    // The newest of the product and its variations orders later deliveries.
+    expect(body.updatedAt).toBe('2026-01-15T09:00:00.000Z');
+    expect((await product(String(changed.id))).status).toBe(404);
+  });
+
+  test('a product the API no longer has is removed when its fetch answers 404', async () => {
+    const { data } = variable(91);
+    await fake.deliver('product.updated', data);
+    await t.webhooks.runner.runDueJobs();
+    fake.products.delete(91);
+    await fake.deliver('product.updated', { ...data, date_modified_gmt: '2026-01-16T00:00:00' });
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('91')).status).toBe(404);
   });
 });
 

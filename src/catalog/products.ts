@@ -1,13 +1,31 @@
-import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
-import { products, type ProductRow } from '../db/schema/index.ts';
+import { productVariants, products, type ProductRow, type ProductVariantRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
+import { checkGtin, validGtin } from '../lib/gtin.ts';
+import { htmlToPlainText } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
-import type { ProductData } from '../platforms/types.ts';
-import { htmlToText } from './text.ts';
+import type { ProductData, ProductVariant } from '../platforms/types.ts';
 
 export type UpsertOutcome = 'applied' | 'stale';
 export type RemoveOutcome = 'removed' | 'stale';
+
+/** A variant as the admin API shows it: as synced, plus the GTIN its barcode yields (null when invalid or absent). */
+export interface VariantView extends ProductVariant {
+  gtin: string | null;
+}
+
+/** Something about a product's data that svc will not publish as sent (the console shows these). */
+export interface ProductWarning {
+  code: 'invalid_gtin';
+  /** `barcode`, or `variants[<variantId>].barcode`. */
+  field: string;
+  variantId: string | null;
+  /** The value as the platform sent it. */
+  value: string;
+  reason: string;
+  detail: string;
+}
 
 /** A product as the admin API shows it; `productId` is always the platform's id. */
 export interface ProductView {
@@ -16,19 +34,48 @@ export interface ProductView {
   title: string;
   descriptionHtml: string | null;
   descriptionText: string | null;
+  /** The lowest price (of the variants, when it has several). */
   price: string | null;
+  /** The highest variant price; equal to `price` unless the variants' prices differ. */
+  priceMax: string | null;
   currency: string | null;
   availability: string | null;
   sku: string | null;
+  barcode: string | null;
   gtin: string | null;
+  mpn: string | null;
   brand: string | null;
   images: string[];
   url: string | null;
+  options: string[];
+  variants: VariantView[];
+  warnings: ProductWarning[];
   updatedAt: string;
   syncedAt: string;
 }
 
-export function toProductView(row: ProductRow): ProductView {
+export function toVariant(row: ProductVariantRow): ProductVariant {
+  const { productRowId: _row, position: _position, ...variant } = row;
+  return variant;
+}
+
+/** Barcodes that are not valid GTINs: never published, reported on the product instead. */
+export function productWarnings(barcode: string | null, variants: ProductVariant[]): ProductWarning[] {
+  const warnings: ProductWarning[] = [];
+  const check = (value: string | null, field: string, variantId: string | null) => {
+    if (value === null || value.trim() === '') return;
+    const result = checkGtin(value);
+    if (!result.valid) warnings.push({ code: 'invalid_gtin', field, variantId, value, reason: result.reason, detail: `${field} ${JSON.stringify(value)} is not published as a GTIN: ${result.detail}` });
+  };
+  check(barcode, 'barcode', null);
+  for (const variant of variants) check(variant.barcode, `variants[${variant.variantId}].barcode`, variant.variantId);
+  return warnings;
+}
+
+const highestPrice = (prices: (string | null)[]): string | null =>
+  prices.reduce<string | null>((high, p) => (p !== null && (high === null || Number(p) > Number(high)) ? p : high), null);
+
+export function toProductView(row: ProductRow, variants: ProductVariant[]): ProductView {
   return {
     productId: row.productId,
     handle: row.handle,
@@ -36,13 +83,19 @@ export function toProductView(row: ProductRow): ProductView {
     descriptionHtml: row.descriptionHtml,
     descriptionText: row.descriptionText,
     price: row.price,
+    priceMax: highestPrice(variants.map((v) => v.price)) ?? row.price,
     currency: row.currency,
     availability: row.availability,
     sku: row.sku,
-    gtin: row.gtin,
+    barcode: row.barcode,
+    gtin: validGtin(row.barcode),
+    mpn: row.mpn,
     brand: row.brand,
     images: row.images,
     url: row.url,
+    options: row.options,
+    variants: variants.map((v) => ({ ...v, gtin: validGtin(v.barcode) })),
+    warnings: productWarnings(row.barcode, variants),
     updatedAt: new Date(row.platformUpdatedAt).toISOString(),
     syncedAt: new Date(row.syncedAt).toISOString(),
   };
@@ -53,7 +106,7 @@ export function toProductView(row: ProductRow): ProductView {
  * so retries and reordered deliveries converge on the newest state whatever order they arrive in.
  */
 export function createCatalog(db: Db, clock: Clock) {
-  const dataColumns = ['handle', 'title', 'descriptionHtml', 'descriptionText', 'price', 'currency', 'availability', 'sku', 'gtin', 'brand', 'images', 'url', 'platformUpdatedAt', 'raw', 'removedAt', 'syncedAt'] as const;
+  const dataColumns = ['handle', 'title', 'descriptionHtml', 'descriptionText', 'price', 'currency', 'availability', 'sku', 'barcode', 'mpn', 'brand', 'images', 'url', 'options', 'platformUpdatedAt', 'raw', 'removedAt', 'syncedAt'] as const;
   const placeholders = Object.fromEntries(dataColumns.map((c) => [c, sql.placeholder(c)])) as Record<(typeof dataColumns)[number], ReturnType<typeof sql.placeholder>>;
   // Prepared once: the webhook hot path (drizzle still applies the JSON columns' encoding to placeholders).
   const upsertStatement = db
@@ -71,6 +124,52 @@ export function createCatalog(db: Db, clock: Clock) {
     })
     .returning({ id: products.id })
     .prepare();
+  const sqlite = db.$client;
+  const deleteVariants = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ?');
+  const insertVariant = sqlite.query(
+    `INSERT INTO product_variants (product_row_id, position, variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const variantsOf = (rowIds: string[]): Map<string, ProductVariant[]> => {
+    const byRow = new Map<string, ProductVariant[]>(rowIds.map((id) => [id, []]));
+    if (rowIds.length === 0) return byRow;
+    const rows = db.select().from(productVariants).where(inArray(productVariants.productRowId, rowIds)).orderBy(productVariants.productRowId, productVariants.position).all();
+    for (const row of rows) byRow.get(row.productRowId)?.push(toVariant(row));
+    return byRow;
+  };
+
+  // The product row and its variants change together or not at all (nested in the caller's transaction, if any).
+  const applyUpsert = sqlite.transaction((storeId: string, currency: string | null, product: ProductData): UpsertOutcome => {
+    const written = upsertStatement.get({
+      id: newId(),
+      storeId,
+      productId: product.productId,
+      handle: product.handle,
+      title: product.title,
+      descriptionHtml: product.descriptionHtml,
+      descriptionText: product.descriptionHtml === null ? null : htmlToPlainText(product.descriptionHtml),
+      price: product.price,
+      currency,
+      availability: product.availability,
+      sku: product.sku,
+      barcode: product.barcode,
+      mpn: product.mpn,
+      brand: product.brand,
+      images: product.images,
+      url: product.url,
+      options: product.options,
+      platformUpdatedAt: product.updatedAt,
+      raw: product.raw,
+      removedAt: null,
+      syncedAt: clock.now(),
+    });
+    if (!written) return 'stale';
+    deleteVariants.run(written.id);
+    product.variants.forEach((v, position) =>
+      insertVariant.run(written.id, position, v.variantId, v.title, v.sku, v.barcode, v.mpn, v.price, v.compareAtPrice, v.availability, JSON.stringify(v.options), v.image, v.url),
+    );
+    return 'applied';
+  });
 
   return {
     /**
@@ -79,29 +178,11 @@ export function createCatalog(db: Db, clock: Clock) {
      * strictly newer than its removal.
      */
     upsert(storeId: string, currency: string | null, product: ProductData): UpsertOutcome {
-      const written = upsertStatement.get({
-        id: newId(),
-        storeId,
-        productId: product.productId,
-        handle: product.handle,
-        title: product.title,
-        descriptionHtml: product.descriptionHtml,
-        descriptionText: product.descriptionHtml === null ? null : htmlToText(product.descriptionHtml),
-        price: product.price,
-        currency,
-        availability: product.availability,
-        sku: product.sku,
-        gtin: product.gtin,
-        brand: product.brand,
-        images: product.images,
-        url: product.url,
-        platformUpdatedAt: product.updatedAt,
-        raw: product.raw,
-        removedAt: null,
-        syncedAt: clock.now(),
-      });
-      return written ? 'applied' : 'stale';
+      return applyUpsert(storeId, currency, product);
     },
+
+    /** The variants of catalogue rows (by `products.id`), in the platform's order. */
+    variantsOf,
 
     /**
      * Remove a product as of `at`. The row stays as a tombstone so an older create/update arriving

@@ -17,8 +17,10 @@ const listQuery = t.Object(
 export function catalogRoutes(catalog: Catalog, storeExists: (id: string) => boolean, enrichedAt: (productRowIds: string[]) => Map<string, number>) {
   const store = (id: string) => orNotFound(storeExists(id) ? id : null, 'store', id);
   const views = (rows: ProductRow[]) => {
-    const enriched = enrichedAt(rows.map((row) => row.id));
-    return rows.map((row) => ({ ...toProductView(row), enrichedAt: isoOrNull(enriched.get(row.id) ?? null) }));
+    const ids = rows.map((row) => row.id);
+    const enriched = enrichedAt(ids);
+    const variants = catalog.variantsOf(ids);
+    return rows.map((row) => ({ ...toProductView(row, variants.get(row.id) ?? []), enrichedAt: isoOrNull(enriched.get(row.id) ?? null) }));
   };
   return new Elysia({ name: 'catalog', prefix: '/api/v1/admin/stores' })
     .get(

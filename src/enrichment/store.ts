@@ -3,7 +3,7 @@ import type { Db } from '../db/index.ts';
 import { productEnrichments, type ProductEnrichmentRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
-import { htmlToPlainText } from '../lib/html.ts';
+import { htmlToLine } from '../lib/html.ts';
 
 export interface EnrichmentInput {
   summary: string;
@@ -30,15 +30,15 @@ export function toEnrichmentView(productId: string, row: ProductEnrichmentRow): 
 
 /** Plain text only: tags stripped, control characters removed, whitespace collapsed (empty entries dropped). */
 function clean(input: EnrichmentInput): EnrichmentInput {
-  const summary = htmlToPlainText(input.summary);
+  const summary = htmlToLine(input.summary);
   if (!summary) throw new ApiError(400, 'invalid_request', 'summary: must contain text');
   const attributes: Record<string, string> = {};
   for (const [name, value] of Object.entries(input.attributes)) {
-    const cleanName = htmlToPlainText(name);
-    const cleanValue = htmlToPlainText(value);
+    const cleanName = htmlToLine(name);
+    const cleanValue = htmlToLine(value);
     if (cleanName && cleanValue) attributes[cleanName] = cleanValue;
   }
-  return { summary, highlights: input.highlights.map(htmlToPlainText).filter((h) => h.length > 0), attributes };
+  return { summary, highlights: input.highlights.map(htmlToLine).filter((h) => h.length > 0), attributes };
 }
 
 /** Enrichment records, keyed by the catalogue row (`products.id`). */

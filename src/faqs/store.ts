@@ -3,7 +3,7 @@ import type { Db } from '../db/index.ts';
 import { faqEntityChanges, faqEntries, type FaqEntityType, type FaqEntryRow, type FaqStatus } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
-import { htmlToPlainText, sanitizeBasicHtml } from '../lib/html.ts';
+import { htmlToLine, sanitizeBasicHtml } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
 
 export interface FaqView {
@@ -57,7 +57,7 @@ export function toFaqView(row: FaqEntryRow): FaqView {
 
 /** Plain-text question: tags stripped, control characters removed; 400 when nothing is left or it is too long. */
 function cleanQuestion(raw: string): string {
-  const question = htmlToPlainText(raw);
+  const question = htmlToLine(raw);
   if (!question) throw new ApiError(400, 'invalid_request', 'question: must contain text');
   if (question.length > MAX_QUESTION_CHARS) throw new ApiError(400, 'invalid_request', `question: at most ${MAX_QUESTION_CHARS} characters`);
   return question;
@@ -66,7 +66,7 @@ function cleanQuestion(raw: string): string {
 /** Basic-HTML answer (lib/html.ts); 400 when no text is left after sanitizing. */
 function cleanAnswer(raw: string): string {
   const answer = sanitizeBasicHtml(raw);
-  if (!htmlToPlainText(answer)) throw new ApiError(400, 'invalid_request', 'answer: must contain text');
+  if (!htmlToLine(answer)) throw new ApiError(400, 'invalid_request', 'answer: must contain text');
   return answer;
 }
 

@@ -1,25 +1,31 @@
 /**
- * A small HTML tokenizer and the two cleaners built on it: basic-HTML sanitizing for FAQ answers and
- * plain-text extraction. Merchant markup is never trusted: output is rebuilt from tokens, so nothing
- * the input says about attributes, comments or unbalanced tags reaches a page.
+ * A small HTML tokenizer and what is built on it: basic-HTML sanitizing for FAQ answers and the one
+ * HTML-to-text routine (block-aware text for descriptions and answers, one line for short fields).
+ * Merchant markup is never trusted: output is rebuilt from tokens, so nothing the input says about
+ * attributes, comments or unbalanced tags reaches a page.
+ *
+ * Everything here runs in time linear in the input, whatever the input: each character is looked at
+ * a bounded number of times (see `findTagEnd` for the one place where that needs care).
  */
 
-type Token =
+import { decodeHTML, decodeHTMLAttribute } from 'entities/decode';
+
+export type Token =
   | { kind: 'text'; text: string }
   | { kind: 'open'; name: string; attrs: Map<string, string>; selfClosing: boolean }
   | { kind: 'close'; name: string };
 
+/** Counts the characters the tag scanner inspects: tests use it to show the work is linear. */
+export interface ScanMeter {
+  steps: number;
+}
+
 /** Elements whose content is not text for a reader: dropped with their content. */
-const RAW_CONTENT = new Set(['script', 'style', 'template', 'textarea', 'title', 'iframe', 'noscript', 'noembed', 'noframes', 'xmp', 'object', 'svg', 'math']);
-const VOID = new Set(['br', 'hr', 'img', 'input', 'meta', 'link', 'area', 'base', 'col', 'embed', 'source', 'track', 'wbr']);
-/** Elements whose boundaries separate words in plain text. */
-const BLOCK = new Set(['p', 'br', 'div', 'li', 'ul', 'ol', 'tr', 'td', 'th', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'section', 'article', 'blockquote', 'hr', 'table', 'dd', 'dt']);
+const RAW_CONTENT = ['script', 'style', 'template', 'textarea', 'title', 'iframe', 'noscript', 'noembed', 'noframes', 'xmp', 'object', 'svg', 'math'];
+const RAW_CLOSE = new Map(RAW_CONTENT.map((name) => [name, new RegExp(`</${name}\\s*>`, 'gi')]));
 /** What an FAQ answer may keep (the lead's contract); `a` additionally needs an absolute http(s) href. */
 const ALLOWED = new Set(['p', 'br', 'ul', 'ol', 'li', 'strong', 'b', 'em', 'i', 'a']);
 
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
-const TAG_NAME = /^[a-zA-Z][a-zA-Z0-9-]*/;
-const ATTRIBUTE = /^[\s/]*([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]*)))?/;
 /** C0 and C1 controls and DEL, except tab, line feed and carriage return (whitespace in HTML). */
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
 
@@ -27,98 +33,154 @@ export function stripControlCharacters(text: string): string {
   return text.replace(CONTROL, '');
 }
 
+/**
+ * Character references decoded once (`&amp;lt;` is the text `&lt;`), with the full HTML set of names
+ * and the spec's rules for numeric ones (invalid code points become U+FFFD); control characters removed.
+ */
 export function decodeEntities(text: string): string {
-  return text.replace(/&(#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[a-zA-Z]{2,8});/g, (whole, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      const valid = code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff);
-      return valid ? stripControlCharacters(String.fromCodePoint(code)) : '\ufffd';
-    }
-    return NAMED[name.toLowerCase()] ?? whole;
-  });
+  return stripControlCharacters(decodeHTML(text));
 }
 
 export function escapeHtmlText(text: string): string {
-  return text.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }
 
+/** Safe inside a double- or single-quoted attribute value. */
 export function escapeAttribute(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** Split markup into text, open and close tags; comments, doctypes and processing instructions vanish. */
-function* tokenize(html: string): Generator<Token> {
-  let at = 0;
-  while (at < html.length) {
-    const lt = html.indexOf('<', at);
-    if (lt === -1) {
-      yield { kind: 'text', text: decodeEntities(html.slice(at)) };
-      return;
-    }
-    if (lt > at) yield { kind: 'text', text: decodeEntities(html.slice(at, lt)) };
-    const rest = html.slice(lt + 1);
-    if (rest.startsWith('!--')) {
-      const end = html.indexOf('-->', lt + 4);
-      at = end === -1 ? html.length : end + 3;
-      continue;
-    }
-    if (rest[0] === '!' || rest[0] === '?') {
-      const end = html.indexOf('>', lt);
-      at = end === -1 ? html.length : end + 1;
-      continue;
-    }
-    const closing = rest[0] === '/';
-    const name = TAG_NAME.exec(closing ? rest.slice(1) : rest)?.[0];
-    const end = name ? findTagEnd(html, lt) : -1;
-    if (!name || end === -1) {
-      // Not a tag (`a < b`, or a tag never closed): the `<` is text.
-      yield { kind: 'text', text: '<' };
-      at = lt + 1;
-      continue;
-    }
-    const lower = name.toLowerCase();
-    const inner = html.slice(lt + 1 + (closing ? 1 : 0) + name.length, end);
-    at = end + 1;
-    if (closing) {
-      yield { kind: 'close', name: lower };
-      continue;
-    }
-    if (RAW_CONTENT.has(lower)) {
-      const close = new RegExp(`</${lower}\\s*>`, 'i').exec(html.slice(at));
-      at = close ? at + close.index + close[0].length : html.length;
-      continue;
-    }
-    yield { kind: 'open', name: lower, attrs: parseAttributes(inner), selfClosing: inner.trimEnd().endsWith('/') };
-  }
-}
+const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isNameChar = (c: number) => isAsciiLetter(c) || (c >= 48 && c <= 57) || c === 45;
+/** HTML whitespace (space, tab, LF, FF, CR) and `/`, which separate attributes. */
+const isAttributeGap = (c: number) => c === 32 || c === 9 || c === 10 || c === 12 || c === 13 || c === 47;
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 12 || c === 13;
 
-/** Index of the `>` ending the tag opened at `lt`, skipping `>` inside quoted attribute values. */
-function findTagEnd(html: string, lt: number): number {
-  let quote: string | null = null;
-  for (let i = lt + 1; i < html.length; i++) {
-    const c = html[i]!;
-    if (quote) {
-      if (c === quote) quote = null;
-    } else if (c === '"' || c === "'") {
-      quote = c;
-    } else if (c === '>') {
-      return i;
+const QUOTE_STATE: Record<number, number> = { 34: 2, 39: 4 };
+
+/**
+ * Index of the `>` ending a tag whose attributes start at `from`, skipping `>` inside quoted
+ * sections, or -1 when the tag never ends (then its `<` is text and scanning resumes after it).
+ *
+ * A naive scan from every `<` is quadratic on input such as 100k `<` or `<a"` repeated: each start
+ * scans to the end. `seen` makes it linear: a scan is a deterministic walk over (position, quote
+ * state); once a walk from some point reached the end without finding `>`, any later walk that meets
+ * the same position in the same state would too, so it stops there. A walk that finds `>` marks only
+ * positions before it, which no later scan (they all start after it) visits. Each (position, state)
+ * pair is therefore walked at most once per input.
+ */
+function findTagEnd(html: string, from: number, seen: Uint8Array, meter?: ScanMeter): number {
+  let state = 1; // 1 unquoted, 2 inside "...", 4 inside '...'
+  for (let i = from; i < html.length; i++) {
+    if (seen[i]! & state) return -1;
+    seen[i]! |= state;
+    if (meter) meter.steps++;
+    const c = html.charCodeAt(i);
+    if (state === 1) {
+      if (c === 62) return i;
+      state = QUOTE_STATE[c] ?? 1;
+    } else if ((state === 2 && c === 34) || (state === 4 && c === 39)) {
+      state = 1;
     }
   }
   return -1;
 }
 
-function parseAttributes(inner: string): Map<string, string> {
+/** Attributes of one tag (`inner` is the text between its name and its `>`); the first of a repeated name wins. */
+function parseAttributes(inner: string, meter?: ScanMeter): Map<string, string> {
   const attrs = new Map<string, string>();
-  let rest = inner;
-  for (;;) {
-    const match = ATTRIBUTE.exec(rest);
-    if (!match || match[0].length === 0) break;
-    const name = match[1]!.toLowerCase();
-    if (!attrs.has(name)) attrs.set(name, decodeEntities(match[2] ?? match[3] ?? match[4] ?? ''));
-    rest = rest.slice(match[0].length);
+  let i = 0;
+  const n = inner.length;
+  while (i < n) {
+    while (i < n && isAttributeGap(inner.charCodeAt(i))) i++;
+    const nameStart = i;
+    // Name: anything but whitespace, quotes, `<`, `>`, `/` and `=`; a tag whose next attribute starts
+    // otherwise has no further attributes worth reading.
+    while (i < n && !/[\s"'<>/=]/.test(inner[i]!)) i++;
+    if (meter) meter.steps += i - nameStart + 1;
+    if (i === nameStart) break;
+    const name = inner.slice(nameStart, i).toLowerCase();
+    let j = i;
+    while (j < n && isSpace(inner.charCodeAt(j))) j++;
+    let value = '';
+    if (inner[j] === '=') {
+      j++;
+      while (j < n && isSpace(inner.charCodeAt(j))) j++;
+      const quote = inner[j];
+      const close = quote === '"' || quote === "'" ? inner.indexOf(quote, j + 1) : -1;
+      if (close !== -1) {
+        value = inner.slice(j + 1, close);
+        j = close + 1;
+      } else {
+        const start = j;
+        while (j < n && !/[\s>]/.test(inner[j]!)) j++;
+        value = inner.slice(start, j);
+      }
+      if (meter) meter.steps += j - i;
+      i = j;
+    }
+    if (!attrs.has(name)) attrs.set(name, stripControlCharacters(decodeHTMLAttribute(value)));
   }
   return attrs;
+}
+
+/**
+ * Split markup into text, open and close tags (names lower-cased, entities decoded once);
+ * comments, doctypes and processing instructions vanish, raw-content elements vanish with their
+ * content, and a `<` that starts no complete tag is text.
+ */
+export function* tokenize(html: string, meter?: ScanMeter): Generator<Token> {
+  const n = html.length;
+  const seen = new Uint8Array(n);
+  // `text` is where the text not yet yielded starts: a `<` that starts no tag stays part of it.
+  let text = 0;
+  let at = 0;
+  while (at < n) {
+    const lt = html.indexOf('<', at);
+    if (lt === -1) break;
+    let end: number;
+    let skipTo: number;
+    let token: Token | null = null;
+    if (html.startsWith('!--', lt + 1)) {
+      const close = html.indexOf('-->', lt + 4);
+      end = lt;
+      skipTo = close === -1 ? n : close + 3;
+    } else if (html.charCodeAt(lt + 1) === 33 || html.charCodeAt(lt + 1) === 63) {
+      // <!doctype ...>, <![CDATA[...]]>, <?xml ...?>: markup declarations, never text.
+      const close = html.indexOf('>', lt + 2);
+      end = lt;
+      skipTo = close === -1 ? n : close + 1;
+    } else {
+      const closing = html.charCodeAt(lt + 1) === 47;
+      const nameStart = lt + 1 + (closing ? 1 : 0);
+      let nameEnd = nameStart;
+      if (isAsciiLetter(html.charCodeAt(nameStart))) while (nameEnd < n && isNameChar(html.charCodeAt(nameEnd))) nameEnd++;
+      if (meter) meter.steps += nameEnd - nameStart + 1;
+      const tagEnd = nameEnd > nameStart ? findTagEnd(html, nameEnd, seen, meter) : -1;
+      if (tagEnd === -1) {
+        // Not a tag (`a < b`, or a tag never closed): the `<` is text.
+        at = lt + 1;
+        continue;
+      }
+      end = lt;
+      skipTo = tagEnd + 1;
+      const name = html.slice(nameStart, nameEnd).toLowerCase();
+      const rawClose = closing ? undefined : RAW_CLOSE.get(name);
+      if (closing) token = { kind: 'close', name };
+      else if (rawClose) {
+        rawClose.lastIndex = skipTo;
+        const close = rawClose.exec(html);
+        skipTo = close ? close.index + close[0].length : n;
+      } else {
+        const inner = html.slice(nameEnd, tagEnd);
+        token = { kind: 'open', name, attrs: parseAttributes(inner, meter), selfClosing: inner.trimEnd().endsWith('/') };
+      }
+    }
+    if (end > text) yield { kind: 'text', text: decodeEntities(html.slice(text, end)) };
+    if (token) yield token;
+    at = text = skipTo;
+  }
+  if (text < n) yield { kind: 'text', text: decodeEntities(html.slice(text)) };
 }
 
 /** An absolute http(s) URL, normalised, or null (javascript:, data:, relative, malformed...). */
@@ -140,42 +202,252 @@ export function safeHttpUrl(value: string | null | undefined): string | null {
  * content is dropped; control characters removed.
  */
 export function sanitizeBasicHtml(html: string): string {
-  let out = '';
+  const out: string[] = [];
   const open: string[] = [];
   for (const token of tokenize(stripControlCharacters(html))) {
     if (token.kind === 'text') {
-      out += escapeHtmlText(token.text);
+      out.push(escapeHtmlText(token.text));
     } else if (token.kind === 'open') {
       if (!ALLOWED.has(token.name)) continue;
       if (token.name === 'br') {
-        out += '<br>';
+        out.push('<br>');
         continue;
       }
       if (token.name === 'a') {
         const href = safeHttpUrl(token.attrs.get('href'));
         if (!href) continue;
-        out += `<a href="${escapeAttribute(href)}">`;
+        out.push(`<a href="${escapeAttribute(href)}">`);
       } else {
-        out += `<${token.name}>`;
+        out.push(`<${token.name}>`);
       }
-      if (token.selfClosing) out += `</${token.name}>`;
+      if (token.selfClosing) out.push(`</${token.name}>`);
       else open.push(token.name);
     } else {
       const depth = open.lastIndexOf(token.name);
       if (depth === -1) continue;
-      while (open.length > depth) out += `</${open.pop()}>`;
+      while (open.length > depth) out.push(`</${open.pop()}>`);
     }
   }
-  while (open.length > 0) out += `</${open.pop()}>`;
-  return out;
+  while (open.length > 0) out.push(`</${open.pop()}>`);
+  return out.join('');
 }
 
-/** Readable text of markup: tags dropped (block boundaries become spaces), entities decoded, whitespace collapsed. */
-export function htmlToPlainText(html: string): string {
-  let out = '';
-  for (const token of tokenize(stripControlCharacters(html))) {
-    if (token.kind === 'text') out += token.text;
-    else if (BLOCK.has(token.name) || (token.kind === 'open' && VOID.has(token.name))) out += ' ';
+// ---------------------------------------------------------------------------------------------
+// HTML to text
+
+/**
+ * One block of readable text. `paragraph` and `item` text may hold `\n` (a `<br>`); `item` is a list
+ * item at `depth` (0 = outermost list); `row` is a table row, `table` numbering the tables of the input.
+ */
+export type TextBlock =
+  | { kind: 'paragraph'; text: string; /** Set when the paragraph continues the list item at this depth (text after a nested list). */ itemDepth?: number }
+  | { kind: 'heading'; text: string }
+  | { kind: 'item'; text: string; depth: number; ordered: boolean; index: number; /** Numbers the outermost lists of the input: items of one list share it. */ list: number }
+  | { kind: 'row'; cells: string[]; table: number };
+
+/** Elements that start and end a block of text (everything else is inline: it adds no space). */
+const BLOCKS = new Set([
+  'address', 'article', 'aside', 'blockquote', 'caption', 'center', 'dd', 'details', 'dialog', 'dir', 'div', 'dl', 'dt', 'fieldset',
+  'figcaption', 'figure', 'footer', 'form', 'header', 'hgroup', 'hr', 'legend', 'main', 'menu', 'nav', 'p', 'pre', 'section', 'summary',
+]);
+const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+/** Inline elements that stand for something (an image, a field): a word boundary, but not before punctuation. */
+const SOFT_BREAKS = new Set(['img', 'input', 'select', 'button', 'video', 'audio', 'canvas', 'embed', 'wbr']);
+const PUNCTUATION = /^[,.;:!?)\]}%…]/;
+const WHITESPACE_RUN = /[\s\u00a0]+/g;
+
+interface OpenItem {
+  depth: number;
+  ordered: boolean;
+  index: number;
+  /** Its first block was written: more text becomes a paragraph inside it. */
+  continued: boolean;
+}
+
+/** Builds blocks from tokens: inline text is collected, whitespace collapsed, and each block boundary flushes it. */
+class BlockBuilder {
+  readonly blocks: TextBlock[] = [];
+  private lines: string[] = [];
+  private line = '';
+  /** 0: none; 1: whitespace in the text; 2: a soft break from a tag (dropped before punctuation). */
+  private space: 0 | 1 | 2 = 0;
+  private heading = false;
+  /** Open lists, each with its open item (kept while a nested list runs, so text after it continues the item). */
+  private lists: { ordered: boolean; count: number; item: OpenItem | null }[] = [];
+  private item: OpenItem | null = null;
+  private outermostLists = 0;
+  private row: string[] | null = null;
+  private cell: string[] | null = null;
+  private tables = 0;
+
+  text(raw: string): void {
+    const text = raw.replace(WHITESPACE_RUN, ' ');
+    if (text === '') return;
+    let rest = text;
+    if (rest.startsWith(' ')) {
+      if (this.line !== '') this.space = 1;
+      rest = rest.slice(1);
+    }
+    const trailing = rest.endsWith(' ');
+    if (trailing) rest = rest.slice(0, -1);
+    if (rest !== '') {
+      if (this.space === 1 || (this.space === 2 && !PUNCTUATION.test(rest))) this.line += ' ';
+      this.line += rest;
+      this.space = 0;
+    }
+    if (trailing && this.line !== '') this.space = 1;
   }
-  return out.replace(/[\s\u00a0]+/g, ' ').trim();
+
+  softBreak(): void {
+    if (this.line !== '' && this.space === 0) this.space = 2;
+  }
+
+  lineBreak(): void {
+    if (this.line !== '') this.lines.push(this.line);
+    this.line = '';
+    this.space = 0;
+  }
+
+  /** Ends the current run of text: into the open table cell, else as a block of its own. */
+  flush(): void {
+    this.lineBreak();
+    if (this.lines.length === 0) return;
+    if (this.cell) {
+      this.cell.push(...this.lines);
+    } else if (this.item) {
+      const text = this.lines.join('\n');
+      // Text after a nested list still belongs to the item: a paragraph inside it, not a new bullet.
+      if (this.item.continued) this.blocks.push({ kind: 'paragraph', text, itemDepth: this.item.depth });
+      else this.blocks.push({ kind: 'item', text, depth: this.item.depth, ordered: this.item.ordered, index: this.item.index, list: Math.max(1, this.outermostLists) });
+      this.item.continued = true;
+    } else {
+      this.blocks.push(this.heading ? { kind: 'heading', text: this.lines.join(' ') } : { kind: 'paragraph', text: this.lines.join('\n') });
+    }
+    this.lines = [];
+  }
+
+  open(name: string): void {
+    if (name === 'br') return this.lineBreak();
+    if (SOFT_BREAKS.has(name)) return this.softBreak();
+    if (name === 'ul' || name === 'ol' || name === 'menu' || name === 'dir') {
+      this.flush();
+      if (this.lists.length === 0) this.outermostLists++;
+      this.lists.push({ ordered: name === 'ol', count: 0, item: null });
+      this.item = null;
+    } else if (name === 'li') {
+      this.flush();
+      const list = this.lists[this.lists.length - 1];
+      if (list) list.count++;
+      this.item = { depth: Math.max(0, this.lists.length - 1), ordered: list?.ordered ?? false, index: list?.count ?? 1, continued: false };
+      if (list) list.item = this.item;
+    } else if (HEADINGS.has(name)) {
+      this.flush();
+      this.heading = true;
+    } else if (name === 'table') {
+      this.endRow();
+      this.flush();
+      this.tables++;
+    } else if (name === 'tr') {
+      this.endRow();
+      this.flush();
+      this.row = [];
+    } else if (name === 'td' || name === 'th') {
+      this.endCell();
+      if (!this.row) {
+        this.flush();
+        this.row = [];
+      }
+      this.cell = [];
+    } else if (BLOCKS.has(name)) {
+      // Inside a cell a block only separates words; elsewhere it separates blocks.
+      if (this.cell) this.softBreak();
+      else this.flush();
+    }
+  }
+
+  close(name: string): void {
+    if (name === 'ul' || name === 'ol' || name === 'menu' || name === 'dir') {
+      this.flush();
+      this.lists.pop();
+      this.item = this.lists[this.lists.length - 1]?.item ?? null;
+    } else if (name === 'li') {
+      this.flush();
+      const list = this.lists[this.lists.length - 1];
+      if (list) list.item = null;
+      this.item = null;
+    } else if (HEADINGS.has(name)) {
+      this.flush();
+      this.heading = false;
+    } else if (name === 'td' || name === 'th') {
+      this.endCell();
+    } else if (name === 'tr' || name === 'table' || name === 'thead' || name === 'tbody' || name === 'tfoot') {
+      this.endRow();
+    } else if (BLOCKS.has(name)) {
+      if (this.cell) this.softBreak();
+      else this.flush();
+    }
+  }
+
+  private endCell(): void {
+    if (!this.cell) return;
+    this.lineBreak();
+    this.cell.push(...this.lines);
+    this.lines = [];
+    this.row?.push(this.cell.join(' '));
+    this.cell = null;
+  }
+
+  private endRow(): void {
+    this.endCell();
+    if (!this.row) return;
+    // Text in a row outside any cell is a cell of its own.
+    this.lineBreak();
+    if (this.lines.length > 0) this.row.push(this.lines.join(' '));
+    this.lines = [];
+    if (this.row.some((cell) => cell !== '')) this.blocks.push({ kind: 'row', cells: this.row, table: Math.max(1, this.tables) });
+    this.row = null;
+  }
+
+  finish(): TextBlock[] {
+    this.endRow();
+    this.flush();
+    return this.blocks;
+  }
+}
+
+/**
+ * The one HTML-to-text routine: merchant markup as blocks of plain text. Paragraphs, line breaks,
+ * list items (with their nesting), headings and table cells keep their boundaries; inline tags add
+ * nothing (so `seam-sealed</strong>,` stays `seam-sealed,`); entities are decoded once; whitespace is
+ * collapsed; script/style content and comments are dropped; control characters removed.
+ */
+export function htmlToBlocks(html: string): TextBlock[] {
+  const builder = new BlockBuilder();
+  for (const token of tokenize(stripControlCharacters(html))) {
+    if (token.kind === 'text') builder.text(token.text);
+    else if (token.kind === 'open') {
+      builder.open(token.name);
+      if (token.selfClosing && token.name !== 'br') builder.close(token.name);
+    } else builder.close(token.name);
+  }
+  return builder.finish();
+}
+
+const blockText = (block: TextBlock): string => (block.kind === 'row' ? block.cells.join(' | ') : block.text);
+
+/** Blocks as plain text: one line per paragraph line, heading, list item or table row (cells joined by ` | `). */
+export function blocksToText(blocks: TextBlock[]): string {
+  return blocks.map(blockText).join('\n');
+}
+
+/** Readable text of markup, one line per block (see `htmlToBlocks`). */
+export function htmlToPlainText(html: string): string {
+  return blocksToText(htmlToBlocks(html));
+}
+
+/** Markup as one line of text (questions, summaries, highlights, attribute names and values). */
+export function htmlToLine(html: string): string {
+  return htmlToBlocks(html)
+    .map((block) => blockText(block).replaceAll('\n', ' '))
+    .join(' ');
 }

@@ -1,6 +1,8 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import type { Availability } from '../db/schema/index.ts';
 import type { HookRegistration, ProductData, WebhookEvent } from './types.ts';
+import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_A_HEADERS = {
   signature: 'x-platform-a-hmac-sha256',
@@ -24,37 +26,72 @@ export function isShopDomain(domain: string, suffix: string): boolean {
   return /^[a-z0-9][a-z0-9-]{0,62}$/.test(domain.slice(0, -suffix.length - 1));
 }
 
-function minPrice(variants: any[]): string | null {
-  const prices = variants.map((v) => stringOrNull(v?.price)).filter((p): p is string => p !== null && Number.isFinite(Number(p)));
-  if (prices.length === 0) return null;
-  return prices.reduce((low, p) => (Number(p) < Number(low) ? p : low));
+/** A variant's availability: untracked inventory is in stock; tracked, by quantity, with `continue` selling on backorder. */
+function variantAvailability(variant: any): Availability | null {
+  const quantity = variant.inventory_quantity;
+  const tracked = variant.inventory_management !== undefined ? variant.inventory_management !== null : typeof quantity === 'number';
+  if (!tracked) return variant.inventory_management === null ? 'in_stock' : null;
+  if (typeof quantity === 'number' && quantity > 0) return 'in_stock';
+  return variant.inventory_policy === 'continue' ? 'backorder' : 'out_of_stock';
 }
 
-function availabilityOf(variants: any[]): ProductData['availability'] {
-  const counted = variants.filter((v) => typeof v?.inventory_quantity === 'number');
-  if (counted.length === 0) return null;
-  return counted.some((v) => v.inventory_quantity > 0) ? 'in_stock' : 'out_of_stock';
+/** Option names, except the platform's placeholder for a product without options (`Title` / `Default Title`). */
+function optionNames(payload: any): string[] {
+  const options: any[] = Array.isArray(payload.options) ? payload.options.slice(0, 3) : [];
+  const names = options.map((o) => stringOrNull(o?.name, 255)?.trim() ?? '');
+  const placeholder = options.length === 1 && names[0] === 'Title' && Array.isArray(options[0].values) && options[0].values.length <= 1 && options[0].values[0] === 'Default Title';
+  return placeholder ? [] : names;
 }
 
-/** The platform's REST Product resource (products/create|update payload) -> catalogue data. */
+/**
+ * The platform's REST Product resource (products/create|update payload) -> catalogue data. Variants
+ * carry `option1..3` in the order of `options[]`, their own `image_id` (an id in `images[]`), and
+ * their storefront URL is the product's with `?variant=<id>`.
+ */
 export function platformAProduct(payload: any, shopDomain: string, receivedAt: number): ProductData {
   const productId = idOf(payload?.id);
   if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no product id');
-  const variants: any[] = Array.isArray(payload.variants) ? payload.variants : [];
-  const first = variants[0] ?? {};
   const handle = stringOrNull(payload.handle, 255);
+  const url = handle ? `https://${shopDomain}/products/${encodeURIComponent(handle)}` : null;
+  const options = optionNames(payload);
+  const imageList: any[] = Array.isArray(payload.images) ? payload.images : [];
+  const imagesById = new Map(imageList.map((i) => [idOf(i?.id), imageUrl(i?.src)]));
+  const variants = mapVariants(payload.variants, (v) => {
+    const variantId = idOf(v.id);
+    if (!variantId) return null;
+    const price = decimalOrNull(v.price);
+    const title = stringOrNull(v.title, 255);
+    return {
+      variantId,
+      title: title === 'Default Title' ? null : title,
+      sku: stringOrNull(v.sku, 255),
+      barcode: stringOrNull(v.barcode, 64),
+      mpn: null,
+      price,
+      compareAtPrice: compareAtOrNull(v.compare_at_price, price),
+      availability: variantAvailability(v),
+      options: optionValues(options.map((name, i) => [name, v[`option${i + 1}`]])),
+      image: imagesById.get(idOf(v.image_id)) ?? null,
+      url: url ? `${url}?variant=${variantId}` : null,
+    };
+  });
+  // The platform has no product-level SKU or barcode: a single-variant product goes by its variant's.
+  const only = variants.length === 1 ? variants[0]! : null;
   return {
     productId,
     handle,
     title: stringOrNull(payload.title, 1000) ?? '',
     descriptionHtml: stringOrNull(payload.body_html, 100_000),
-    price: minPrice(variants),
-    availability: availabilityOf(variants),
-    sku: stringOrNull(first.sku, 255),
-    gtin: stringOrNull(first.barcode, 64),
+    price: lowestPrice(variants.map((v) => v.price)),
+    availability: combinedAvailability(variants.map((v) => v.availability)),
+    sku: only?.sku ?? null,
+    barcode: only?.barcode ?? null,
+    mpn: null,
     brand: stringOrNull(payload.vendor, 255),
-    images: (Array.isArray(payload.images) ? payload.images : []).map((i: any) => stringOrNull(i?.src)).filter(Boolean).slice(0, 50),
-    url: handle ? `https://${shopDomain}/products/${encodeURIComponent(handle)}` : null,
+    images: imageList.map((i) => stringOrNull(i?.src)).filter((src): src is string => src !== null).slice(0, 50),
+    url,
+    options,
+    variants,
     updatedAt: isoToMillis(payload.updated_at) ?? receivedAt,
     raw: payload,
   };

@@ -1,6 +1,8 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import type { Availability } from '../db/schema/index.ts';
 import type { HookRegistration, ProductData, WebhookEvent } from './types.ts';
+import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionNamesOf, optionValues } from './variants.ts';
 
 export const PLATFORM_B_HEADERS = {
   storeId: 'x-svc-store-id',
@@ -34,10 +36,27 @@ export function platformBEvent(payload: any, receivedAt: number): WebhookEvent {
 
 const AVAILABILITY: Record<string, ProductData['availability']> = { available: 'in_stock', preorder: 'backorder', disabled: 'out_of_stock' };
 
-/** The catalog API's product (`data` of GET /v3/catalog/products/{id}) -> catalogue data. */
+/**
+ * Availability of the product or one of its variants. `disabled` and `preorder` apply to every
+ * variant; otherwise a disabled variant is out of stock, and tracked inventory (per product or per
+ * variant, as `inventory_tracking` says) decides by its level.
+ */
+function availabilityOf(data: any, variant: any | null): Availability | null {
+  const base = AVAILABILITY[data.availability] ?? null;
+  if (base !== 'in_stock') return base;
+  if (variant?.purchasing_disabled === true) return 'out_of_stock';
+  const level = data.inventory_tracking === 'variant' && variant ? variant.inventory_level : data.inventory_tracking === 'product' ? data.inventory_level : null;
+  return typeof level === 'number' && level <= 0 ? 'out_of_stock' : 'in_stock';
+}
+
+/**
+ * The catalog API's product (`data` of GET /v3/catalog/products/{id}?include=images,variants,...)
+ * -> catalogue data. Each variant's `calculated_price` is what a shopper pays (the variant's or the
+ * product's price, with any sale); the regular price above it is the compare-at price. Options come
+ * from the variants' `option_values` (`option_display_name` -> `label`); a product without options
+ * has one base variant with none.
+ */
 export function platformBProduct(data: any, storefront: string, fetchedAt: number): ProductData {
-  const tracked = data.inventory_tracking && data.inventory_tracking !== 'none';
-  const availability = tracked && data.inventory_level === 0 ? 'out_of_stock' : (AVAILABILITY[data.availability] ?? null);
   const images = (Array.isArray(data.images) ? data.images : [])
     .slice()
     .sort((a: any, b: any) => Number(Boolean(b?.is_thumbnail)) - Number(Boolean(a?.is_thumbnail)))
@@ -45,18 +64,43 @@ export function platformBProduct(data: any, storefront: string, fetchedAt: numbe
     .filter(Boolean)
     .slice(0, 50);
   const path = stringOrNull(data.custom_url?.url);
+  const productPrice = decimalOrNull(data.calculated_price) ?? decimalOrNull(data.price);
+  const variants = mapVariants(data.variants, (v) => {
+    const variantId = idOf(v.id);
+    if (!variantId) return null;
+    const price = decimalOrNull(v.calculated_price) ?? decimalOrNull(v.price) ?? productPrice;
+    const optionPairs: [unknown, unknown][] = (Array.isArray(v.option_values) ? v.option_values : []).map((o: any) => [o?.option_display_name, o?.label]);
+    const options = optionValues(optionPairs);
+    const labels = Object.values(options);
+    return {
+      variantId,
+      title: labels.length > 0 ? labels.join(' / ') : null,
+      sku: stringOrNull(v.sku, 255),
+      barcode: stringOrNull(v.gtin, 64) ?? stringOrNull(v.upc, 64),
+      mpn: stringOrNull(v.mpn, 255),
+      price,
+      compareAtPrice: compareAtOrNull(decimalOrNull(v.price) ?? decimalOrNull(data.price), price),
+      availability: availabilityOf(data, v),
+      options,
+      image: imageUrl(v.image_url),
+      url: null,
+    };
+  });
   return {
     productId: idOf(data.id)!,
     handle: path ? path.replace(/^\/|\/$/g, '').split('/').pop() || null : null,
     title: stringOrNull(data.name, 1000) ?? '',
     descriptionHtml: stringOrNull(data.description, 100_000),
-    price: stringOrNull(data.calculated_price ?? data.price, 32),
-    availability,
+    price: lowestPrice(variants.map((v) => v.price)) ?? productPrice,
+    availability: variants.length > 0 ? combinedAvailability(variants.map((v) => v.availability)) : availabilityOf(data, null),
     sku: stringOrNull(data.sku, 255),
-    gtin: stringOrNull(data.gtin, 64) ?? stringOrNull(data.upc, 64),
+    barcode: stringOrNull(data.gtin, 64) ?? stringOrNull(data.upc, 64),
+    mpn: stringOrNull(data.mpn, 255),
     brand: null,
     images,
     url: path ? `https://${storefront}${path}` : null,
+    options: optionNamesOf(variants),
+    variants,
     updatedAt: isoToMillis(data.date_modified) ?? fetchedAt,
     raw: data,
   };

@@ -1,6 +1,8 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
-import type { HookRegistration, ProductData, WebhookEvent } from './types.ts';
+import { safeHttpUrl } from '../lib/html.ts';
+import { MAX_VARIANTS, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
+import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_C_HEADERS = {
   signature: 'x-platform-c-webhook-signature',
@@ -24,32 +26,96 @@ export function sameSite(a: string, b: string): boolean {
 
 const AVAILABILITY: Record<string, ProductData['availability']> = { instock: 'in_stock', outofstock: 'out_of_stock', onbackorder: 'backorder' };
 
-/** The v3 REST product (create/update payload) -> catalogue data. */
-export function platformCProduct(payload: any, receivedAt: number): ProductData {
+/** Names of the attributes used for variations, in the product's attribute order. */
+function variationAttributes(payload: any): string[] {
+  const attributes: any[] = Array.isArray(payload.attributes) ? payload.attributes : [];
+  return attributes
+    .filter((a) => a?.variation === true)
+    .sort((a, b) => Number(a?.position ?? 0) - Number(b?.position ?? 0))
+    .map((a) => stringOrNull(a?.name, 255)?.trim())
+    .filter((name): name is string => Boolean(name));
+}
+
+/** Products whose variations must be read from the API (`GET products/{id}/variations`): webhooks carry only their ids. */
+export const hasVariations = (payload: any) => payload?.type === 'variable';
+
+/**
+ * The v3 REST product (the create/update payload, or `GET products/{id}`) plus, for a variable
+ * product, its variations (`GET products/{id}/variations`) -> catalogue data. A variation that is not
+ * published (`private`) is not for sale and is left out; an attribute a variation leaves open ("any
+ * size") is absent from its options. The product's modification time is the newest of the product's
+ * and its variations' (editing a variation alone does not move the product's).
+ */
+export function platformCProduct(payload: any, variations: any[], receivedAt: number): ProductData {
   const productId = idOf(payload?.id);
   if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no product id');
+  const variants = mapVariants(
+    variations.filter((v) => v?.status === undefined || v?.status === 'publish'),
+    (v) => {
+      const variantId = idOf(v.id);
+      if (!variantId) return null;
+      const price = decimalOrNull(v.price);
+      const options = optionValues((Array.isArray(v.attributes) ? v.attributes : []).map((a: any) => [a?.name, a?.option]));
+      const labels = Object.values(options);
+      return {
+        variantId,
+        title: labels.length > 0 ? labels.join(' / ') : null,
+        sku: stringOrNull(v.sku, 255),
+        barcode: stringOrNull(v.global_unique_id, 64),
+        mpn: null,
+        price,
+        compareAtPrice: compareAtOrNull(v.regular_price, price),
+        availability: AVAILABILITY[v.stock_status] ?? null,
+        options,
+        image: imageUrl(v.image?.src),
+        url: safeHttpUrl(stringOrNull(v.permalink)),
+      };
+    },
+  );
+  const modified = [payload, ...variations].map((item) => isoToMillis(item?.date_modified_gmt, true)).filter((ms): ms is number => ms !== null);
+  const price = decimalOrNull(payload.price);
   return {
     productId,
     handle: stringOrNull(payload.slug, 255),
     title: stringOrNull(payload.name, 1000) ?? '',
     descriptionHtml: stringOrNull(payload.description, 100_000),
-    price: stringOrNull(payload.price, 32),
-    availability: AVAILABILITY[payload.stock_status] ?? null,
+    price: lowestPrice(variants.map((v) => v.price)) ?? price,
+    availability: variants.length > 0 ? combinedAvailability(variants.map((v) => v.availability)) : (AVAILABILITY[payload.stock_status] ?? null),
     sku: stringOrNull(payload.sku, 255),
-    gtin: stringOrNull(payload.global_unique_id, 64),
+    barcode: stringOrNull(payload.global_unique_id, 64),
+    mpn: null,
     brand: stringOrNull(payload.brands?.[0]?.name, 255),
     images: (Array.isArray(payload.images) ? payload.images : []).map((i: any) => stringOrNull(i?.src)).filter(Boolean).slice(0, 50),
     url: stringOrNull(payload.permalink),
-    updatedAt: isoToMillis(payload.date_modified_gmt, true) ?? receivedAt,
+    options: variants.length > 0 ? variationAttributes(payload) : [],
+    variants,
+    updatedAt: modified.length > 0 ? Math.max(...modified) : receivedAt,
     raw: payload,
   };
 }
 
+/**
+ * Topic + verified payload -> event. A simple product is applied from the payload. A variable product
+ * and a variation (the platform fires `product.updated` for a variation with the variation itself as
+ * the payload) become a fetch of the parent product and all its variations through the API: the
+ * payload names the variations only by id.
+ */
 export function platformCEvent(topic: string, payload: any, receivedAt: number): WebhookEvent {
   switch (topic) {
     case 'product.created':
-    case 'product.updated':
-      return { kind: 'product.upsert', product: platformCProduct(payload, receivedAt) };
+    case 'product.updated': {
+      if (payload?.type === 'variation') {
+        const parentId = idOf(payload.parent_id);
+        if (!parentId) throw new ApiError(400, 'missing_product_id', 'the variation carries no parent_id');
+        return { kind: 'product.fetch', productId: parentId };
+      }
+      if (hasVariations(payload)) {
+        const productId = idOf(payload?.id);
+        if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no product id');
+        return { kind: 'product.fetch', productId };
+      }
+      return { kind: 'product.upsert', product: platformCProduct(payload, [], receivedAt) };
+    }
     case 'product.deleted': {
       const productId = idOf(payload?.id);
       if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no product id');
@@ -86,6 +152,22 @@ export function platformCClient(options: { siteUrl: string; consumerKey: string;
         }
       }
       return { topics: PLATFORM_C_HOOK_TOPICS };
+    },
+    /** The product's current data, or null once the platform no longer has it (404). */
+    async fetchProduct(productId: string): Promise<any | null> {
+      const { status, body } = await callJson(`${base}/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404] });
+      return status === 404 ? null : body;
+    },
+    /** Every variation of a variable product, page by page (100 per page, the API's maximum). */
+    async fetchVariations(productId: string): Promise<any[]> {
+      const all: any[] = [];
+      for (let page = 1; all.length < MAX_VARIANTS; page++) {
+        const { body } = await callJson(`${base}/products/${productId}/variations?per_page=100&page=${page}`, { headers }, { timeoutMs, expect: [200] });
+        const items: any[] = Array.isArray(body) ? body : [];
+        all.push(...items);
+        if (items.length < 100) break;
+      }
+      return all;
     },
     async fetchCurrency(): Promise<string | null> {
       const { body } = await callJson(`${base}/settings/general/woocommerce_currency`, { headers }, { timeoutMs, expect: [200] });

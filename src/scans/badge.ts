@@ -1,13 +1,13 @@
 import { verdana11Width } from './verdana.ts';
 
-/** Shields' named colours (badge-maker's palette). */
+/** Shields' named colours: the current palette of badge-maker 6. */
 const COLORS = {
-  brightgreen: '#4c1',
-  green: '#97ca00',
-  yellowgreen: '#a4a61d',
-  yellow: '#dfb317',
-  red: '#e05d44',
-  lightgrey: '#9f9f9f',
+  brightgreen: '#4b0',
+  green: '#67ac09',
+  yellowgreen: '#95991a',
+  yellow: '#d8b800',
+  red: '#dd4343',
+  lightgrey: '#939393',
 } as const;
 export type BadgeColor = keyof typeof COLORS;
 

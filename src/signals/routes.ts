@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import { PLATFORMS, type Platform } from '../db/schema/index.ts';
 import { ApiError, errorResponse } from '../lib/errors.ts';
 import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { DISCOVERY_CONTENT_TYPES, parseDiscoveryFile, type DiscoveryService } from './discovery.ts';
 import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
 import type { RenderedSignal, SignalService } from './service.ts';
 
@@ -15,31 +16,46 @@ function parseFile(file: string): { productId: string; format: SignalFormat } | 
   return { productId: file.slice(0, dot), format };
 }
 
-/** GET /api/v1/{platform}/products/{id}.jsonld|.llm|.md|.meta — public, cacheable, validated by ETag. */
-export function signalRoutes(signals: SignalService) {
-  const serve = (platform: Platform) => ({ params, request }: { params: { file: string }; request: Request }) => {
+/** The cached bytes with their validators (304 on If-None-Match). 404/410 are answered here rather than through the app's error hook: crawlers ask for many unknown URLs. */
+function serve(request: Request, contentType: string, render: () => RenderedSignal): Response {
+  let rendered: RenderedSignal;
+  try {
+    rendered = render();
+  } catch (error) {
+    if (error instanceof ApiError) return error.toResponse();
+    throw error;
+  }
+  const headers: Record<string, string> = { ETag: rendered.etag, 'Cache-Control': CACHE_CONTROL, 'Access-Control-Allow-Origin': '*' };
+  if (rendered.lastModified > 0) headers['Last-Modified'] = new Date(rendered.lastModified).toUTCString();
+  if (matchesIfNoneMatch(request, rendered.etag)) return notModified(headers);
+  return new Response(rendered.body, { headers: { ...headers, 'Content-Type': contentType } });
+}
+
+const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
+
+/**
+ * Public, cacheable signal URLs, validated by ETag:
+ * - GET /api/v1/{platform}/products/{id}.jsonld|.llm|.md|.meta (any store of the platform; 404 when two have it)
+ * - GET /api/v1/{platform}/stores/{storeId}/products/{id}.{format} (never ambiguous)
+ * - GET /api/v1/{platform}/stores/{storeId}/sitemap.xml, sitemap-<n>.xml, llms.txt
+ * - GET /robots.txt (the sitemaps of every store whose signals are served)
+ */
+export function signalRoutes(signals: SignalService, discovery: DiscoveryService) {
+  const product = (platform: Platform) => ({ params, request }: { params: { file: string; storeId?: string }; request: Request }) => {
     const parsed = parseFile(params.file);
-    if (!parsed) return errorResponse(404, 'not_found', 'signal URLs end in .jsonld, .llm, .md or .meta');
-    let rendered: RenderedSignal;
-    try {
-      rendered = signals.render(platform, parsed.productId, parsed.format);
-    } catch (error) {
-      // Answered here rather than through the app's error hook: crawlers ask for many unknown ids.
-      if (error instanceof ApiError) return error.toResponse();
-      throw error;
-    }
-    const headers = {
-      ETag: rendered.etag,
-      'Last-Modified': new Date(rendered.lastModified).toUTCString(),
-      'Cache-Control': CACHE_CONTROL,
-      'Access-Control-Allow-Origin': '*',
-    };
-    if (matchesIfNoneMatch(request, rendered.etag)) return notModified(headers);
-    return new Response(rendered.body, { headers: { ...headers, 'Content-Type': CONTENT_TYPES[parsed.format] } });
+    if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
+    return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null));
   };
-  const [a, b, c] = PLATFORMS;
-  return new Elysia({ name: 'signals' })
-    .get(`/api/v1/${a}/products/:file`, serve(a))
-    .get(`/api/v1/${b}/products/:file`, serve(b))
-    .get(`/api/v1/${c}/products/:file`, serve(c));
+  const storeFile = (platform: Platform) => ({ params, request }: { params: { file: string; storeId: string }; request: Request }) => {
+    const file = parseDiscoveryFile(params.file);
+    if (!file) return errorResponse(404, 'not_found', 'store discovery files are sitemap.xml and llms.txt');
+    return serve(request, DISCOVERY_CONTENT_TYPES[file.kind], () => discovery.render(platform, params.storeId, file));
+  };
+  const app = new Elysia({ name: 'signals' }).get('/robots.txt', ({ request }) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots));
+  for (const platform of PLATFORMS) {
+    app.get(`/api/v1/${platform}/products/:file`, product(platform));
+    app.get(`/api/v1/${platform}/stores/:storeId/products/:file`, product(platform));
+    app.get(`/api/v1/${platform}/stores/:storeId/:file`, storeFile(platform));
+  }
+  return app;
 }

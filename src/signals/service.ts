@@ -3,7 +3,9 @@ import type { Availability, Platform } from '../db/schema/index.ts';
 import type { FaqStore } from '../faqs/store.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
-import { stripControlCharacters } from '../lib/html.ts';
+import { htmlToBlocks, stripControlCharacters } from '../lib/html.ts';
+import type { ProductVariant } from '../platforms/types.ts';
+import type { StoreSettings } from '../stores/settings.ts';
 import { renderSignal, signalLinks, type SignalFormat, type SignalSource } from './render.ts';
 
 /** One enriched, live catalogue row of the requested platform product id, with its store and version stamps. */
@@ -13,20 +15,23 @@ interface Candidate {
   productId: string;
   handle: string | null;
   title: string;
-  descriptionText: string | null;
+  descriptionHtml: string | null;
   price: string | null;
   productCurrency: string | null;
   availability: Availability | null;
   sku: string | null;
-  gtin: string | null;
+  barcode: string | null;
+  mpn: string | null;
   brand: string | null;
   images: string;
   url: string | null;
+  options: string;
   syncedAt: number;
   storeStatus: 'active' | 'inactive';
   withdrawnAt: number | null;
   storeCurrency: string | null;
   storeDomain: string;
+  storeSettings: string;
   storeUpdatedAt: number;
   summary: string;
   highlights: string;
@@ -51,46 +56,56 @@ interface CacheEntry {
   rendered: Partial<Record<SignalFormat, RenderedSignal>>;
 }
 
-/** Rendered products kept in memory, keyed by platform and product id; only served products get an entry, and the map is capped. */
+/** Rendered products kept in memory, keyed by URL kind, platform, product id (and store); only served products get an entry, and the map is capped. */
 const CACHE_LIMIT = 5000;
 
 // A product's FAQs are filed under its platform id or its handle. `total` of the change stamps is a
 // version (any stamp moving moves it); `max` is the Last-Modified contribution.
 const FAQ_CHANGES = `FROM faq_entity_changes c WHERE c.store_id = p.store_id AND c.entity_type = 'product' AND c.entity_ref IN (p.product_id, p.handle)`;
 const CANDIDATES_SQL = `
-SELECT p.id AS rowId, p.store_id AS storeId, p.product_id AS productId, p.handle, p.title, p.description_text AS descriptionText,
-  p.price, p.currency AS productCurrency, p.availability, p.sku, p.gtin, p.brand, p.images, p.url, p.synced_at AS syncedAt,
-  s.status AS storeStatus, s.signals_withdrawn_at AS withdrawnAt, s.currency AS storeCurrency, s.domain AS storeDomain, s.updated_at AS storeUpdatedAt,
+SELECT p.id AS rowId, p.store_id AS storeId, p.product_id AS productId, p.handle, p.title, p.description_html AS descriptionHtml,
+  p.price, p.currency AS productCurrency, p.availability, p.sku, p.barcode, p.mpn, p.brand, p.images, p.url, p.options, p.synced_at AS syncedAt,
+  s.status AS storeStatus, s.signals_withdrawn_at AS withdrawnAt, s.currency AS storeCurrency, s.domain AS storeDomain, s.settings AS storeSettings,
+  s.updated_at AS storeUpdatedAt,
   e.summary, e.highlights, e.attributes, e.updated_at AS enrichedAt,
   (SELECT max(c.changed_at) ${FAQ_CHANGES}) AS faqChangedAt,
   (SELECT total(c.changed_at) ${FAQ_CHANGES}) AS faqStamp
 FROM stores s
 JOIN products p ON p.store_id = s.id AND p.product_id = $productId AND p.removed_at IS NULL
 JOIN product_enrichments e ON e.product_row_id = p.id
-WHERE s.platform = $platform`;
+WHERE s.platform = $platform AND ($storeId IS NULL OR s.id = $storeId)`;
 
 /**
  * Picks the product a signal URL names. Only enriched, live products count. Among them, the one of an
  * active store is served; two active stores of the platform with the same enriched product id are
- * ambiguous (404, never one merchant's data under the other's URL); none active but one withdrawn
- * by `app/uninstalled` is 410; otherwise 404.
+ * ambiguous (404, never one merchant's data under the other's URL: the store-scoped URL names each
+ * without ambiguity); none active but one withdrawn by `app/uninstalled` is 410; otherwise 404.
  */
-function choose(candidates: Candidate[], platform: Platform, productId: string): Candidate {
+function choose(candidates: Candidate[], what: string): Candidate {
   const active = candidates.filter((c) => c.storeStatus === 'active' && c.withdrawnAt === null);
   if (active.length === 1) return active[0]!;
-  const what = `${platform} product ${JSON.stringify(productId)}`;
-  if (active.length > 1) throw new ApiError(404, 'not_found', `${what} is enriched in more than one store; its signal URL is ambiguous`);
+  if (active.length > 1) throw new ApiError(404, 'not_found', `${what} is enriched in more than one store; its signal URL is ambiguous (use /api/v1/{platform}/stores/{storeId}/products/{id})`);
   if (candidates.some((c) => c.withdrawnAt !== null)) throw new ApiError(410, 'signals_withdrawn', `the store of ${what} uninstalled svc; its signals are withdrawn`);
   throw new ApiError(404, 'not_found', `no enriched ${what} in an active store`);
 }
 
-export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStore, 'approved'>; baseUrl: string; changeStamp: () => string }) {
-  const candidates = deps.sqlite.query<Candidate, { $platform: string; $productId: string }>(CANDIDATES_SQL);
+export interface SignalServiceDeps {
+  sqlite: Database;
+  faqs: Pick<FaqStore, 'approved'>;
+  /** The variants of catalogue rows (catalog/products.ts). */
+  variantsOf: (rowIds: string[]) => Map<string, ProductVariant[]>;
+  baseUrl: string;
+  changeStamp: () => string;
+}
+
+export function createSignalService(deps: SignalServiceDeps) {
+  const candidates = deps.sqlite.query<Candidate, { $platform: string; $productId: string; $storeId: string | null }>(CANDIDATES_SQL);
   const cache = new Map<string, CacheEntry>();
 
   /** Validate (or build) the cache entry of a product against the database. */
-  function refresh(platform: Platform, productId: string, key: string, dbStamp: string): { entry: CacheEntry; row: Candidate } {
-    const row = choose(candidates.all({ $platform: platform, $productId: productId }), platform, productId);
+  function refresh(platform: Platform, productId: string, storeId: string | null, key: string, dbStamp: string): { entry: CacheEntry; row: Candidate } {
+    const what = `${platform} product ${JSON.stringify(productId)}${storeId === null ? '' : ` of store ${JSON.stringify(storeId)}`}`;
+    const row = choose(candidates.all({ $platform: platform, $productId: productId, $storeId: storeId }), what);
     const version = `${row.syncedAt}:${row.enrichedAt}:${row.faqStamp}:${row.storeUpdatedAt}`;
     let entry = cache.get(key);
     if (entry && entry.rowId === row.rowId && entry.version === version) {
@@ -106,21 +121,35 @@ export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStor
 
   function sourceOf(row: Candidate, platform: Platform): SignalSource {
     const refs = row.handle !== null ? [row.productId, row.handle] : [row.productId];
+    // Catalogue text comes from the platform as sent: no control character reaches any format.
+    const clean = (text: string | null) => (text === null ? null : stripControlCharacters(text));
+    const variants = (deps.variantsOf([row.rowId]).get(row.rowId) ?? []).map((v) => ({
+      ...v,
+      title: clean(v.title),
+      sku: clean(v.sku),
+      barcode: clean(v.barcode),
+      mpn: clean(v.mpn),
+      options: Object.fromEntries(Object.entries(v.options).map(([name, value]) => [stripControlCharacters(name), stripControlCharacters(value)])),
+    }));
     return {
       platform,
       productId: row.productId,
+      storeId: row.storeId,
       storeDomain: row.storeDomain,
-      // Catalogue text comes from the platform as sent: no control character reaches any format.
       title: stripControlCharacters(row.title),
-      descriptionText: row.descriptionText === null ? null : stripControlCharacters(row.descriptionText),
+      description: row.descriptionHtml === null ? [] : htmlToBlocks(row.descriptionHtml),
       price: row.price,
       currency: row.storeCurrency ?? row.productCurrency,
       availability: row.availability,
-      sku: row.sku === null ? null : stripControlCharacters(row.sku),
-      gtin: row.gtin === null ? null : stripControlCharacters(row.gtin),
-      brand: row.brand === null ? null : stripControlCharacters(row.brand),
+      sku: clean(row.sku),
+      barcode: clean(row.barcode),
+      mpn: clean(row.mpn),
+      brand: clean(row.brand),
       images: JSON.parse(row.images),
       url: row.url,
+      options: (JSON.parse(row.options) as string[]).map(stripControlCharacters),
+      variants,
+      settings: JSON.parse(row.storeSettings) as StoreSettings,
       summary: row.summary,
       highlights: JSON.parse(row.highlights),
       attributes: JSON.parse(row.attributes),
@@ -130,17 +159,20 @@ export function createSignalService(deps: { sqlite: Database; faqs: Pick<FaqStor
   }
 
   return {
-    /** The rendered signal, from the cache while neither the database nor the product's version moved. */
-    render(platform: Platform, productId: string, format: SignalFormat): RenderedSignal {
-      const key = `${platform}\n${productId}`;
+    /**
+     * The rendered signal, from the cache while neither the database nor the product's version moved.
+     * `storeId` null: the product-id URL (any store of the platform); else the store-scoped URL.
+     */
+    render(platform: Platform, productId: string, format: SignalFormat, storeId: string | null = null): RenderedSignal {
+      const key = `${platform}\n${productId}\n${storeId ?? ''}`;
       const dbStamp = deps.changeStamp();
       const cached = cache.get(key);
       if (cached?.dbStamp === dbStamp && cached.rendered[format]) return cached.rendered[format];
-      const { entry, row } = refresh(platform, productId, key, dbStamp);
+      const { entry, row } = refresh(platform, productId, storeId, key, dbStamp);
       let rendered = entry.rendered[format];
       if (!rendered) {
         const source = sourceOf(row, platform);
-        const body = renderSignal(format, source, signalLinks(deps.baseUrl, platform, row.productId));
+        const body = renderSignal(format, source, signalLinks(deps.baseUrl, platform, row.storeId, row.productId));
         rendered = { body, etag: etagOf(body), lastModified: source.updatedAt };
         entry.rendered[format] = rendered;
       }

@@ -4,6 +4,7 @@ import { isHostname } from '../lib/hostname.ts';
 import { fetchCurrency, registerHooks, webhookUrlFor, type PlatformSettings } from './connect.ts';
 import { parseCredentials } from './credentials.ts';
 import { toStoreView, type StoreRegistry, type StoreView } from './registry.ts';
+import { parseStoreSettings, type StoreSettings } from './settings.ts';
 
 export type StoreResponse = StoreView & { webhookUrl: string; currencyError?: string };
 
@@ -51,6 +52,14 @@ export function createStoreAdmin({ stores, settings }: AdminDeps) {
       const saved = stores.saveCredentials(row, parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix));
       if (!saved) throw conflict();
       return connect(saved, saved.currency === null);
+    },
+
+    settings: (id: string): StoreSettings => find(id).settings,
+
+    /** Validate and replace the store's settings (400 `invalid_settings` naming the field). */
+    saveSettings(id: string, input: unknown): StoreSettings {
+      find(id);
+      return orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
     },
 
     /** Retry a failed (or refresh a working) registration with the saved credentials. */

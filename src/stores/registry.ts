@@ -6,6 +6,7 @@ import { randomSecret } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
 import type { SecretBox } from '../lib/secrets.ts';
 import type { ParsedCredentials, StoreCredentials } from './credentials.ts';
+import type { StoreSettings } from './settings.ts';
 import { isoOrNull } from '../lib/time.ts';
 
 /** A store as the admin API shows it: never a credential or secret. */
@@ -21,6 +22,8 @@ export interface StoreView {
   updatedAt: string;
   deactivatedAt: string | null;
   signalsWithdrawnAt: string | null;
+  /** Merchant-listing facts (stores/settings.ts); `{}` until set. */
+  settings: StoreSettings;
 }
 
 
@@ -37,6 +40,7 @@ export function toStoreView(row: StoreRow): StoreView {
     updatedAt: isoOrNull(row.updatedAt)!,
     deactivatedAt: isoOrNull(row.deactivatedAt),
     signalsWithdrawnAt: isoOrNull(row.signalsWithdrawnAt),
+    settings: row.settings,
   };
 }
 
@@ -137,6 +141,12 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
 
     confirmHooks(id: string): void {
       db.update(stores).set({ hooksConfirmedAt: clock.now() }).where(eq(stores.id, id)).run();
+    },
+
+    /** Replace the store's settings; `updatedAt` moves, so cached signals of the store are rendered again. Null for an unknown store. */
+    saveSettings(id: string, settings: StoreSettings): StoreRow | null {
+      // At least 1 ms later than before: updated_at is part of the signals' version stamp.
+      return db.update(stores).set({ settings, updatedAt: sql`max(${clock.now()}, ${stores.updatedAt} + 1)` }).where(eq(stores.id, id)).returning().get() ?? null;
     },
 
     setCurrency(id: string, currency: string): StoreRow {

@@ -19,5 +19,8 @@ export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, maxBodyB
     .get('/', () => ({ items: admin.list() }))
     .get('/:id', ({ params }) => admin.get(params.id), { params: storeParams })
     .put('/:id/credentials', ({ params, body }) => admin.saveCredentials(params.id, body.credentials), { params: storeParams, body: credentialsBody })
-    .post('/:id/hooks', ({ params }) => admin.registerHooks(params.id), { params: storeParams });
+    .post('/:id/hooks', ({ params }) => admin.registerHooks(params.id), { params: storeParams })
+    .get('/:id/settings', ({ params }) => admin.settings(params.id), { params: storeParams })
+    // The whole document is validated by parseStoreSettings (shared with the CLI), which names the field at fault.
+    .put('/:id/settings', ({ params, body }) => admin.saveSettings(params.id, body), { params: storeParams });
 }

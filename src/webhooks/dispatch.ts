@@ -8,9 +8,8 @@ import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { WebhookEvent } from '../platforms/types.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
+import { fetchJobKind } from './product-fetch.ts';
 import type { JobQueue } from './queue.ts';
-
-export const FETCH_PLATFORM_B_PRODUCT = 'platform-b.fetch-product';
 
 export type Outcome =
   | 'applied'
@@ -68,7 +67,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
       case 'product.remove':
         return { outcome: catalog.remove(store.id, event.productId, event.at), productId: event.productId };
       case 'product.fetch':
-        queue.enqueue(FETCH_PLATFORM_B_PRODUCT, store.id, { productId: event.productId });
+        queue.enqueue(fetchJobKind(store.platform), store.id, { productId: event.productId });
         return { outcome: 'queued', productId: event.productId };
       case 'store.uninstalled':
         stores.deactivate(store.id);

@@ -4,10 +4,10 @@ import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createSecretBox } from '../lib/secrets.ts';
 import { createStoreRegistry } from '../stores/registry.ts';
-import { FETCH_PLATFORM_B_PRODUCT, createDispatcher } from './dispatch.ts';
+import { createDispatcher } from './dispatch.ts';
 import { createJobQueue, createJobRunner, type QueueOptions } from './queue.ts';
 import { createReceivers } from './receive.ts';
-import { platformBFetchJob } from './platform-b-sync.ts';
+import { productFetchJobs } from './product-fetch.ts';
 
 export interface WebhookServiceOptions {
   apiTimeoutMs?: number;
@@ -26,7 +26,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
   const queue = createJobQueue(database.db, clock, options.queue);
   const runner = createJobRunner(
     queue,
-    { [FETCH_PLATFORM_B_PRODUCT]: platformBFetchJob({ stores, catalog, clock, platformBApiBase: config.platformBApiBase, apiTimeoutMs: options.apiTimeoutMs }) },
+    productFetchJobs({ stores, catalog, clock, platformBApiBase: config.platformBApiBase, apiTimeoutMs: options.apiTimeoutMs }),
     logLine,
   );
   const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog, queue, onJobQueued: runner.notify });

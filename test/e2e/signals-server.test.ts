@@ -39,9 +39,16 @@ test('a spawned server: webhook-synced product, enrichment and FAQ become signal
 
   const meta = await (await fetch(`${server.url}/api/v1/platform-a/products/777.meta`)).json();
   // Links are built from the base URL (here the default, derived from --http before the port is known).
-  expect(meta.links.jsonld).toEndWith('/api/v1/platform-a/products/777.jsonld');
+  expect(meta.links.jsonld).toEndWith(`/api/v1/platform-a/stores/${store.id}/products/777.jsonld`);
   const jsonld = JSON.parse(await (await fetch(`${server.url}/api/v1/platform-a/products/777.jsonld`)).text());
-  expect(jsonld['@graph'][0].offers).toMatchObject({ price: '89.00', priceCurrency: 'USD' });
+  expect(jsonld['@graph'][0].hasVariant.map((v: any) => v.offers)).toMatchObject([
+    { price: '89.00', priceCurrency: 'USD' },
+    { price: '89.00', priceCurrency: 'USD' },
+    { price: '99.00', priceCurrency: 'USD' },
+  ]);
+  // The store's sitemap lists the product's signal URLs, served by this server.
+  const sitemap = await (await fetch(`${server.url}/api/v1/platform-a/stores/${store.id}/sitemap.xml`)).text();
+  expect(sitemap).toContain(`/api/v1/platform-a/stores/${store.id}/products/777.md</loc>`);
   expect(jsonld['@graph'][1].mainEntity[0].name).toBe('Laptop?');
 
   const origin = 'http://localhost:8123';

@@ -13,11 +13,15 @@ export interface CHook {
 
 /**
  * Platform C's site: the REST webhooks API (`/wp-json/wc/v3/webhooks`, Basic consumer key/secret,
- * `secret` never returned), the currency setting, the unsigned form-encoded creation ping sent
+ * `secret` never returned), the products API (`/products/{id}` and its paginated
+ * `/products/{id}/variations`), the currency setting, the unsigned form-encoded creation ping sent
  * before the create call returns, and signed deliveries with the `X-Platform-C-Webhook-*` headers.
  */
 export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: string; currency: string }) {
   const hooks: CHook[] = [];
+  const products = new Map<number, Record<string, unknown>>();
+  const variations = new Map<number, Record<string, unknown>[]>();
+  const calls = { productFetches: 0, variationPages: 0 };
   const outage: Outage = { status: null };
   let nextId = 1;
   const authorized = `Basic ${btoa(`${keys.consumerKey}:${keys.consumerSecret}`)}`;
@@ -43,6 +47,20 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
       if (!hook) return json(404, { code: 'woocommerce_rest_webhook_invalid_id', message: 'Invalid ID.' });
       Object.assign(hook, (await request.json()) as Partial<CHook>);
       return json(200, publicHook(hook));
+    }
+    const productMatch = /^\/products\/(\d+)(\/variations)?$/.exec(path);
+    if (productMatch && request.method === 'GET') {
+      const product = products.get(Number(productMatch[1]));
+      if (!product) return json(404, { code: 'woocommerce_rest_product_invalid_id', message: 'Invalid ID.', data: { status: 404 } });
+      if (!productMatch[2]) {
+        calls.productFetches++;
+        return json(200, product);
+      }
+      calls.variationPages++;
+      const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 10), 100);
+      const page = Number(url.searchParams.get('page') ?? 1);
+      const all = variations.get(Number(productMatch[1])) ?? [];
+      return json(200, all.slice((page - 1) * perPage, page * perPage));
     }
     if (path === '/settings/general/woocommerce_currency') return json(200, { id: 'woocommerce_currency', label: 'Currency', value: keys.currency });
     return json(404, { code: 'rest_no_route', message: 'No route was found matching the URL and request method.' });
@@ -71,6 +89,9 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
     ...fake,
     siteUrl,
     hooks,
+    products,
+    variations,
+    calls,
     outage,
     send,
     /** Deliver to every active hook on this topic, signed with that hook's secret. */

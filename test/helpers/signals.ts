@@ -4,7 +4,7 @@ import { platformAProduct as mapA } from '../../src/platforms/platform-a.ts';
 import { platformBProduct as mapB } from '../../src/platforms/platform-b.ts';
 import { platformCProduct as mapC } from '../../src/platforms/platform-c.ts';
 import type { ProductData } from '../../src/platforms/types.ts';
-import { platformAProduct, platformBProduct, platformCProduct } from '../fakes/payloads.ts';
+import { platformAProduct, platformASimpleProduct, platformBProduct, platformBVariantProduct, platformCProduct, platformCVariableProduct } from '../fakes/payloads.ts';
 import { bearer, jsonRequest, type TestApp } from './app.ts';
 
 /** A store straight in the registry (no platform calls): platform A through svc's app, B and C with their keys. */
@@ -20,12 +20,20 @@ export function seedStore(t: TestApp, platform: Platform, ref: string, currency:
   return row.id;
 }
 
-/** The realistic catalogue product of each platform (the fakes' payloads through the platform's own mapper). */
-export function realisticProduct(platform: Platform, id: number, storeRef: string): ProductData {
+/**
+ * A realistic catalogue product of each platform (the fakes' payloads through the platform's own
+ * mapper): `multi` has several variants, `single` one (or, on platform C, none). The default is the
+ * platform's default fake product: multi-variant on A, single-variant on B and C.
+ */
+export function realisticProduct(platform: Platform, id: number, storeRef: string, kind?: 'multi' | 'single'): ProductData {
   const at = Date.parse('2026-01-10T00:00:00Z');
-  if (platform === 'platform-a') return mapA(platformAProduct(id), storeRef, at);
-  if (platform === 'platform-b') return mapB(platformBProduct(id), 'shop.platform-b.example', at);
-  return mapC(platformCProduct(id, storeRef), at);
+  if (platform === 'platform-a') return mapA(kind === 'single' ? platformASimpleProduct(id) : platformAProduct(id), storeRef, at);
+  if (platform === 'platform-b') return mapB(kind === 'multi' ? platformBVariantProduct(id) : platformBProduct(id), 'shop.platform-b.example', at);
+  if (kind === 'multi') {
+    const { product, variations } = platformCVariableProduct(id, storeRef);
+    return mapC(product, variations, at);
+  }
+  return mapC(platformCProduct(id, storeRef), [], at);
 }
 
 export function syncProduct(t: TestApp, storeId: string, product: ProductData): void {

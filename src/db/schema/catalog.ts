@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { stores } from './stores.ts';
 
 export type Availability = 'in_stock' | 'out_of_stock' | 'backorder';
@@ -26,10 +26,14 @@ export const products = sqliteTable(
     currency: text('currency'),
     availability: text('availability').$type<Availability>(),
     sku: text('sku'),
-    gtin: text('gtin'),
+    /** The barcode as the platform sent it; only a valid GTIN (lib/gtin.ts) is ever published. */
+    barcode: text('barcode'),
+    mpn: text('mpn'),
     brand: text('brand'),
     images: text('images', { mode: 'json' }).$type<string[]>().notNull(),
     url: text('url'),
+    /** Option names in the platform's order (`["Color","Size"]`); the values are on the variants. */
+    options: text('options', { mode: 'json' }).$type<string[]>().notNull().default([]),
     /** The platform's own modification time (epoch ms): an older payload never overwrites a newer one. */
     platformUpdatedAt: integer('platform_updated_at').notNull(),
     raw: text('raw', { mode: 'json' }),
@@ -41,3 +45,34 @@ export const products = sqliteTable(
 );
 
 export type ProductRow = typeof products.$inferSelect;
+
+/**
+ * The variants of a catalogue product (platforms/types.ts ProductVariant), replaced as a whole
+ * whenever the product's data is applied, in the platform's order (`position`).
+ */
+export const productVariants = sqliteTable(
+  'product_variants',
+  {
+    productRowId: text('product_row_id')
+      .notNull()
+      .references(() => products.id),
+    position: integer('position').notNull(),
+    /** The platform's variant id. */
+    variantId: text('variant_id').notNull(),
+    title: text('title'),
+    sku: text('sku'),
+    /** As sent by the platform, like products.barcode. */
+    barcode: text('barcode'),
+    mpn: text('mpn'),
+    price: text('price'),
+    compareAtPrice: text('compare_at_price'),
+    availability: text('availability').$type<Availability>(),
+    /** Option value by option name. */
+    options: text('options', { mode: 'json' }).$type<Record<string, string>>().notNull(),
+    image: text('image'),
+    url: text('url'),
+  },
+  (table) => [primaryKey({ columns: [table.productRowId, table.position] })],
+);
+
+export type ProductVariantRow = typeof productVariants.$inferSelect;

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import type { StoreSettings } from '../../stores/settings.ts';
 
 export const PLATFORMS = ['platform-a', 'platform-b', 'platform-c'] as const;
 export type Platform = (typeof PLATFORMS)[number];
@@ -37,6 +38,8 @@ export const stores = sqliteTable(
     deactivatedAt: integer('deactivated_at'),
     /** Set by `app/uninstalled`; the signals capability serves nothing for the store while set. */
     signalsWithdrawnAt: integer('signals_withdrawn_at'),
+    /** Merchant-listing facts set by the operator (stores/settings.ts): emitted on every offer. */
+    settings: text('settings', { mode: 'json' }).$type<StoreSettings>().notNull().default({}),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

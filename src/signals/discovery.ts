@@ -1,0 +1,197 @@
+import type { Database } from 'bun:sqlite';
+import type { Platform } from '../db/schema/index.ts';
+import { ApiError } from '../lib/errors.ts';
+import { etagOf } from '../lib/http-cache.ts';
+import { markdownText, markdownUrl } from './markdown.ts';
+import { signalLinks, storeBase, type SignalLinks } from './render.ts';
+import type { RenderedSignal } from './service.ts';
+
+/** Products per sitemap file: four URLs each stays under the protocol's 50,000 URLs (and far under 50 MB). */
+export const SITEMAP_PRODUCTS_PER_FILE = 10_000;
+
+interface StoreRow {
+  id: string;
+  platform: Platform;
+  domain: string;
+  status: 'active' | 'inactive';
+  withdrawnAt: number | null;
+}
+
+interface ListedProduct {
+  productId: string;
+  title: string;
+  summary: string;
+  syncedAt: number;
+  enrichedAt: number;
+  faqChangedAt: number | null;
+}
+
+interface StoreCache {
+  dbStamp: string;
+  /** Changes whenever anything a discovery file shows may have changed (see STORE_STAMP_SQL). */
+  storeStamp: string;
+  products: ListedProduct[] | null;
+  documents: Map<string, RenderedSignal>;
+}
+
+const STORE_SQL = 'SELECT id, platform, domain, status, signals_withdrawn_at AS withdrawnAt FROM stores WHERE id = $storeId';
+// Every write that can change what is listed or its lastmod moves one of these sums: product syncs and
+// removals move synced_at, enrichment writes updated_at, FAQ writes changed_at (each by at least 1 ms).
+const STORE_STAMP_SQL = `SELECT
+  (SELECT count(*) || ':' || total(synced_at) FROM products WHERE store_id = $storeId) || '|' ||
+  (SELECT count(*) || ':' || total(updated_at) FROM product_enrichments WHERE store_id = $storeId) || '|' ||
+  (SELECT count(*) || ':' || total(changed_at) FROM faq_entity_changes WHERE store_id = $storeId AND entity_type = 'product') || '|' ||
+  (SELECT updated_at FROM stores WHERE id = $storeId) AS stamp`;
+const PRODUCTS_SQL = `
+SELECT p.product_id AS productId, p.title, e.summary, p.synced_at AS syncedAt, e.updated_at AS enrichedAt,
+  (SELECT max(c.changed_at) FROM faq_entity_changes c WHERE c.store_id = p.store_id AND c.entity_type = 'product' AND c.entity_ref IN (p.product_id, p.handle)) AS faqChangedAt
+FROM products p JOIN product_enrichments e ON e.product_row_id = p.id
+WHERE p.store_id = $storeId AND p.removed_at IS NULL
+ORDER BY p.product_id`;
+const SIGNAL_STORES_SQL = `SELECT id, platform FROM stores WHERE status = 'active' AND signals_withdrawn_at IS NULL ORDER BY created_at, id`;
+
+const lastModifiedOf = (p: ListedProduct) => Math.max(p.syncedAt, p.enrichedAt, p.faqChangedAt ?? 0);
+/** W3C datetime, seconds precision, as the sitemap protocol shows it. */
+const w3cDate = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+const xml = (text: string) => text.replace(/[&<>"']/g, (c) => XML_ESCAPES[c]!);
+
+const SITEMAP_NS = 'http://www.sitemaps.org/schemas/sitemap/0.9';
+
+function urlset(entries: { loc: string; lastmod: number }[]): string {
+  const urls = entries.map((e) => `<url><loc>${xml(e.loc)}</loc><lastmod>${w3cDate(e.lastmod)}</lastmod></url>`);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="${SITEMAP_NS}">\n${urls.join('\n')}${urls.length ? '\n' : ''}</urlset>\n`;
+}
+
+function sitemapIndex(entries: { loc: string; lastmod: number }[]): string {
+  const maps = entries.map((e) => `<sitemap><loc>${xml(e.loc)}</loc><lastmod>${w3cDate(e.lastmod)}</lastmod></sitemap>`);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="${SITEMAP_NS}">\n${maps.join('\n')}\n</sitemapindex>\n`;
+}
+
+/** The four signal URLs of each product, each with the product's Last-Modified. */
+function productUrls(baseUrl: string, store: StoreRow, products: ListedProduct[]): { loc: string; lastmod: number }[] {
+  return products.flatMap((p) => {
+    const links: SignalLinks = signalLinks(baseUrl, store.platform, store.id, p.productId);
+    const lastmod = lastModifiedOf(p);
+    return [links.jsonld, links.llm, links.md, links.self].map((loc) => ({ loc, lastmod }));
+  });
+}
+
+/** llms.txt: H1 the store, a `>` summary, one `- [title](.md): summary` line per product, the sitemap as optional. */
+function llmsTxt(baseUrl: string, store: StoreRow, products: ListedProduct[]): string {
+  const links = (p: ListedProduct) => signalLinks(baseUrl, store.platform, store.id, p.productId);
+  const lines = [
+    `# ${markdownText(store.domain)}`,
+    '',
+    `> Product information of ${markdownText(store.domain)}, published by svc: one Markdown page per product with its variants, prices, availability and answers to common questions.`,
+    '',
+    '## Products',
+    '',
+    ...products.map((p) => `- [${markdownText(p.title) || markdownText(p.productId)}](${markdownUrl(links(p).md)}): ${markdownText(p.summary)}`),
+    '',
+    '## Optional',
+    '',
+    `- [Sitemap](${markdownUrl(`${storeBase(baseUrl, store.platform, store.id)}/sitemap.xml`)}): every signal URL of the store (JSON-LD, LLM JSON, Markdown, index)`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** Discovery files of a store: `sitemap.xml` (or an index of `sitemap-<n>.xml`), `llms.txt`. */
+export type DiscoveryFile = { kind: 'sitemap'; page: number | null } | { kind: 'llms' };
+
+export function parseDiscoveryFile(file: string): DiscoveryFile | null {
+  if (file === 'sitemap.xml') return { kind: 'sitemap', page: null };
+  if (file === 'llms.txt') return { kind: 'llms' };
+  const page = /^sitemap-([1-9]\d{0,5})\.xml$/.exec(file);
+  return page ? { kind: 'sitemap', page: Number(page[1]) } : null;
+}
+
+export const DISCOVERY_CONTENT_TYPES = { sitemap: 'application/xml; charset=utf-8', llms: 'text/plain; charset=utf-8', robots: 'text/plain; charset=utf-8' } as const;
+
+/**
+ * The store-level discovery files, cached per store like the signals: while the database change stamp
+ * is unchanged nothing is read; when it moved, a cheap per-store stamp decides whether the product
+ * list must be read again.
+ */
+export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string; changeStamp: () => string }) {
+  const storeQuery = deps.sqlite.query<StoreRow, { $storeId: string }>(STORE_SQL);
+  const stampQuery = deps.sqlite.query<{ stamp: string }, { $storeId: string }>(STORE_STAMP_SQL);
+  const productsQuery = deps.sqlite.query<ListedProduct, { $storeId: string }>(PRODUCTS_SQL);
+  const signalStores = deps.sqlite.query<{ id: string; platform: Platform }, []>(SIGNAL_STORES_SQL);
+  const caches = new Map<string, StoreCache>();
+  let robots: { dbStamp: string; rendered: RenderedSignal } | null = null;
+  const CACHE_LIMIT = 1000;
+
+  function storeOf(platform: Platform, storeId: string): StoreRow {
+    const store = storeQuery.get({ $storeId: storeId });
+    if (!store || store.platform !== platform) throw new ApiError(404, 'not_found', `no ${platform} store ${JSON.stringify(storeId)}`);
+    if (store.withdrawnAt !== null) throw new ApiError(410, 'signals_withdrawn', 'the store uninstalled svc; its signals are withdrawn');
+    if (store.status !== 'active') throw new ApiError(404, 'not_found', `store ${JSON.stringify(storeId)} is inactive`);
+    return store;
+  }
+
+  function cacheOf(storeId: string, dbStamp: string): StoreCache {
+    let cache = caches.get(storeId);
+    if (cache?.dbStamp === dbStamp) return cache;
+    const storeStamp = stampQuery.get({ $storeId: storeId })!.stamp;
+    if (cache && cache.storeStamp === storeStamp) {
+      cache.dbStamp = dbStamp;
+      return cache;
+    }
+    cache = { dbStamp, storeStamp, products: null, documents: new Map() };
+    caches.delete(storeId);
+    if (caches.size >= CACHE_LIMIT) caches.delete(caches.keys().next().value!);
+    caches.set(storeId, cache);
+    return cache;
+  }
+
+  function build(store: StoreRow, file: DiscoveryFile, products: ListedProduct[]): string {
+    if (file.kind === 'llms') return llmsTxt(deps.baseUrl, store, products);
+    const pages = Math.max(1, Math.ceil(products.length / SITEMAP_PRODUCTS_PER_FILE));
+    const slice = (page: number) => products.slice((page - 1) * SITEMAP_PRODUCTS_PER_FILE, page * SITEMAP_PRODUCTS_PER_FILE);
+    if (file.page === null && pages === 1) return urlset(productUrls(deps.baseUrl, store, products));
+    if (file.page === null) {
+      const base = storeBase(deps.baseUrl, store.platform, store.id);
+      return sitemapIndex(Array.from({ length: pages }, (_, i) => ({ loc: `${base}/sitemap-${i + 1}.xml`, lastmod: Math.max(...slice(i + 1).map(lastModifiedOf)) })));
+    }
+    if (file.page > pages || pages === 1) throw new ApiError(404, 'not_found', `the store's sitemap has ${pages === 1 ? 'a single file, sitemap.xml' : `${pages} files`}`);
+    return urlset(productUrls(deps.baseUrl, store, slice(file.page)));
+  }
+
+  return {
+    /** A store's sitemap.xml (or one of its pages) or llms.txt: 404 unknown or inactive store, 410 withdrawn. */
+    render(platform: Platform, storeId: string, file: DiscoveryFile): RenderedSignal {
+      const dbStamp = deps.changeStamp();
+      const key = file.kind === 'llms' ? 'llms' : `sitemap-${file.page ?? 0}`;
+      const cached = caches.get(storeId);
+      if (cached?.dbStamp === dbStamp) {
+        const hit = cached.documents.get(key);
+        if (hit) return hit;
+      }
+      const store = storeOf(platform, storeId);
+      const cache = cacheOf(storeId, dbStamp);
+      let rendered = cache.documents.get(key);
+      if (!rendered) {
+        cache.products ??= productsQuery.all({ $storeId: storeId });
+        const body = build(store, file, cache.products);
+        const lastModified = cache.products.reduce((latest, p) => Math.max(latest, lastModifiedOf(p)), 0);
+        rendered = { body, etag: etagOf(body), lastModified };
+        cache.documents.set(key, rendered);
+      }
+      return rendered;
+    },
+
+    /** robots.txt: everything may be crawled; the sitemap of every store whose signals are served. */
+    robots(): RenderedSignal {
+      const dbStamp = deps.changeStamp();
+      if (robots?.dbStamp === dbStamp) return robots.rendered;
+      const sitemaps = signalStores.all().map((s) => `Sitemap: ${storeBase(deps.baseUrl, s.platform, s.id)}/sitemap.xml`);
+      const body = ['User-agent: *', 'Disallow:', '', ...sitemaps, ''].join('\n');
+      robots = { dbStamp, rendered: { body, etag: etagOf(body), lastModified: 0 } };
+      return robots.rendered;
+    },
+  };
+}
+
+export type DiscoveryService = ReturnType<typeof createDiscoveryService>;

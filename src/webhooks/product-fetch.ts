@@ -1,0 +1,61 @@
+import type { Catalog } from '../catalog/products.ts';
+import type { JobRow, Platform } from '../db/schema/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { platformBClient, platformBProduct } from '../platforms/platform-b.ts';
+import { hasVariations, platformCClient, platformCProduct } from '../platforms/platform-c.ts';
+import type { StoreRegistry } from '../stores/registry.ts';
+
+export const FETCH_PLATFORM_B_PRODUCT = 'platform-b.fetch-product';
+export const FETCH_PLATFORM_C_PRODUCT = 'platform-c.fetch-product';
+
+/** The job that completes a `product.fetch` event of a store of this platform. */
+export function fetchJobKind(platform: Platform): string {
+  if (platform === 'platform-b') return FETCH_PLATFORM_B_PRODUCT;
+  if (platform === 'platform-c') return FETCH_PLATFORM_C_PRODUCT;
+  throw new Error(`${platform} deliveries carry the whole product; nothing to fetch`);
+}
+
+interface FetchDeps {
+  stores: StoreRegistry;
+  catalog: Catalog;
+  clock: Clock;
+  platformBApiBase: string;
+  apiTimeoutMs?: number | undefined;
+}
+
+/**
+ * Job handlers: read one product from the platform's API and apply it (404 = removed). A throw
+ * (network, timeout, 5xx, bad credentials) makes the queue retry with backoff. Deliveries for an
+ * uninstalled store are ignored; so is work they queued before it went inactive.
+ */
+export function productFetchJobs({ stores, catalog, clock, platformBApiBase, apiTimeoutMs }: FetchDeps) {
+  const activeStore = (job: JobRow) => {
+    const store = stores.get(job.storeId);
+    return store && store.status === 'active' ? store : null;
+  };
+  return {
+    /** Platform B deliveries carry only the product id: the catalog API has the product with its variants. */
+    [FETCH_PLATFORM_B_PRODUCT]: async (job: JobRow): Promise<void> => {
+      const store = activeStore(job);
+      const credentials = store ? stores.credentialsOf(store) : null;
+      if (!store || credentials?.kind !== 'api-token') return;
+      const productId = String(job.payload.productId);
+      const client = platformBClient({ apiBase: platformBApiBase, storeHash: credentials.storeHash, accessToken: credentials.accessToken, timeoutMs: apiTimeoutMs });
+      const data = await client.fetchProduct(productId);
+      if (data === null) catalog.remove(store.id, productId, clock.now(), true);
+      else catalog.upsert(store.id, store.currency, platformBProduct(data, store.domain, clock.now()));
+    },
+    /** Platform C deliveries name a variable product's variations only by id: read the product and every variation. */
+    [FETCH_PLATFORM_C_PRODUCT]: async (job: JobRow): Promise<void> => {
+      const store = activeStore(job);
+      const credentials = store ? stores.credentialsOf(store) : null;
+      if (!store || credentials?.kind !== 'rest-keys') return;
+      const productId = String(job.payload.productId);
+      const client = platformCClient({ ...credentials, timeoutMs: apiTimeoutMs });
+      const data = await client.fetchProduct(productId);
+      if (data === null) return void catalog.remove(store.id, productId, clock.now(), true);
+      const variations = hasVariations(data) ? await client.fetchVariations(productId) : [];
+      catalog.upsert(store.id, store.currency, platformCProduct(data, variations, clock.now()));
+    },
+  };
+}
