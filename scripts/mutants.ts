@@ -33,6 +33,7 @@ const T = {
   geo: 'test/geo.test.ts',
   httpErrors: 'test/http-errors.test.ts',
   jsonLimits: 'test/json-limits.test.ts',
+  noFiveHundred: 'test/no-500-from-input.test.ts',
   rateLimit: 'test/ratelimit.test.ts',
   sanitize: 'test/html-sanitize.test.ts',
   htmlText: 'test/html-text.test.ts',
@@ -1083,6 +1084,40 @@ export const mutants: Mutant[] = [
     original: 'retryAfterSeconds: Math.ceil(decision.retryAfterSeconds + 60 / decision.limit)',
     replacement: 'retryAfterSeconds: decision.retryAfterSeconds',
     tests: [T.scanBulk],
+  },
+  // ── input that must never be a 500: reserved keys, malformed paths ─────────────────────────────
+  {
+    id: 'input-reserved-keys-accepted',
+    bug: 'prototype-named keys (toString, __proto__, ...) reach the routes',
+    file: 'src/lib/json-limits.ts',
+    original: '  if (found === null) return;\n',
+    replacement: '  return;\n',
+    tests: [T.noFiveHundred],
+  },
+  {
+    id: 'input-reserved-keys-escaped-missed',
+    bug: 'a reserved key spelt with \\u escapes is not seen',
+    file: 'src/lib/json-limits.ts',
+    original: "(text.includes('\\\\u') ? reservedKeyIn(value) : null)",
+    replacement: 'null',
+    tests: [T.noFiveHundred],
+  },
+  {
+    id: 'input-malformed-path-routed',
+    bug: 'a path with malformed percent-encoding is routed (its parameter arrives undecoded)',
+    file: 'src/lib/request-path.ts',
+    original: "if (!path.includes('%')) return undefined;",
+    replacement: 'return undefined;',
+    tests: [T.noFiveHundred],
+  },
+  {
+    id: 'input-scan-data-with-prototype',
+    bug: "a scan's data is a plain object, so a __proto__ key would re-parent it instead of being kept",
+    file: 'src/telemetry/payload.ts',
+    original: 'const payloadObject = (): Json => Object.create(null) as Json;',
+    replacement: 'const payloadObject = (): Json => ({});',
+    tests: [T.noFiveHundred],
+    notObservable: 'defence in depth: reserved keys are refused when the body is parsed (lib/json-limits checkReservedKeys, mutant input-reserved-keys-accepted), so no __proto__ key reaches the normaliser',
   },
   // ── catalogue sync ─────────────────────────────────────────────────────────────────────────────
   {
