@@ -6,6 +6,7 @@ import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
 import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import { preflightAllowed } from './access.ts';
 import type { PublicFaqs } from './public.ts';
+import { faqDocs as docs } from './docs.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
 
@@ -28,7 +29,7 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
         set.status = 201;
         return toFaqView(faqs.create(body));
       },
-      { body: createFaqBody },
+      { body: createFaqBody, detail: docs.create },
     )
     .get(
       '/',
@@ -45,16 +46,16 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
         const page = faqs.listByStore(storeId, query.status, query.cursor ?? null, query.limit ?? 100);
         return { items: page.items.map(toFaqView), nextCursor: page.nextCursor };
       },
-      { query: listFaqQuery },
+      { query: listFaqQuery, detail: docs.list },
     )
-    .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams })
+    .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams, detail: docs.get })
     .patch(
       '/:id',
       ({ params, body }) => {
         if (Object.keys(body).length === 0) throw new ApiError(400, 'invalid_request', 'body: name at least one of question, answer, status, position');
         return toFaqView(orNotFound(faqs.update(params.id, body), 'FAQ entry', params.id));
       },
-      { params: faqParams, body: updateFaqBody },
+      { params: faqParams, body: updateFaqBody, detail: docs.update },
     )
     .delete(
       '/:id',
@@ -62,7 +63,7 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
         if (!faqs.remove(params.id)) entry(params.id);
         set.status = 204;
       },
-      { params: faqParams },
+      { params: faqParams, detail: docs.remove },
     );
 }
 
@@ -88,7 +89,7 @@ export function publicFaqRoutes(publicFaqs: PublicFaqs, keys: KeyStore) {
           Vary: 'Origin, Access-Control-Request-Headers',
         },
       });
-    })
+    }, { detail: docs.publicPreflight })
     .get('/', ({ request }) => {
       const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
       try {
@@ -101,5 +102,5 @@ export function publicFaqRoutes(publicFaqs: PublicFaqs, keys: KeyStore) {
         if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
         throw error;
       }
-    });
+    }, { detail: docs.publicList });
 }
