@@ -19,7 +19,7 @@ const docs = {
     description: `Exchanges an API key with \`admin\` or \`dashboard:read\` for an HttpOnly, SameSite=Strict session cookie; the key is not stored in the browser. ${sameOriginOnly}`,
     tag: 'console',
     auth: 'public',
-    responses: { 201: { description: 'Signed in; the answer sets the session cookie', schema: sessionView, example: sessionExample, headers: { 'Set-Cookie': 'svc_session=…; Path=/; HttpOnly; SameSite=Strict (Secure and __Host- on https)' } } },
+    responses: { 201: { description: 'Signed in; the answer sets the session cookie', schema: sessionView, example: sessionExample, headers: { 'Set-Cookie': 'The session cookie: HttpOnly, SameSite=Strict, Path / (Secure and __Host- prefixed on https)' } } },
     errors: [
       [400, 'invalid_request', 'key: Expected string'],
       [401, 'invalid_api_key', 'the API key is unknown, malformed or revoked'],
