@@ -5,6 +5,7 @@ import { openApiPath, UNDOCUMENTED_ROUTES } from '../src/apidocs/document.ts';
 import { ROUTE_DOC } from '../src/lib/api-doc.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { signedInit, TELEMETRY, tokenInit } from './helpers/probe.ts';
+import { realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
 
 type Json = Record<string, any>;
 
@@ -206,9 +207,12 @@ describe('answers match the documented schemas', () => {
     return ajv().compile(inline(schema) as Json);
   }
 
-  async function conforms(method: string, path: string, template: string, init: RequestInit = {}) {
+  /** Sends the request, expects `status` (default: a 2xx) and validates the JSON answer against the schema documented for it. */
+  async function conforms(method: string, path: string, template: string, init: RequestInit = {}, status?: number) {
     const res = await t.request(path, { method, ...init });
     const body = await res.json();
+    if (status === undefined) expect(res.ok, `${method} ${path}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`).toBe(true);
+    else expect(res.status, `${method} ${path}`).toBe(status);
     const validate = documented(method, template, res.status);
     expect(validate(body) ? [] : validate.errors, `${method} ${path} ${res.status}: ${JSON.stringify(body).slice(0, 300)}`).toEqual([]);
     return { status: res.status, body };
@@ -225,8 +229,8 @@ describe('answers match the documented schemas', () => {
     await conforms('GET', '/api/v1/admin/leads?limit=5', '/api/v1/admin/leads', { headers: admin });
     await conforms('GET', '/healthz', '/healthz');
     // Errors: the shared shape.
-    await conforms('GET', '/api/v1/admin/keys', '/api/v1/admin/keys', {});
-    await conforms('POST', '/api/v1/admin/keys', '/api/v1/admin/keys', { headers: admin, body: JSON.stringify({ scopes: ['nope'] }) });
+    await conforms('GET', '/api/v1/admin/keys', '/api/v1/admin/keys', {}, 401);
+    await conforms('POST', '/api/v1/admin/keys', '/api/v1/admin/keys', { headers: admin, body: JSON.stringify({ scopes: ['nope'] }) }, 400);
 
     const scan = { hostname: 'shop.example.com', url: 'https://shop.example.com/p/1', signals: { title: { value: 'Shoe', length: 4 } }, quality: { grade: 'B', percentage: 80 } };
     const token = await t.request(TELEMETRY, tokenInit(lead.body.apiToken, scan));
@@ -240,6 +244,46 @@ describe('answers match the documented schemas', () => {
     await conforms('GET', '/api/v1/dashboard/hostnames', '/api/v1/dashboard/hostnames', { headers: dashboard });
     await conforms('GET', '/api/v1/dashboard/stats?groupBy=grade', '/api/v1/dashboard/stats', { headers: dashboard });
     await conforms('GET', '/api/v1/public/probe/badge?domain=shop.example.com&format=json', '/api/v1/public/probe/badge');
+  });
+
+  test('stores, the catalogue, enrichment, FAQs, the widget read and the console session answer as documented', async () => {
+    const rawAdmin = t.keyWith('admin');
+    const admin = { authorization: `Bearer ${rawAdmin}`, 'content-type': 'application/json' };
+    const shop = 'docs.myplatform-a.com';
+    const storeId = seedStore(t, 'platform-a', shop);
+    const product = realisticProduct('platform-a', 4242, shop);
+    syncProduct(t, storeId, product);
+    const productId = product.productId;
+    await conforms('GET', '/api/v1/admin/stores', '/api/v1/admin/stores', { headers: admin });
+    await conforms('GET', `/api/v1/admin/stores/${storeId}`, '/api/v1/admin/stores/{id}', { headers: admin });
+    await conforms('PUT', `/api/v1/admin/stores/${storeId}/settings`, '/api/v1/admin/stores/{id}/settings', { headers: admin, body: JSON.stringify({ itemCondition: 'new' }) });
+    await conforms('GET', `/api/v1/admin/stores/${storeId}/settings`, '/api/v1/admin/stores/{id}/settings', { headers: admin });
+    await conforms('GET', `/api/v1/admin/stores/${storeId}/products`, '/api/v1/admin/stores/{id}/products', { headers: admin });
+    const enrichment = { summary: 'A sturdy product.', highlights: ['Two-year warranty'], attributes: { Material: 'Canvas' } };
+    const base = `/api/v1/admin/stores/${storeId}/products/${productId}`;
+    await conforms('PUT', `${base}/enrichment`, '/api/v1/admin/stores/{id}/products/{productId}/enrichment', { headers: admin, body: JSON.stringify(enrichment) });
+    await conforms('GET', `${base}/enrichment`, '/api/v1/admin/stores/{id}/products/{productId}/enrichment', { headers: admin });
+    const one = await conforms('GET', base, '/api/v1/admin/stores/{id}/products/{productId}', { headers: admin });
+    expect(one.status).toBe(200);
+
+    const faq = { storeId, entityType: 'product', entityRef: productId, question: 'Is it waterproof?', answer: '<p>Yes.</p>', status: 'approved' };
+    const created = await conforms('POST', '/api/v1/admin/faqs', '/api/v1/admin/faqs', { headers: admin, body: JSON.stringify(faq) });
+    expect(created.status).toBe(201);
+    await conforms('GET', `/api/v1/admin/faqs?storeId=${storeId}`, '/api/v1/admin/faqs', { headers: admin });
+    await conforms('PATCH', `/api/v1/admin/faqs/${created.body.id}`, '/api/v1/admin/faqs/{id}', { headers: admin, body: JSON.stringify({ position: 1 }) });
+    await conforms('GET', `/api/v1/admin/faqs/${created.body.id}`, '/api/v1/admin/faqs/{id}', { headers: admin });
+
+    const widget = (await (await t.request('/api/v1/admin/keys', { method: 'POST', headers: admin, body: JSON.stringify({ scopes: ['products:read'], storeId, allowedDomains: ['shop.example.com'] }) })).json()).key;
+    const read = await conforms('GET', `/api/v1/public/faqs?type=product&ref=${productId}`, '/api/v1/public/faqs', { headers: { 'x-api-key': widget, origin: 'https://shop.example.com' } });
+    expect(read.body.items.length).toBe(1);
+
+    const origin = new URL(t.config.baseUrl).origin;
+    const signIn = await t.request('/api/v1/console/session', { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ key: rawAdmin }) });
+    expect(signIn.status).toBe(201);
+    const validate = documented('POST', '/api/v1/console/session', signIn.status);
+    expect(validate(await signIn.json()) ? [] : validate.errors).toEqual([]);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    await conforms('GET', '/api/v1/console/session', '/api/v1/console/session', { headers: { cookie, origin } });
   });
 });
 
