@@ -8,6 +8,8 @@ import { signedInit, TELEMETRY, tokenInit } from './helpers/probe.ts';
 import { realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
 
 type Json = Record<string, any>;
+/** Compiling hundreds of schemas, or a few dozen requests, takes seconds on a loaded 2-core machine. */
+const HEAVY_MS = 60_000;
 
 let t: TestApp;
 let doc: Json;
@@ -17,7 +19,7 @@ beforeAll(async () => {
   const res = await t.request('/openapi.json');
   expect(res.status).toBe(200);
   doc = await res.json();
-});
+}, HEAVY_MS);
 afterAll(() => t.close());
 
 const ajv = () => {
@@ -123,7 +125,7 @@ describe('OpenAPI document', () => {
     expect(validate.errors ?? [], JSON.stringify(validate.errors?.slice(0, 5))).toEqual([]);
     expect(valid).toBe(true);
     expect(doc.openapi).toStartWith('3.1.');
-  });
+  }, HEAVY_MS);
 
   test('every $ref resolves inside the document', () => {
     const refs = [...walk(doc, '#')].filter(([, node]) => typeof node.$ref === 'string').map(([at, node]) => [at, node.$ref as string]);
@@ -150,7 +152,7 @@ describe('OpenAPI document', () => {
       }
     }
     expect(checked).toBeGreaterThan(50);
-  });
+  }, HEAVY_MS);
 
   test('both probe auth modes, admin keys, the console session and widget keys are declared', () => {
     const schemes = doc.components.securitySchemes;
@@ -177,6 +179,11 @@ describe('OpenAPI document', () => {
       const route = t.app.routes.find((r) => r.path === path)!;
       expect(route.hooks?.body, path).toBeUndefined();
     }
+  });
+
+  test('query numbers read as numbers with their bounds (not Elysia\'s numeric-string union)', () => {
+    const limit = doc.paths['/api/v1/admin/faqs'].get.parameters.find((p: Json) => p.name === 'limit');
+    expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'number', minimum: 1, maximum: 500 } });
   });
 
   test('errors are documented with the { error, detail } shape', () => {
@@ -244,7 +251,7 @@ describe('answers match the documented schemas', () => {
     await conforms('GET', '/api/v1/dashboard/hostnames', '/api/v1/dashboard/hostnames', { headers: dashboard });
     await conforms('GET', '/api/v1/dashboard/stats?groupBy=grade', '/api/v1/dashboard/stats', { headers: dashboard });
     await conforms('GET', '/api/v1/public/probe/badge?domain=shop.example.com&format=json', '/api/v1/public/probe/badge');
-  });
+  }, HEAVY_MS);
 
   test('stores, the catalogue, enrichment, FAQs, the widget read and the console session answer as documented', async () => {
     const rawAdmin = t.keyWith('admin');
@@ -284,7 +291,7 @@ describe('answers match the documented schemas', () => {
     expect(validate(await signIn.json()) ? [] : validate.errors).toEqual([]);
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
     await conforms('GET', '/api/v1/console/session', '/api/v1/console/session', { headers: { cookie, origin } });
-  });
+  }, HEAVY_MS);
 });
 
 describe('API reference page', () => {

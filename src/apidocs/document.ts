@@ -146,6 +146,16 @@ interface Parameter {
   [field: string]: unknown;
 }
 
+/**
+ * Elysia's t.Numeric (a query number) is `anyOf [numeric string (default 0), number]`; a reader
+ * needs only the number and its bounds (every query value travels as text anyway).
+ */
+function withoutNumericString(parameter: Parameter): Parameter {
+  const anyOf = (parameter.schema as { anyOf?: { format?: string }[] } | undefined)?.anyOf;
+  const number = anyOf?.length === 2 && anyOf.some((branch) => branch.format === 'numeric') ? anyOf.find((branch) => branch.format !== 'numeric') : undefined;
+  return number ? { ...parameter, schema: number } : parameter;
+}
+
 interface Operation {
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, unknown>; required?: boolean; description?: string };
@@ -155,7 +165,7 @@ interface Operation {
 /** The operation for one documented route: Elysia's generated request side, plus responses, security and hand-read inputs from its RouteDoc. */
 function documentedOperation(generated: Operation, doc: RouteDoc, bodySchema: TSchema | undefined): Operation {
   const { [ROUTE_DOC]: _, ...operation } = generated;
-  const parameters = [...(operation.parameters ?? [])];
+  const parameters = (operation.parameters ?? []).map(withoutNumericString);
   for (const input of doc.inputs ?? []) {
     if (parameters.some((p) => p.name === input.name && p.in === input.in)) continue;
     parameters.push({ name: input.name, in: input.in, required: input.required ?? input.in === 'path', description: input.description, schema: jsonSchema(input.schema) });
