@@ -176,7 +176,7 @@ export function createApp(deps: AppDeps) {
     .use(publicFaqRoutes(publicFaqs))
     .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, onIngested: metrics.scansIngested }))
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: metrics.scansIngested }))
     .use(badgeRoutes(scanReader))
     .use(dashboardRoutes(scanReader))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))

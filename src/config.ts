@@ -22,6 +22,8 @@ export interface Config {
   platformBApiBase: string;
   /** Scans older than this many days are deleted in the background; 0 keeps them forever. */
   scanRetentionDays: number;
+  /** Most bytes of a scan's `data` (unknown fields and refused values, as JSON); a scan over it is refused. */
+  maxScanDataBytes: number;
   log: LogSettings;
   /** Origins (or `*`) allowed to call the probe routes from a browser with a lead token (CORS); empty: none. */
   probeCorsOrigins: string[];
@@ -208,6 +210,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
     platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
     platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
     scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
+    maxScanDataBytes: int('SVC_MAX_SCAN_DATA_BYTES', 16_384, 0, 64 * 1024 * 1024),
     log: {
       level: levelSrc ? oneOf(levelSrc, LOG_LEVELS) : 'info',
       access: accessSrc ? oneOf(accessSrc, ACCESS_LOG_MODES) : 'all',

@@ -1,4 +1,5 @@
 import { ApiError } from './errors.ts';
+import { checkJsonStructure, JSON_LIMITS, type JsonLimits } from './json-limits.ts';
 
 export function payloadTooLarge(maxBytes: number): ApiError {
   return new ApiError(413, 'payload_too_large', `request body exceeds the limit of ${maxBytes} bytes`);
@@ -41,8 +42,9 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Parse raw body bytes as JSON: 400 `malformed_json` for invalid UTF-8 or JSON. */
-export function parseJsonBytes(bytes: Uint8Array): unknown {
+/** Parse raw body bytes as JSON: 400 naming the limit past `limits`, 400 `malformed_json` for invalid UTF-8 or JSON. */
+export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits = JSON_LIMITS): unknown {
+  checkJsonStructure(bytes, limits);
   try {
     return JSON.parse(decoder.decode(bytes));
   } catch (cause) {
