@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps) {
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
-  const limiter = createTierLimiter(config.rates, clock);
+  const limiter = createTierLimiter(config, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
   const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier });
@@ -186,7 +186,7 @@ export function createApp(deps: AppDeps) {
         context: { site: config.site, baseUrl: config.baseUrl, rates: config.rates },
         leads,
         // The form and the API share one bucket: a sign-up counts the same whichever way it comes.
-        signUpLimit: (request) => limiter.take(routeSubject(clientIp(request), signUp)),
+        signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), signUp)),
       }),
     )
     .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));

@@ -15,6 +15,15 @@ export interface Config {
   trustProxy: number;
   maxBodyBytes: number;
   rates: { anonymous: number; authed: number; agent: number };
+  /** How anonymous clients are told apart and held back as a whole, and how many buckets are kept. */
+  anonymousLimits: {
+    /** IPv6 clients share one anonymous bucket per network of this many bits (SVC_RATE_IPV6_PREFIX). */
+    ipv6PrefixBits: number;
+    /** Requests per minute for all anonymous clients together (SVC_RATE_ANONYMOUS_GLOBAL). */
+    globalPerMinute: number;
+    /** Live rate-limit buckets at most, all tiers together (SVC_RATE_BUCKETS). */
+    maxBuckets: number;
+  };
   platformAAppSecret: string | null;
   encryptionKey: Uint8Array | null;
   platformAShopSuffix: string;
@@ -203,6 +212,11 @@ export function loadConfig(flags: Flags, env: Env): Config {
       anonymous: int('SVC_RATE_ANONYMOUS', 10, 1, 1_000_000),
       authed: int('SVC_RATE_AUTHED', 50, 1, 1_000_000),
       agent: int('SVC_RATE_AGENT', 1000, 1, 10_000_000),
+    },
+    anonymousLimits: {
+      ipv6PrefixBits: int('SVC_RATE_IPV6_PREFIX', 64, 16, 128),
+      globalPerMinute: int('SVC_RATE_ANONYMOUS_GLOBAL', 3000, 1, 10_000_000),
+      maxBuckets: int('SVC_RATE_BUCKETS', 100_000, 100, 10_000_000),
     },
     platformAAppSecret: secretSrc ? nonEmpty(secretSrc) : null,
     encryptionKey: keySrc ? parseKey32(keySrc) : null,
