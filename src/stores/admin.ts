@@ -33,7 +33,12 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync }: AdminDeps
   /** Hooks, then the currency when asked, then (for a new store or new credentials) a catalogue import with both in place. */
   async function connect(row: StoreRow, readCurrency: boolean, importAs: 'connect' | 'credentials' | null): Promise<StoreResponse<SyncView>> {
     const credentials = stores.credentialsOf(row);
-    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings);
+    // Platform C pings each hook as it is created: only now may an unsigned ping confirm the store.
+    const pinged = row.platform === 'platform-c';
+    if (pinged) stores.awaitPing(row.id, 'registering');
+    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings).finally(() => {
+      if (pinged) stores.awaitPing(row.id, 'registered');
+    });
     let current = stores.recordHooks(row.id, hooks);
     let currencyError: string | undefined;
     if (readCurrency) {

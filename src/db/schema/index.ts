@@ -6,4 +6,5 @@ export * from './webhooks.ts';
 export * from './scans.ts';
 export * from './content.ts';
 export * from './console.ts';
+export * from './health.ts';
 export * from './sync.ts';
