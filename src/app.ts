@@ -36,7 +36,7 @@ import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
-import { requestPath } from './lib/request-path.ts';
+import { refuseMalformedPath, requestPath } from './lib/request-path.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps) {
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
-  const limiter = createTierLimiter(config.rates, clock);
+  const limiter = createTierLimiter(config, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
   const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier });
@@ -135,7 +135,7 @@ export function createApp(deps: AppDeps) {
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
-  const base = new Elysia({ normalize: false });
+  const base = new Elysia({ normalize: false }).onRequest(refuseMalformedPath);
   // Probe CORS, only when configured: before the rate limiter, so a preflight costs no token.
   if (config.probeCorsOrigins.length > 0) base.onRequest(probeCors(config.probeCorsOrigins));
   const app = base
@@ -176,7 +176,7 @@ export function createApp(deps: AppDeps) {
     .use(publicFaqRoutes(publicFaqs, keys))
     .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, onIngested: metrics.scansIngested }))
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: metrics.scansIngested }))
     .use(badgeRoutes(scanReader))
     .use(dashboardRoutes(scanReader))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
@@ -186,7 +186,7 @@ export function createApp(deps: AppDeps) {
         context: { site: config.site, baseUrl: config.baseUrl, rates: config.rates },
         leads,
         // The form and the API share one bucket: a sign-up counts the same whichever way it comes.
-        signUpLimit: (request) => limiter.take(routeSubject(clientIp(request), signUp)),
+        signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), signUp)),
       }),
     )
     .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));

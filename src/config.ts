@@ -15,6 +15,15 @@ export interface Config {
   trustProxy: number;
   maxBodyBytes: number;
   rates: { anonymous: number; authed: number; agent: number };
+  /** How anonymous clients are told apart and held back as a whole, and how many buckets are kept. */
+  anonymousLimits: {
+    /** IPv6 clients share one anonymous bucket per network of this many bits (SVC_RATE_IPV6_PREFIX). */
+    ipv6PrefixBits: number;
+    /** Requests per minute for all anonymous clients together (SVC_RATE_ANONYMOUS_GLOBAL). */
+    globalPerMinute: number;
+    /** Live rate-limit buckets at most, all tiers together (SVC_RATE_BUCKETS). */
+    maxBuckets: number;
+  };
   platformAAppSecret: string | null;
   encryptionKey: Uint8Array | null;
   platformAShopSuffix: string;
@@ -22,6 +31,8 @@ export interface Config {
   platformBApiBase: string;
   /** Scans older than this many days are deleted in the background; 0 keeps them forever. */
   scanRetentionDays: number;
+  /** Most bytes of a scan's `data` (unknown fields and refused values, as JSON); a scan over it is refused. */
+  maxScanDataBytes: number;
   log: LogSettings;
   /** Origins (or `*`) allowed to call the probe routes from a browser with a lead token (CORS); empty: none. */
   probeCorsOrigins: string[];
@@ -202,12 +213,18 @@ export function loadConfig(flags: Flags, env: Env): Config {
       authed: int('SVC_RATE_AUTHED', 50, 1, 1_000_000),
       agent: int('SVC_RATE_AGENT', 1000, 1, 10_000_000),
     },
+    anonymousLimits: {
+      ipv6PrefixBits: int('SVC_RATE_IPV6_PREFIX', 64, 16, 128),
+      globalPerMinute: int('SVC_RATE_ANONYMOUS_GLOBAL', 3000, 1, 10_000_000),
+      maxBuckets: int('SVC_RATE_BUCKETS', 100_000, 100, 10_000_000),
+    },
     platformAAppSecret: secretSrc ? nonEmpty(secretSrc) : null,
     encryptionKey: keySrc ? parseKey32(keySrc) : null,
     platformAShopSuffix: suffixSrc ? parseDomainSuffix(suffixSrc) : 'myplatform-a.com',
     platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
     platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
     scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
+    maxScanDataBytes: int('SVC_MAX_SCAN_DATA_BYTES', 16_384, 0, 64 * 1024 * 1024),
     log: {
       level: levelSrc ? oneOf(levelSrc, LOG_LEVELS) : 'info',
       access: accessSrc ? oneOf(accessSrc, ACCESS_LOG_MODES) : 'all',

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createTokenBuckets } from '../src/ratelimit/buckets.ts';
 import { createTierLimiter } from '../src/ratelimit/tiers.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { addressKey } from '../src/lib/client-ip.ts';
 import { jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 
@@ -216,26 +218,183 @@ describe('token buckets (DESIGN §5, §7)', () => {
     expect(() => createTokenBuckets(fixedClock(NOW), 10).take('', 10)).toThrow();
   });
 
-  test('a flood from 1,000,000 distinct anonymous addresses keeps the limiter under its cap', () => {
+  test('a new key replaces an idle, full bucket even behind many buckets in use (least recently used first)', () => {
+    const clock = fixedClock(NOW);
+    const buckets = createTokenBuckets(clock, 50);
+    for (let i = 0; i < 40; i++) buckets.take(`busy-${i}`, 10);
+    for (let i = 0; i < 10; i++) buckets.take(`idle-${i}`, 10);
+    clock.advance(6_000); // every bucket is full again; the busy ones are used once more
+    for (let i = 0; i < 40; i++) buckets.take(`busy-${i}`, 10, 5);
+    for (let i = 0; i < 10; i++) expect(buckets.take(`new-${i}`, 10).allowed).toBe(true);
+    expect(buckets.take('one-more', 10).refusedBy).toBe('table-full');
+    for (let i = 0; i < 40; i++) expect(buckets.take(`busy-${i}`, 10).remaining).toBe(4);
+  });
+
+  test('a flood from 300,000 distinct anonymous addresses keeps the limiter under its cap', () => {
     const cap = 50_000;
-    const limiter = createTierLimiter({ anonymous: 10, authed: 50, agent: 1000 }, fixedClock(NOW), cap);
-    for (let i = 0; i < 1_000_000; i++) {
-      limiter.take({ tier: 'anonymous', identity: `ip:10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` });
+    const clock = fixedClock(NOW);
+    const limiter = createTierLimiter(limiterSettings({ maxBuckets: cap }), clock);
+    for (let i = 0; i < 300_000; i++) {
+      if (i % 10_000 === 0) clock.advance(1_000);
+      limiter.take(limiter.anonymous(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
     }
     expect(limiter.size).toBeLessThanOrEqual(cap);
     expect(limiter.size).toBeGreaterThanOrEqual(cap / 2);
   });
 
-  test('a bucket in use survives eviction while idle ones are dropped', () => {
+  test('a bucket in use survives eviction; only buckets that are full again are replaced', () => {
     const clock = fixedClock(NOW);
     const buckets = createTokenBuckets(clock, 4);
     for (let i = 0; i < 10; i++) buckets.take('active', 10);
-    buckets.take('idle', 10);
-    for (const other of ['a', 'b', 'c', 'd', 'e']) {
-      buckets.take(other, 10);
-      expect(buckets.take('active', 10).allowed).toBe(false); // still empty: remembered
+    buckets.take('idle', 10, 5);
+    buckets.take('a', 10);
+    buckets.take('b', 10);
+    // The table is full of buckets below capacity: a new key is refused, none is reset.
+    expect(buckets.take('c', 10)).toMatchObject({ allowed: false, refusedBy: 'table-full', retryAfterSeconds: 60 });
+    clock.advance(6_000); // 'a' and 'b' are full again; 'idle' (6 tokens) and 'active' (1) are not
+    expect(buckets.take('c', 10).allowed).toBe(true);
+    expect(buckets.take('d', 10).allowed).toBe(true);
+    expect(buckets.take('e', 10).refusedBy).toBe('table-full');
+    expect(buckets.take('active', 10).remaining).toBe(0); // remembered: one token refilled, taken
+    expect(buckets.take('idle', 10).remaining).toBe(5);
+    expect(buckets.size).toBe(4);
+  });
+});
+
+/** Limiter settings as configured by default, with some of the anonymous tier's settings overridden. */
+function limiterSettings(anonymousLimits: Partial<Config['anonymousLimits']> = {}, rates: Partial<Config['rates']> = {}) {
+  const config = loadConfig({}, {});
+  return { rates: { ...config.rates, ...rates }, anonymousLimits: { ...config.anonymousLimits, ...anonymousLimits } };
+}
+
+describe('anonymous clients cannot dodge their bucket (issue 11)', () => {
+  test('IPv6 clients are keyed by their /64, IPv4 by address, IPv4-mapped IPv6 as IPv4', () => {
+    const cases: [address: string, ipv6PrefixBits: number, key: string][] = [
+      ['2001:db8:1:2:aaaa:bbbb:cccc:dddd', 64, '2001:db8:1:2::/64'],
+      ['2001:db8:1:2::1', 64, '2001:db8:1:2::/64'],
+      ['2001:DB8:1:2:0:0:0:ffff', 64, '2001:db8:1:2::/64'],
+      ['2001:db8:1:3::1', 64, '2001:db8:1:3::/64'],
+      ['::1', 64, '0:0:0:0::/64'],
+      ['fe80::1%eth0', 64, 'fe80:0:0:0::/64'],
+      ['64:ff9b::198.51.100.7', 96, '64:ff9b:0:0:0:0::/96'],
+      ['2001:db8:abcd:12ff::1', 56, '2001:db8:abcd:1200::/56'],
+      ['2001:db8:abcd:12ff::1', 48, '2001:db8:abcd::/48'],
+      ['2001:db8::7', 128, '2001:db8:0:0:0:0:0:7/128'],
+      ['198.51.100.7', 64, '198.51.100.7'],
+      ['::ffff:198.51.100.7', 64, '198.51.100.7'],
+      ['::FFFF:c633:6407', 64, '198.51.100.7'],
+    ];
+    for (const [address, bits, key] of cases) expect(addressKey(address, bits)).toBe(key);
+  });
+
+  test('rotating socket addresses inside one IPv6 /64 draws from one anonymous bucket', async () => {
+    const peer = { ip: '2001:db8:77:1::1' };
+    await appFrom(peer, { SVC_RATE_ANONYMOUS: '3' });
+    for (let i = 0; i < 3; i++) {
+      peer.ip = `2001:db8:77:1:${(i * 7919).toString(16)}:${i}:beef:${i + 1}`;
+      expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(401);
     }
-    expect(buckets.take('idle', 10).remaining).toBe(9); // forgotten: a full bucket again
-    expect(buckets.size).toBeLessThanOrEqual(4);
+    peer.ip = '2001:db8:77:1:ffff:ffff:ffff:fffe';
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(429);
+    peer.ip = '2001:db8:77:2::1'; // the next /64 is another subscriber
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(401);
+  });
+
+  test('rotating trusted X-Forwarded-For addresses inside one /64 shares the bucket too, and sign-ups are keyed the same way', async () => {
+    await appFrom({ ip: '10.0.0.1' }, { SVC_TRUST_PROXY: '1', SVC_RATE_ANONYMOUS: '2' });
+    const from = (xff: string) => t.request(TELEMETRY, anonymousScan({ 'x-forwarded-for': xff }));
+    expect((await from('2001:db8:5:6::a')).status).toBe(401);
+    expect((await from('2001:db8:5:6::b')).status).toBe(401);
+    expect((await from('2001:db8:5:6:1:2:3:4')).status).toBe(429);
+    const signUp = (xff: string, email: string) =>
+      t.request('/api/v1/public/leads', { ...jsonRequest('POST', { email }), headers: { 'content-type': 'application/json', 'x-forwarded-for': xff } });
+    expect((await signUp('2001:db8:9:9::1', 'one@example.com')).status).toBe(201);
+    expect((await signUp('2001:db8:9:9::2', 'two@example.com')).status).toBe(201);
+    expect((await signUp('2001:db8:9:9::3', 'three@example.com')).status).toBe(429);
+  });
+
+  test('the IPv6 prefix length comes from SVC_RATE_IPV6_PREFIX', async () => {
+    const peer = { ip: '2001:db8:1:100::1' };
+    await appFrom(peer, { SVC_RATE_ANONYMOUS: '1', SVC_RATE_IPV6_PREFIX: '48' });
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(401);
+    peer.ip = '2001:db8:1:200::1'; // another /64, same /48
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(429);
+  });
+
+  test('an IPv4 client on a dual-stack socket (IPv4-mapped IPv6) shares its IPv4 bucket', async () => {
+    const peer = { ip: '198.18.5.5' };
+    await appFrom(peer, { SVC_RATE_ANONYMOUS: '2' });
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(401);
+    peer.ip = '::ffff:198.18.5.5';
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(401);
+    peer.ip = '::ffff:c612:505';
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(429);
+  });
+
+  test('filling the bucket table with 100,000+ fresh addresses never hands a throttled client a fresh bucket', () => {
+    const clock = fixedClock(NOW);
+    const limiter = createTierLimiter(limiterSettings({ globalPerMinute: 10_000_000 }), clock);
+    const throttled = limiter.anonymous('2001:db8:bad::1');
+    for (let i = 0; i < 10; i++) limiter.take(throttled);
+    expect(limiter.take(throttled).allowed).toBe(false);
+    let refusedFresh = 0;
+    for (let i = 0; i < 150_000; i++) {
+      const decision = limiter.take(limiter.anonymous(`2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`));
+      if (!decision.allowed) {
+        expect(decision.refusedBy).toBe('table-full');
+        refusedFresh++;
+      }
+    }
+    expect(limiter.size).toBe(100_000);
+    expect(refusedFresh).toBe(50_001); // the table was full of buckets in use: new keys wait, none is reset
+    expect(limiter.take(throttled)).toMatchObject({ allowed: false, refusedBy: 'bucket' });
+    // Within a minute every bucket is full again; then fresh clients replace them, losing nothing.
+    clock.advance(60_000);
+    expect(limiter.take(limiter.anonymous('2001:db8:ffff::1')).allowed).toBe(true);
+  });
+
+  test('a full bucket table answers new clients 429 while throttled clients stay throttled (SVC_RATE_BUCKETS)', async () => {
+    const peer = { ip: '198.18.9.1' };
+    await appFrom(peer, { SVC_RATE_ANONYMOUS: '2', SVC_RATE_BUCKETS: '100' });
+    for (let i = 0; i < 2; i++) await t.request(TELEMETRY, anonymousScan());
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(429);
+    const statuses: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      peer.ip = `203.0.${i >> 8}.${i & 255}`;
+      statuses.push((await t.request(TELEMETRY, anonymousScan())).status);
+    }
+    expect(statuses.filter((s) => s === 401).length).toBe(99);
+    const refused = await t.request(TELEMETRY, anonymousScan());
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: 'rate_limited', detail: expect.stringContaining('too many clients are rate limited at once') });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    peer.ip = '198.18.9.1';
+    expect((await t.request(TELEMETRY, anonymousScan())).status).toBe(429);
+  });
+
+  test('the anonymous tier as a whole has a ceiling (SVC_RATE_ANONYMOUS_GLOBAL): rotating across many /64s ends in 429s', async () => {
+    const peer = { ip: '2001:db8::1' };
+    await appFrom(peer, { SVC_RATE_ANONYMOUS: '5', SVC_RATE_ANONYMOUS_GLOBAL: '20' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      peer.ip = `2001:db8:${i.toString(16)}::1`;
+      statuses.push((await t.request(TELEMETRY, anonymousScan())).status);
+    }
+    expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(20).every((s) => s === 429)).toBe(true);
+    const refused = await t.request(TELEMETRY, anonymousScan());
+    expect(await refused.json()).toMatchObject({ tier: 'anonymous', limit: 20, detail: 'all anonymous clients together may make 20 scans per minute; retry in 3 s' });
+    // Agents and verified leads are not held by the anonymous ceiling.
+    const key = t.keyWith('probe:scan');
+    expect((await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW))).status).toBe(204);
+  });
+
+  test('a request refused by the anonymous ceiling costs the client no token of its own', () => {
+    const clock = fixedClock(NOW);
+    const limiter = createTierLimiter(limiterSettings({ globalPerMinute: 2 }, { anonymous: 2 }), clock);
+    for (let i = 0; i < 2; i++) expect(limiter.take(limiter.anonymous('198.18.0.1')).allowed).toBe(true);
+    for (let i = 0; i < 2; i++) expect(limiter.take(limiter.anonymous('198.18.0.2'))).toMatchObject({ allowed: false, refusedBy: 'ceiling' });
+    clock.advance(30_000); // the ceiling refills one token; 198.18.0.2 still holds both of its own
+    expect(limiter.take(limiter.anonymous('198.18.0.2'))).toMatchObject({ allowed: true, remaining: 1 });
   });
 });

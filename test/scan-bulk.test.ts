@@ -210,6 +210,22 @@ describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
     expect(scanCount()).toBe(4);
   });
 
+  test('a bulk 429 Retry-After covers the whole batch: after waiting exactly that long, the same batch passes', async () => {
+    const clock = fixedClock(NOW);
+    t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '10' } });
+    const key = t.keyWith('probe:scan');
+    expect((await bulkAs(key, [item(1), item(2), item(3), item(4)])).status).toBe(200);
+    const batch = Array.from({ length: 7 }, (_, i) => item(10 + i));
+    const refused = await bulkAs(key, batch);
+    expect(refused.status).toBe(429);
+    // 5 tokens left after the refusal's admission took one; the retry needs 7 (its admission's and 6 more).
+    const wait = Number(refused.headers.get('retry-after'));
+    expect(wait).toBe(12);
+    expect(((await refused.json()) as { retryAfter: number }).retryAfter).toBe(12);
+    clock.advance(wait * 1000);
+    expect((await bulkAs(key, batch)).status).toBe(200);
+  });
+
   test('a batch larger than the tier capacity is 400 batch_exceeds_limit naming the capacity (a 429 could never pass)', async () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '5' } });

@@ -11,33 +11,75 @@ export interface BucketDecision {
   retryAfterSeconds: number;
   /** Seconds until the bucket is full again. */
   resetSeconds: number;
+  /** Why a refusal happened: the key's own bucket is short, or the table has no room for a new key. */
+  refusedBy?: 'bucket' | 'table-full';
 }
 
 interface Bucket {
+  key: string;
   tokens: number;
   updatedAt: number;
+  capacity: number;
+  /** Neighbours in least-recently-used order (`older` of the oldest and `newer` of the newest are null). */
+  older: Bucket | null;
+  newer: Bucket | null;
 }
 
 const WINDOW_MS = 60_000;
+/** How many of the least recently used buckets a new key may look through for a full one to replace. */
+const EVICTION_SCAN = 32;
+
+/** Tokens in `bucket` at `now`: refilled continuously at `capacity` per minute, never above it. */
+function tokensAt(bucket: Bucket, now: number): number {
+  return Math.min(bucket.capacity, bucket.tokens + (Math.max(0, now - bucket.updatedAt) * bucket.capacity) / WINDOW_MS);
+}
 
 /**
  * Token buckets refilled continuously at `capacity` tokens per minute, keyed by an explicit,
- * non-empty key. Memory is bounded by two generations of at most `maxKeys / 2` buckets each: a
- * bucket touched lands in the young one; when it is full, the old generation is dropped whole
- * (O(1), unlike evicting Map entries one by one) and the young one becomes old. A dropped
- * bucket comes back full, which only ever favours a client that has been quiet the longest.
+ * non-empty key, at most `maxKeys` of them, kept in least-recently-used order (a linked list beside
+ * the Map, so a touch and an eviction are O(1)). A new key may only replace a bucket that is full
+ * again: a full bucket is exactly what a new one would be, so forgetting it loses nothing, and no
+ * flood of fresh keys can hand a throttled client a fresh bucket. When the oldest few buckets are
+ * all below capacity (the table is full of clients spending tokens), the new key is refused instead
+ * (`refusedBy: 'table-full'`) until one has refilled; every bucket is full again within a minute.
  */
 export function createTokenBuckets(clock: Clock, maxKeys: number) {
-  const generationSize = Math.max(1, Math.floor(maxKeys / 2));
-  let young = new Map<string, Bucket>();
-  let old = new Map<string, Bucket>();
+  const buckets = new Map<string, Bucket>();
+  let oldest: Bucket | null = null;
+  let newest: Bucket | null = null;
 
-  function remember(key: string, bucket: Bucket): void {
-    if (!young.has(key) && young.size >= generationSize) {
-      old = young;
-      young = new Map();
+  function unlink(bucket: Bucket): void {
+    if (bucket.older) bucket.older.newer = bucket.newer;
+    else oldest = bucket.newer;
+    if (bucket.newer) bucket.newer.older = bucket.older;
+    else newest = bucket.older;
+    bucket.older = bucket.newer = null;
+  }
+
+  function append(bucket: Bucket): void {
+    bucket.older = newest;
+    if (newest) newest.newer = bucket;
+    else oldest = bucket;
+    newest = bucket;
+  }
+
+  /** Forget one full bucket among the least recently used; false when none of them is full. */
+  function evictFull(now: number): boolean {
+    let bucket = oldest;
+    for (let looked = 0; bucket && looked < EVICTION_SCAN; looked++, bucket = bucket.newer) {
+      if (tokensAt(bucket, now) >= bucket.capacity) {
+        unlink(bucket);
+        buckets.delete(bucket.key);
+        return true;
+      }
     }
-    young.set(key, bucket);
+    return false;
+  }
+
+  /** The refusal for a new key while the table has no room: retry once the oldest bucket is full. */
+  function tableFull(now: number, capacity: number): BucketDecision {
+    const refillMs = oldest ? ((oldest.capacity - tokensAt(oldest, now)) * WINDOW_MS) / oldest.capacity : 0;
+    return { allowed: false, limit: capacity, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(refillMs / 1000)), resetSeconds: 0, refusedBy: 'table-full' };
   }
 
   return {
@@ -48,16 +90,25 @@ export function createTokenBuckets(clock: Clock, maxKeys: number) {
     take(key: string, capacity: number, count = 1): BucketDecision {
       if (key === '') throw new Error('rate-limit bucket key must not be empty');
       const now = clock.now();
-      const perMs = capacity / WINDOW_MS;
-      const existing = young.get(key) ?? old.get(key);
-      let tokens = capacity;
-      if (existing) {
-        tokens = Math.min(capacity, existing.tokens + Math.max(0, now - existing.updatedAt) * perMs);
-        old.delete(key);
+      let bucket = buckets.get(key);
+      if (bucket) {
+        bucket.tokens = tokensAt(bucket, now);
+        if (bucket !== newest) {
+          unlink(bucket);
+          append(bucket);
+        }
+      } else {
+        if (buckets.size >= maxKeys && !evictFull(now)) return tableFull(now, capacity);
+        bucket = { key, tokens: capacity, updatedAt: now, capacity, older: null, newer: null };
+        buckets.set(key, bucket);
+        append(bucket);
       }
-      const allowed = tokens >= count;
-      if (allowed) tokens -= count;
-      remember(key, { tokens, updatedAt: now });
+      bucket.capacity = capacity;
+      bucket.updatedAt = now;
+      const allowed = bucket.tokens >= count;
+      if (allowed) bucket.tokens -= count;
+      const tokens = bucket.tokens;
+      const perMs = capacity / WINDOW_MS;
       const missing = allowed ? 0 : Math.min(count, capacity) - tokens;
       return {
         allowed,
@@ -65,12 +116,19 @@ export function createTokenBuckets(clock: Clock, maxKeys: number) {
         remaining: Math.floor(tokens),
         retryAfterSeconds: Math.ceil(missing / perMs / 1000),
         resetSeconds: Math.ceil((capacity - tokens) / perMs / 1000),
+        refusedBy: allowed ? undefined : 'bucket',
       };
+    },
+
+    /** Give back `count` tokens taken from `key` for a request refused further on (never above capacity). */
+    refund(key: string, count: number): void {
+      const bucket = buckets.get(key);
+      if (bucket) bucket.tokens = Math.min(bucket.capacity, bucket.tokens + count);
     },
 
     /** Live buckets; never above `maxKeys`. */
     get size(): number {
-      return young.size + old.size;
+      return buckets.size;
     },
   };
 }

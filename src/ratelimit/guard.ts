@@ -1,4 +1,4 @@
-import { anonymousSubject, rateLimitedError, type TierLimiter } from './tiers.ts';
+import { rateLimitedError, type TierLimiter } from './tiers.ts';
 import { requestPath } from '../lib/request-path.ts';
 
 export interface LimitedRoute {
@@ -9,7 +9,7 @@ export interface LimitedRoute {
 }
 
 /** The anonymous bucket of one public route for a client (shared by every way of calling that route). */
-export const routeSubject = (ip: string | null, route: LimitedRoute) => anonymousSubject(ip, `${route.method} ${route.path}`);
+export const routeSubject = (limiter: TierLimiter, ip: string | null, route: LimitedRoute) => limiter.anonymous(ip, `${route.method} ${route.path}`);
 
 /**
  * Global `onRequest` hook for public, unauthenticated routes (such as lead sign-up): each listed
@@ -21,7 +21,7 @@ export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Re
     const pathname = requestPath(request);
     const route = routes.find((r) => r.method === request.method && r.path === pathname);
     if (!route) return undefined;
-    const decision = limiter.take(routeSubject(clientIp(request), route));
+    const decision = limiter.take(routeSubject(limiter, clientIp(request), route));
     return decision.allowed ? undefined : rateLimitedError(decision, route.unit).toResponse();
   };
 }

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
+import { addressKey } from '../lib/client-ip.ts';
 import { createTokenBuckets, type BucketDecision } from './buckets.ts';
 
 /** spec §8: anonymous (keyed by client IP), authed (by lead), agent (by API key). */
@@ -12,26 +13,46 @@ export interface RateSubject {
   identity: string;
 }
 
-export interface TierDecision extends BucketDecision {
+export interface TierDecision extends Omit<BucketDecision, 'refusedBy'> {
   tier: Tier;
+  /** Why a refusal happened: the client's bucket, no room for a new client, or the anonymous tier's global ceiling. */
+  refusedBy?: BucketDecision['refusedBy'] | 'ceiling';
 }
 
-/** Upper bound on live buckets across all tiers (about 100 bytes each). */
-export const MAX_BUCKETS = 100_000;
+/** The limiter's settings: per-tier rates, the anonymous tier's address keying and ceiling, the table size. */
+export type LimiterSettings = Pick<Config, 'rates' | 'anonymousLimits'>;
 
-/** The anonymous identity of a client: its address, or one shared bucket when the address is unknown. */
-export const anonymousSubject = (ip: string | null, scope = 'ip'): RateSubject => ({
-  tier: 'anonymous',
-  identity: `${scope}:${ip ?? 'unknown'}`,
-});
+/** The key of the one bucket every anonymous request also draws from (the tier's global ceiling). */
+const ANONYMOUS_CEILING = 'anonymous:*';
 
-export function createTierLimiter(rates: Config['rates'], clock: Clock, maxKeys = MAX_BUCKETS) {
-  const buckets = createTokenBuckets(clock, maxKeys);
+export function createTierLimiter({ rates, anonymousLimits }: LimiterSettings, clock: Clock) {
+  const buckets = createTokenBuckets(clock, anonymousLimits.maxBuckets);
+  const ceiling = createTokenBuckets(clock, 1);
   const refused: Record<Tier, number> = { anonymous: 0, authed: 0, agent: 0 };
   return {
-    /** Take `count` tokens (all or none) from the subject's bucket; the limit is its tier's per-minute rate. */
+    /**
+     * The anonymous identity of a client within `scope`: its IPv4 address, or its IPv6 network of
+     * SVC_RATE_IPV6_PREFIX bits (so rotating addresses inside a /64 shares one bucket), or one
+     * shared bucket when the address is unknown.
+     */
+    anonymous(ip: string | null, scope = 'ip'): RateSubject {
+      return { tier: 'anonymous', identity: `${scope}:${ip === null ? 'unknown' : addressKey(ip, anonymousLimits.ipv6PrefixBits)}` };
+    },
+    /**
+     * Take `count` tokens (all or none) from the subject's bucket; the limit is its tier's per-minute
+     * rate. An anonymous take that passes its own bucket also draws from the tier's global ceiling;
+     * refused there, its own tokens are given back.
+     */
     take(subject: RateSubject, count = 1): TierDecision {
-      const decision = buckets.take(`${subject.tier}:${subject.identity}`, rates[subject.tier], count);
+      const key = `${subject.tier}:${subject.identity}`;
+      let decision: Omit<TierDecision, 'tier'> = buckets.take(key, rates[subject.tier], count);
+      if (decision.allowed && subject.tier === 'anonymous') {
+        const overall = ceiling.take(ANONYMOUS_CEILING, anonymousLimits.globalPerMinute, count);
+        if (!overall.allowed) {
+          buckets.refund(key, count);
+          decision = { ...overall, refusedBy: 'ceiling' };
+        }
+      }
       if (!decision.allowed) refused[subject.tier]++;
       return { tier: subject.tier, ...decision };
     },
@@ -59,14 +80,21 @@ export function rateLimitHeaders(decision: TierDecision): Record<string, string>
 
 /**
  * 429 `{"error":"rate_limited","detail","tier","limit","retryAfter"}` with Retry-After and the rate
- * headers; `unit` names what is counted (scans, or sign-ups on the sign-up route).
+ * headers; `unit` names what is counted (scans, or sign-ups on the sign-up route), and the detail
+ * says which limit refused (the client's bucket, the full table, or the tier's global ceiling).
  */
 export function rateLimitedError(decision: TierDecision, unit = 'scans'): ApiError {
-  const { tier, limit, retryAfterSeconds } = decision;
+  const { tier, limit, retryAfterSeconds, refusedBy } = decision;
+  const why =
+    refusedBy === 'ceiling'
+      ? `all ${tier} clients together may make ${limit} ${unit} per minute`
+      : refusedBy === 'table-full'
+        ? 'too many clients are rate limited at once for a new one to be tracked'
+        : `the ${tier} tier allows ${limit} ${unit} per minute`;
   return new ApiError(
     429,
     'rate_limited',
-    `the ${tier} tier allows ${limit} ${unit} per minute; retry in ${retryAfterSeconds} s`,
+    `${why}; retry in ${retryAfterSeconds} s`,
     { 'Retry-After': String(retryAfterSeconds), ...rateLimitHeaders(decision) },
     { tier, limit, retryAfter: retryAfterSeconds },
   );

@@ -3,7 +3,6 @@ import type { Lead, LeadStore } from '../auth/leads.ts';
 import { hmacSha256, safeEqual } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import {
-  anonymousSubject,
   rateLimitedError,
   rateLimitHeaders,
   type RateSubject,
@@ -37,11 +36,10 @@ export interface Admission {
  * Anything not proven to belong to an agent key or a verified lead draws from the anonymous
  * bucket of the client's address: unknown tokens, unverified leads, both modes at once.
  */
-export function classifyProbe(headers: Headers, keys: KeyStore, leads: LeadStore, clientIp: string | null): { credentials: ProbeCredentials; subject: RateSubject } {
+export function classifyProbe(headers: Headers, keys: KeyStore, leads: LeadStore, anonymous: RateSubject): { credentials: ProbeCredentials; subject: RateSubject } {
   const token = headers.get('x-probe-token');
   const rawKey = headers.get('x-probe-key');
   const signed = rawKey !== null || headers.has('x-probe-timestamp') || headers.has('x-probe-signature');
-  const anonymous = anonymousSubject(clientIp);
   if (token !== null && signed) return { credentials: { mode: 'ambiguous' }, subject: anonymous };
   if (signed) {
     const key = rawKey === null ? null : keys.verify(rawKey);
@@ -76,7 +74,7 @@ export function probeAdmission({ keys, leads, limiter, clientIp, noteTier }: Gua
     guard({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined {
       if (!requestPath(request).startsWith(PROBE_PREFIX)) return undefined;
       const ip = clientIp(request);
-      const { credentials, subject } = classifyProbe(request.headers, keys, leads, ip);
+      const { credentials, subject } = classifyProbe(request.headers, keys, leads, limiter.anonymous(ip));
       noteTier?.(request, subject.tier);
       const decision = limiter.take(subject);
       if (!decision.allowed) return rateLimitedError(decision).toResponse();

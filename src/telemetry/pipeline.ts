@@ -2,9 +2,10 @@ import type { GeoLookup } from '../geo/lookup.ts';
 import type { Clock } from '../lib/clock.ts';
 import { parseJsonBytes, readBodyLimited } from '../lib/body.ts';
 import { ApiError } from '../lib/errors.ts';
+import { JSON_LIMITS, JsonStructureScan, jsonLimitError } from '../lib/json-limits.ts';
 import { rateLimitedError, type TierDecision, type TierLimiter } from '../ratelimit/tiers.ts';
 import { authenticateProbe, type Admission } from './admission.ts';
-import { normalizeScan, type NormalizedScan } from './payload.ts';
+import { normalizeScan, type NormalizedScan, type ScanValidation } from './payload.ts';
 import type { ScanWriter } from './writer.ts';
 
 export interface IngestDeps {
@@ -12,6 +13,8 @@ export interface IngestDeps {
   writer: ScanWriter;
   clock: Clock;
   maxBodyBytes: number;
+  /** SVC_MAX_SCAN_DATA_BYTES: most bytes of a scan's `data`. */
+  maxScanDataBytes: number;
 }
 
 /** At most this many scans in one bulk request (DESIGN §5). */
@@ -30,9 +33,25 @@ export interface BulkResult {
   errors: { index: number; error: string; detail: string }[];
 }
 
+/**
+ * The normaliser plus the storage cap on `data` (the unknown fields and refused values it keeps
+ * verbatim): without it one scan could park up to the whole body limit in the database as extras.
+ */
+export function validateScan(input: unknown, now: number, maxScanDataBytes: number): ScanValidation {
+  const result = normalizeScan(input, now);
+  if (!result.ok) return result;
+  const dataBytes = Buffer.byteLength(JSON.stringify(result.scan.data));
+  if (dataBytes <= maxScanDataBytes) return result;
+  return {
+    ok: false,
+    error: 'data_too_large',
+    detail: `the unknown fields and refused values kept in the scan's data take ${dataBytes} bytes as JSON, more than the limit of ${maxScanDataBytes} (SVC_MAX_SCAN_DATA_BYTES)`,
+  };
+}
+
 /** Step 5, parse/validate: raw bytes -> a normalized scan, or 400. */
-export function parseScan(bytes: Uint8Array, now: number): NormalizedScan {
-  const result = normalizeScan(parseJsonBytes(bytes), now);
+export function parseScan(bytes: Uint8Array, now: number, maxScanDataBytes: number): NormalizedScan {
+  const result = validateScan(parseJsonBytes(bytes), now, maxScanDataBytes);
   if (!result.ok) throw new ApiError(400, result.error, result.detail);
   return result.scan;
 }
@@ -51,14 +70,52 @@ export async function ingestTelemetry(request: Request, admission: Admission, de
   const bytes = await readBodyLimited(request, deps.maxBodyBytes); // 3. body limit
   const now = deps.clock.now();
   authenticateProbe(admission.credentials, request.headers, bytes, now); // 4. authenticate
-  const scan = parseScan(bytes, now); // 5. parse/validate
+  const scan = parseScan(bytes, now, deps.maxScanDataBytes); // 5. parse/validate
   withCountry(scan, admission.clientIp, deps.geo); // 6. enrich
   await deps.writer.write(scan, now); // 7–8. buffer, commit
 }
 
-/** `{"scans":[...]}` with 1 to MAX_BULK_SCANS items, else 400. */
-function parseBulkEnvelope(bytes: Uint8Array): unknown[] {
-  const body = parseJsonBytes(bytes);
+/** Bytes of a bulk body scanned per event-loop turn (about a millisecond on a busy core). */
+const SCAN_SLICE_BYTES = 64 * 1024;
+/** Items are parsed and validated for at most this long before other requests get a turn. */
+const SLICE_MS = 4;
+
+/** Let other requests run; the caller continues in a later event-loop turn. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The byte spans of the items of `{"scans":[...]}`, from a structure scan run in slices (so a
+ * 16 MiB body never holds the event loop), with the nesting and value limits applied to each item:
+ * 400 naming the limit and the item that broke it, or `too_many_scans` as soon as there are more
+ * than MAX_BULK_SCANS.
+ */
+async function bulkItemSpans(bytes: Uint8Array): Promise<[number, number][]> {
+  const scan = new JsonStructureScan(bytes, JSON_LIMITS, 2, MAX_BULK_SCANS);
+  for (;;) {
+    scan.advance(scan.position + SCAN_SLICE_BYTES);
+    if (scan.done) break;
+    await nextTurn();
+  }
+  if (scan.breach) throw jsonLimitError(scan.breach, JSON_LIMITS, 'scans');
+  if (scan.tooManyItems) throw new ApiError(400, 'too_many_scans', `scans holds more than ${MAX_BULK_SCANS} items; at most ${MAX_BULK_SCANS} per request`);
+  return scan.items;
+}
+
+const ITEM_PLACEHOLDER = new TextEncoder().encode('0');
+
+/**
+ * `{"scans":[...]}` with 1 to MAX_BULK_SCANS items, else 400. The envelope is checked as JSON with
+ * each item replaced by `0`, so it is parsed in full (and strictly) without parsing any item.
+ */
+function checkBulkEnvelope(bytes: Uint8Array, spans: [number, number][]): void {
+  const parts: Uint8Array[] = [];
+  let from = 0;
+  for (const [start, end] of spans) {
+    parts.push(bytes.subarray(from, start), ITEM_PLACEHOLDER);
+    from = end;
+  }
+  parts.push(bytes.subarray(from));
+  const body = parseJsonBytes(Buffer.concat(parts));
   const invalid = (detail: string) => new ApiError(400, 'invalid_request', detail);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the body must be a JSON object {"scans":[...]}');
   const unknown = Object.keys(body).find((key) => key !== 'scans');
@@ -66,16 +123,17 @@ function parseBulkEnvelope(bytes: Uint8Array): unknown[] {
   const { scans } = body as { scans?: unknown };
   if (!Array.isArray(scans)) throw invalid('scans must be an array of telemetry payloads');
   if (scans.length === 0) throw invalid('scans must hold at least one scan');
-  if (scans.length > MAX_BULK_SCANS) throw new ApiError(400, 'too_many_scans', `scans holds ${scans.length} items; at most ${MAX_BULK_SCANS} per request`);
-  return scans;
+  // Only a repeated "scans" key leaves items outside the array JSON.parse keeps.
+  if (scans.length !== spans.length) throw invalid('the body holds "scans" more than once');
 }
 
 /**
  * The bulk variant of the same pipeline (POST /api/v1/probe/scan-bulk): the same admission, body
  * limit, authentication, normaliser and enrichment, then one token per scan (the admission hook took
  * the first; the rest are taken all-or-nothing, so a batch the bucket cannot cover is 429 and nothing
- * is stored). Invalid items are reported by index; valid ones are committed in one transaction with
- * (url, scannedAt) duplicates skipped.
+ * is stored). Each item is held to the single-scan limits (SVC_MAX_BODY_BYTES, the data cap) and
+ * parsed on its own, in time slices. Invalid items are reported by index; valid ones are committed
+ * in one transaction with (url, scannedAt) duplicates skipped.
  */
 export async function ingestBulk(
   request: Request,
@@ -85,22 +143,34 @@ export async function ingestBulk(
   const bytes = await readBodyLimited(request, bulkBodyLimit(deps.maxBodyBytes));
   const now = deps.clock.now();
   authenticateProbe(admission.credentials, request.headers, bytes, now);
-  const items = parseBulkEnvelope(bytes);
+  const spans = await bulkItemSpans(bytes);
+  checkBulkEnvelope(bytes, spans);
   const capacity = admission.decision.limit;
-  if (items.length > capacity) {
+  if (spans.length > capacity) {
     // A 429 would say "retry in n s", but a batch above the bucket's capacity can never pass.
-    throw new ApiError(400, 'batch_exceeds_limit', `the batch holds ${items.length} scans, more than the ${admission.subject.tier} tier's capacity of ${capacity} scans per minute (one token per scan); split it into batches of at most ${capacity}`, {}, { limit: capacity, tier: admission.subject.tier });
+    throw new ApiError(400, 'batch_exceeds_limit', `the batch holds ${spans.length} scans, more than the ${admission.subject.tier} tier's capacity of ${capacity} scans per minute (one token per scan); split it into batches of at most ${capacity}`, {}, { limit: capacity, tier: admission.subject.tier });
   }
-  const decision = items.length > 1 ? deps.limiter.take(admission.subject, items.length - 1) : admission.decision;
-  if (!decision.allowed) throw rateLimitedError(decision);
+  const decision = spans.length > 1 ? deps.limiter.take(admission.subject, spans.length - 1) : admission.decision;
+  // A retry's admission takes its first token again before the batch is counted, so Retry-After
+  // covers the whole batch (one token more than this take missed), not only the rest of it.
+  if (!decision.allowed) throw rateLimitedError({ ...decision, retryAfterSeconds: Math.ceil(decision.retryAfterSeconds + 60 / decision.limit) });
 
   const valid: NormalizedScan[] = [];
   const errors: BulkResult['errors'] = [];
-  items.forEach((item, index) => {
-    const checked = normalizeScan(item, now);
+  let sliceStart = performance.now();
+  for (const [index, [start, end]] of spans.entries()) {
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+    if (end - start > deps.maxBodyBytes) {
+      errors.push({ index, error: 'scan_too_large', detail: `the scan takes ${end - start} bytes; one scan may take at most ${deps.maxBodyBytes} (SVC_MAX_BODY_BYTES)` });
+      continue;
+    }
+    const checked = validateScan(parseJsonBytes(bytes.subarray(start, end), JSON_LIMITS, `scans[${index}]`), now, deps.maxScanDataBytes);
     if (checked.ok) valid.push(withCountry(checked.scan, admission.clientIp, deps.geo));
     else errors.push({ index, error: checked.error, detail: checked.detail });
-  });
+  }
   const inserted = valid.length > 0 ? await deps.writer.writeBulk(valid, now) : 0;
   return { result: { inserted, skipped: valid.length - inserted, errors }, decision };
 }

@@ -4,6 +4,7 @@ import { parseJsonBytes, readBodyLimited } from '../lib/body.ts';
 import type { Clock } from '../lib/clock.ts';
 import { safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
+import { WEBHOOK_JSON_LIMITS } from '../lib/json-limits.ts';
 import { isoToMillis } from '../platforms/http.ts';
 import { PLATFORM_A_HEADERS, isShopDomain, platformAEvent } from '../platforms/platform-a.ts';
 import { PLATFORM_B_HEADERS, platformBEvent } from '../platforms/platform-b.ts';
@@ -67,7 +68,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       if (!store) throw unverified('no store is held for this shop domain');
       if (!verifyBodySignature(platformAKey(store), body, signature)) throw unverified('the signature does not match the body');
 
-      const payload = object(parseJsonBytes(body));
+      const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
       // Deletes carry only the id; when the platform fired the event orders them against updates. The
       // header is not signed, so it may only move the time back, never past now.
@@ -92,7 +93,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const expected = store?.platform === 'platform-b' ? stores.webhookSecretOf(store) : null;
       if (!store || !expected || !safeEqual(expected, secret)) throw unverified('unknown store or wrong webhook secret');
 
-      const payload = object(parseJsonBytes(body));
+      const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       if (payload.producer !== `stores/${store.platformRef}`) throw unverified('the payload\'s producer is not this store');
       const scope = payload.scope;
       if (typeof scope !== 'string' || scope === '') throw malformed('missing_scope', 'the payload carries no scope');
@@ -125,7 +126,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       if (!source || !sameSite(source, store.platformRef)) throw unverified('X-Platform-C-Webhook-Source is not this store\'s site');
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-C-Webhook-Topic');
 
-      const payload = object(parseJsonBytes(body));
+      const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const receivedAt = clock.now();
       return receipt(dispatch({ store, topic, dedupeKey: platformCDedupeKey(topic, payload), event: () => platformCEvent(topic, payload, receivedAt) }));
     },

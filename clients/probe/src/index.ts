@@ -177,8 +177,9 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       let delay = retryAfter
         ? Math.max(0, +retryAfter >= 0 ? +retryAfter * 1000 : Date.parse(retryAfter) - Date.now())
         : Math.min(maxDelay, (1 + Math.random()) * 250 * 2 ** attempt);
-      // svc takes a bulk request's first token before counting its scans, on every attempt, and
-      // Retry-After leaves that token out: wait for one more, or a drained bucket never lets it in.
+      // svc takes a bulk request's first token before it reads the body, on every attempt; a 429 at
+      // that point cannot know the batch, so its Retry-After covers one token: wait for one more,
+      // which saves a second refusal (a 429 for the batch itself covers the whole batch).
       if (status == 429 && scans > 1 && limit > 0) delay += 60_000 / limit;
       if (!retryable || attempt >= retries || !(delay <= maxDelay)) throw failure;
       onRetry?.({ attempt: attempt + 1, delay, error: failure });
