@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia';
+import { Elysia, type AnyElysia } from 'elysia';
 import { createKeyStore } from './auth/keys.ts';
 import { createLeadStore } from './auth/leads.ts';
 import { scopeGuard } from './auth/guard.ts';
@@ -46,6 +46,8 @@ import { landingRoutes } from './landing/routes.ts';
 import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
 import { fromOwnPage } from './lib/same-origin.ts';
 import { routeSubject } from './ratelimit/guard.ts';
+import { apiDocRoutes } from './apidocs/routes.ts';
+import { buildInfo } from './lib/build-info.ts';
 
 export interface AppDeps {
   config: Config;
@@ -163,7 +165,7 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
     // The matched route's template, for the request log and metrics (see observability/requests.ts).
     .onTransform(({ request, route }) => observer.noteRoute(request, route))
-    .use(healthRoutes(database.sqlite))
+    .use(healthRoutes(database.sqlite, clock))
     .use(metricsRoutes(metrics, keys))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
@@ -173,7 +175,7 @@ export function createApp(deps: AppDeps) {
     .use(catalogRoutes(webhooks.catalog, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
-    .use(publicFaqRoutes(publicFaqs, keys))
+    .use(publicFaqRoutes(publicFaqs))
     .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: metrics.scansIngested }))
@@ -189,7 +191,17 @@ export function createApp(deps: AppDeps) {
         signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), signUp)),
       }),
     )
-    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));
+    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }))
+    .use(
+      apiDocRoutes(() => documented, {
+        title: `${config.site.name} API`,
+        version: buildInfo().version,
+        baseUrl: config.baseUrl,
+        description: 'The HTTP API of svc: probe telemetry, sign-up, the widget, product signals, the dashboard and administration. Errors are `{ "error": "<code>", "detail": "<why>" }` with the status each route lists. The user guide is docs/api.md in the repository.',
+      }),
+    );
+  // The document describes the finished app; it is built on its first request, from this reference.
+  const documented: AnyElysia = app;
   return app;
 }
 
