@@ -36,7 +36,7 @@ import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
-import { requestPath } from './lib/request-path.ts';
+import { canonicalPath, requestPath } from './lib/request-path.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
@@ -131,7 +131,7 @@ export function createApp(deps: AppDeps) {
   const signUp = { method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' };
   const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
   const bodyLimitOf = (request: Request) =>
-    requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
+    canonicalPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).

@@ -1,5 +1,5 @@
 import { rateLimitedError, type TierLimiter } from './tiers.ts';
-import { requestPath } from '../lib/request-path.ts';
+import { canonicalPath } from '../lib/request-path.ts';
 
 export interface LimitedRoute {
   method: string;
@@ -18,7 +18,7 @@ export const routeSubject = (limiter: TierLimiter, ip: string | null, route: Lim
  */
 export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Request) => string | null, routes: LimitedRoute[]) {
   return ({ request }: { request: Request }): Response | undefined => {
-    const pathname = requestPath(request);
+    const pathname = canonicalPath(request);
     const route = routes.find((r) => r.method === request.method && r.path === pathname);
     if (!route) return undefined;
     const decision = limiter.take(routeSubject(limiter, clientIp(request), route));
