@@ -114,7 +114,7 @@ export const mutants: Mutant[] = [
     id: 'auth-scope-guard-exact-path',
     bug: 'the scope guard protects only the prefix itself, not the paths below it',
     file: 'src/auth/guard.ts',
-    original: 'const rule = rules.find((r) => pathname.startsWith(r.prefix));',
+    original: 'const rule = rules.find((r) => isUnder(pathname, r.prefix));',
     replacement: 'const rule = rules.find((r) => pathname === r.prefix);',
     tests: [T.adminApi, T.httpErrors],
   },
