@@ -36,7 +36,7 @@ import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
-import { canonicalPath, requestPath } from './lib/request-path.ts';
+import { canonicalPath, refuseMalformedPath, requestPath } from './lib/request-path.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
@@ -135,7 +135,7 @@ export function createApp(deps: AppDeps) {
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
-  const base = new Elysia({ normalize: false });
+  const base = new Elysia({ normalize: false }).onRequest(refuseMalformedPath);
   // Probe CORS, only when configured: before the rate limiter, so a preflight costs no token.
   if (config.probeCorsOrigins.length > 0) base.onRequest(probeCors(config.probeCorsOrigins));
   const app = base

@@ -1,5 +1,5 @@
 import { ApiError } from './errors.ts';
-import { checkJsonStructure, JSON_LIMITS, type JsonLimits } from './json-limits.ts';
+import { checkJsonStructure, checkReservedKeys, JSON_LIMITS, type JsonLimits } from './json-limits.ts';
 
 export function payloadTooLarge(maxBytes: number): ApiError {
   return new ApiError(413, 'payload_too_large', `request body exceeds the limit of ${maxBytes} bytes`);
@@ -42,14 +42,19 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Parse raw body bytes as JSON: 400 naming the limit past `limits`, 400 `malformed_json` for invalid UTF-8 or JSON. */
-export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits = JSON_LIMITS): unknown {
+/** Parse raw body bytes as JSON: 400 naming the limit past `limits`, 400 `malformed_json` for invalid UTF-8 or JSON, 400 `reserved_key`. */
+export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits = JSON_LIMITS, what = 'request body'): unknown {
   checkJsonStructure(bytes, limits);
+  let text: string;
+  let value: unknown;
   try {
-    return JSON.parse(decoder.decode(bytes));
+    text = decoder.decode(bytes);
+    value = JSON.parse(text);
   } catch (cause) {
-    throw new ApiError(400, 'malformed_json', `request body is not valid JSON: ${(cause as Error).message}`);
+    throw new ApiError(400, 'malformed_json', `${what} is not valid JSON: ${(cause as Error).message}`);
   }
+  checkReservedKeys(text, value);
+  return value;
 }
 
 /**

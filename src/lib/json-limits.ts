@@ -206,3 +206,41 @@ export function checkJsonStructure(bytes: Uint8Array, limits: JsonLimits = JSON_
   scan.advance(bytes.length);
   if (scan.breach) throw jsonLimitError(scan.breach, limits);
 }
+
+/**
+ * Keys that name a property every plain object inherits (`__proto__`, `constructor`, `toString`,
+ * ...) or `prototype`. JSON.parse keeps them as own keys, but code that treats a payload as a plain
+ * object can trip over them (`obj.toString` no longer a function makes string conversion throw;
+ * assigning `__proto__` re-parents an object), so no JSON body may carry them: 400 instead.
+ */
+const RESERVED_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
+const RESERVED_KEY_TEXT = new RegExp(`"(${[...RESERVED_KEYS].join('|')})"\\s*:`);
+
+/** The first reserved key anywhere in `value` (a parsed JSON value), or null. */
+function reservedKeyIn(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = reservedKeyIn(item);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    if (RESERVED_KEYS.has(key)) return key;
+    const found = reservedKeyIn((value as Record<string, unknown>)[key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * 400 `reserved_key` when the JSON `text` (already parsed into `value`) has a reserved key anywhere.
+ * One regular-expression pass over the text; only text with `\u` escapes (which could spell a key
+ * the pass cannot see) has its parsed keys walked, bounded by the value limit.
+ */
+export function checkReservedKeys(text: string, value: unknown): void {
+  const found = RESERVED_KEY_TEXT.exec(text)?.[1] ?? (text.includes('\\u') ? reservedKeyIn(value) : null);
+  if (found === null) return;
+  throw new ApiError(400, 'reserved_key', `the key ${JSON.stringify(found)} is not accepted anywhere in a JSON body (it names a property every object inherits)`, {}, { key: found });
+}

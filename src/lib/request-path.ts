@@ -1,3 +1,5 @@
+import { errorResponse } from './errors.ts';
+
 /**
  * The path of a request, sliced from `request.url` without building a URL object: every global
  * hook needs it on every request. `request.url` is already normalized (dot segments resolved) by
@@ -38,4 +40,20 @@ export function canonicalPath(request: Request): string {
 /** Whether a canonical path lies under `prefix` (which ends in `/`), or names the prefix itself. */
 export function isUnder(path: string, prefix: string): boolean {
   return path.startsWith(prefix) || (path.length === prefix.length - 1 && prefix.startsWith(path));
+}
+
+/**
+ * Global `onRequest` hook: 400 `malformed_path` for a path whose percent-encoding does not decode
+ * (a lone `%`, `%zz`, a cut-off UTF-8 sequence), before routing hands a parameter that failed to
+ * decode to a handler. Paths without `%` cost one indexOf.
+ */
+export function refuseMalformedPath({ request }: { request: Request }): Response | undefined {
+  const path = requestPath(request);
+  if (!path.includes('%')) return undefined;
+  try {
+    decodeURIComponent(path);
+    return undefined;
+  } catch {
+    return errorResponse(400, 'malformed_path', 'the request path has malformed percent-encoding (each % must start a valid UTF-8 escape such as %C3%A9)');
+  }
 }

@@ -38,6 +38,7 @@ export type ScanValidation = { ok: true; scan: NormalizedScan } | { ok: false; e
 
 type Json = Record<string, unknown>;
 
+const payloadObject = (): Json => Object.create(null) as Json;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max;
 const inRange = (value: unknown, min: number, max: number): value is number =>
@@ -90,8 +91,9 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       : { ok: false, error: 'invalid_field', detail: 'signals must be a JSON object' };
   }
 
-  // Unknown fields first; refused values of known fields are added below.
-  const data: Json = {};
+  // Unknown fields first; refused values of known fields are added below. Objects keyed by the
+  // payload's own keys have no prototype: no key can reach or re-parent a shared prototype.
+  const data = payloadObject();
   for (const [field, value] of Object.entries(input)) if (!KNOWN_FIELDS.has(field)) data[field] = value;
   const { signals: rawSignals, url: rawUrl, scannedAt: rawScannedAt, platform: rawPlatform, pageType: rawPageType, svc: rawSvc,
     signalPresence: rawPresence, quality: rawQuality, country: rawCountry, vertical: rawVertical } = input;
@@ -100,7 +102,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
     if (!accepted && raw !== undefined) data[field] = raw;
   };
 
-  const signals: Json = {};
+  const signals = payloadObject();
   let signalsAccepted = true;
   for (const [key, value] of Object.entries(rawSignals)) {
     if (SIGNAL_RULES[key] && !SIGNAL_RULES[key](value)) signalsAccepted = false;
@@ -145,7 +147,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
   }
   keepRaw('signalPresence', rawPresence, presenceAccepted);
 
-  const quality: Json = { grade: 'F', percentage: 0 };
+  const quality = Object.assign(payloadObject(), { grade: 'F', percentage: 0 });
   let qualityAccepted = isObject(rawQuality);
   if (isObject(rawQuality)) {
     for (const [key, value] of Object.entries(rawQuality)) {

@@ -102,7 +102,6 @@ async function bulkItemSpans(bytes: Uint8Array): Promise<[number, number][]> {
 }
 
 const ITEM_PLACEHOLDER = new TextEncoder().encode('0');
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * `{"scans":[...]}` with 1 to MAX_BULK_SCANS items, else 400. The envelope is checked as JSON with
@@ -126,15 +125,6 @@ function checkBulkEnvelope(bytes: Uint8Array, spans: [number, number][]): void {
   if (scans.length === 0) throw invalid('scans must hold at least one scan');
   // Only a repeated "scans" key leaves items outside the array JSON.parse keeps.
   if (scans.length !== spans.length) throw invalid('the body holds "scans" more than once');
-}
-
-/** One bulk item's bytes as JSON; malformed JSON anywhere refuses the whole request, as for any body. */
-function parseItem(bytes: Uint8Array, index: number): unknown {
-  try {
-    return JSON.parse(utf8.decode(bytes));
-  } catch (cause) {
-    throw new ApiError(400, 'malformed_json', `scans[${index}] is not valid JSON: ${(cause as Error).message}`);
-  }
 }
 
 /**
@@ -177,7 +167,7 @@ export async function ingestBulk(
       errors.push({ index, error: 'scan_too_large', detail: `the scan takes ${end - start} bytes; one scan may take at most ${deps.maxBodyBytes} (SVC_MAX_BODY_BYTES)` });
       continue;
     }
-    const checked = validateScan(parseItem(bytes.subarray(start, end), index), now, deps.maxScanDataBytes);
+    const checked = validateScan(parseJsonBytes(bytes.subarray(start, end), JSON_LIMITS, `scans[${index}]`), now, deps.maxScanDataBytes);
     if (checked.ok) valid.push(withCountry(checked.scan, admission.clientIp, deps.geo));
     else errors.push({ index, error: checked.error, detail: checked.detail });
   }
