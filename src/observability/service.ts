@@ -62,12 +62,13 @@ export function databaseCollector(sqlite: Database, file: string): () => string 
     ].join('');
 }
 
-/** Scrape-time samples of in-memory state: the rate limiter's table and refusals, failed job attempts. */
-export function appCollector({ limiter, jobs }: { limiter: TierLimiter; jobs: { readonly failures: number } }): () => string {
+/** Scrape-time samples of in-memory state: the rate limiter's table and refusals, body bytes in flight, failed job attempts. */
+export function appCollector({ limiter, jobs, bodies }: { limiter: TierLimiter; jobs: { readonly failures: number }; bodies: { readonly heldBytes: number } }): () => string {
   return () =>
     [
       sample('svc_rate_limited_total', 'counter', 'Requests refused by the rate limiter, by tier.', Object.entries(limiter.refused).map(([tier, value]) => ({ labels: { tier }, value }))),
       sample('svc_ratelimit_buckets', 'gauge', 'Live rate-limit buckets (bounded).', [{ value: limiter.size }]),
+      sample('svc_body_bytes_in_flight', 'gauge', 'Request body bytes held by reads in flight (capped by SVC_BODY_BUFFER_BYTES).', [{ value: bodies.heldBytes }]),
       sample('svc_job_failures_total', 'counter', 'Failed background job attempts.', [{ value: jobs.failures }]),
     ].join('');
 }

@@ -9,7 +9,7 @@ import { isoToMillis } from '../platforms/http.ts';
 import { PLATFORM_A_HEADERS, isShopDomain, platformAEvent } from '../platforms/platform-a.ts';
 import { PLATFORM_B_HEADERS, platformBEvent } from '../platforms/platform-b.ts';
 import { PLATFORM_C_HEADERS, isPlatformCPing, platformCDedupeKey, platformCEvent, sameSite } from '../platforms/platform-c.ts';
-import { verifyBodySignature } from '../platforms/signature.ts';
+import { isSignatureShaped, verifyBodySignature } from '../platforms/signature.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
 import type { Dispatch, Outcome } from './dispatch.ts';
 
@@ -56,7 +56,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
 
   return {
     async platformA(request: Request): Promise<Receipt> {
-      const body = await readBodyLimited(request, config.maxBodyBytes);
+      // Everything the headers can refuse is refused before the body is read (docs/limits.md).
       const headers = request.headers;
       const signature = headers.get(PLATFORM_A_HEADERS.signature);
       if (!signature) throw unverified('missing X-Platform-A-Hmac-Sha256; unsigned deliveries are never accepted');
@@ -66,6 +66,8 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-A-Topic');
       const store = stores.findByRef('platform-a', domain);
       if (!store) throw unverified('no store is held for this shop domain');
+      if (!isSignatureShaped(signature)) throw unverified('the signature does not match the body');
+      const body = await readBodyLimited(request, config.maxBodyBytes);
       if (!verifyBodySignature(platformAKey(store), body, signature)) throw unverified('the signature does not match the body');
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
@@ -85,13 +87,13 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
     },
 
     async platformB(request: Request): Promise<Receipt> {
-      const body = await readBodyLimited(request, config.maxBodyBytes);
       const storeId = request.headers.get(PLATFORM_B_HEADERS.storeId);
       const secret = request.headers.get(PLATFORM_B_HEADERS.secret);
       if (!storeId || !secret) throw unverified('missing X-Svc-Store-Id or X-Svc-Webhook-Secret');
       const store = stores.get(storeId.slice(0, 64));
       const expected = store?.platform === 'platform-b' ? stores.webhookSecretOf(store) : null;
       if (!store || !expected || !safeEqual(expected, secret)) throw unverified('unknown store or wrong webhook secret');
+      const body = await readBodyLimited(request, config.maxBodyBytes);
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       if (payload.producer !== `stores/${store.platformRef}`) throw unverified('the payload\'s producer is not this store');
@@ -106,12 +108,15 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
     async platformC(request: Request): Promise<Receipt> {
       const storeId = new URL(request.url).searchParams.get('store');
       if (!storeId) throw malformed('missing_store', 'the store query parameter is required');
-      const body = await readBodyLimited(request, config.maxBodyBytes);
       const headers = request.headers;
       const signature = headers.get(PLATFORM_C_HEADERS.signature);
       const topic = headers.get(PLATFORM_C_HEADERS.topic)?.trim();
       const found = stores.get(storeId.slice(0, 64));
       const store = found?.platform === 'platform-c' ? found : null;
+      // A delivery for no store, or with a signature of the wrong shape, is refused before its body is read.
+      if (!store) throw unverified(signature ? 'unknown store or the signature does not match the body' : 'no platform-c store with this id');
+      if (signature && !isSignatureShaped(signature)) throw unverified('unknown store or the signature does not match the body');
+      const body = await readBodyLimited(request, config.maxBodyBytes);
 
       // The creation ping is unsigned, form-encoded and has no topic: acknowledge, never treat as an event.
       if (!signature && !topic && isPlatformCPing(body)) {
