@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia';
+import { Elysia, type AnyElysia } from 'elysia';
 import { createKeyStore } from './auth/keys.ts';
 import { createLeadStore } from './auth/leads.ts';
 import { scopeGuard } from './auth/guard.ts';
@@ -30,7 +30,7 @@ import { WEBHOOK_PATHS, webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
 import { anonymousRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
-import { probeAdmission } from './telemetry/admission.ts';
+import { probeAdmission, type Admission } from './telemetry/admission.ts';
 import { probeCors } from './telemetry/cors.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { telemetryRoutes } from './telemetry/routes.ts';
@@ -47,6 +47,8 @@ import { landingRoutes } from './landing/routes.ts';
 import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
 import { fromOwnPage } from './lib/same-origin.ts';
 import { routeSubject } from './ratelimit/guard.ts';
+import { apiDocRoutes } from './apidocs/routes.ts';
+import { buildInfo } from './lib/build-info.ts';
 
 export interface AppDeps {
   config: Config;
@@ -119,24 +121,28 @@ export function createApp(deps: AppDeps) {
     const ip = clientIp(request);
     return ip === null ? 'unknown' : addressKey(ip, config.anonymousLimits.ipv6PrefixBits);
   });
-  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, bodies: bodyBudget }));
   const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier });
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
-  const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp });
+  const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
   const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
   const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
   const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
-  
+  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
   const signUp = { method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' };
   const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
+  /** Counted for /metrics; a lead whose token sent a committed scan is in use (retention keeps it). */
+  const scansCommitted = ({ subject, credentials }: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number) => {
+    metrics.scansIngested(subject.tier, endpoint, scans);
+    if (scans > 0 && credentials.mode === 'token' && credentials.lead) leads.noteScan(credentials.lead.id);
+  };
   const bodyLimitOf = (request: Request) =>
     canonicalPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
@@ -173,7 +179,7 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
     // The matched route's template, for the request log and metrics (see observability/requests.ts).
     .onTransform(({ request, route }) => observer.noteRoute(request, route))
-    .use(healthRoutes(database.sqlite))
+    .use(healthRoutes(database.sqlite, clock))
     .use(metricsRoutes(metrics, keys))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
@@ -183,10 +189,10 @@ export function createApp(deps: AppDeps) {
     .use(catalogRoutes(webhooks.catalog, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
-    .use(publicFaqRoutes(publicFaqs, keys))
+    .use(publicFaqRoutes(publicFaqs))
     .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: metrics.scansIngested }))
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: scansCommitted }))
     .use(badgeRoutes(scanReader))
     .use(dashboardRoutes(scanReader))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
@@ -199,7 +205,17 @@ export function createApp(deps: AppDeps) {
         signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), signUp)),
       }),
     )
-    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));
+    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }))
+    .use(
+      apiDocRoutes(() => documented, {
+        title: `${config.site.name} API`,
+        version: buildInfo().version,
+        baseUrl: config.baseUrl,
+        description: 'The HTTP API of svc: probe telemetry, sign-up, the widget, product signals, the dashboard and administration. Errors are `{ "error": "<code>", "detail": "<why>" }` with the status each route lists. The user guide is docs/api.md in the repository.',
+      }),
+    );
+  // The document describes the finished app; it is built on its first request, from this reference.
+  const documented: AnyElysia = app;
   return app;
 }
 

@@ -1,17 +1,67 @@
 import type { Database } from 'bun:sqlite';
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import { buildInfo } from '../lib/build-info.ts';
+import type { Clock } from '../lib/clock.ts';
 import { errorResponse } from '../lib/errors.ts';
+import { apiDoc, integer } from '../lib/api-doc.ts';
 
-/** GET /healthz: the process is up and the database answers a query; both answers name the build. */
-export function healthRoutes(sqlite: Database) {
+const build = { version: t.String(), commit: t.String(), buildDate: t.Union([t.String({ format: 'date-time' }), t.Null()]), schemaVersion: integer({ description: 'Migrations this build carries' }) };
+const healthDoc = apiDoc({
+  summary: 'Health and version',
+  description: 'Up, and the database answers and takes writes (checked at most every 5 s); every answer names the build. A 503 `database_not_writable` also carries `status: "degraded"`: reads still work, scans and deliveries would be refused.',
+  tag: 'operations',
+  auth: 'public',
+  responses: { 200: { description: 'Healthy', schema: t.Object({ status: t.Literal('ok'), ...build }), example: { status: 'ok', version: '0.1.0', commit: 'b8f8063a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f', buildDate: '2026-11-23T10:00:00.000Z', schemaVersion: 8 } } },
+  errors: [
+    [503, 'database_unavailable', 'the database did not answer: disk I/O error'],
+    [503, 'database_not_writable', 'the database answers but does not take writes: database or disk is full'],
+  ],
+});
+
+/** How often a health check may write its probe row; in between, the last attempt's result stands. */
+export const WRITE_PROBE_INTERVAL_MS = 5_000;
+
+/**
+ * Whether the database takes writes, by rewriting one row at most every WRITE_PROBE_INTERVAL_MS:
+ * a flood of health checks costs one tiny write per interval, not one each. Null when the last
+ * attempt committed, else its error message.
+ */
+function writeProbe(sqlite: Database, clock: Clock): () => string | null {
+  const write = sqlite.prepare('INSERT INTO health_probe (id, written_at) VALUES (1, ?1) ON CONFLICT (id) DO UPDATE SET written_at = ?1');
+  let probedAt = -Infinity;
+  let failure: string | null = null;
+  return () => {
+    const now = clock.now();
+    if (now - probedAt < WRITE_PROBE_INTERVAL_MS) return failure;
+    probedAt = now;
+    try {
+      write.run(now);
+      failure = null;
+    } catch (error) {
+      failure = (error as Error).message;
+    }
+    return failure;
+  };
+}
+
+/**
+ * GET /healthz: the process is up and the database answers a query (else 503 `database_unavailable`)
+ * and takes writes (else 503 with status `degraded`: svc still serves reads, but would refuse scans
+ * and deliveries). Every answer names the build.
+ */
+export function healthRoutes(sqlite: Database, clock: Clock) {
   const ping = sqlite.prepare('SELECT 1 AS ok');
+  const writeFailure = writeProbe(sqlite, clock);
   return new Elysia().get('/healthz', () => {
     try {
       ping.get();
-      return { status: 'ok', ...buildInfo() };
     } catch (error) {
       return errorResponse(503, 'database_unavailable', `the database did not answer: ${(error as Error).message}`, {}, { ...buildInfo() });
     }
-  });
+    const failure = writeFailure();
+    if (failure !== null) {
+      return errorResponse(503, 'database_not_writable', `the database answers but does not take writes: ${failure}`, {}, { status: 'degraded', ...buildInfo() });
+    }
+    return { status: 'ok', ...buildInfo() };
+  }, { detail: healthDoc });
 }

@@ -37,21 +37,24 @@ function object(value: unknown): Record<string, any> {
 const bodyKey = (topic: string, body: Uint8Array) => `body:${sha256Hex(`${topic}\n${new TextDecoder().decode(body)}`)}`;
 
 /**
- * The three inbound webhook flows. Each verifies the delivery against the secret held for the
- * store it names, over the raw bytes and in constant time, before reading anything from the payload.
+ * The three inbound webhook flows. Each refuses from the headers alone what they can refuse (no
+ * signature, one of the wrong shape, no such store: the same 401 as a wrong signature) before reading
+ * the body, then verifies the delivery against the secret held for the store it names, over the raw
+ * bytes and in constant time, before reading anything from the payload.
  */
 export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps) {
   const receipt = (outcome: Outcome | 'ping'): Receipt => ({ received: true, outcome });
 
-  /** The HMAC key for a platform-A store: its own app's client secret, or svc's app secret. */
-  function platformAKey(store: StoreRow): string {
+  /** The HMAC key for a platform-A store: its own app's client secret or svc's app secret; null when it takes no deliveries. */
+  function platformAKey(store: StoreRow | null): string | null {
+    if (!store) return null;
     const credentials = stores.credentialsOf(store);
     if (credentials.kind === 'own-app') return credentials.clientSecret;
     if (credentials.kind === 'via-app') {
       if (!config.platformAAppSecret) throw new ApiError(500, 'app_secret_not_configured', 'SVC_PLATFORM_A_APP_SECRET is not set, so deliveries for stores of svc\'s app cannot be verified');
       return config.platformAAppSecret;
     }
-    throw unverified('this store is connected with a permanent access token and accepts no webhooks');
+    return null; // a permanent-token store registered no hooks
   }
 
   return {
@@ -65,10 +68,11 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const topic = headers.get(PLATFORM_A_HEADERS.topic)?.trim();
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-A-Topic');
       const store = stores.findByRef('platform-a', domain);
-      if (!store) throw unverified('no store is held for this shop domain');
-      if (!isSignatureShaped(signature)) throw unverified('the signature does not match the body');
+      const key = platformAKey(store);
+      // Refused from the headers, before the body is read, with the same 401 as a wrong signature.
+      if (!store || key === null || !isSignatureShaped(signature)) throw unverified('the signature does not match the body for this shop domain');
       const body = await readBodyLimited(request, config.maxBodyBytes);
-      if (!verifyBodySignature(platformAKey(store), body, signature)) throw unverified('the signature does not match the body');
+      if (!verifyBodySignature(key, body, signature)) throw unverified('the signature does not match the body for this shop domain');
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
@@ -113,20 +117,23 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const topic = headers.get(PLATFORM_C_HEADERS.topic)?.trim();
       const found = stores.get(storeId.slice(0, 64));
       const store = found?.platform === 'platform-c' ? found : null;
-      // A delivery for no store, or with a signature of the wrong shape, is refused before its body is read.
-      if (!store) throw unverified(signature ? 'unknown store or the signature does not match the body' : 'no platform-c store with this id');
-      if (signature && !isSignatureShaped(signature)) throw unverified('unknown store or the signature does not match the body');
-      const body = await readBodyLimited(request, config.maxBodyBytes);
-
       // The creation ping is unsigned, form-encoded and has no topic: acknowledge, never treat as an event.
-      if (!signature && !topic && isPlatformCPing(body)) {
-        if (!store) throw unverified('no platform-c store with this id');
-        stores.confirmHooks(store.id);
+      // Only a store whose hooks svc is registering (or just registered) takes one; any other id gets
+      // the same 401 whether or not it names a store, so a ping neither confirms nor reveals it (and a
+      // delivery for no store is refused before its body is read).
+      const pingRefused = () => unverified('no platform-c store with this id awaits a creation ping');
+      if (!signature && !topic) {
+        if (!store) throw pingRefused();
+        if (!isPlatformCPing(await readBodyLimited(request, config.maxBodyBytes)) || !stores.confirmHooks(store.id)) throw pingRefused();
         return receipt('ping');
       }
       if (!signature) throw unverified('missing X-Platform-C-Webhook-Signature');
-      const secret = store ? stores.webhookSecretOf(store) : null;
-      if (!store || !secret || !verifyBodySignature(secret, body, signature)) throw unverified('unknown store or the signature does not match the body');
+      // A delivery for no store, or with a signature of the wrong shape, is refused before its body is read.
+      const mismatch = () => unverified('unknown store or the signature does not match the body');
+      if (!store || !isSignatureShaped(signature)) throw mismatch();
+      const body = await readBodyLimited(request, config.maxBodyBytes);
+      const secret = stores.webhookSecretOf(store);
+      if (!secret || !verifyBodySignature(secret, body, signature)) throw mismatch();
       const source = headers.get(PLATFORM_C_HEADERS.source);
       if (!source || !sameSite(source, store.platformRef)) throw unverified('X-Platform-C-Webhook-Source is not this store\'s site');
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-C-Webhook-Topic');

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import { ApiError } from '../lib/errors.ts';
+import { webhookDocs as docs } from './docs.ts';
 import type { createReceivers, Receipt } from './receive.ts';
 
 /**
@@ -23,8 +24,8 @@ export function webhookRoutes(receivers: ReturnType<typeof createReceivers>, onD
   };
   const platformA = counted('platform-a', receivers.platformA);
   return new Elysia({ name: 'webhooks' })
-    .post(WEBHOOK_PATHS[0]!, platformA)
-    .post(WEBHOOK_PATHS[1]!, platformA)
-    .post(WEBHOOK_PATHS[2]!, counted('platform-b', receivers.platformB))
-    .post(WEBHOOK_PATHS[3]!, counted('platform-c', receivers.platformC));
+    .post(WEBHOOK_PATHS[0]!, platformA, { detail: docs.platformA })
+    .post(WEBHOOK_PATHS[1]!, platformA, { detail: docs.platformA })
+    .post(WEBHOOK_PATHS[2]!, counted('platform-b', receivers.platformB), { detail: docs.platformB })
+    .post(WEBHOOK_PATHS[3]!, counted('platform-c', receivers.platformC), { detail: docs.platformC });
 }
