@@ -52,9 +52,18 @@ export const scans = sqliteTable(
     quality: text('quality', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
     /** Unknown fields, and the raw value of every optional field that did not pass its rule. */
     data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    /**
+     * Who sent the scan, as far as the server can tell: 0 an unverified lead's token, 1 a verified
+     * lead's, 2 a signed request with an agent key. The badge ranks by it (telemetry/payload.ts).
+     * Scans stored before the column existed count as 0.
+     */
+    trust: integer('trust').notNull().default(0),
   },
   (table) => [
     index('scans_hostname_scanned_at_idx').on(table.hostname, table.scannedAt),
+    // The badge: a hostname's most trusted, then most recently received scan, read as the last
+    // entry of this index (scannedAt is the client's claim and cannot order what the public sees).
+    index('scans_badge_idx').on(table.hostname, table.trust, table.receivedAt),
     // Time first: new scans land at the right-hand edge of this index instead of at random pages
     // (a url-first index measured ~35% slower per insert), and it still serves time ranges and
     // equality lookups on (url, scanned_at) for duplicate checks.
