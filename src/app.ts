@@ -163,7 +163,7 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
     // The matched route's template, for the request log and metrics (see observability/requests.ts).
     .onTransform(({ request, route }) => observer.noteRoute(request, route))
-    .use(healthRoutes(database.sqlite))
+    .use(healthRoutes(database.sqlite, clock))
     .use(metricsRoutes(metrics, keys))
     .use(widgetRoutes(widget))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
@@ -173,7 +173,7 @@ export function createApp(deps: AppDeps) {
     .use(catalogRoutes(webhooks.catalog, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
-    .use(publicFaqRoutes(publicFaqs, keys))
+    .use(publicFaqRoutes(publicFaqs))
     .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: metrics.scansIngested }))

@@ -223,6 +223,8 @@ describe('public FAQ endpoint for the widget', () => {
     ['an invalid key', () => fromShop({ 'X-Api-Key': 'sk_live_' + 'x'.repeat(43) }), 'invalid_api_key'],
     ['a malformed key', () => fromShop({ 'X-Api-Key': 'hello' }), 'invalid_api_key'],
     ['a key without products:read', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['probe:scan'], allowedDomains: ['www.acme-shop.test'], storeId }).key }), 'insufficient_scope'],
+    ['an admin key (broader than products:read: it must not sit in page source)', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId }).key }), 'key_too_broad'],
+    ['a products:read key that also reads the dashboard', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['products:read', 'dashboard:read'], allowedDomains: ['www.acme-shop.test'], storeId }).key }), 'key_too_broad'],
     ['a key not bound to a store (made before svc required one)', () => fromShop({ 'X-Api-Key': unboundLegacyKey() }), 'key_not_bound'],
     ['an origin not in allowedDomains', () => fromShop({ Origin: 'https://evil.test' }), 'origin_not_allowed'],
     ['a lookalike domain', () => fromShop({ Origin: 'https://www.acme-shop.test.evil.test' }), 'origin_not_allowed'],
@@ -262,9 +264,14 @@ describe('public FAQ endpoint for the widget', () => {
     expect((await get('type=product&ref=tote', { 'X-Api-Key': widgetKey })).status).toBe(403);
   });
 
-  test('an admin key implies products:read', async () => {
+  test('a key broader than products:read is refused with a reason naming its other scopes', async () => {
     const key = t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId }).key;
-    expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
+    const res = await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }));
+    expect(res.status).toBe(403);
+    const body = await res.json();
+    expect(body.error).toBe('key_too_broad');
+    expect(body.detail).toContain('admin');
+    expect(body.detail).toContain('page source');
   });
 
   test('a bad type or ref is 400 once the caller is authorized', async () => {
@@ -287,45 +294,22 @@ describe('public FAQ endpoint for the widget', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
   });
 
-  test('CORS preflight allows GET and X-Api-Key for an origin some widget key allows', async () => {
-    const res = await t.request('/api/v1/public/faqs?type=product&ref=tote', {
-      method: 'OPTIONS',
-      headers: { Origin: 'http://localhost:5173', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-api-key' },
-    });
-    expect(res.status).toBe(204);
-    expect(res.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
-    expect(res.headers.get('access-control-allow-methods')).toContain('GET');
-    expect(res.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('x-api-key');
-    expect(res.headers.get('vary')).toContain('Origin');
-  });
+  const preflight = (origin: string) =>
+    t.request('/api/v1/public/faqs?type=product&ref=tote', { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-api-key' } });
+  const answerOf = async (res: Response) => ({ status: res.status, headers: Object.fromEntries([...res.headers].filter(([name]) => name !== 'x-request-id')), body: await res.text() });
 
-  const preflight = (origin: string) => t.request('/api/v1/public/faqs', { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET' } });
-
-  test('CORS preflight is granted only by an active, store-bound key with products:read', async () => {
-    t.keys.create({ scopes: ['products:read'], allowedDomains: ['granted.test'], storeId });
-    const revoked = t.keys.create({ scopes: ['products:read'], allowedDomains: ['revoked.test'], storeId });
-    t.keys.revoke(revoked.record.id);
-    t.keys.create({ scopes: ['probe:scan', 'dashboard:read'], allowedDomains: ['unscoped.test'], storeId });
-    const unbound = t.keys.create({ scopes: ['products:read'], allowedDomains: ['unbound.test'], storeId });
-    t.database.sqlite.run('UPDATE api_keys SET store_id = NULL WHERE id = ?', [unbound.record.id]); // made before svc required a store
-    expect((await preflight('https://granted.test')).status).toBe(204);
-    for (const origin of ['https://revoked.test', 'https://unscoped.test', 'https://unbound.test']) {
-      const res = await preflight(origin);
-      expect(res.status).toBe(403);
-      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+  test('a CORS preflight answers the same for allowed, unknown and lookalike origins (the GET decides)', async () => {
+    const allowed = await answerOf(await preflight('http://localhost:5173'));
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers).toMatchObject({ 'access-control-allow-methods': 'GET', 'access-control-allow-headers': 'X-Api-Key', 'access-control-max-age': '600' });
+    for (const origin of ['https://evil.test', 'https://www.acme-shop.test.evil.test', 'https://eu.acme-cdn.test.evil.test', 'null']) {
+      expect(await answerOf(await preflight(origin))).toEqual(allowed);
     }
-  });
-
-  test('CORS preflight from a lookalike of a wildcard entry gets no grant', async () => {
-    expect((await preflight('https://eu.acme-cdn.test')).status).toBe(204);
-    for (const origin of ['https://eu.acme-cdn.test.evil.test', 'https://evilacme-cdn.test']) expect((await preflight(origin)).status).toBe(403);
-  });
-
-  test('CORS preflight from an origin no key allows gets no grant', async () => {
-    for (const origin of ['https://evil.test', 'https://www.acme-shop.test.evil.test']) {
-      const res = await t.request('/api/v1/public/faqs', { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'GET' } });
-      expect(res.status).toBe(403);
-      expect(res.headers.get('access-control-allow-origin')).toBeNull();
-    }
+    // The GET decides: an origin no key allows gets a 403 it cannot read; an allowed one its entries.
+    await addFaq(t, faq({ status: 'approved' }));
+    const refused = await get('type=product&ref=tote', fromShop({ Origin: 'https://evil.test' }));
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect((await get('type=product&ref=tote', fromShop())).headers.get('access-control-allow-origin')).toBe(ORIGIN);
   });
 });

@@ -295,6 +295,21 @@ describe('platform A: errors (spec §7)', () => {
   });
 });
 
+describe('platform A: unknown and known shops get the same 401', () => {
+  test('an unknown shop, a known shop with a wrong signature and a permanent-token shop get the same 401 body', async () => {
+    await createStore(t, { platform: 'platform-a', domain: TOKEN_SHOP, currency: 'USD', credentials: { accessToken: 'tok-x' } });
+    const answer = async (shop: string) => {
+      const res = await fake.send(hookUrl, shop, 'products/update', platformAProduct(1), { secret: 'not-the-secret' });
+      return { status: res.status, body: await res.json() };
+    };
+    const unknown = await answer('nobody.myplatform-a.com');
+    expect(unknown).toEqual({ status: 401, body: { error: 'unverified_webhook', detail: expect.any(String) } });
+    expect(await answer(SHOP)).toEqual(unknown);
+    expect(await answer(TOKEN_SHOP)).toEqual(unknown);
+    expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+  });
+});
+
 describe('platform A: tamper suite (nothing is ever applied)', () => {
   const tampered: [string, (payload: any) => Promise<Response>][] = [
     ['one flipped byte in the body', (p) => fake.send(hookUrl, SHOP, 'products/update', p, { body: flipByte(JSON.stringify(p)), signedBody: JSON.stringify(p) })],

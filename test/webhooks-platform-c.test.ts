@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
 import { platformCProduct, platformCVariableProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
+import { fixedClock } from '../src/lib/clock.ts';
+import { PING_GRACE_MS } from '../src/stores/registry.ts';
 import { createHmac } from 'node:crypto';
 import { seedStore } from './helpers/signals.ts';
 import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
@@ -59,6 +61,43 @@ describe('platform C: hook registration and the creation ping', () => {
     const missing = await fetch(`${t.url}/api/v1/platform-c/webhooks`, { method: 'POST', body: 'webhook_id=3' });
     expect(missing.status).toBe(400);
     expect(await missing.json()).toMatchObject({ error: 'missing_store' });
+  });
+
+  test('a ping confirms only a store whose hooks svc is registering or just registered; any other gets the unknown store\'s 401', async () => {
+    const clock = fixedClock(Date.now());
+    const app = await makeTestApp({ listen: true, clock });
+    const platform = startFakePlatformC({ consumerKey: 'ck_3', consumerSecret: 'cs_3', currency: 'EUR' });
+    try {
+      const created = await createStore(app, { platform: 'platform-c', domain: 'tea.example.com', credentials: { siteUrl: platform.siteUrl, consumerKey: 'ck_3', consumerSecret: 'cs_3' } });
+      expect(platform.hooks.map((h) => h.pingStatus)).toEqual([200, 200, 200]); // pinged while svc registered them
+      const id: string = created.store.id;
+      const ping = async (storeId: string) => {
+        const res = await fetch(`${app.url}/api/v1/platform-c/webhooks?store=${storeId}`, { method: 'POST', body: 'webhook_id=9' });
+        return { status: res.status, body: await res.json() };
+      };
+      const confirmedAt = () => app.webhooks.stores.get(id)!.hooksConfirmedAt;
+
+      clock.advance(PING_GRACE_MS - 1);
+      expect((await ping(id)).status).toBe(200); // a late ping within the grace still counts
+
+      app.database.sqlite.run('UPDATE stores SET hooks_confirmed_at = NULL');
+      clock.advance(1);
+      const unknown = await ping('no-such-store');
+      expect(unknown).toEqual({ status: 401, body: { error: 'unverified_webhook', detail: expect.any(String) } });
+      expect(await ping(id)).toEqual(unknown);
+      const seeded = seedStore(app, 'platform-c', 'https://seeded.example.com'); // never registered by svc
+      expect(await ping(seeded)).toEqual(unknown);
+      expect(confirmedAt()).toBeNull();
+      expect(app.webhooks.stores.get(seeded)!.hooksConfirmedAt).toBeNull();
+
+      // Registering again (the hooks exist: updated, not pinged) opens a new window.
+      expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(app.keyWith('admin')) })).status).toBe(200);
+      expect((await ping(id)).status).toBe(200);
+      expect(confirmedAt()).toBe(clock.now());
+    } finally {
+      app.close();
+      platform.stop();
+    }
   });
 
   test('saving credentials again creates no duplicate hooks and keeps the secret', async () => {

@@ -24,8 +24,8 @@ export function hostAllowed(host: string, allowedDomains: readonly string[]): bo
 const refuse = (code: string, detail: string) => new ApiError(403, code, detail);
 
 /**
- * The widget's key check (spec §5, §7): an active `sk_live_` key with `products:read` (admin implies
- * it), bound to a store, called from a page whose Origin (or, without Origin, Referer) host is in the
+ * The widget's key check (spec §5, §7): an active `sk_live_` key with `products:read` and no other
+ * scope (a broader one, such as admin, must not sit in page source), bound to a store, called from a page whose Origin (or, without Origin, Referer) host is in the
  * key's allowedDomains, or from a page of svc itself (`ownPage`: the console's widget preview).
  * Every refusal is 403. Returns the key and the verified origin to echo.
  */
@@ -35,6 +35,11 @@ export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = fals
   const key = keys.verify(raw.trim());
   if (!key) throw refuse('invalid_api_key', 'the API key is unknown, malformed or revoked');
   if (!keyHasScope(key, 'products:read')) throw refuse('insufficient_scope', 'this key lacks the products:read scope');
+  // The widget's key is readable by anyone in the storefront's page source: it may read products, nothing more.
+  const broader = key.scopes.filter((scope) => scope !== 'products:read');
+  if (broader.length > 0) {
+    throw refuse('key_too_broad', `this key also has ${broader.join(', ')}; a widget key sits in the page source, so it must have products:read and nothing else: create one for the widget`);
+  }
   if (key.storeId === null) throw refuse('key_not_bound', 'this key is not bound to a store');
   const origin = headers.get('origin');
   if (ownPage) return { key: key as ApiKey & { storeId: string }, origin };
@@ -43,14 +48,4 @@ export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = fals
   const host = origin !== null ? hostOf(origin) : hostOf(referer);
   if (host === null || !hostAllowed(host, key.allowedDomains)) throw refuse('origin_not_allowed', "the page's domain is not in this key's allowedDomains");
   return { key: key as ApiKey & { storeId: string }, origin: origin !== null ? origin : null };
-}
-
-/**
- * A preflight cannot carry the key, so its origin is allowed when some active, store-bound key
- * with products:read allows it; the GET itself is then checked against its own key.
- */
-export function preflightAllowed(keys: KeyStore, origin: string | null): boolean {
-  const host = hostOf(origin);
-  if (host === null) return false;
-  return keys.list().some((key) => key.revokedAt === null && key.storeId !== null && keyHasScope(key, 'products:read') && hostAllowed(host, key.allowedDomains));
 }

@@ -1,10 +1,8 @@
 import { Elysia } from 'elysia';
-import type { KeyStore } from '../auth/keys.ts';
 import type { StoreRow } from '../db/schema/index.ts';
 import { jsonBodyParser } from '../lib/body.ts';
 import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
 import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
-import { preflightAllowed } from './access.ts';
 import type { PublicFaqs } from './public.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
@@ -66,29 +64,26 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
     );
 }
 
-const PREFLIGHT_MAX_AGE = '600';
+/**
+ * Every preflight's answer, whatever its origin: a preflight cannot carry the key, and answering by
+ * origin would tell anyone which domains have a widget key. The GET decides: only a verified origin
+ * gets the grant that lets the page read it. `*` is enough, as the widget sends no cookies.
+ */
+const PREFLIGHT_ANSWER = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'GET',
+  'Access-Control-Allow-Headers': 'X-Api-Key',
+  'Access-Control-Max-Age': '600',
+};
 
 /**
  * GET /api/v1/public/faqs for the embed widget: key, scope, store binding and origin checked on every
  * request (403 otherwise); CORS echoes the verified origin only. Content depends on the key's store,
  * so shared caches must not share it: `private` and `Vary: Origin, X-Api-Key`.
  */
-export function publicFaqRoutes(publicFaqs: PublicFaqs, keys: KeyStore) {
+export function publicFaqRoutes(publicFaqs: PublicFaqs) {
   return new Elysia({ name: 'faqs-public', prefix: '/api/v1/public/faqs' })
-    .options('/', ({ request }) => {
-      const origin = request.headers.get('origin');
-      if (!preflightAllowed(keys, origin)) return errorResponse(403, 'origin_not_allowed', "no widget key allows this page's domain", { Vary: 'Origin' });
-      return new Response(null, {
-        status: 204,
-        headers: {
-          'Access-Control-Allow-Origin': origin!,
-          'Access-Control-Allow-Methods': 'GET',
-          'Access-Control-Allow-Headers': 'X-Api-Key',
-          'Access-Control-Max-Age': PREFLIGHT_MAX_AGE,
-          Vary: 'Origin, Access-Control-Request-Headers',
-        },
-      });
-    })
+    .options('/', () => new Response(null, { status: 204, headers: PREFLIGHT_ANSWER }))
     .get('/', ({ request }) => {
       const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
       try {

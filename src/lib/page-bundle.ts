@@ -64,7 +64,6 @@ export function assetResponse(request: Request, asset: PageAsset): Response {
     'Cache-Control': 'public, max-age=31536000, immutable',
     ETag: asset.etag,
     Vary: 'Accept-Encoding',
-    'X-Content-Type-Options': 'nosniff',
   };
   if (matchesIfNoneMatch(request, asset.etag)) return notModified(headers);
   headers['Content-Type'] = asset.type;
@@ -104,7 +103,6 @@ export function htmlResponse(html: string, options: { status?: number; csp: stri
       ...options.headers,
       'Content-Type': 'text/html; charset=utf-8',
       'Content-Security-Policy': options.csp,
-      'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'same-origin',
       'Cache-Control': options.cache ?? 'no-cache',
     },

@@ -83,6 +83,9 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     metrics.request(route, method, status, seconds);
     const requestId = noted.requestId;
     response.headers.set('x-request-id', requestId);
+    // Every answer, whatever produced it (routes, early refusals, static files, errors): a browser
+    // must never sniff an error body or a user-influenced JSON/text answer into a script or page.
+    response.headers.set('x-content-type-options', 'nosniff');
     let code: string | null = null;
     if (status >= 400) {
       code = response.headers.get(ERROR_CODE_HEADER);
@@ -117,7 +120,7 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     },
     /**
      * The app's fetch handler, observed: serves each request, then counts it, logs it and stamps
-     * `X-Request-Id` on the response. Routes are read once, at the first request answered before routing.
+     * `X-Request-Id` and `X-Content-Type-Options: nosniff` on the response. Routes are read once, at the first request answered before routing.
      */
     handlerOf(app: { fetch(request: Request): Response | Promise<Response>; routes: RouteDefinition[] }) {
       const routes = () => app.routes;

@@ -25,7 +25,12 @@ export function createStoreAdmin({ stores, settings }: AdminDeps) {
 
   async function connect(row: StoreRow, readCurrency: boolean): Promise<StoreResponse> {
     const credentials = stores.credentialsOf(row);
-    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings);
+    // Platform C pings each hook as it is created: only now may an unsigned ping confirm the store.
+    const pinged = row.platform === 'platform-c';
+    if (pinged) stores.awaitPing(row.id, 'registering');
+    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings).finally(() => {
+      if (pinged) stores.awaitPing(row.id, 'registered');
+    });
     let current = stores.recordHooks(row.id, hooks);
     if (!readCurrency) return view(current);
     const currency = await fetchCurrency(current, credentials, settings);

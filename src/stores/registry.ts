@@ -56,7 +56,19 @@ const needsGeneratedSecret = (platform: Platform) => platform !== 'platform-a';
 
 const sealContext = (storeId: string, field: string) => `store:${storeId}:${field}`;
 
+/**
+ * How long after svc registered a store's hooks a platform-C creation ping may still confirm them.
+ * The platform pings while answering the registration call; the grace covers a slow or retried ping.
+ */
+export const PING_GRACE_MS = 10 * 60_000;
+
 export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
+  /**
+   * Stores whose hooks svc is registering or has just registered, with when their window for the
+   * unsigned creation ping closes (Infinity while the registration call runs). In memory: entries
+   * come only from an administrator's registration, so the map stays as small as that.
+   */
+  const awaitingPing = new Map<string, number>();
   // Prepared once: every webhook delivery looks its store up.
   const byIdStatement = db.select().from(stores).where(eq(stores.id, sql.placeholder('id'))).prepare();
   const byRefStatement = db
@@ -139,8 +151,23 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
         .get()!;
     },
 
-    confirmHooks(id: string): void {
-      db.update(stores).set({ hooksConfirmedAt: clock.now() }).where(eq(stores.id, id)).run();
+    /**
+     * Open (`registering`: until the call ends) or restart (`registered`: for PING_GRACE_MS) the
+     * store's window for the creation ping; windows that closed are dropped on the way.
+     */
+    awaitPing(id: string, phase: 'registering' | 'registered'): void {
+      const now = clock.now();
+      for (const [other, until] of awaitingPing) if (until <= now) awaitingPing.delete(other);
+      awaitingPing.set(id, phase === 'registering' ? Infinity : now + PING_GRACE_MS);
+    },
+
+    /** The creation ping arrived: confirms the hooks only while svc awaits it for this store (false otherwise, nothing written). */
+    confirmHooks(id: string): boolean {
+      const now = clock.now();
+      const until = awaitingPing.get(id);
+      if (until === undefined || until <= now) return false;
+      db.update(stores).set({ hooksConfirmedAt: now }).where(eq(stores.id, id)).run();
+      return true;
     },
 
     /** Replace the store's settings; `updatedAt` moves, so cached signals of the store are rendered again. Null for an unknown store. */

@@ -2,6 +2,17 @@ import { requestPath } from '../lib/request-path.ts';
 import { PROBE_PREFIX } from './admission.ts';
 
 /**
+ * Every preflight's answer. `*` is enough: probe requests carry a lead token, never cookies, so the
+ * browser sends them without credentials.
+ */
+const PREFLIGHT_ANSWER = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'POST',
+  'Access-Control-Allow-Headers': 'Content-Type, X-Probe-Token',
+  'Access-Control-Max-Age': '600',
+};
+
+/**
  * CORS on the probe routes (SVC_PROBE_CORS_ORIGINS), for scanners in web pages that hold a lead token
  * (mode 1). Only `X-Probe-Token` and `Content-Type` are allowed request headers: a signing key
  * (mode 2) must never sit in a browser page, so its headers are not. A global `onRequest` hook,
@@ -13,19 +24,12 @@ export function probeCors(origins: string[]) {
   const listed = new Set(origins);
   return ({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined => {
     if (!requestPath(request).startsWith(PROBE_PREFIX)) return undefined;
+    // A preflight gets one answer whatever its origin, so it tells no one which origins are listed;
+    // the request itself decides: only a listed origin's answer carries the grant the browser needs to read it.
+    if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: PREFLIGHT_ANSWER });
     const origin = request.headers.get('origin');
     const granted = origin === null ? null : anyOrigin ? '*' : listed.has(origin.toLowerCase()) ? origin : null;
-    const headers: Record<string, string> = granted ? { 'Access-Control-Allow-Origin': granted, Vary: 'Origin' } : { Vary: 'Origin' };
-    if (request.method === 'OPTIONS') {
-      // The same answer for every origin; only a listed one gets the grant the browser looks for.
-      return new Response(null, {
-        status: 204,
-        headers: granted
-          ? { ...headers, 'Access-Control-Allow-Methods': 'POST', 'Access-Control-Allow-Headers': 'Content-Type, X-Probe-Token', 'Access-Control-Max-Age': '600' }
-          : headers,
-      });
-    }
-    Object.assign(set.headers, headers);
+    Object.assign(set.headers, granted ? { 'Access-Control-Allow-Origin': granted, Vary: 'Origin' } : { Vary: 'Origin' });
     return undefined;
   };
 }

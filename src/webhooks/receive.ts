@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import type { StoreRow } from '../db/schema/index.ts';
 import { parseJsonBytes, readBodyLimited } from '../lib/body.ts';
 import type { Clock } from '../lib/clock.ts';
-import { safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { WEBHOOK_JSON_LIMITS } from '../lib/json-limits.ts';
 import { isoToMillis } from '../platforms/http.ts';
@@ -43,15 +43,23 @@ const bodyKey = (topic: string, body: Uint8Array) => `body:${sha256Hex(`${topic}
 export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps) {
   const receipt = (outcome: Outcome | 'ping'): Receipt => ({ received: true, outcome });
 
-  /** The HMAC key for a platform-A store: its own app's client secret, or svc's app secret. */
-  function platformAKey(store: StoreRow): string {
+  /**
+   * Stands in for the secret of a store that has none (unknown, or a platform-A store connected with
+   * a permanent token): its delivery is verified against this random key and refused with the same
+   * 401 as a wrong signature, so neither the answer nor the work done tells a probe which stores svc holds.
+   */
+  const noStoreSecret = randomSecret(32);
+
+  /** The HMAC key for a platform-A store: its own app's client secret or svc's app secret; null when it takes no deliveries. */
+  function platformAKey(store: StoreRow | null): string | null {
+    if (!store) return null;
     const credentials = stores.credentialsOf(store);
     if (credentials.kind === 'own-app') return credentials.clientSecret;
     if (credentials.kind === 'via-app') {
       if (!config.platformAAppSecret) throw new ApiError(500, 'app_secret_not_configured', 'SVC_PLATFORM_A_APP_SECRET is not set, so deliveries for stores of svc\'s app cannot be verified');
       return config.platformAAppSecret;
     }
-    throw unverified('this store is connected with a permanent access token and accepts no webhooks');
+    return null; // a permanent-token store registered no hooks
   }
 
   return {
@@ -65,8 +73,9 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const topic = headers.get(PLATFORM_A_HEADERS.topic)?.trim();
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-A-Topic');
       const store = stores.findByRef('platform-a', domain);
-      if (!store) throw unverified('no store is held for this shop domain');
-      if (!verifyBodySignature(platformAKey(store), body, signature)) throw unverified('the signature does not match the body');
+      const key = platformAKey(store);
+      const verified = verifyBodySignature(key ?? noStoreSecret, body, signature);
+      if (!store || key === null || !verified) throw unverified('the signature does not match the body for this shop domain');
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
@@ -114,14 +123,16 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const store = found?.platform === 'platform-c' ? found : null;
 
       // The creation ping is unsigned, form-encoded and has no topic: acknowledge, never treat as an event.
+      // Only a store whose hooks svc is registering (or just registered) takes one; any other id gets
+      // the same 401 whether or not it names a store, so a ping neither confirms nor reveals it.
       if (!signature && !topic && isPlatformCPing(body)) {
-        if (!store) throw unverified('no platform-c store with this id');
-        stores.confirmHooks(store.id);
+        if (!store || !stores.confirmHooks(store.id)) throw unverified('no platform-c store with this id awaits a creation ping');
         return receipt('ping');
       }
       if (!signature) throw unverified('missing X-Platform-C-Webhook-Signature');
       const secret = store ? stores.webhookSecretOf(store) : null;
-      if (!store || !secret || !verifyBodySignature(secret, body, signature)) throw unverified('unknown store or the signature does not match the body');
+      const verified = verifyBodySignature(secret ?? noStoreSecret, body, signature);
+      if (!store || !secret || !verified) throw unverified('unknown store or the signature does not match the body');
       const source = headers.get(PLATFORM_C_HEADERS.source);
       if (!source || !sameSite(source, store.platformRef)) throw unverified('X-Platform-C-Webhook-Source is not this store\'s site');
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-C-Webhook-Topic');

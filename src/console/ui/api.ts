@@ -53,6 +53,9 @@ export interface Session {
 
 export const isAdmin = (session: Session) => session.key.scopes.includes('admin');
 
+/** What the FAQ endpoint accepts from a page: products:read alone (the key sits in page source), bound to a store. */
+export const isWidgetKey = (key: Pick<ApiKey, 'scopes' | 'storeId'>) => key.storeId !== null && key.scopes.length === 1 && key.scopes[0] === 'products:read';
+
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;

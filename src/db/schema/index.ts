@@ -6,3 +6,4 @@ export * from './webhooks.ts';
 export * from './scans.ts';
 export * from './content.ts';
 export * from './console.ts';
+export * from './health.ts';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, listKeys, listStores, type ApiKey } from '../api.ts';
+import { api, isWidgetKey, listKeys, listStores, type ApiKey } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { navigate } from '../router.ts';
 import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, SelectField, TextArea, TextField, useAction, useLoad } from '../ui.tsx';
@@ -44,7 +44,7 @@ function CreateKey({ onCreated }: { onCreated: () => void }) {
       <h2 id="create-key">Create a key</h2>
       {created ? (
         <OnceSecret title={`New key${created.name ? ` “${created.name}”` : ''}`} value={created.key}>
-          {created.scopes.includes('products:read') && created.storeId ? (
+          {isWidgetKey(created) ? (
             <button
               type="button"
               class="button secondary small"

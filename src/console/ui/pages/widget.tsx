@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { listKeys, listStores } from '../api.ts';
+import { isWidgetKey, listKeys, listStores } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { CopyButton, PageHeader, SelectField, TextField, useLoad } from '../ui.tsx';
 
@@ -35,7 +35,7 @@ export function WidgetBuilder({ baseUrl }: PageProps) {
   const [styles, setStyles] = useState<Record<string, string>>({});
   const form = useRef<HTMLFormElement>(null);
 
-  const widgetKeys = (keys.data ?? []).filter((k) => !k.revokedAt && k.storeId && (k.scopes.includes('products:read') || k.scopes.includes('admin')));
+  const widgetKeys = (keys.data ?? []).filter((k) => !k.revokedAt && isWidgetKey(k));
   const storeDomain = (id: string | null) => stores.data?.find((s) => s.id === id)?.domain ?? id;
   const snippet =
     `<script src="${baseUrl}/embed.js" async` +
@@ -63,7 +63,7 @@ export function WidgetBuilder({ baseUrl }: PageProps) {
     <>
       <PageHeader title="Widget" />
       <p class="muted">
-        Build the script tag for a storefront. The key must have <code>products:read</code>, be bound to the store and list the storefront’s domain.
+        Build the script tag for a storefront. The key must have <code>products:read</code> and no other scope (it sits in the page source), be bound to the store and list the storefront’s domain.
       </p>
       <div class="widget-layout">
         <section class="card" aria-labelledby="builder">
