@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia';
+import { Elysia, type AnyElysia } from 'elysia';
 import { createKeyStore } from './auth/keys.ts';
 import { createLeadStore } from './auth/leads.ts';
 import { scopeGuard } from './auth/guard.ts';
@@ -46,6 +46,8 @@ import { landingRoutes } from './landing/routes.ts';
 import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
 import { fromOwnPage } from './lib/same-origin.ts';
 import { routeSubject } from './ratelimit/guard.ts';
+import { apiDocRoutes } from './apidocs/routes.ts';
+import { buildInfo } from './lib/build-info.ts';
 
 export interface AppDeps {
   config: Config;
@@ -189,7 +191,17 @@ export function createApp(deps: AppDeps) {
         signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), signUp)),
       }),
     )
-    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }));
+    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }))
+    .use(
+      apiDocRoutes(() => documented, {
+        title: `${config.site.name} API`,
+        version: buildInfo().version,
+        baseUrl: config.baseUrl,
+        description: 'The HTTP API of svc: probe telemetry, sign-up, the widget, product signals, the dashboard and administration. Errors are `{ "error": "<code>", "detail": "<why>" }` with the status each route lists. The user guide is docs/api.md in the repository.',
+      }),
+    );
+  // The document describes the finished app; it is built on its first request, from this reference.
+  const documented: AnyElysia = app;
   return app;
 }
 

@@ -240,7 +240,8 @@ describe('token buckets (DESIGN §5, §7)', () => {
     }
     expect(limiter.size).toBeLessThanOrEqual(cap);
     expect(limiter.size).toBeGreaterThanOrEqual(cap / 2);
-  });
+    // A million limiter calls: seconds of CPU on a shared 2-core machine.
+  }, 30_000);
 
   test('a bucket in use survives eviction; only buckets that are full again are replaced', () => {
     const clock = fixedClock(NOW);

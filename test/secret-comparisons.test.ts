@@ -34,7 +34,8 @@ describe('security by default: secrets are compared in constant time', () => {
           `(what counts as a secret: test/helpers/secret-lint.ts):\n${findings.map(format).join('\n')}`,
       );
     }
-  });
+    // Parses every file of src/: seconds of CPU on a shared 2-core machine, more as src/ grows.
+  }, 30_000);
 
   test('every safeEqual call in src/ compares something the rule recognises as a secret (so the rule sees the real sources)', () => {
     const { safeEqualCalls } = lintSrc();

@@ -4,6 +4,7 @@ import { orNotFound as found } from '../lib/errors.ts';
 import { badParameter, encodeKeysetCursor, parseBoolean, parseKeysetCursor, parseLimit, queryParams } from '../lib/query.ts';
 import type { KeyStore } from './keys.ts';
 import type { LeadStore } from './leads.ts';
+import { authDocs as docs } from './docs.ts';
 import { createKeyBody, idParams, signUpBody } from './model.ts';
 
 interface AuthDeps {
@@ -23,10 +24,10 @@ export function adminAuthRoutes({ keys, leads, maxBodyBytes }: AuthDeps) {
         set.status = 201;
         return { ...record, key };
       },
-      { body: createKeyBody },
+      { body: createKeyBody, detail: docs.createKey },
     )
-    .get('/keys', () => ({ items: keys.list() }))
-    .delete('/keys/:id', ({ params }) => found(keys.revoke(params.id), 'API key', params.id), { params: idParams })
+    .get('/keys', () => ({ items: keys.list() }), { detail: docs.listKeys })
+    .delete('/keys/:id', ({ params }) => found(keys.revoke(params.id), 'API key', params.id), { params: idParams, detail: docs.revokeKey })
     .get('/leads', ({ request }) => {
       const query = queryParams(request.url, ['email', 'verified', 'active', 'cursor', 'limit']);
       const email = query.get('email');
@@ -34,15 +35,16 @@ export function adminAuthRoutes({ keys, leads, maxBodyBytes }: AuthDeps) {
       const filter = { email, verified: parseBoolean('verified', query.get('verified')), active: parseBoolean('active', query.get('active')) };
       const page = leads.list(filter, parseKeysetCursor(query.get('cursor')), parseLimit(query.get('limit')));
       return { items: page.items, nextCursor: page.next ? encodeKeysetCursor(page.next) : null };
-    })
-    .post('/leads/:id/verify', ({ params }) => found(leads.verify(params.id), 'lead', params.id), { params: idParams })
+    }, { detail: docs.listLeads })
+    .post('/leads/:id/verify', ({ params }) => found(leads.verify(params.id), 'lead', params.id), { params: idParams, detail: docs.verifyLead })
     .post(
       '/leads/:id/rotate-token',
       ({ params }) => ({ id: params.id, apiToken: found(leads.rotate(params.id), 'lead', params.id) }),
-      { params: idParams },
+      { params: idParams, detail: docs.rotateLeadToken },
     )
     .post('/leads/:id/revoke-token', ({ params }) => found(leads.revoke(params.id), 'lead', params.id), {
       params: idParams,
+      detail: docs.revokeLeadToken,
     });
 }
 
@@ -55,6 +57,6 @@ export function publicLeadRoutes({ leads, maxBodyBytes }: Omit<AuthDeps, 'keys'>
       set.status = 201;
       return { id: lead.id, apiToken };
     },
-    { body: signUpBody },
+    { body: signUpBody, detail: docs.signUp },
   );
 }

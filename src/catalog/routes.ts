@@ -4,6 +4,7 @@ import type { Catalog } from './products.ts';
 import { toProductView } from './products.ts';
 import type { ProductRow } from '../db/schema/index.ts';
 import { isoOrNull } from '../lib/time.ts';
+import { catalogDocs as docs } from './docs.ts';
 
 const listQuery = t.Object(
   { cursor: t.Optional(t.String({ maxLength: 64 })), limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })) },
@@ -29,11 +30,11 @@ export function catalogRoutes(catalog: Catalog, storeExists: (id: string) => boo
         const page = catalog.list(store(params.id), query.cursor ?? null, query.limit ?? 50);
         return { items: views(page.items), nextCursor: page.nextCursor };
       },
-      { params: t.Object({ id: t.String({ maxLength: 64 }) }), query: listQuery },
+      { params: t.Object({ id: t.String({ maxLength: 64 }) }), query: listQuery, detail: docs.list },
     )
     .get(
       '/:id/products/:productId',
       ({ params }) => views([orNotFound(catalog.get(store(params.id), params.productId), 'product', params.productId)])[0],
-      { params: t.Object({ id: t.String({ maxLength: 64 }), productId: t.String({ maxLength: 64 }) }) },
+      { params: t.Object({ id: t.String({ maxLength: 64 }), productId: t.String({ maxLength: 64 }) }), detail: docs.get },
     );
 }

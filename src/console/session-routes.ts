@@ -5,6 +5,33 @@ import { jsonBodyParser } from '../lib/body.ts';
 import { ApiError } from '../lib/errors.ts';
 import { crossOriginProblem } from '../lib/same-origin.ts';
 import type { SessionStore } from './sessions.ts';
+import { apiDoc, integer, nullable } from '../lib/api-doc.ts';
+
+const sessionView = t.Object({
+  key: t.Object({ id: t.String(), name: t.String(), keyPrefix: t.String(), scopes: t.Array(t.String()), storeId: nullable(t.String()) }),
+  idleMinutes: integer({ description: 'The session ends after this long without a request' }),
+});
+const sessionExample = { key: { id: 'key_01JD8M1N2P3Q4R5S6T7V8W9X0Y', name: 'ops', keyPrefix: 'sk_live_Ab3d', scopes: ['admin'], storeId: null }, idleMinutes: 30 };
+const sameOriginOnly = 'Only from svc’s own pages (the Origin must be the base URL’s).';
+const docs = {
+  signIn: apiDoc({
+    summary: 'Sign in to the console',
+    description: `Exchanges an API key with \`admin\` or \`dashboard:read\` for an HttpOnly, SameSite=Strict session cookie; the key is not stored in the browser. ${sameOriginOnly}`,
+    tag: 'console',
+    auth: 'public',
+    responses: { 201: { description: 'Signed in; the answer sets the session cookie', schema: sessionView, example: sessionExample, headers: { 'Set-Cookie': 'The session cookie: HttpOnly, SameSite=Strict, Path / (Secure and __Host- prefixed on https)' } } },
+    errors: [
+      [400, 'invalid_request', 'key: Expected string'],
+      [401, 'invalid_api_key', 'the API key is unknown, malformed or revoked'],
+      [403, 'insufficient_scope', 'the console needs a key with the admin or dashboard:read scope'],
+      [403, 'cross_origin_refused', 'the request comes from another site; the console accepts only requests from its own pages'],
+      [429, 'rate_limited', 'the anonymous tier allows 10 sign-ins per minute; retry in 6 s'],
+    ],
+    bodyExample: { key: 'sk_live_Ab3dEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg' },
+  }),
+  current: apiDoc({ summary: 'Who is signed in', description: sameOriginOnly, tag: 'console', auth: 'session', responses: { 200: { description: 'The session’s key', schema: sessionView, example: sessionExample } } }),
+  signOut: apiDoc({ summary: 'Sign out', description: `Ends the session and clears the cookie; without a session it only clears the cookie. ${sameOriginOnly}`, tag: 'console', auth: 'public', responses: { 204: { description: 'Signed out' } }, errors: [[403, 'cross_origin_refused', 'the request comes from another site; the console accepts only requests from its own pages']] }),
+};
 
 export const SESSION_PATH = '/api/v1/console/session';
 
@@ -84,7 +111,7 @@ export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, max
         set.headers['cache-control'] = 'no-store';
         return view(key, idleMinutes);
       },
-      { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }) },
+      { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }), detail: docs.signIn },
     )
     .get(SESSION_PATH, ({ request, set }) => {
       sameOrigin(request);
@@ -93,12 +120,12 @@ export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, max
       if (!key) throw noSession();
       set.headers['cache-control'] = 'no-store';
       return view(key, idleMinutes);
-    })
+    }, { detail: docs.current })
     .delete(SESSION_PATH, ({ request, set }) => {
       sameOrigin(request);
       const raw = cookieValue(request, name);
       if (raw !== null) sessions.end(raw);
       set.status = 204;
       set.headers['set-cookie'] = cookie('', '; Max-Age=0');
-    });
+    }, { detail: docs.signOut });
 }

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { Catalog } from '../catalog/products.ts';
 import { jsonBodyParser } from '../lib/body.ts';
 import { orNotFound } from '../lib/errors.ts';
+import { enrichmentDocs as docs } from './docs.ts';
 import { enrichmentBody, enrichmentParams } from './model.ts';
 import { toEnrichmentView, type EnrichmentStore } from './store.ts';
 
@@ -23,8 +24,8 @@ export function enrichmentRoutes({ enrichments, catalog, storeExists, maxBodyByt
   };
   return new Elysia({ name: 'enrichment', prefix: '/api/v1/admin/stores/:id/products/:productId/enrichment' })
     .onParse(jsonBodyParser(maxBodyBytes))
-    .put('/', ({ params, body }) => toEnrichmentView(params.productId, enrichments.put(params.id, product(params).id, body)), { params: enrichmentParams, body: enrichmentBody })
-    .get('/', ({ params }) => toEnrichmentView(params.productId, orNotFound(enrichments.get(product(params).id), 'enrichment for product', params.productId)), { params: enrichmentParams })
+    .put('/', ({ params, body }) => toEnrichmentView(params.productId, enrichments.put(params.id, product(params).id, body)), { params: enrichmentParams, body: enrichmentBody, detail: docs.put })
+    .get('/', ({ params }) => toEnrichmentView(params.productId, orNotFound(enrichments.get(product(params).id), 'enrichment for product', params.productId)), { params: enrichmentParams, detail: docs.get })
     .delete(
       '/',
       ({ params, set }) => {
@@ -32,6 +33,6 @@ export function enrichmentRoutes({ enrichments, catalog, storeExists, maxBodyByt
         if (!enrichments.remove(row.id)) orNotFound(null, 'enrichment for product', params.productId);
         set.status = 204;
       },
-      { params: enrichmentParams },
+      { params: enrichmentParams, detail: docs.remove },
     );
 }

@@ -4,6 +4,7 @@ import { jsonBodyParser } from '../lib/body.ts';
 import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
 import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import type { PublicFaqs } from './public.ts';
+import { faqDocs as docs } from './docs.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
 
@@ -26,7 +27,7 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
         set.status = 201;
         return toFaqView(faqs.create(body));
       },
-      { body: createFaqBody },
+      { body: createFaqBody, detail: docs.create },
     )
     .get(
       '/',
@@ -43,16 +44,16 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
         const page = faqs.listByStore(storeId, query.status, query.cursor ?? null, query.limit ?? 100);
         return { items: page.items.map(toFaqView), nextCursor: page.nextCursor };
       },
-      { query: listFaqQuery },
+      { query: listFaqQuery, detail: docs.list },
     )
-    .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams })
+    .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams, detail: docs.get })
     .patch(
       '/:id',
       ({ params, body }) => {
         if (Object.keys(body).length === 0) throw new ApiError(400, 'invalid_request', 'body: name at least one of question, answer, status, position');
         return toFaqView(orNotFound(faqs.update(params.id, body), 'FAQ entry', params.id));
       },
-      { params: faqParams, body: updateFaqBody },
+      { params: faqParams, body: updateFaqBody, detail: docs.update },
     )
     .delete(
       '/:id',
@@ -60,7 +61,7 @@ export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
         if (!faqs.remove(params.id)) entry(params.id);
         set.status = 204;
       },
-      { params: faqParams },
+      { params: faqParams, detail: docs.remove },
     );
 }
 
@@ -83,7 +84,7 @@ const PREFLIGHT_ANSWER = {
  */
 export function publicFaqRoutes(publicFaqs: PublicFaqs) {
   return new Elysia({ name: 'faqs-public', prefix: '/api/v1/public/faqs' })
-    .options('/', () => new Response(null, { status: 204, headers: PREFLIGHT_ANSWER }))
+    .options('/', () => new Response(null, { status: 204, headers: PREFLIGHT_ANSWER }), { detail: docs.publicPreflight })
     .get('/', ({ request }) => {
       const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
       try {
@@ -96,5 +97,5 @@ export function publicFaqRoutes(publicFaqs: PublicFaqs) {
         if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
         throw error;
       }
-    });
+    }, { detail: docs.publicList });
 }

@@ -19,7 +19,7 @@ const header = (ctx: LandingContext) => html`<a class="skip-link" href="#main">S
 
 const footer = (ctx: LandingContext) => html`<footer class="site-footer">
   <span>${ctx.site.contact ?? `${ctx.site.name} is a self-hosted svc instance.`}</span>
-  <span>Powered by svc</span>
+  <span><a href="/docs/api">API reference</a> · Powered by svc</span>
 </footer>`;
 
 /** The example scan a new token can send at once (mode 1: X-Probe-Token). */
@@ -73,7 +73,7 @@ export function landingBody(ctx: LandingContext, form: SignUpForm): SafeHtml {
     <h2 id="how">How it works</h2>
     <div class="steps">
       <div class="card"><span class="step-number" aria-hidden="true">1</span><h3>Get a token</h3><p class="muted">Sign up above. Your token is a secret: keep it in your scanner's settings, never in public code.</p></div>
-      <div class="card"><span class="step-number" aria-hidden="true">2</span><h3>Send scans</h3><p class="muted">Post each report as JSON with the header <code>X-Probe-Token</code>. Only <code>hostname</code> and <code>signals</code> are required.</p></div>
+      <div class="card"><span class="step-number" aria-hidden="true">2</span><h3>Send scans</h3><p class="muted">Post each report as JSON with the header <code>X-Probe-Token</code>. Only <code>hostname</code> and <code>signals</code> are required; the <a href="/docs/api">API reference</a> lists every field.</p></div>
       <div class="card"><span class="step-number" aria-hidden="true">3</span><h3>Show results</h3><p class="muted">Embed the badge of a site's latest grade, or ask the operator for a dashboard key.</p></div>
     </div>
   </section>

@@ -14,6 +14,7 @@ import {
   queryParams,
 } from './filters.ts';
 import type { ScanReader } from './queries.ts';
+import { scanDocs as docs } from './docs.ts';
 
 /** Top hostnames: 10 unless `limit` says otherwise (at most 100). */
 const TOP_HOSTNAMES = { fallback: 10, max: 100 };
@@ -40,7 +41,7 @@ function badgeResponse(request: Request, reader: ScanReader): Response {
 }
 
 export function badgeRoutes(reader: ScanReader) {
-  return new Elysia({ name: 'badge' }).get('/api/v1/public/probe/badge', ({ request }) => badgeResponse(request, reader));
+  return new Elysia({ name: 'badge' }).get('/api/v1/public/probe/badge', ({ request }) => badgeResponse(request, reader), { detail: docs.badge });
 }
 
 /**
@@ -53,15 +54,15 @@ export function dashboardRoutes(reader: ScanReader) {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'cursor', 'limit']);
       const page = reader.list(parseFilters(params), parseCursor(params.get('cursor')), parseLimit(params.get('limit')));
       return { items: page.items, nextCursor: page.next ? encodeCursor(page.next) : null };
-    })
-    .get('/scans/:id', ({ params }) => orNotFound(reader.get(params.id), 'scan', params.id))
+    }, { detail: docs.scans })
+    .get('/scans/:id', ({ params }) => orNotFound(reader.get(params.id), 'scan', params.id), { detail: docs.scan })
     .get('/hostnames', ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'limit']);
       return { items: reader.topHostnames(parseFilters(params), parseLimit(params.get('limit'), TOP_HOSTNAMES)) };
-    })
+    }, { detail: docs.hostnames })
     .get('/stats', ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'groupBy']);
       const groupBy = parseGroupBy(params.get('groupBy'));
       return { groupBy, groups: reader.stats(parseFilters(params), groupBy) };
-    });
+    }, { detail: docs.stats });
 }

@@ -5,6 +5,7 @@ import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import { DISCOVERY_CONTENT_TYPES, parseDiscoveryFile, type DiscoveryService } from './discovery.ts';
 import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
 import type { RenderedSignal, SignalService } from './service.ts';
+import { signalDocs as docs } from './docs.ts';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -51,11 +52,11 @@ export function signalRoutes(signals: SignalService, discovery: DiscoveryService
     if (!file) return errorResponse(404, 'not_found', 'store discovery files are sitemap.xml and llms.txt');
     return serve(request, DISCOVERY_CONTENT_TYPES[file.kind], () => discovery.render(platform, params.storeId, file));
   };
-  const app = new Elysia({ name: 'signals' }).get('/robots.txt', ({ request }) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots));
+  const app = new Elysia({ name: 'signals' }).get('/robots.txt', ({ request }) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots), { detail: docs.robots });
   for (const platform of PLATFORMS) {
-    app.get(`/api/v1/${platform}/products/:file`, product(platform));
-    app.get(`/api/v1/${platform}/stores/:storeId/products/:file`, product(platform));
-    app.get(`/api/v1/${platform}/stores/:storeId/:file`, storeFile(platform));
+    app.get(`/api/v1/${platform}/products/:file`, product(platform), { detail: docs.product(platform) });
+    app.get(`/api/v1/${platform}/stores/:storeId/products/:file`, product(platform), { detail: docs.storeProduct(platform) });
+    app.get(`/api/v1/${platform}/stores/:storeId/:file`, storeFile(platform), { detail: docs.storeFile(platform) });
   }
   return app;
 }

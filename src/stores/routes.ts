@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { jsonBodyParser } from '../lib/body.ts';
 import type { createStoreAdmin } from './admin.ts';
+import { storeDocs as docs } from './docs.ts';
 import { createStoreBody, credentialsBody, storeParams } from './model.ts';
 
 /** Admin store endpoints (DESIGN §5); the `admin` scope is enforced for the prefix by the app's scope guard. */
@@ -14,13 +15,13 @@ export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, maxBodyB
         set.status = 201;
         return store;
       },
-      { body: createStoreBody },
+      { body: createStoreBody, detail: docs.create },
     )
-    .get('/', () => ({ items: admin.list() }))
-    .get('/:id', ({ params }) => admin.get(params.id), { params: storeParams })
-    .put('/:id/credentials', ({ params, body }) => admin.saveCredentials(params.id, body.credentials), { params: storeParams, body: credentialsBody })
-    .post('/:id/hooks', ({ params }) => admin.registerHooks(params.id), { params: storeParams })
-    .get('/:id/settings', ({ params }) => admin.settings(params.id), { params: storeParams })
+    .get('/', () => ({ items: admin.list() }), { detail: docs.list })
+    .get('/:id', ({ params }) => admin.get(params.id), { params: storeParams, detail: docs.get })
+    .put('/:id/credentials', ({ params, body }) => admin.saveCredentials(params.id, body.credentials), { params: storeParams, body: credentialsBody, detail: docs.saveCredentials })
+    .post('/:id/hooks', ({ params }) => admin.registerHooks(params.id), { params: storeParams, detail: docs.registerHooks })
+    .get('/:id/settings', ({ params }) => admin.settings(params.id), { params: storeParams, detail: docs.getSettings })
     // The whole document is validated by parseStoreSettings (shared with the CLI), which names the field at fault.
-    .put('/:id/settings', ({ params, body }) => admin.saveSettings(params.id, body), { params: storeParams });
+    .put('/:id/settings', ({ params, body }) => admin.saveSettings(params.id, body), { params: storeParams, detail: docs.saveSettings });
 }

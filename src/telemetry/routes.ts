@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import { rateLimitHeaders, type TierLimiter } from '../ratelimit/tiers.ts';
 import type { ProbeAdmission } from './admission.ts';
+import { telemetryDocs as docs } from './docs.ts';
 import { ingestBulk, ingestTelemetry, type IngestDeps } from './pipeline.ts';
 
 /**
@@ -17,12 +18,12 @@ export function telemetryRoutes(
       await ingestTelemetry(request, admission, deps);
       deps.onIngested?.(admission.subject.tier, 'telemetry', 1);
       set.status = 204;
-    })
+    }, { detail: docs.telemetry })
     .post('/scan-bulk', async ({ request, set }) => {
       const admission = deps.admission.admissionOf(request);
       const { result, decision } = await ingestBulk(request, admission, deps);
       deps.onIngested?.(admission.subject.tier, 'scan-bulk', result.inserted);
       Object.assign(set.headers, rateLimitHeaders(decision));
       return result;
-    });
+    }, { detail: docs.bulk });
 }

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import { ApiError } from '../lib/errors.ts';
+import { webhookDocs as docs } from './docs.ts';
 import type { createReceivers, Receipt } from './receive.ts';
 
 /**
@@ -20,8 +21,8 @@ export function webhookRoutes(receivers: ReturnType<typeof createReceivers>, onD
   };
   const platformA = counted('platform-a', receivers.platformA);
   return new Elysia({ name: 'webhooks' })
-    .post('/api/v1/webhooks/platform-a', platformA)
-    .post('/api/v1/platform-a/webhooks', platformA)
-    .post('/api/v1/platform-b/webhooks', counted('platform-b', receivers.platformB))
-    .post('/api/v1/platform-c/webhooks', counted('platform-c', receivers.platformC));
+    .post('/api/v1/webhooks/platform-a', platformA, { detail: docs.platformA })
+    .post('/api/v1/platform-a/webhooks', platformA, { detail: docs.platformA })
+    .post('/api/v1/platform-b/webhooks', counted('platform-b', receivers.platformB), { detail: docs.platformB })
+    .post('/api/v1/platform-c/webhooks', counted('platform-c', receivers.platformC), { detail: docs.platformC });
 }

@@ -1,6 +1,15 @@
 import { Elysia } from 'elysia';
 import { acceptsGzip, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import type { WidgetBundle } from './bundle.ts';
+import { apiDoc } from '../lib/api-doc.ts';
+
+const embedDoc = apiDoc({
+  summary: 'The FAQ widget script',
+  description: 'Include it with `<script src=".../embed.js" data-key="sk_live_…">` (docs/widget.md lists its attributes). Cached 5 minutes, then revalidated by ETag.',
+  tag: 'operations',
+  auth: 'public',
+  responses: { 200: { description: 'The script', type: 'text/javascript', headers: { ETag: 'Validator; `If-None-Match` gives 304' } }, 304: { description: 'Not modified' } },
+});
 
 /**
  * GET /embed.js. The path is unversioned (spec §9), so caches revalidate after a short max-age
@@ -21,5 +30,5 @@ export function widgetRoutes(bundle: WidgetBundle) {
       return new Response(bundle.gzip, { headers });
     }
     return new Response(bundle.js, { headers });
-  });
+  }, { detail: embedDoc });
 }

@@ -1,0 +1,76 @@
+import { t } from 'elysia';
+import { apiDoc, isoTime, nullable, page } from '../lib/api-doc.ts';
+
+// OpenAPI descriptions of the catalogue routes (src/catalog/routes.ts).
+
+const text = nullable(t.String());
+export const productView = t.Object(
+  {
+    productId: t.String({ description: 'The platform’s product id' }),
+    handle: text,
+    title: t.String(),
+    descriptionHtml: text,
+    descriptionText: text,
+    price: nullable(t.String({ description: 'The lowest price (of the variants, when it has several)' })),
+    priceMax: text,
+    currency: text,
+    availability: text,
+    sku: text,
+    barcode: text,
+    gtin: nullable(t.String({ description: 'The barcode when it is a valid GTIN; else null and a warning' })),
+    mpn: text,
+    brand: text,
+    images: t.Array(t.String()),
+    url: text,
+    options: t.Array(t.String()),
+    variants: t.Array(t.Object({ variantId: t.String(), gtin: text }, { additionalProperties: true })),
+    warnings: t.Array(t.Object({ code: t.String(), field: t.String(), variantId: text, value: t.String(), reason: t.String(), detail: t.String() })),
+    updatedAt: isoTime(),
+    syncedAt: isoTime(),
+    enrichedAt: nullable(isoTime('When the product was last enriched; null when it is not')),
+  },
+  { additionalProperties: true },
+);
+
+const productExample = {
+  productId: '8842',
+  handle: 'trail-shoe',
+  title: 'Trail shoe',
+  descriptionHtml: '<p>Light and grippy.</p>',
+  descriptionText: 'Light and grippy.',
+  price: '89.00',
+  priceMax: '89.00',
+  currency: 'EUR',
+  availability: 'in_stock',
+  sku: 'TS-42',
+  barcode: '4006381333931',
+  gtin: '4006381333931',
+  mpn: null,
+  brand: 'Example Outdoor',
+  images: ['https://cdn.example.com/ts.jpg'],
+  url: 'https://shop.example.com/products/trail-shoe',
+  options: [],
+  variants: [],
+  warnings: [],
+  updatedAt: '2026-11-23T10:00:00.000Z',
+  syncedAt: '2026-11-23T10:00:02.000Z',
+  enrichedAt: null,
+};
+
+export const catalogDocs = {
+  list: apiDoc({
+    summary: 'List a store’s synced products',
+    description: 'The catalogue svc holds from the platform’s webhooks, in pages.',
+    tag: 'stores',
+    auth: 'admin',
+    responses: { 200: { description: 'One page of products', schema: page(productView), example: { items: [productExample], nextCursor: null } } },
+    errors: [[400, 'invalid_request', 'limit: Expected number'], [404, 'not_found', 'no store with id "st_unknown"']],
+  }),
+  get: apiDoc({
+    summary: 'Get one synced product',
+    tag: 'stores',
+    auth: 'admin',
+    responses: { 200: { description: 'The product', schema: productView, example: productExample } },
+    errors: [[404, 'not_found', 'no product with id "8842"']],
+  }),
+};

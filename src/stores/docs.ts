@@ -1,0 +1,91 @@
+import { t } from 'elysia';
+import { PLATFORMS } from '../db/schema/index.ts';
+import { apiDoc, jsonBodyFailures, isoTime, nullable, type Failure } from '../lib/api-doc.ts';
+import { ITEM_CONDITIONS } from './settings.ts';
+
+// OpenAPI descriptions of the store routes (src/stores/routes.ts).
+
+const settings = t.Object(
+  {
+    itemCondition: t.Optional(t.String({ enum: [...ITEM_CONDITIONS] })),
+    returnPolicy: t.Optional(t.Object({ countries: t.Array(t.String()), window: t.String() }, { additionalProperties: true })),
+    shipping: t.Optional(t.Array(t.Object({ countries: t.Array(t.String()), price: t.String() }, { additionalProperties: true }))),
+  },
+  { additionalProperties: false, description: 'Merchant-listing facts published on every offer (docs/signals.md); `{}` until set' },
+);
+
+const store = t.Object(
+  {
+    id: t.String(),
+    platform: t.String({ enum: [...PLATFORMS] }),
+    domain: t.String(),
+    currency: nullable(t.String()),
+    status: t.String({ enum: ['active', 'inactive'] }),
+    credentialKind: t.String(),
+    hooks: t.Object({ status: t.String(), topics: t.Array(t.String()), error: nullable(t.String()), registeredAt: nullable(isoTime()), confirmedAt: nullable(isoTime()) }),
+    createdAt: isoTime(),
+    updatedAt: isoTime(),
+    deactivatedAt: nullable(isoTime()),
+    signalsWithdrawnAt: nullable(isoTime()),
+    settings,
+    webhookUrl: t.String({ description: 'Where the platform delivers this store’s webhooks' }),
+    currencyError: t.Optional(t.String({ description: 'Why the currency could not be read from the platform (the store is saved)' })),
+  },
+  { additionalProperties: true },
+);
+
+const storeExample = {
+  id: 'st_01JD8M1N2P3Q4R5S6T7V8W9X0Y',
+  platform: 'platform-a',
+  domain: 'shop.example.com',
+  currency: 'EUR',
+  status: 'active',
+  credentialKind: 'access_token',
+  hooks: { status: 'registered', topics: ['products/update'], error: null, registeredAt: '2026-11-23T10:00:01.000Z', confirmedAt: null },
+  createdAt: '2026-11-23T10:00:00.000Z',
+  updatedAt: '2026-11-23T10:00:01.000Z',
+  deactivatedAt: null,
+  signalsWithdrawnAt: null,
+  settings: {},
+  webhookUrl: 'https://svc.example.com/api/v1/platform-a/webhooks',
+};
+
+const body = jsonBodyFailures('credentials: Expected object');
+const notFound: Failure = [404, 'not_found', 'no store with id "st_unknown"'];
+const conflict: Failure = [409, 'store_exists', 'another store of this platform already uses this shop domain, store hash or site URL'];
+const credentials: Failure = [400, 'invalid_credentials', 'credentials.accessToken: required for platform-a'];
+const one = (description: string) => ({ 200: { description, schema: store, example: storeExample } });
+
+export const storeDocs = {
+  create: apiDoc({
+    summary: 'Connect a store',
+    description: 'Saves the store and its credentials (encrypted at rest), then registers its webhooks on the platform and reads its currency; failures there are reported in `hooks` and `currencyError`, the store stays saved. docs/webhooks.md lists each platform’s credentials.',
+    tag: 'stores',
+    auth: 'admin',
+    responses: { 201: { description: 'The new store', schema: store, example: storeExample } },
+    errors: [...body, credentials, [400, 'invalid_domain', 'domain "shop example" is not a host name'], conflict],
+    bodyExample: { platform: 'platform-a', domain: 'shop.example.com', credentials: { accessToken: 'pa_token_example' } },
+  }),
+  list: apiDoc({ summary: 'List stores', tag: 'stores', auth: 'admin', responses: { 200: { description: 'Every store', schema: t.Object({ items: t.Array(store) }), example: { items: [storeExample] } } } }),
+  get: apiDoc({ summary: 'Get a store', tag: 'stores', auth: 'admin', responses: one('The store'), errors: [notFound] }),
+  saveCredentials: apiDoc({
+    summary: 'Replace a store’s credentials',
+    description: 'Then registers its webhooks again (and reads the currency if it is not known yet).',
+    tag: 'stores',
+    auth: 'admin',
+    responses: one('The store after registering its webhooks'),
+    errors: [...body, credentials, notFound, conflict],
+    bodyExample: { credentials: { accessToken: 'pa_token_example' } },
+  }),
+  registerHooks: apiDoc({ summary: 'Register a store’s webhooks again', description: 'With the saved credentials; the outcome is in `hooks`.', tag: 'stores', auth: 'admin', responses: one('The store after registering'), errors: [notFound] }),
+  getSettings: apiDoc({ summary: 'Get a store’s settings', tag: 'stores', auth: 'admin', responses: { 200: { description: 'The settings', schema: settings, example: { itemCondition: 'new' } } }, errors: [notFound] }),
+  saveSettings: apiDoc({
+    summary: 'Replace a store’s settings',
+    description: 'The whole document: item condition, return policy and shipping rates (docs/signals.md describes each field).',
+    tag: 'stores',
+    auth: 'admin',
+    body: { schema: settings, description: 'The settings document', example: { itemCondition: 'new' } },
+    responses: { 200: { description: 'The saved settings', schema: settings, example: { itemCondition: 'new' } } },
+    errors: [...body.slice(1), [400, 'invalid_settings', 'itemCondition: expected one of new, used, refurbished, damaged'], notFound],
+  }),
+};

@@ -1,0 +1,60 @@
+import { t } from 'elysia';
+import { apiDoc, type Input } from '../lib/api-doc.ts';
+
+// OpenAPI descriptions of the inbound webhook routes (src/webhooks/routes.ts). Each platform signs
+// its deliveries its own way (docs/webhooks.md); the receivers verify the raw body, so it is
+// documented as the platform's JSON without a schema of svc's.
+
+const receipt = t.Object({
+  received: t.Literal(true),
+  outcome: t.String({ description: 'What svc did: applied, stale, removed, queued, deactivated, acknowledged, recorded, ignored_topic, ignored_inactive, duplicate or ping' }),
+});
+
+const header = (name: string, description: string, required = true): Input => ({ name, in: 'header', required, description, schema: t.String() });
+
+const delivery = (platform: string, inputs: Input[], description: string) =>
+  apiDoc({
+    summary: `Receive a ${platform} webhook`,
+    description: `${description} A delivery svc already processed answers 200 again (the platform stops retrying).`,
+    tag: 'webhooks',
+    auth: 'webhook',
+    inputs,
+    body: { type: 'application/json', description: `The ${platform} event as the platform sends it (docs/webhooks.md)` },
+    responses: { 200: { description: 'Verified and processed', schema: receipt, example: { received: true, outcome: 'applied' } } },
+    errors: [
+      [401, 'unverified_webhook', 'the signature does not match the store’s webhook secret'],
+      [400, 'missing_product_id', 'the payload names no product id'],
+      [413, 'payload_too_large', 'request body exceeds the limit of 65536 bytes'],
+    ],
+  });
+
+const platformA = delivery(
+  'platform-a',
+  [
+    header('X-Platform-A-Hmac-Sha256', 'Base64 HMAC-SHA256 of the raw body with the app secret'),
+    header('X-Platform-A-Topic', 'The event topic, e.g. products/update'),
+    header('X-Platform-A-Shop-Domain', 'The store’s shop domain'),
+    header('X-Platform-A-Event-Id', 'The event’s id (deduplication)', false),
+    header('X-Platform-A-Triggered-At', 'When the event happened (ordering)', false),
+  ],
+  'Verified with the app secret (`SVC_PLATFORM_A_APP_SECRET`).',
+);
+
+export const webhookDocs = {
+  platformA,
+  platformB: delivery(
+    'platform-b',
+    [header('X-Svc-Store-Id', 'The svc store the hook was registered for'), header('X-Svc-Webhook-Secret', 'The per-store secret svc registered with the hook')],
+    'Verified by the per-store secret header svc registered with the hook; products are then fetched from the platform’s API.',
+  ),
+  platformC: delivery(
+    'platform-c',
+    [
+      header('X-Platform-C-Webhook-Signature', 'Base64 HMAC-SHA256 of the raw body with the store’s webhook secret'),
+      header('X-Platform-C-Webhook-Source', 'The store’s site URL'),
+      header('X-Platform-C-Webhook-Topic', 'The event topic, e.g. product.updated'),
+      header('X-Platform-C-Webhook-Delivery-Id', 'The delivery’s id (deduplication)', false),
+    ],
+    'Verified with the store’s webhook secret; the unsigned creation ping (`webhook_id=<n>`) is acknowledged.',
+  ),
+};
