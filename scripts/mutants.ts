@@ -46,6 +46,7 @@ const T = {
   nosniff: 'test/nosniff.test.ts',
   probeCors: 'test/probe-cors.test.ts',
   recordRetention: 'test/record-retention.test.ts',
+  serverE2e: 'test/e2e/server.test.ts',
   signalsCache: 'test/signals-cache.test.ts',
   storeSettings: 'test/store-settings.test.ts',
   discovery: 'test/signals-discovery.test.ts',
@@ -1064,6 +1065,14 @@ export const mutants: Mutant[] = [
     original: "if (scans > 0 && credentials.mode === 'token' && credentials.lead) leads.noteScan(credentials.lead.id);",
     replacement: '',
     tests: [T.recordRetention],
+  },
+  {
+    id: 'retention-not-started',
+    bug: 'the server never starts the record retention sweep',
+    file: 'src/server.ts',
+    original: '  records.start();\n',
+    replacement: '',
+    tests: [T.serverE2e],
   },
   {
     id: 'signals-cache-bytes-unbounded',
