@@ -61,6 +61,7 @@ const T = {
   webhooksB: 'test/webhooks-platform-b.test.ts',
   webhooksC: 'test/webhooks-platform-c.test.ts',
   widgetRun: 'test/widget/run.test.ts',
+  syncA: 'test/sync-platform-a.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -1440,5 +1441,37 @@ export const mutants: Mutant[] = [
     original: 'if (scannedAt !== null && scannedAt > now + MAX_SCANNED_AT_AHEAD_MS) {',
     replacement: 'if (scannedAt !== null && scannedAt >= now + MAX_SCANNED_AT_AHEAD_MS) {',
     tests: [T.scanBadge],
+  // ── catalogue sync ─────────────────────────────────────────────────────────────────────────────
+  {
+    id: 'sync-a-throttle-ignored',
+    bug: "platform A's cost bucket is not consulted: queries are sent whatever the throttle status said",
+    file: 'src/platforms/platform-a.ts',
+    original: 'return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, Date.now()) : 0;',
+    replacement: 'return 0;',
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-a-throttle-unknown-cost-sent',
+    bug: 'a query whose cost is not known yet is sent without waiting for a full bucket',
+    file: 'src/platforms/platform-a.ts',
+    original: 'queryCosts.get(query) ?? bucket.maximum',
+    replacement: 'queryCosts.get(query) ?? 0',
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-given-up-pass-still-running',
+    bug: 'a pass whose page failed on the last attempt is never marked failed',
+    file: 'src/sync/service.ts',
+    original: 'if (job.attempts >= queue.maxAttempts) fail(row, reason);',
+    replacement: 'if (job.attempts > queue.maxAttempts) fail(row, reason);',
+    tests: [T.syncA],
+  },
+  {
+    id: 'queue-orphaned-job-waits-for-lease',
+    bug: 'a job left running by a process that died waits out its lease after a restart',
+    file: 'src/webhooks/queue.ts',
+    original: 'if (!timer) queue.releaseLeases();',
+    replacement: '',
+    tests: [T.syncA],
   },
 ];
