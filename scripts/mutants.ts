@@ -1441,6 +1441,7 @@ export const mutants: Mutant[] = [
     original: 'if (scannedAt !== null && scannedAt > now + MAX_SCANNED_AT_AHEAD_MS) {',
     replacement: 'if (scannedAt !== null && scannedAt >= now + MAX_SCANNED_AT_AHEAD_MS) {',
     tests: [T.scanBadge],
+  },
   // ── catalogue sync ─────────────────────────────────────────────────────────────────────────────
   {
     id: 'sync-a-throttle-ignored',
