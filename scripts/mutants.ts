@@ -53,6 +53,7 @@ const T = {
   jsonldExpansion: 'test/signals-jsonld-expansion.test.ts',
   scanBulk: 'test/scan-bulk.test.ts',
   scanBadge: 'test/scan-badge.test.ts',
+  scanRollups: 'test/scan-rollups.test.ts',
   scanWriter: 'test/scan-writer.test.ts',
   secretComparisons: 'test/secret-comparisons.test.ts',
   signals: 'test/signals.test.ts',
@@ -489,6 +490,24 @@ export const mutants: Mutant[] = [
     original: 'if (closed) return Promise.reject(persistenceFailed());',
     replacement: '',
     tests: [T.scanWriter],
+  },
+
+  // ── dashboard list: days chosen from the rollups ───────────────────────────────────────────────
+  {
+    id: 'scans-list-misses-unrolled-rows',
+    bug: 'a filtered list skips the scans above the rollup watermark',
+    file: 'src/scans/queries.ts',
+    original: "const above = newestRows('scans NOT INDEXED', filters, cursor, take, [['rowid > ?', watermark]]);",
+    replacement: 'const above: Row[] = [];',
+    tests: [T.scanRollups],
+  },
+  {
+    id: 'scans-list-counts-cut-days',
+    bug: 'a day cut by a from/to bound or the cursor counts all its rolled-up matches, so older days are not read',
+    file: 'src/scans/queries.ts',
+    original: 'if (day * DAY_MS >= lower && (day + 1) * DAY_MS <= upper) counted += scans;',
+    replacement: 'counted += scans;',
+    tests: [T.scanRollups],
   },
 
   // ── webhooks, platform A ───────────────────────────────────────────────────────────────────────
