@@ -48,7 +48,7 @@ const rows = Array.from({ length: total }, (_, i) => {
   const p = s.presence;
   const b = (v: boolean | null) => (v === null ? null : v ? 1 : 0);
   return [newId(), s.hostname, s.url, s.scannedAt, Date.now(), s.country, s.platform, s.platformConfidence, s.pageType, s.grade, s.percentage, b(s.svcDetected), s.svcVersion,
-    s.vertical, b(p.title), b(p.description), b(p.jsonLd), b(p.openGraph), b(p.h1), b(p.canonical), b(p.robots), JSON.stringify(s.signals), JSON.stringify(s.quality), JSON.stringify(s.data), 2];
+    s.vertical, b(p.title), b(p.description), b(p.jsonLd), b(p.openGraph), b(p.h1), b(p.canonical), b(p.robots), JSON.stringify(s.signals), JSON.stringify(s.quality), JSON.stringify(s.data)];
 });
 const insert = raw.prepare(`INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data) VALUES (${rows[0]!.map(() => '?').join(',')})`);
 let started = performance.now();
