@@ -1206,7 +1206,7 @@ export const mutants: Mutant[] = [
     id: 'parse-body-unchecked',
     bug: 'JSON bodies are parsed without the structure check',
     file: 'src/lib/body.ts',
-    original: '  checkJsonStructure(bytes, limits);\n',
+    original: 'if (limits !== null) checkJsonStructure(bytes, limits);',
     replacement: '',
     tests: [T.jsonLimits],
   },
