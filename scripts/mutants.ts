@@ -64,6 +64,7 @@ const T = {
   widgetRun: 'test/widget/run.test.ts',
   syncA: 'test/sync-platform-a.test.ts',
   syncBC: 'test/sync-platforms-b-c.test.ts',
+  syncReconcile: 'test/sync-reconcile.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -1509,6 +1510,30 @@ export const mutants: Mutant[] = [
     file: 'src/platforms/platform-c.ts',
     original: "const totalPages = Number(answer.get('x-wp-totalpages') ?? page);",
     replacement: 'const totalPages = page;',
+    tests: [T.syncBC],
+  },
+  {
+    id: 'sync-sweep-after-incomplete-pass',
+    bug: 'products a pass has not listed (yet) are removed before the pass is complete',
+    file: 'src/sync/service.ts',
+    original: 'if (end.next === null && !source.confirmGone) swept.set(',
+    replacement: 'if (!source.confirmGone) swept.set(',
+    tests: [T.syncReconcile],
+  },
+  {
+    id: 'sync-sweep-removes-webhook-created',
+    bug: 'the sweep removes a product a webhook created while the pass ran',
+    file: 'src/catalog/products.ts',
+    original: 'sql`${products.syncedAt} < ${passStartedAt}`',
+    replacement: 'sql`1 = 1`',
+    tests: [T.syncReconcile],
+  },
+  {
+    id: 'sync-sweep-unconfirmed-on-shifting-pages',
+    bug: 'where pages shift (platforms B, C), an unlisted product is removed without asking the platform whether it still exists',
+    file: 'src/sync/service.ts',
+    original: 'if (await source.confirmGone!(productId)) removed',
+    replacement: 'if (true) removed',
     tests: [T.syncBC],
   },
   {
