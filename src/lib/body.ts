@@ -31,8 +31,9 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Parse raw body bytes as JSON: 400 naming the limit past `limits`, 400 `malformed_json` for invalid UTF-8 or JSON, 400 `reserved_key`. */
-export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits = JSON_LIMITS, what = 'request body'): unknown {
-  checkJsonStructure(bytes, limits);
+export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits | null = JSON_LIMITS, what = 'request body'): unknown {
+  // null: the caller already scanned these bytes (a bulk item, checked with its whole body).
+  if (limits !== null) checkJsonStructure(bytes, limits);
   let text: string;
   let value: unknown;
   try {
