@@ -46,11 +46,13 @@ const T = {
   nosniff: 'test/nosniff.test.ts',
   probeCors: 'test/probe-cors.test.ts',
   recordRetention: 'test/record-retention.test.ts',
+  serverE2e: 'test/e2e/server.test.ts',
   signalsCache: 'test/signals-cache.test.ts',
   storeSettings: 'test/store-settings.test.ts',
   discovery: 'test/signals-discovery.test.ts',
   jsonldExpansion: 'test/signals-jsonld-expansion.test.ts',
   scanBulk: 'test/scan-bulk.test.ts',
+  scanRollups: 'test/scan-rollups.test.ts',
   scanWriter: 'test/scan-writer.test.ts',
   secretComparisons: 'test/secret-comparisons.test.ts',
   signals: 'test/signals.test.ts',
@@ -59,6 +61,8 @@ const T = {
   webhooksB: 'test/webhooks-platform-b.test.ts',
   webhooksC: 'test/webhooks-platform-c.test.ts',
   widgetRun: 'test/widget/run.test.ts',
+  syncA: 'test/sync-platform-a.test.ts',
+  syncBC: 'test/sync-platforms-b-c.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -486,6 +490,24 @@ export const mutants: Mutant[] = [
     original: 'if (closed) return Promise.reject(persistenceFailed());',
     replacement: '',
     tests: [T.scanWriter],
+  },
+
+  // ── dashboard list: days chosen from the rollups ───────────────────────────────────────────────
+  {
+    id: 'scans-list-misses-unrolled-rows',
+    bug: 'a filtered list skips the scans above the rollup watermark',
+    file: 'src/scans/queries.ts',
+    original: "const above = newestRows('scans NOT INDEXED', filters, cursor, take, [['rowid > ?', watermark]]);",
+    replacement: 'const above: Row[] = [];',
+    tests: [T.scanRollups],
+  },
+  {
+    id: 'scans-list-counts-cut-days',
+    bug: 'a day cut by a from/to bound or the cursor counts all its rolled-up matches, so older days are not read',
+    file: 'src/scans/queries.ts',
+    original: 'if (day * DAY_MS >= lower && (day + 1) * DAY_MS <= upper) counted += scans;',
+    replacement: 'counted += scans;',
+    tests: [T.scanRollups],
   },
 
   // ── webhooks, platform A ───────────────────────────────────────────────────────────────────────
@@ -1065,6 +1087,14 @@ export const mutants: Mutant[] = [
     tests: [T.recordRetention],
   },
   {
+    id: 'retention-not-started',
+    bug: 'the server never starts the record retention sweep',
+    file: 'src/server.ts',
+    original: '  records.start();\n',
+    replacement: '',
+    tests: [T.serverE2e],
+  },
+  {
     id: 'signals-cache-bytes-unbounded',
     bug: 'the signal cache is bounded by entries only, not by bytes',
     file: 'src/signals/service.ts',
@@ -1373,5 +1403,62 @@ export const mutants: Mutant[] = [
     replacement: 'const payloadObject = (): Json => ({});',
     tests: [T.noFiveHundred],
     notObservable: 'defence in depth: reserved keys are refused when the body is parsed (lib/json-limits checkReservedKeys, mutant input-reserved-keys-accepted), so no __proto__ key reaches the normaliser',
+  },
+  // ── catalogue sync ─────────────────────────────────────────────────────────────────────────────
+  {
+    id: 'sync-a-throttle-ignored',
+    bug: "platform A's cost bucket is not consulted: queries are sent whatever the throttle status said",
+    file: 'src/platforms/platform-a.ts',
+    original: 'return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, Date.now()) : 0;',
+    replacement: 'return 0;',
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-a-throttle-unknown-cost-sent',
+    bug: 'a query whose cost is not known yet is sent without waiting for a full bucket',
+    file: 'src/platforms/platform-a.ts',
+    original: 'queryCosts.get(query) ?? bucket.maximum',
+    replacement: 'queryCosts.get(query) ?? 0',
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-given-up-pass-still-running',
+    bug: 'a pass whose page failed on the last attempt is never marked failed',
+    file: 'src/sync/service.ts',
+    original: 'if (job.attempts >= queue.maxAttempts) fail(row, reason);',
+    replacement: 'if (job.attempts > queue.maxAttempts) fail(row, reason);',
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-b-quota-ignored',
+    bug: "platform B's X-Rate-Limit-Requests-Left is ignored: the next page is asked for in a spent window (429)",
+    file: 'src/platforms/platform-b.ts',
+    original: 'waitMs: Number.isFinite(left) && left <= 0 ? resetMs : 0',
+    replacement: 'waitMs: 0',
+    tests: [T.syncBC],
+  },
+  {
+    id: 'sync-c-retry-after-ignored',
+    bug: "platform C's 429 is asked again at once instead of after its Retry-After",
+    file: 'src/platforms/platform-c.ts',
+    original: "throw new PlatformThrottled('rate limited by the site', Math.max(1, retryAfter * 1000));",
+    replacement: "throw new PlatformThrottled('rate limited by the site', 1);",
+    tests: [T.syncBC],
+  },
+  {
+    id: 'sync-c-last-page-guessed',
+    bug: "platform C's import ends after the first page instead of reading X-WP-TotalPages",
+    file: 'src/platforms/platform-c.ts',
+    original: "const totalPages = Number(answer.get('x-wp-totalpages') ?? page);",
+    replacement: 'const totalPages = page;',
+    tests: [T.syncBC],
+  },
+  {
+    id: 'queue-orphaned-job-waits-for-lease',
+    bug: 'a job left running by a process that died waits out its lease after a restart',
+    file: 'src/webhooks/queue.ts',
+    original: 'if (!timer) queue.releaseLeases();',
+    replacement: '',
+    tests: [T.syncA],
   },
 ];
