@@ -60,6 +60,9 @@ const RAISED_LIMITS: Record<string, string> = {
   ...Object.fromEntries(['SVC_RATE_AGENT', 'SVC_RATE_ANONYMOUS_GLOBAL'].map((name) => [name, '10000000'])),
   SVC_TRUST_PROXY: '1',
 };
+/** Platform calls the fuzzed routes start (hook registration, sync) go to a closed local port, never out. */
+const DEAD_END = 'http://127.0.0.1:9';
+const NO_OUTBOUND = { SVC_PLATFORM_A_API_BASE: DEAD_END, SVC_PLATFORM_B_API_BASE: DEAD_END, SVC_SYNC_INTERVAL_HOURS: '0' };
 /** Fields the fuzzer fills for routes whose body is validated in code rather than by a schema. */
 const CODE_VALIDATED_FIELDS: Record<string, string[]> = {
   '/api/v1/probe/telemetry': ['hostname', 'signals', 'url', 'scannedAt', 'platform', 'pageType', 'svc', 'signalPresence', 'quality', 'country', 'vertical'],
@@ -76,14 +79,14 @@ const CODE_VALIDATED_FIELDS: Record<string, string[]> = {
 export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<FuzzTarget> {
   const tmp = tempDir('svc-fuzz-');
   const dataDir = path.join(tmp.dir, 'data');
-  const env = { SVC_ENCRYPTION_KEY: ENCRYPTION_KEY, SVC_PLATFORM_A_APP_SECRET: APP_SECRET, ...(limits === 'raised' ? RAISED_LIMITS : {}) };
+  const env = { SVC_ENCRYPTION_KEY: ENCRYPTION_KEY, SVC_PLATFORM_A_APP_SECRET: APP_SECRET, ...NO_OUTBOUND, ...(limits === 'raised' ? RAISED_LIMITS : {}) };
   const t = await makeTestApp({ dataDir, env });
   let credentials: Credentials;
   let routes: Route[];
   try {
     const storeA = seedStore(t, 'platform-a', 'fuzz.myplatform-a.com');
     const storeB = seedStore(t, 'platform-b', 'fuzzhash');
-    const siteUrl = 'https://fuzz-c.example.com';
+    const siteUrl = DEAD_END;
     const storeC = seedStore(t, 'platform-c', siteUrl);
     const product = realisticProduct('platform-a', 1, 'fuzz.myplatform-a.com');
     syncProduct(t, storeA, product);
