@@ -29,7 +29,7 @@ import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
 import { anonymousRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
-import { probeAdmission } from './telemetry/admission.ts';
+import { probeAdmission, type Admission } from './telemetry/admission.ts';
 import { probeCors } from './telemetry/cors.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { telemetryRoutes } from './telemetry/routes.ts';
@@ -119,19 +119,24 @@ export function createApp(deps: AppDeps) {
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
-  const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp });
+  const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
   const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
   const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
   const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
-  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner }));
+  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
   const signUp = { method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' };
   const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
+  /** Counted for /metrics; a lead whose token sent a committed scan is in use (retention keeps it). */
+  const scansCommitted = ({ subject, credentials }: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number) => {
+    metrics.scansIngested(subject.tier, endpoint, scans);
+    if (scans > 0 && credentials.mode === 'token' && credentials.lead) leads.noteScan(credentials.lead.id);
+  };
   const bodyLimitOf = (request: Request) =>
     requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
@@ -178,7 +183,7 @@ export function createApp(deps: AppDeps) {
     .use(publicFaqRoutes(publicFaqs))
     .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: metrics.scansIngested }))
+    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: scansCommitted }))
     .use(badgeRoutes(scanReader))
     .use(dashboardRoutes(scanReader))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))

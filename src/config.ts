@@ -31,6 +31,10 @@ export interface Config {
   platformBApiBase: string;
   /** Scans older than this many days are deleted in the background; 0 keeps them forever. */
   scanRetentionDays: number;
+  /** Days other records are kept before the background sweep deletes them (src/db/retention.ts); 0 keeps them forever. */
+  retention: { webhookDeliveryDays: number; jobDays: number; storeEventDays: number; orderSignalDays: number; unusedLeadDays: number };
+  /** Most bytes of rendered signals held in memory (src/signals/service.ts). */
+  signalCacheBytes: number;
   /** Most bytes of a scan's `data` (unknown fields and refused values, as JSON); a scan over it is refused. */
   maxScanDataBytes: number;
   log: LogSettings;
@@ -224,6 +228,14 @@ export function loadConfig(flags: Flags, env: Env): Config {
     platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
     platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
     scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
+    retention: {
+      webhookDeliveryDays: int('SVC_WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 0, 36_500),
+      jobDays: int('SVC_JOB_RETENTION_DAYS', 30, 0, 36_500),
+      storeEventDays: int('SVC_STORE_EVENT_RETENTION_DAYS', 365, 0, 36_500),
+      orderSignalDays: int('SVC_ORDER_SIGNAL_RETENTION_DAYS', 90, 0, 36_500),
+      unusedLeadDays: int('SVC_UNUSED_LEAD_RETENTION_DAYS', 30, 0, 36_500),
+    },
+    signalCacheBytes: int('SVC_SIGNAL_CACHE_BYTES', 32 * 1024 * 1024, 65_536, 4 * 1024 * 1024 * 1024),
     maxScanDataBytes: int('SVC_MAX_SCAN_DATA_BYTES', 16_384, 0, 64 * 1024 * 1024),
     log: {
       level: levelSrc ? oneOf(levelSrc, LOG_LEVELS) : 'info',

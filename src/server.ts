@@ -9,6 +9,7 @@ import { createScanWriter } from './telemetry/writer.ts';
 import { acquireInstanceLock } from './lib/instance-lock.ts';
 import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
+import { createRecordRetention } from './db/retention.ts';
 import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
@@ -102,6 +103,8 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
   rollups.start();
   const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays, rollups);
   retention.start();
+  const records = createRecordRetention(database.sqlite, systemClock, config.retention);
+  records.start();
 
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
@@ -109,6 +112,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
       await listening.stop(false);
       await webhooks.runner.stop();
       await retention.stop();
+      await records.stop();
       await rollups.stop();
       scanWriter.close(); // rows still queued are committed before the database closes
       for (const undo of cleanup.reverse()) undo(); // the database, then the instance lock

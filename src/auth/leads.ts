@@ -45,8 +45,17 @@ function toLead(row: LeadRow): Lead {
   };
 }
 
+/** Leads known to have sent a scan, so later scans skip the write; cleared when full (the write is idempotent). */
+const SCAN_SEEN_MEMO = 10_000;
+
 export function createLeadStore(db: Db, clock: Clock) {
   const byTokenHash = db.select().from(leads).where(eq(leads.tokenHash, sql.placeholder('hash'))).prepare();
+  const markFirstScan = db
+    .update(leads)
+    .set({ firstScanAt: sql`${sql.placeholder('now')}` })
+    .where(and(eq(leads.id, sql.placeholder('id')), isNull(leads.firstScanAt)))
+    .prepare();
+  const scanSeen = new Set<string>();
 
   const issueToken = (id: string): string | null => {
     const apiToken = randomSecret(32);
@@ -133,6 +142,14 @@ export function createLeadStore(db: Db, clock: Clock) {
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       return { items: page.map(toLead), next: rows.length > limit && last ? { at: last.createdAt, id: last.id } : null };
+    },
+
+    /** A scan sent with the lead's token was committed: the lead is in use, so retention keeps it. */
+    noteScan(id: string): void {
+      if (scanSeen.has(id)) return;
+      markFirstScan.run({ id, now: clock.now() });
+      if (scanSeen.size >= SCAN_SEEN_MEMO) scanSeen.clear();
+      scanSeen.add(id);
     },
 
     /** The lead holding this token, or null (unknown, rotated away or revoked). */

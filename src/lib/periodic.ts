@@ -2,6 +2,20 @@
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
+ * Runs `batch` (one short transaction over at most `batchRows` rows, returning how many) until a
+ * batch comes back short, with a turn of the event loop between batches; resolves with the total.
+ */
+export async function inBatches(batch: () => number, batchRows: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const changes = batch();
+    total += changes;
+    if (changes < batchRows) return total;
+    await yieldToEventLoop();
+  }
+}
+
+/**
  * Background work run now and then every interval, one run at a time (a tick during a run joins it).
  * `stop()` clears the timer and waits for the run in progress (graceful shutdown, before the database closes).
  */

@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import type { Clock } from '../lib/clock.ts';
-import { periodicTask, yieldToEventLoop } from '../lib/periodic.ts';
+import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
 import { dayOf, type ScanRollups } from './rollups.ts';
 
@@ -24,16 +24,10 @@ export function createScanRetention(sqlite: Database, clock: Clock, days: number
     if (deleted.length > 0) rollups.afterDeletingBefore(dayOf(Math.max(...deleted.map((row) => row.scanned_at))));
     return deleted.length;
   });
-  async function sweep(): Promise<number> {
+  const sweep = (): Promise<number> => {
     const cutoff = clock.now() - days * DAY_MS;
-    let deleted = 0;
-    for (;;) {
-      const changes = deleteBatch(cutoff);
-      deleted += changes;
-      if (changes < batchRows) return deleted;
-      await yieldToEventLoop();
-    }
-  }
+    return inBatches(() => deleteBatch(cutoff), batchRows);
+  };
   const task = periodicTask('scan retention', sweep);
 
   return {

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import { PRESENCE_COLUMNS, PRESENCE_KEYS } from '../db/schema/scans.ts';
 import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
-import { periodicTask, yieldToEventLoop } from '../lib/periodic.ts';
+import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
 
 /** Scans folded per transaction (~50 ms on the 2-core bench machine), so queued scan writes never wait long. */
@@ -157,15 +157,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     return rows.length;
   });
 
-  async function catchUp(): Promise<number> {
-    let folded = 0;
-    for (;;) {
-      const rows = rollChunk();
-      folded += rows;
-      if (rows < chunkRows) return folded;
-      await yieldToEventLoop();
-    }
-  }
+  const catchUp = (): Promise<number> => inBatches(rollChunk, chunkRows);
   const task = periodicTask('scan rollup', catchUp);
 
   return {

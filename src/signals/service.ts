@@ -54,9 +54,15 @@ interface CacheEntry {
   /** The product's own version (product, enrichment, FAQ and store change times). */
   version: string;
   rendered: Partial<Record<SignalFormat, RenderedSignal>>;
+  /** UTF-8 bytes of the rendered bodies, counted against the cache's byte budget. */
+  bytes: number;
 }
 
-/** Rendered products kept in memory, keyed by URL kind, platform, product id (and store); only served products get an entry, and the map is capped. */
+/**
+ * Rendered products kept in memory, keyed by URL kind, platform, product id (and store); only served
+ * products get an entry. Bounded twice: by entries, and by the bytes of what they hold
+ * (SVC_SIGNAL_CACHE_BYTES), since one product's signals can be large (many variants, long text).
+ */
 const CACHE_LIMIT = 5000;
 
 // A product's FAQs are filed under its platform id or its handle. `total` of the change stamps is a
@@ -96,11 +102,27 @@ export interface SignalServiceDeps {
   variantsOf: (rowIds: string[]) => Map<string, ProductVariant[]>;
   baseUrl: string;
   changeStamp: () => string;
+  /** Most bytes of rendered bodies kept in the cache. */
+  cacheBytes: number;
 }
 
 export function createSignalService(deps: SignalServiceDeps) {
   const candidates = deps.sqlite.query<Candidate, { $platform: string; $productId: string; $storeId: string | null }>(CANDIDATES_SQL);
   const cache = new Map<string, CacheEntry>();
+  let cachedBytes = 0;
+
+  const forget = (key: string) => {
+    const entry = cache.get(key);
+    if (entry) cachedBytes -= entry.bytes;
+    cache.delete(key);
+  };
+  /** Drop the oldest entries until the cache is within both bounds (an entry over the whole budget alone is dropped too). */
+  const trim = () => {
+    for (const key of cache.keys()) {
+      if (cache.size <= CACHE_LIMIT && cachedBytes <= deps.cacheBytes) return;
+      forget(key);
+    }
+  };
 
   /** Validate (or build) the cache entry of a product against the database. */
   function refresh(platform: Platform, productId: string, storeId: string | null, key: string, dbStamp: string): { entry: CacheEntry; row: Candidate } {
@@ -111,10 +133,10 @@ export function createSignalService(deps: SignalServiceDeps) {
     if (entry && entry.rowId === row.rowId && entry.version === version) {
       entry.dbStamp = dbStamp;
     } else {
-      entry = { dbStamp, rowId: row.rowId, version, rendered: {} };
-      cache.delete(key);
-      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+      entry = { dbStamp, rowId: row.rowId, version, rendered: {}, bytes: 0 };
+      forget(key);
       cache.set(key, entry);
+      trim();
     }
     return { entry, row };
   }
@@ -175,9 +197,18 @@ export function createSignalService(deps: SignalServiceDeps) {
         const body = renderSignal(format, source, signalLinks(deps.baseUrl, platform, row.storeId, row.productId));
         rendered = { body, etag: etagOf(body), lastModified: source.updatedAt };
         entry.rendered[format] = rendered;
+        const bytes = Buffer.byteLength(body);
+        entry.bytes += bytes;
+        if (cache.get(key) === entry) {
+          cachedBytes += bytes;
+          trim();
+        }
       }
       return rendered;
     },
+
+    /** What the cache holds now (for /metrics). */
+    cacheSize: () => ({ entries: cache.size, bytes: cachedBytes }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import { rateLimitHeaders, type TierLimiter } from '../ratelimit/tiers.ts';
-import type { ProbeAdmission } from './admission.ts';
+import type { Admission, ProbeAdmission } from './admission.ts';
 import { telemetryDocs as docs } from './docs.ts';
 import { ingestBulk, ingestTelemetry, type IngestDeps } from './pipeline.ts';
 
@@ -10,19 +10,19 @@ import { ingestBulk, ingestTelemetry, type IngestDeps } from './pipeline.ts';
  * read the raw bytes themselves, because mode 2 signs them exactly as sent.
  */
 export function telemetryRoutes(
-  deps: IngestDeps & { admission: ProbeAdmission; limiter: TierLimiter; onIngested?: (tier: string, endpoint: 'telemetry' | 'scan-bulk', scans: number) => void },
+  deps: IngestDeps & { admission: ProbeAdmission; limiter: TierLimiter; onIngested?: (admission: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number) => void },
 ) {
   return new Elysia({ prefix: '/api/v1/probe' })
     .post('/telemetry', async ({ request, set }) => {
       const admission = deps.admission.admissionOf(request);
       await ingestTelemetry(request, admission, deps);
-      deps.onIngested?.(admission.subject.tier, 'telemetry', 1);
+      deps.onIngested?.(admission, 'telemetry', 1);
       set.status = 204;
     }, { detail: docs.telemetry })
     .post('/scan-bulk', async ({ request, set }) => {
       const admission = deps.admission.admissionOf(request);
       const { result, decision } = await ingestBulk(request, admission, deps);
-      deps.onIngested?.(admission.subject.tier, 'scan-bulk', result.inserted);
+      deps.onIngested?.(admission, 'scan-bulk', result.inserted);
       Object.assign(set.headers, rateLimitHeaders(decision));
       return result;
     }, { detail: docs.bulk });

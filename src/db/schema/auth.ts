@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /** `sk_live_` API keys. Only the SHA-256 of the key is stored; the raw key is shown once at creation. */
@@ -30,10 +31,16 @@ export const leads = sqliteTable(
     tokenIssuedAt: integer('token_issued_at'),
     tokenRevokedAt: integer('token_revoked_at'),
     verifiedAt: integer('verified_at'),
+    /** When a scan sent with the lead's token was first committed; null while it has sent none. */
+    firstScanAt: integer('first_scan_at'),
     createdAt: integer('created_at').notNull(),
   },
-  // The admin listing pages newest first.
-  (table) => [index('leads_created_idx').on(table.createdAt, table.id)],
+  (table) => [
+    // The admin listing pages newest first.
+    index('leads_created_idx').on(table.createdAt, table.id),
+    // Retention of sign-ups that were never verified and never sent a scan (src/db/retention.ts).
+    index('leads_unused_idx').on(table.createdAt).where(sql`verified = 0 AND first_scan_at IS NULL`),
+  ],
 );
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

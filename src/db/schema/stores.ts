@@ -57,7 +57,7 @@ export const storeEvents = sqliteTable(
     kind: text('kind').notNull(),
     occurredAt: integer('occurred_at').notNull(),
   },
-  (table) => [index('store_events_store_idx').on(table.storeId, table.occurredAt)],
+  (table) => [index('store_events_store_idx').on(table.storeId, table.occurredAt), index('store_events_occurred_idx').on(table.occurredAt)],
 );
 
 /** Durable background work (platform-B product fetches): retried with exponential backoff. */
@@ -77,7 +77,11 @@ export const jobs = sqliteTable(
     createdAt: integer('created_at').notNull(),
     finishedAt: integer('finished_at'),
   },
-  (table) => [index('jobs_due_idx').on(table.status, table.runAt).where(sql`status IN ('queued', 'running')`)],
+  (table) => [
+    index('jobs_due_idx').on(table.status, table.runAt).where(sql`status IN ('queued', 'running')`),
+    // Retention of finished work (src/db/retention.ts); queued and running jobs are never in it.
+    index('jobs_finished_idx').on(table.finishedAt).where(sql`status IN ('done', 'dead')`),
+  ],
 );
 
 export type StoreRow = typeof stores.$inferSelect;

@@ -22,6 +22,8 @@ export const webhookDeliveries = sqliteTable(
   (table) => [
     uniqueIndex('webhook_deliveries_dedupe_idx').on(table.storeId, table.dedupeKey).where(sql`dedupe_key IS NOT NULL`),
     index('webhook_deliveries_store_idx').on(table.storeId, table.receivedAt),
+    // Retention deletes the oldest first (src/db/retention.ts).
+    index('webhook_deliveries_received_idx').on(table.receivedAt),
   ],
 );
 
@@ -36,5 +38,5 @@ export const orderSignals = sqliteTable(
     status: text('status'),
     receivedAt: integer('received_at').notNull(),
   },
-  (table) => [index('order_signals_store_idx').on(table.storeId, table.receivedAt)],
+  (table) => [index('order_signals_store_idx').on(table.storeId, table.receivedAt), index('order_signals_received_idx').on(table.receivedAt)],
 );

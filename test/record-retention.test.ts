@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { createRecordRetention } from '../src/db/retention.ts';
+import { fixedClock } from '../src/lib/clock.ts';
+import { platformAProduct } from './fakes/payloads.ts';
+import { jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { TELEMETRY, scanPayload, tokenInit } from './helpers/probe.ts';
+import { seedStore, signedPlatformADelivery } from './helpers/signals.ts';
+
+const DAY = 86_400_000;
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const APP_SECRET = 'svc-app-secret';
+const SHOP = 'acme.myplatform-a.com';
+const WINDOWS = {
+  SVC_WEBHOOK_DELIVERY_RETENTION_DAYS: '30',
+  SVC_JOB_RETENTION_DAYS: '20',
+  SVC_STORE_EVENT_RETENTION_DAYS: '365',
+  SVC_ORDER_SIGNAL_RETENTION_DAYS: '90',
+  SVC_UNUSED_LEAD_RETENTION_DAYS: '10',
+};
+
+let t: TestApp;
+afterEach(() => t?.close());
+const clock = fixedClock(T0);
+
+async function app(env: Record<string, string> = WINDOWS) {
+  clock.set(T0);
+  t = await makeTestApp({ clock, env: { SVC_PLATFORM_A_APP_SECRET: APP_SECRET, SVC_RATE_ANONYMOUS: '1000', ...env } });
+  return seedStore(t, 'platform-a', SHOP);
+}
+const count = (table: string, where = '1') => (t.database.sqlite.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
+
+let orderId = 1;
+/** One verified delivery of each kind: a product update, an order and a privacy request (a store event). */
+async function deliveries() {
+  for (const [topic, payload] of [
+    ['products/update', platformAProduct(orderId)],
+    ['orders/create', { id: orderId++, financial_status: 'paid' }],
+    ['customers/redact', { shop_domain: SHOP, customer: { id: 1 } }],
+  ] as const) {
+    expect((await t.request('/api/v1/webhooks/platform-a', signedPlatformADelivery(APP_SECRET, SHOP, topic, payload))).status).toBe(200);
+  }
+}
+
+async function signUp(email: string): Promise<string> {
+  const res = await t.request('/api/v1/public/leads', jsonRequest('POST', { email }));
+  expect(res.status).toBe(201);
+  return (await res.json()).apiToken;
+}
+
+describe('record retention (SVC_*_RETENTION_DAYS)', () => {
+  test('webhook deliveries, order signals and store events older than their windows are deleted, newer ones kept', async () => {
+    await app();
+    const retention = createRecordRetention(t.database.sqlite, clock, t.config.retention);
+    await deliveries();
+    clock.advance(29 * DAY);
+    await deliveries();
+    clock.advance(2 * DAY); // the first deliveries are 31 days old, the second 2
+    await retention.runOnce();
+    expect([count('webhook_deliveries'), count('order_signals'), count('store_events')]).toEqual([3, 2, 2]);
+
+    clock.set(T0 + 91 * DAY);
+    await retention.runOnce();
+    expect([count('webhook_deliveries'), count('order_signals'), count('store_events')]).toEqual([0, 1, 2]);
+    clock.set(T0 + 366 * DAY);
+    await retention.runOnce();
+    expect([count('webhook_deliveries'), count('order_signals'), count('store_events')]).toEqual([0, 0, 1]);
+  });
+
+  test('only finished and dead jobs older than the window are deleted; queued, running and retrying jobs never', async () => {
+    const storeId = await app();
+    const queue = t.webhooks.queue;
+    const done = queue.enqueue('platform-b.fetch-product', storeId, { productId: '1' });
+    queue.complete(done.id);
+    const dead = queue.enqueue('platform-b.fetch-product', storeId, { productId: '2' });
+    t.database.sqlite.run("UPDATE jobs SET attempts = 12, status = 'running' WHERE id = ?", [dead.id]);
+    queue.fail({ ...dead, attempts: 12 }, 'gave up');
+    const retrying = queue.enqueue('platform-b.fetch-product', storeId, { productId: '3' });
+    queue.fail({ ...retrying, attempts: 1 }, 'try again');
+    queue.enqueue('platform-b.fetch-product', storeId, { productId: '4' }); // queued
+    const running = queue.enqueue('platform-b.fetch-product', storeId, { productId: '5' });
+    t.database.sqlite.run("UPDATE jobs SET status = 'running', lease_until = ? WHERE id = ?", [T0 + 60_000, running.id]);
+    clock.advance(19 * DAY);
+    const recent = queue.enqueue('platform-b.fetch-product', storeId, { productId: '6' });
+    queue.complete(recent.id);
+
+    clock.set(T0 + 21 * DAY); // two jobs finished 21 days ago, one 2 days ago; the unfinished ones are 21 days old
+    expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(2);
+    expect(t.database.sqlite.query('SELECT json_extract(payload, "$.productId") AS id, status FROM jobs ORDER BY id').all()).toEqual([
+      { id: '3', status: 'queued' },
+      { id: '4', status: 'queued' },
+      { id: '5', status: 'running' },
+      { id: '6', status: 'done' },
+    ]);
+  });
+
+  test('unverified leads that never sent a scan are deleted after the window; verified leads and leads that scanned are kept', async () => {
+    await app();
+    await signUp('unused@example.com');
+    const scanned = await signUp('scanner@example.com');
+    expect((await t.request(TELEMETRY, tokenInit(scanned, scanPayload()))).status).toBe(204);
+    await signUp('verified@example.com');
+    t.database.sqlite.run("UPDATE leads SET verified = 1 WHERE email = 'verified@example.com'");
+    clock.advance(9 * DAY);
+    await signUp('recent@example.com');
+
+    clock.advance(2 * DAY); // the first three are 11 days old, the last 2
+    expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(1);
+    const left = t.database.sqlite.query<{ email: string }, []>('SELECT email FROM leads ORDER BY email').all().map((row) => row.email);
+    expect(left).toEqual(['recent@example.com', 'scanner@example.com', 'verified@example.com']);
+    // The lead that scanned still authenticates.
+    expect((await t.request(TELEMETRY, tokenInit(scanned, scanPayload()))).status).toBe(204);
+  });
+
+  test('a window of 0 keeps its records forever', async () => {
+    await app({ SVC_WEBHOOK_DELIVERY_RETENTION_DAYS: '0', SVC_ORDER_SIGNAL_RETENTION_DAYS: '0', SVC_STORE_EVENT_RETENTION_DAYS: '0', SVC_UNUSED_LEAD_RETENTION_DAYS: '0' });
+    await deliveries();
+    await signUp('unused@example.com');
+    clock.advance(10_000 * DAY);
+    expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(0);
+    expect([count('webhook_deliveries'), count('order_signals'), count('store_events'), count('leads')]).toEqual([3, 1, 1, 1]);
+  });
+
+  test('the defaults keep deliveries and finished jobs 30 days, order signals 90, store events 365, unused sign-ups 30', async () => {
+    await app({});
+    expect(t.config.retention).toEqual({ webhookDeliveryDays: 30, jobDays: 30, storeEventDays: 365, orderSignalDays: 90, unusedLeadDays: 30 });
+  });
+
+  test('deletes in small batches with a turn of the event loop between them, so requests are served meanwhile', async () => {
+    await app();
+    for (let i = 0; i < 3; i++) await deliveries(); // 9 delivery rows
+    clock.advance(31 * DAY);
+    const sweep = createRecordRetention(t.database.sqlite, clock, t.config.retention, 2).runOnce();
+    expect(count('webhook_deliveries')).toBe(7); // only the first batch ran before the sweep yielded
+    await deliveries(); // a delivery commits in between
+    await sweep;
+    expect(count('webhook_deliveries')).toBe(3);
+  });
+});
