@@ -46,6 +46,7 @@ const T = {
   nosniff: 'test/nosniff.test.ts',
   probeCors: 'test/probe-cors.test.ts',
   recordRetention: 'test/record-retention.test.ts',
+  serverE2e: 'test/e2e/server.test.ts',
   signalsCache: 'test/signals-cache.test.ts',
   storeSettings: 'test/store-settings.test.ts',
   discovery: 'test/signals-discovery.test.ts',
@@ -59,6 +60,7 @@ const T = {
   webhooksB: 'test/webhooks-platform-b.test.ts',
   webhooksC: 'test/webhooks-platform-c.test.ts',
   widgetRun: 'test/widget/run.test.ts',
+  syncA: 'test/sync-platform-a.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -1065,6 +1067,14 @@ export const mutants: Mutant[] = [
     tests: [T.recordRetention],
   },
   {
+    id: 'retention-not-started',
+    bug: 'the server never starts the record retention sweep',
+    file: 'src/server.ts',
+    original: '  records.start();\n',
+    replacement: '',
+    tests: [T.serverE2e],
+  },
+  {
     id: 'signals-cache-bytes-unbounded',
     bug: 'the signal cache is bounded by entries only, not by bytes',
     file: 'src/signals/service.ts',
@@ -1373,5 +1383,38 @@ export const mutants: Mutant[] = [
     replacement: 'const payloadObject = (): Json => ({});',
     tests: [T.noFiveHundred],
     notObservable: 'defence in depth: reserved keys are refused when the body is parsed (lib/json-limits checkReservedKeys, mutant input-reserved-keys-accepted), so no __proto__ key reaches the normaliser',
+  },
+  // ── catalogue sync ─────────────────────────────────────────────────────────────────────────────
+  {
+    id: 'sync-a-throttle-ignored',
+    bug: "platform A's cost bucket is not consulted: queries are sent whatever the throttle status said",
+    file: 'src/platforms/platform-a.ts',
+    original: 'return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, Date.now()) : 0;',
+    replacement: 'return 0;',
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-a-throttle-unknown-cost-sent',
+    bug: 'a query whose cost is not known yet is sent without waiting for a full bucket',
+    file: 'src/platforms/platform-a.ts',
+    original: 'queryCosts.get(query) ?? bucket.maximum',
+    replacement: 'queryCosts.get(query) ?? 0',
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-given-up-pass-still-running',
+    bug: 'a pass whose page failed on the last attempt is never marked failed',
+    file: 'src/sync/service.ts',
+    original: 'if (job.attempts >= queue.maxAttempts) fail(row, reason);',
+    replacement: 'if (job.attempts > queue.maxAttempts) fail(row, reason);',
+    tests: [T.syncA],
+  },
+  {
+    id: 'queue-orphaned-job-waits-for-lease',
+    bug: 'a job left running by a process that died waits out its lease after a restart',
+    file: 'src/webhooks/queue.ts',
+    original: 'if (!timer) queue.releaseLeases();',
+    replacement: '',
+    tests: [T.syncA],
   },
 ];

@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps) {
   const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
-  const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs } });
+  const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs }, sync: webhooks.sync });
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const limiter = createTierLimiter(config, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);

@@ -60,9 +60,9 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
   cleanup.push(database.close);
   const { applied } = migrateDatabase(database);
   const widget = await buildWidget();
-  const webhooks = createWebhookServices(database, config, systemClock);
-  const geo = await loadGeo(config.geoipDb);
   const observability = createObservability(config.log);
+  const webhooks = createWebhookServices(database, config, systemClock, { log: observability.logger.log });
+  const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
   let server: Bun.Server<undefined> | null = null;

@@ -9,6 +9,20 @@ export class PlatformApiError extends Error {
   }
 }
 
+/**
+ * The platform refused or would refuse the call for its rate limit: not a failure, ask again after
+ * `waitMs` (what the platform's throttle state or quota headers say it takes to refill).
+ */
+export class PlatformThrottled extends PlatformApiError {
+  constructor(
+    message: string,
+    readonly waitMs: number,
+  ) {
+    super(message, 429);
+    this.name = 'PlatformThrottled';
+  }
+}
+
 export const DEFAULT_API_TIMEOUT_MS = 10_000;
 
 /**
@@ -19,7 +33,7 @@ export async function callJson(
   url: string,
   init: { method?: string; headers?: Record<string, string>; body?: unknown },
   options: { timeoutMs: number; expect?: number[] },
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: any; headers: Headers }> {
   const what = `${init.method ?? 'GET'} ${new URL(url).pathname}`;
   let response: Response;
   try {
@@ -43,7 +57,7 @@ export async function callJson(
   }
   const expected = options.expect ?? [200, 201];
   if (!expected.includes(response.status)) throw new PlatformApiError(`${what} answered ${response.status}`, response.status);
-  return { status: response.status, body };
+  return { status: response.status, body, headers: response.headers };
 }
 
 /** ISO-8601 time (platform C's `date_modified_gmt` has no zone: it is UTC) -> epoch ms, or null. */

@@ -1,7 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
-import type { HookRegistration, ProductData, WebhookEvent } from './types.ts';
+import { MAX_VARIANTS, type CatalogPage, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_A_HEADERS = {
@@ -120,6 +120,98 @@ export function platformAEvent(topic: string, payload: any, shopDomain: string, 
   return { kind: 'unhandled' };
 }
 
+/** Products per page of a catalogue import, and variants/images read with each (more variants are read page by page). */
+const PRODUCTS_PER_PAGE = 10;
+const VARIANTS_PER_PRODUCT = 25;
+const IMAGES_PER_PRODUCT = 10;
+
+const VARIANT_FIELDS = `id title price compareAtPrice sku barcode inventoryQuantity inventoryPolicy inventoryItem { tracked } selectedOptions { name value } image { id }`;
+const LIST_PRODUCTS = `query SyncProducts($first: Int!, $after: String) {
+  products(first: $first, after: $after, sortKey: ID) {
+    pageInfo { hasNextPage endCursor }
+    nodes { id handle title descriptionHtml vendor updatedAt options { name values }
+      images(first: ${IMAGES_PER_PRODUCT}) { nodes { id url } }
+      variants(first: ${VARIANTS_PER_PRODUCT}) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } } } } }`;
+const MORE_VARIANTS = `query SyncVariants($id: ID!, $after: String) {
+  product(id: $id) { variants(first: 100, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } } } }`;
+
+/** The numeric id at the end of a global id (`gid://platform-a/Product/123` -> `123`). */
+const legacyId = (gid: unknown): string | null => (typeof gid === 'string' ? idOf(gid.slice(gid.lastIndexOf('/') + 1)) : null);
+
+/**
+ * A GraphQL Admin API product node in the shape of the REST Product resource the webhooks carry,
+ * so one mapper (`platformAProduct`) reads both: variants get `option1..3` in the order of the
+ * product's options and their image as `image_id`; tracked inventory becomes `inventory_management`.
+ */
+export function restProductOf(node: any, variants: any[]): Record<string, unknown> {
+  const optionNames: string[] = (Array.isArray(node.options) ? node.options : []).map((o: any) => String(o?.name ?? ''));
+  return {
+    id: legacyId(node.id),
+    title: node.title,
+    handle: node.handle,
+    body_html: node.descriptionHtml,
+    vendor: node.vendor,
+    updated_at: node.updatedAt,
+    admin_graphql_api_id: node.id,
+    options: (Array.isArray(node.options) ? node.options : []).map((o: any) => ({ name: o?.name, values: o?.values })),
+    images: (node.images?.nodes ?? []).map((i: any) => ({ id: legacyId(i?.id), src: i?.url })),
+    variants: variants.map((v: any) => {
+      const selected: any[] = Array.isArray(v?.selectedOptions) ? v.selectedOptions : [];
+      const optionAt = (i: number) => selected.find((o) => o?.name === optionNames[i])?.value ?? null;
+      return {
+        id: legacyId(v?.id),
+        title: v?.title,
+        price: v?.price,
+        compare_at_price: v?.compareAtPrice,
+        sku: v?.sku,
+        barcode: v?.barcode,
+        inventory_quantity: v?.inventoryQuantity,
+        inventory_policy: typeof v?.inventoryPolicy === 'string' ? v.inventoryPolicy.toLowerCase() : null,
+        inventory_management: v?.inventoryItem?.tracked ? 'platform-a' : null,
+        option1: optionAt(0),
+        option2: optionAt(1),
+        option3: optionAt(2),
+        image_id: legacyId(v?.image?.id),
+      };
+    }),
+  };
+}
+
+/** The cost bucket as the platform last reported it for a shop, and when. */
+interface BucketState {
+  available: number;
+  maximum: number;
+  restoreRate: number;
+  at: number;
+}
+
+/** A response's `extensions.cost.throttleStatus`, or null when it carries none. */
+function bucketOf(extensions: any, at: number): BucketState | null {
+  const status = extensions?.cost?.throttleStatus;
+  const state = { available: Number(status?.currentlyAvailable), maximum: Number(status?.maximumAvailable), restoreRate: Number(status?.restoreRate), at };
+  return Object.values(state).every(Number.isFinite) && state.restoreRate > 0 ? state : null;
+}
+
+/**
+ * How long until the bucket holds `cost` points (0 when it does now), refilling at its restore rate
+ * since it was reported. A cost above the bucket's size waits for a full bucket.
+ */
+export function throttleWaitMs(bucket: BucketState, cost: number, now: number): number {
+  const available = Math.min(bucket.maximum, bucket.available + ((now - bucket.at) / 1000) * bucket.restoreRate);
+  const needed = Math.min(cost, bucket.maximum);
+  return available >= needed ? 0 : Math.ceil(((needed - available) / bucket.restoreRate) * 1000);
+}
+
+/**
+ * What the platform last said about each shop's bucket (by API URL and token), and what each of
+ * svc's queries costs (requestedQueryCost): kept for the process's life, so a query is sent only
+ * when the bucket can pay for it, across job steps. One entry per connected shop and per query text.
+ */
+const shopBuckets = new Map<string, BucketState>();
+const queryCosts = new Map<string, number>();
+
+const isThrottled = (body: any) => Array.isArray(body?.errors) && body.errors.some((e: any) => e?.extensions?.code === 'THROTTLED');
+
 const LIST_HOOKS = `query { webhookSubscriptions(first: 250) { edges { node { id topic endpoint { __typename ... on WebhookHttpEndpoint { callbackUrl } } } } } }`;
 const CREATE_HOOK = `mutation webhookSubscriptionCreate($topic: WebhookSubscriptionTopic!, $webhookSubscription: WebhookSubscriptionInput!) {
   webhookSubscriptionCreate(topic: $topic, webhookSubscription: $webhookSubscription) { webhookSubscription { id } userErrors { field message } } }`;
@@ -131,11 +223,50 @@ const graphQlTopic = (topic: string) => topic.toUpperCase().replace('/', '_');
 export function platformAClient(options: { apiBase: string; accessToken: string; timeoutMs?: number }) {
   const url = `${options.apiBase}/admin/api/${PLATFORM_A_API_VERSION}/graphql.json`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
-  const graphql = async (query: string, variables?: Record<string, unknown>) => {
-    const { body } = await callJson(url, { method: 'POST', headers: { [PLATFORM_A_HEADERS.accessToken]: options.accessToken }, body: { query, variables } }, { timeoutMs, expect: [200] });
-    if (Array.isArray(body?.errors) && body.errors.length) throw new PlatformApiError(`GraphQL error: ${String(body.errors[0]?.message ?? 'unknown')}`);
-    return body?.data;
+  const shop = `${url} ${options.accessToken}`;
+  /** How long before `query` fits the shop's bucket as last reported (a query of unknown cost waits for a full bucket). */
+  const waitFor = (query: string): number => {
+    const bucket = shopBuckets.get(shop);
+    return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, Date.now()) : 0;
   };
+  /**
+   * The whole response (data and extensions). A query the bucket cannot pay for yet is not sent:
+   * with `wait: 'throw'` PlatformThrottled says how long to wait (the caller schedules the retry),
+   * otherwise the call waits here. A query the platform refused as throttled is handled the same way.
+   */
+  const request = async (query: string, variables: Record<string, unknown> | undefined, wait: 'throw' | 'here' = 'here'): Promise<any> => {
+    for (;;) {
+      const waitMs = waitFor(query);
+      if (waitMs > 0 && wait === 'throw') throw new PlatformThrottled('waiting for the GraphQL cost bucket to refill', waitMs);
+      if (waitMs > 0) await Bun.sleep(waitMs);
+      const { body } = await callJson(url, { method: 'POST', headers: { [PLATFORM_A_HEADERS.accessToken]: options.accessToken }, body: { query, variables } }, { timeoutMs, expect: [200] });
+      // The bucket is reported as of some moment before the answer arrived: dating it now counts less refill than there was (the safe side).
+      const bucket = bucketOf(body?.extensions, Date.now());
+      if (bucket) shopBuckets.set(shop, bucket);
+      const cost = Number(body?.extensions?.cost?.requestedQueryCost);
+      if (Number.isFinite(cost) && cost > 0) queryCosts.set(query, cost);
+      if (isThrottled(body)) {
+        if (wait === 'throw') throw new PlatformThrottled('GraphQL query throttled', Math.max(1, waitFor(query)));
+        continue;
+      }
+      if (Array.isArray(body?.errors) && body.errors.length) throw new PlatformApiError(`GraphQL error: ${String(body.errors[0]?.message ?? 'unknown')}`);
+      return body;
+    }
+  };
+  const graphql = async (query: string, variables?: Record<string, unknown>) => (await request(query, variables))?.data;
+
+  /** Variants beyond the first page of a product's, page by page, waiting here for the bucket between pages (rare: products with many variants). */
+  async function remainingVariants(productGid: string, after: string): Promise<any[]> {
+    const variants: any[] = [];
+    let cursor: string | null = after;
+    while (cursor !== null && variants.length < MAX_VARIANTS) {
+      const body = await request(MORE_VARIANTS, { id: productGid, after: cursor });
+      const connection = body?.data?.product?.variants;
+      variants.push(...(connection?.nodes ?? []));
+      cursor = connection?.pageInfo?.hasNextPage ? String(connection.pageInfo.endCursor) : null;
+    }
+    return variants;
+  }
   return {
     /** Creates the subscriptions that are missing for `callbackUrl`; existing ones are kept (idempotent). */
     async registerHooks(callbackUrl: string): Promise<HookRegistration> {
@@ -156,6 +287,24 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
     async fetchCurrency(): Promise<string | null> {
       const data = await graphql(SHOP_CURRENCY);
       return stringOrNull(data?.shop?.currencyCode, 3);
+    },
+
+    /**
+     * One page of the shop's products (`cursor`: the previous page's end cursor, null for the first),
+     * as REST-shaped products; `waitMs` is how long the cost bucket needs before the next page.
+     */
+    async listProducts(cursor: string | null): Promise<CatalogPage<Record<string, unknown>>> {
+      const body = await request(LIST_PRODUCTS, { first: PRODUCTS_PER_PAGE, after: cursor }, 'throw');
+      const connection = body?.data?.products;
+      if (!connection || !Array.isArray(connection.nodes)) throw new PlatformApiError('GraphQL products: the response has no products connection');
+      const items: Record<string, unknown>[] = [];
+      for (const node of connection.nodes) {
+        let variants: any[] = node?.variants?.nodes ?? [];
+        if (node?.variants?.pageInfo?.hasNextPage) variants = variants.concat(await remainingVariants(String(node.id), String(node.variants.pageInfo.endCursor)));
+        items.push(restProductOf(node, variants));
+      }
+      const next = connection.pageInfo?.hasNextPage ? stringOrNull(connection.pageInfo.endCursor, 1024) : null;
+      return { items, next, waitMs: next === null ? 0 : waitFor(LIST_PRODUCTS) };
     },
   };
 }

@@ -81,3 +81,12 @@ export type WebhookEvent =
 export interface HookRegistration {
   topics: string[];
 }
+
+/** One page of a platform's list (products, later categories and pages), read for a catalogue sync. */
+export interface CatalogPage<T> {
+  items: T[];
+  /** Where the following page starts (the platform's cursor or the next page number); null: this was the last page. */
+  next: string | null;
+  /** How long the platform's rate limit needs before the next request (0: ask now). */
+  waitMs: number;
+}

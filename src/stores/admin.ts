@@ -6,11 +6,18 @@ import { parseCredentials } from './credentials.ts';
 import { toStoreView, type StoreRegistry, type StoreView } from './registry.ts';
 import { parseStoreSettings, type StoreSettings } from './settings.ts';
 
-export type StoreResponse = StoreView & { webhookUrl: string; currencyError?: string };
+/** What the store admin needs of catalogue sync: start a pass once a store is connected, and show its state. */
+export interface StoreSync<View> {
+  start(storeId: string, trigger: 'connect' | 'credentials'): void;
+  view(storeId: string): View;
+}
 
-interface AdminDeps {
+export type StoreResponse<SyncView = unknown> = StoreView & { webhookUrl: string; sync: SyncView; currencyError?: string };
+
+interface AdminDeps<SyncView> {
   stores: StoreRegistry;
   settings: PlatformSettings & { platformAShopSuffix: string };
+  sync: StoreSync<SyncView>;
 }
 
 const conflict = () => new ApiError(409, 'store_exists', 'another store of this platform already uses this shop domain, store hash or site URL');
@@ -19,11 +26,12 @@ const conflict = () => new ApiError(409, 'store_exists', 'another store of this 
  * Store administration: saving credentials commits the store first, then registers hooks (and reads
  * the currency when it was not given) against the platform; failures are reported, not fatal.
  */
-export function createStoreAdmin({ stores, settings }: AdminDeps) {
-  const view = (row: StoreRow, extra: { currencyError?: string } = {}): StoreResponse => ({ ...toStoreView(row), webhookUrl: webhookUrlFor(settings.baseUrl, row), ...extra });
+export function createStoreAdmin<SyncView>({ stores, settings, sync }: AdminDeps<SyncView>) {
+  const view = (row: StoreRow, extra: { currencyError?: string } = {}): StoreResponse<SyncView> => ({ ...toStoreView(row), webhookUrl: webhookUrlFor(settings.baseUrl, row), sync: sync.view(row.id), ...extra });
   const find = (id: string) => orNotFound(stores.get(id), 'store', id);
 
-  async function connect(row: StoreRow, readCurrency: boolean): Promise<StoreResponse> {
+  /** Hooks, then the currency when asked, then (for a new store or new credentials) a catalogue import with both in place. */
+  async function connect(row: StoreRow, readCurrency: boolean, importAs: 'connect' | 'credentials' | null): Promise<StoreResponse<SyncView>> {
     const credentials = stores.credentialsOf(row);
     // Platform C pings each hook as it is created: only now may an unsigned ping confirm the store.
     const pinged = row.platform === 'platform-c';
@@ -32,31 +40,34 @@ export function createStoreAdmin({ stores, settings }: AdminDeps) {
       if (pinged) stores.awaitPing(row.id, 'registered');
     });
     let current = stores.recordHooks(row.id, hooks);
-    if (!readCurrency) return view(current);
-    const currency = await fetchCurrency(current, credentials, settings);
-    if ('error' in currency) return view(current, { currencyError: currency.error });
-    current = stores.setCurrency(row.id, currency.currency);
-    return view(current);
+    let currencyError: string | undefined;
+    if (readCurrency) {
+      const currency = await fetchCurrency(current, credentials, settings);
+      if ('error' in currency) currencyError = currency.error;
+      else current = stores.setCurrency(row.id, currency.currency);
+    }
+    if (importAs) sync.start(row.id, importAs);
+    return view(current, currencyError === undefined ? {} : { currencyError });
   }
 
   return {
     list: () => stores.list().map((row) => view(row)),
     get: (id: string) => view(find(id)),
 
-    async create(input: { platform: Platform; domain: string; currency?: string | undefined; credentials: Record<string, unknown> }): Promise<StoreResponse> {
+    async create(input: { platform: Platform; domain: string; currency?: string | undefined; credentials: Record<string, unknown> }): Promise<StoreResponse<SyncView>> {
       const domain = input.domain.trim().toLowerCase().replace(/\.$/, '');
       if (!isHostname(domain)) throw new ApiError(400, 'invalid_domain', `domain ${JSON.stringify(input.domain)} is not a host name`);
       const parsed = parseCredentials(input.platform, domain, input.credentials, settings.platformAShopSuffix);
       const row = stores.create({ platform: input.platform, domain, currency: input.currency ?? null, parsed });
       if (!row) throw conflict();
-      return connect(row, input.currency === undefined);
+      return connect(row, input.currency === undefined, 'connect');
     },
 
-    async saveCredentials(id: string, credentials: Record<string, unknown>): Promise<StoreResponse> {
+    async saveCredentials(id: string, credentials: Record<string, unknown>): Promise<StoreResponse<SyncView>> {
       const row = find(id);
       const saved = stores.saveCredentials(row, parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix));
       if (!saved) throw conflict();
-      return connect(saved, saved.currency === null);
+      return connect(saved, saved.currency === null, 'credentials');
     },
 
     settings: (id: string): StoreSettings => find(id).settings,
@@ -68,8 +79,8 @@ export function createStoreAdmin({ stores, settings }: AdminDeps) {
     },
 
     /** Retry a failed (or refresh a working) registration with the saved credentials. */
-    async registerHooks(id: string): Promise<StoreResponse> {
-      return connect(find(id), false);
+    async registerHooks(id: string): Promise<StoreResponse<SyncView>> {
+      return connect(find(id), false, null);
     },
   };
 }

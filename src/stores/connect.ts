@@ -1,9 +1,6 @@
-import type { Config } from '../config.ts';
 import type { HookStatus, StoreRow } from '../db/schema/index.ts';
+import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { PlatformApiError } from '../platforms/http.ts';
-import { platformAClient } from '../platforms/platform-a.ts';
-import { platformBClient } from '../platforms/platform-b.ts';
-import { platformCClient } from '../platforms/platform-c.ts';
 import type { StoreCredentials } from './credentials.ts';
 
 /** Where each platform delivers to (what svc registers, and what an operator configures by hand). */
@@ -18,23 +15,7 @@ export function webhookUrlFor(baseUrl: string, store: Pick<StoreRow, 'id' | 'pla
   }
 }
 
-export type PlatformSettings = Pick<Config, 'baseUrl' | 'platformAApiBase' | 'platformBApiBase'> & { apiTimeoutMs?: number };
-
-/** The API client for a store, or null when its credentials give svc no API access (svc's app). */
-function clientFor(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings) {
-  const timeoutMs = settings.apiTimeoutMs;
-  switch (credentials.kind) {
-    case 'own-app':
-    case 'token-only':
-      return { platform: 'platform-a' as const, client: platformAClient({ apiBase: settings.platformAApiBase ?? `https://${store.platformRef}`, accessToken: credentials.accessToken, timeoutMs }) };
-    case 'api-token':
-      return { platform: 'platform-b' as const, client: platformBClient({ apiBase: settings.platformBApiBase, storeHash: credentials.storeHash, accessToken: credentials.accessToken, timeoutMs }) };
-    case 'rest-keys':
-      return { platform: 'platform-c' as const, client: platformCClient({ ...credentials, timeoutMs }) };
-    case 'via-app':
-      return null;
-  }
-}
+export type { PlatformSettings };
 
 export interface HookResult {
   status: HookStatus;

@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { jobs, type JobRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -34,6 +34,20 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
       return db.insert(jobs).values({ id: newId(), kind, storeId, payload, status: 'queued', runAt: now, createdAt: now }).returning().get();
     },
 
+    /**
+     * At most one unfinished job of this kind per store: a queued one is made due now, a running one
+     * is left to its runner (which rereads what it works on before each step); else a new one.
+     */
+    enqueueOnce(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
+      const active = db.select().from(jobs).where(and(eq(jobs.kind, kind), eq(jobs.storeId, storeId), inArray(jobs.status, ['queued', 'running']))).get();
+      if (!active) return this.enqueue(kind, storeId, payload);
+      if (active.status !== 'queued') return active;
+      return db.update(jobs).set({ runAt: Math.min(active.runAt, clock.now()) }).where(eq(jobs.id, active.id)).returning().get()!;
+    },
+
+    /** The attempts a job gets before it is given up (`dead`). */
+    maxAttempts,
+
     /** Take the next due job (queued and due, or running with an expired lease) and count the attempt. */
     claim(): JobRow | null {
       const now = clock.now();
@@ -50,6 +64,20 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
           .returning()
           .get() ?? null
       );
+    },
+
+    /**
+     * A job that did one step of longer work and has more: queued again for `runAt` with a fresh
+     * attempt count (its failures are counted per step). Returns how long until it is due.
+     */
+    requeue(id: string, runAt: number): number {
+      db.update(jobs).set({ status: 'queued', attempts: 0, leaseUntil: null, lastError: null, runAt }).where(eq(jobs.id, id)).run();
+      return Math.max(0, runAt - clock.now());
+    },
+
+    /** At start: jobs a previous process left running (the instance lock says it is gone) are due now. */
+    releaseLeases(): void {
+      db.update(jobs).set({ leaseUntil: clock.now() }).where(eq(jobs.status, 'running')).run();
     },
 
     complete(id: string): void {
@@ -75,7 +103,12 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
 
 export type JobQueue = ReturnType<typeof createJobQueue>;
 
-export type JobHandler = (job: JobRow) => Promise<void>;
+/** Returned by a handler that did one step of longer work: run the job again at this time (epoch ms). */
+export interface JobContinuation {
+  runAgainAt: number;
+}
+
+export type JobHandler = (job: JobRow) => Promise<void | JobContinuation>;
 
 /**
  * Runs due jobs one at a time: `runDueJobs()` for tests (with an injected clock), `start()` for the
@@ -86,6 +119,21 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
   let timer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
   let failures = 0;
+  let wake: { at: number; timer: ReturnType<typeof setTimeout> } | null = null;
+
+  /** A started runner wakes up when a continued job is due (between polls, for short waits such as a throttle's). */
+  function wakeAfter(delayMs: number): void {
+    const at = Date.now() + delayMs;
+    if (!timer || stopped || (wake && wake.at <= at)) return;
+    if (wake) clearTimeout(wake.timer);
+    wake = {
+      at,
+      timer: setTimeout(() => {
+        wake = null;
+        void runDueJobs();
+      }, delayMs),
+    };
+  }
 
   async function drain(): Promise<number> {
     let done = 0;
@@ -93,8 +141,9 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
       const handler = handlers[job.kind];
       try {
         if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-        await handler(job);
-        queue.complete(job.id);
+        const result = await handler(job);
+        if (result) wakeAfter(queue.requeue(job.id, result.runAgainAt));
+        else queue.complete(job.id);
       } catch (error) {
         const message = (error as Error).message ?? String(error);
         queue.fail(job, message);
@@ -125,6 +174,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
     },
     start(pollMs = 1000): void {
       stopped = false;
+      if (!timer) queue.releaseLeases();
       timer ??= setInterval(() => void runDueJobs(), pollMs);
       void runDueJobs();
     },
@@ -132,6 +182,8 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
       stopped = true;
       if (timer) clearInterval(timer);
       timer = null;
+      if (wake) clearTimeout(wake.timer);
+      wake = null;
       await running;
     },
   };

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -29,6 +30,34 @@ describe('svc serve (spawned process)', () => {
       expect(embed.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
       expect((await fetch(`${server.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
       expect((await fetch(`${server.url}/api/v1/admin/keys`)).status).toBe(401);
+    } finally {
+      expect(await server.stop('SIGTERM')).toBe(0);
+    }
+  });
+
+  test('the server sweeps expired records at start (unused sign-ups, old deliveries) and stamps nosniff on every answer', async () => {
+    const DAY = 86_400_000;
+    const old = (await runCli(['leads', 'create', '--email', 'old@example.com', '--data-dir', dataDir])).json.id as string;
+    await runCli(['leads', 'create', '--email', 'fresh@example.com', '--data-dir', dataDir]);
+    const db = new Database(path.join(dataDir, 'svc.db'));
+    db.run('UPDATE leads SET created_at = ? WHERE id = ?', [Date.now() - 31 * DAY, old]);
+    const delivery = "INSERT INTO webhook_deliveries (id, store_id, platform, topic, outcome, received_at) VALUES (?, 's', 'platform-a', 'products/update', 'applied', ?)";
+    db.run(delivery, ['old', Date.now() - 31 * DAY]);
+    db.run(delivery, ['recent', Date.now() - DAY]);
+    db.close();
+    const server = await spawnServer({ dataDir });
+    try {
+      const reader = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
+      const left = () => ({
+        leads: reader.query<{ email: string }, []>('SELECT email FROM leads').all().map((row) => row.email),
+        deliveries: reader.query<{ id: string }, []>('SELECT id FROM webhook_deliveries').all().map((row) => row.id),
+      });
+      for (let i = 0; i < 100 && (left().deliveries.length > 1 || left().leads.length > 1); i++) await Bun.sleep(50);
+      expect(left()).toEqual({ leads: ['fresh@example.com'], deliveries: ['recent'] });
+      reader.close();
+      for (const answer of [await fetch(`${server.url}/healthz`), await fetch(`${server.url}/no/such/route`), await fetch(`${server.url}/embed.js`)]) {
+        expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+      }
     } finally {
       expect(await server.stop('SIGTERM')).toBe(0);
     }

@@ -85,11 +85,11 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const database = openDatabase(config.databaseFile);
   migrateDatabase(database);
   const clock = options.clock ?? systemClock;
-  const webhooks = createWebhookServices(database, config, clock, options.webhooks);
   let logText = '';
   const observability = createObservability(config.log, (text) => {
     logText += text;
   });
+  const webhooks = createWebhookServices(database, config, clock, { log: observability.logger.log, ...options.webhooks });
   const app = createApp({
     config,
     database,

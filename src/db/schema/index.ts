@@ -7,3 +7,4 @@ export * from './scans.ts';
 export * from './content.ts';
 export * from './console.ts';
 export * from './health.ts';
+export * from './sync.ts';

@@ -1,0 +1,42 @@
+import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { stores } from './stores.ts';
+
+/** What a catalogue sync reads from a platform, one phase each (products first). */
+export const SYNC_KINDS = ['products'] as const;
+export type SyncKind = (typeof SYNC_KINDS)[number];
+
+/** Why a sync pass started. */
+export type SyncTrigger = 'connect' | 'credentials' | 'manual' | 'schedule';
+
+/**
+ * The latest catalogue sync pass of a store, one row per kind. The position of the next page
+ * (`cursor`) is committed in the same transaction as the page before it, so a pass resumes where it
+ * stopped after a crash or restart and never applies a page twice; `runId` ties the pass to its
+ * queued job, so a pass superseded by a newer trigger stops at its next page.
+ */
+export const catalogSyncs = sqliteTable(
+  'catalog_syncs',
+  {
+    storeId: text('store_id')
+      .notNull()
+      .references(() => stores.id),
+    kind: text('kind').$type<SyncKind>().notNull(),
+    runId: text('run_id').notNull(),
+    trigger: text('trigger').$type<SyncTrigger>().notNull(),
+    status: text('status').$type<'running' | 'done' | 'failed'>().notNull(),
+    /** The platform's cursor (platform A) or page number of the next page; null: the first page. */
+    cursor: text('cursor'),
+    pages: integer('pages').notNull().default(0),
+    /** Items read from the platform in this pass (applied or older than what svc holds). */
+    items: integer('items').notNull().default(0),
+    /** Failed: why. Running: the last error, being retried with backoff. */
+    error: text('error'),
+    startedAt: integer('started_at').notNull(),
+    finishedAt: integer('finished_at'),
+    /** When a pass of this kind last went through every page (kept across later passes). */
+    lastCompletedAt: integer('last_completed_at'),
+  },
+  (table) => [primaryKey({ columns: [table.storeId, table.kind] })],
+);
+
+export type CatalogSyncRow = typeof catalogSyncs.$inferSelect;

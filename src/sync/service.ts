@@ -1,0 +1,139 @@
+import type { Catalog } from '../catalog/products.ts';
+import { SYNC_KINDS, type CatalogSyncRow, type JobRow, type StoreRow, type SyncKind, type SyncTrigger } from '../db/schema/index.ts';
+import type { AppDatabase } from '../db/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { ApiError } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { yieldToEventLoop } from '../lib/periodic.ts';
+import type { PlatformSettings } from '../platforms/clients.ts';
+import { PlatformThrottled } from '../platforms/http.ts';
+import type { CatalogPage } from '../platforms/types.ts';
+import type { StoreRegistry } from '../stores/registry.ts';
+import type { JobContinuation, JobHandler, JobQueue } from '../webhooks/queue.ts';
+import { productSource, type ProductSource } from './sources.ts';
+import { createSyncState, toSyncView, type SyncView } from './state.ts';
+
+export type SyncLog = (level: 'info' | 'warn', msg: string, fields: Record<string, unknown>) => void;
+
+interface SyncDeps {
+  database: Pick<AppDatabase, 'db' | 'sqlite'>;
+  stores: StoreRegistry;
+  catalog: Catalog;
+  queue: JobQueue;
+  clock: Clock;
+  settings: PlatformSettings;
+  log: SyncLog;
+  onQueued?: (() => void) | undefined;
+}
+
+/** The queue job that runs a store's pass of one kind, a page per step. */
+export const syncJobKind = (kind: SyncKind) => `catalog-sync.${kind}`;
+
+/** Products written per transaction: a page is applied in a few short transactions with a turn of the event loop between them. */
+const WRITE_BATCH = 25;
+
+const NO_API_ACCESS = "a store connected through svc's app gives svc no API access: its catalogue fills from webhooks only";
+
+/**
+ * Catalogue sync: reads every product of a store through its platform's API, one page per job
+ * step, and applies each page through the catalogue's ordering rule (the platform's modification
+ * time wins, tombstones hold), so a page read before a webhook arrived never overwrites what the
+ * webhook applied and never brings back a product a webhook deleted. The next page's position is
+ * committed with the page, so a pass survives restarts without applying a page twice.
+ */
+export function createCatalogSync({ database, clock, stores, catalog, queue, settings, log, onQueued }: SyncDeps) {
+  const state = createSyncState(database.db, clock);
+
+  /** A page's products (already read), applied; false when the pass was superseded meanwhile (nothing of the batch is written). */
+  const applyBatch = database.sqlite.transaction((store: StoreRow, row: CatalogSyncRow, map: ProductSource['map'], items: unknown[], readAt: number, end: CatalogPage<unknown> | null): boolean => {
+    if (!state.isCurrent(row.storeId, row.kind, row.runId)) return false;
+    for (const item of items) {
+      let product;
+      try {
+        product = map(item, readAt);
+      } catch (error) {
+        if (error instanceof ApiError) continue; // an item without an id: nothing to key it by
+        throw error;
+      }
+      catalog.upsert(store.id, store.currency, product);
+    }
+    if (end) state.advance(row, end.next, end.items.length);
+    return true;
+  });
+
+  function finished(row: CatalogSyncRow, outcome: 'completed' | 'failed', extra: Record<string, unknown> = {}): void {
+    const now = state.get(row.storeId, row.kind);
+    log(outcome === 'completed' ? 'info' : 'warn', `catalog sync ${outcome}`, {
+      store: row.storeId,
+      kind: row.kind,
+      trigger: row.trigger,
+      pages: now?.pages ?? row.pages,
+      items: now?.items ?? row.items,
+      ms: clock.now() - row.startedAt,
+      ...extra,
+    });
+  }
+
+  function fail(row: CatalogSyncRow, reason: string): void {
+    state.fail(row, reason);
+    finished(row, 'failed', { error: reason });
+  }
+
+  /** One step of a products pass: read the page at the saved position, apply it, and say when the next is due. */
+  async function productsStep(job: JobRow): Promise<void | JobContinuation> {
+    const row = state.get(job.storeId, 'products');
+    if (!row || row.status !== 'running') return;
+    const store = stores.get(job.storeId);
+    if (!store || store.status !== 'active') return fail(row, 'the store is inactive (uninstalled)');
+    const source = productSource(store, stores.credentialsOf(store), settings);
+    if (!source) return fail(row, NO_API_ACCESS);
+
+    let page: CatalogPage<unknown>;
+    try {
+      page = await source.page(row.cursor);
+    } catch (error) {
+      if (error instanceof PlatformThrottled) return { runAgainAt: clock.now() + error.waitMs };
+      const reason = (error as Error).message ?? String(error);
+      if (job.attempts >= queue.maxAttempts) fail(row, reason);
+      else state.noteError(row, reason);
+      throw error;
+    }
+
+    const readAt = clock.now();
+    for (let start = 0; ; start += WRITE_BATCH) {
+      const last = start + WRITE_BATCH >= page.items.length;
+      if (!applyBatch(store, row, source.map, page.items.slice(start, start + WRITE_BATCH), readAt, last ? page : null)) return { runAgainAt: clock.now() };
+      if (last) break;
+      await yieldToEventLoop();
+    }
+    if (page.next === null) return void finished(row, 'completed');
+    return { runAgainAt: clock.now() + page.waitMs };
+  }
+
+  const handlers: Record<string, JobHandler> = { [syncJobKind('products')]: productsStep };
+
+  return {
+    handlers,
+
+    /**
+     * Start a pass of every kind from the first page (a running pass starts over: new credentials may
+     * name another shop). Stores whose platform list svc does not read are left alone.
+     */
+    start(storeId: string, trigger: SyncTrigger): void {
+      const store = stores.get(storeId);
+      if (!store || store.status !== 'active') return;
+      const credentials = stores.credentialsOf(store);
+      if (credentials.kind !== 'via-app' && !productSource(store, credentials, settings)) return;
+      for (const kind of SYNC_KINDS) {
+        state.begin(storeId, kind, newId(), trigger);
+        if (credentials.kind === 'via-app') fail(state.get(storeId, kind)!, NO_API_ACCESS);
+        else queue.enqueueOnce(syncJobKind(kind), storeId, {});
+      }
+      onQueued?.();
+    },
+
+    view: (storeId: string): SyncView => toSyncView(state.of(storeId)),
+  };
+}
+
+export type CatalogSync = ReturnType<typeof createCatalogSync>;

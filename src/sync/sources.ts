@@ -1,0 +1,24 @@
+import type { StoreRow } from '../db/schema/index.ts';
+import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
+import { platformAProduct } from '../platforms/platform-a.ts';
+import type { CatalogPage, ProductData } from '../platforms/types.ts';
+import type { StoreCredentials } from '../stores/credentials.ts';
+
+/** A store's product list on its platform, page by page, and how one listed item becomes catalogue data. */
+export interface ProductSource {
+  page(cursor: string | null): Promise<CatalogPage<unknown>>;
+  /** Throws an ApiError for an item without the fields a product needs (the item is skipped). */
+  map(item: unknown, readAt: number): ProductData;
+}
+
+/** Null when the platform's list is not read by svc (yet), or the credentials give svc no API access. */
+export function productSource(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings): ProductSource | null {
+  const api = clientFor(store, credentials, settings);
+  if (!api) return null;
+  switch (api.platform) {
+    case 'platform-a':
+      return { page: (cursor) => api.client.listProducts(cursor), map: (item, readAt) => platformAProduct(item, store.platformRef, readAt) };
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,100 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/index.ts';
+import { catalogSyncs, SYNC_KINDS, type CatalogSyncRow, type SyncKind, type SyncTrigger } from '../db/schema/index.ts';
+import type { Clock } from '../lib/clock.ts';
+import { isoOrNull } from '../lib/time.ts';
+
+export type SyncState = 'idle' | 'running' | 'failed';
+
+/** One kind's progress in the store's latest pass. */
+export interface SyncKindView {
+  state: SyncState;
+  pages: number;
+  items: number;
+  error: string | null;
+  lastCompletedAt: string | null;
+}
+
+/**
+ * A store's catalogue sync as the admin API shows it: `running` while any kind is, else `failed`
+ * when any kind gave up (with its reason), else `idle`. `lastCompletedAt` is when every kind last
+ * went through all its pages (null until then); `error` is a failed kind's reason, or while running
+ * the last error being retried.
+ */
+export interface SyncView {
+  state: SyncState;
+  trigger: SyncTrigger | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  lastCompletedAt: string | null;
+  error: string | null;
+  kinds: Record<SyncKind, SyncKindView>;
+}
+
+const kindState = (row: CatalogSyncRow | undefined): SyncState => (row?.status === 'running' ? 'running' : row?.status === 'failed' ? 'failed' : 'idle');
+
+export function toSyncView(rows: CatalogSyncRow[]): SyncView {
+  const byKind = new Map(rows.map((row) => [row.kind, row]));
+  const kinds = Object.fromEntries(
+    SYNC_KINDS.map((kind) => {
+      const row = byKind.get(kind);
+      return [kind, { state: kindState(row), pages: row?.pages ?? 0, items: row?.items ?? 0, error: row?.error ?? null, lastCompletedAt: isoOrNull(row?.lastCompletedAt ?? null) }];
+    }),
+  ) as Record<SyncKind, SyncKindView>;
+  const states = SYNC_KINDS.map((kind) => kinds[kind].state);
+  const completed = SYNC_KINDS.map((kind) => byKind.get(kind)?.lastCompletedAt ?? null);
+  const latest = rows.reduce<CatalogSyncRow | null>((a, row) => (a === null || row.startedAt > a.startedAt ? row : a), null);
+  const unfinished = rows.some((row) => row.finishedAt === null);
+  return {
+    state: states.includes('running') ? 'running' : states.includes('failed') ? 'failed' : 'idle',
+    trigger: latest?.trigger ?? null,
+    startedAt: isoOrNull(rows.length ? Math.min(...rows.map((row) => row.startedAt)) : null),
+    finishedAt: isoOrNull(rows.length && !unfinished ? Math.max(...rows.map((row) => row.finishedAt!)) : null),
+    lastCompletedAt: isoOrNull(completed.includes(null) ? null : Math.min(...(completed as number[]))),
+    error: rows.find((row) => row.status === 'failed')?.error ?? rows.find((row) => row.error !== null)?.error ?? null,
+    kinds,
+  };
+}
+
+/** The rows of `catalog_syncs`: one pass per store and kind, its position and counts. */
+export function createSyncState(db: Db, clock: Clock) {
+  const where = (storeId: string, kind: SyncKind) => and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.kind, kind));
+  return {
+    get: (storeId: string, kind: SyncKind): CatalogSyncRow | null => db.select().from(catalogSyncs).where(where(storeId, kind)).get() ?? null,
+    of: (storeId: string): CatalogSyncRow[] => db.select().from(catalogSyncs).where(eq(catalogSyncs.storeId, storeId)).all(),
+
+    /** A new pass from the first page; it supersedes any pass of this kind still running. */
+    begin(storeId: string, kind: SyncKind, runId: string, trigger: SyncTrigger): void {
+      const fresh = { runId, trigger, status: 'running' as const, cursor: null, pages: 0, items: 0, error: null, startedAt: clock.now(), finishedAt: null };
+      db.insert(catalogSyncs).values({ storeId, kind, ...fresh }).onConflictDoUpdate({ target: [catalogSyncs.storeId, catalogSyncs.kind], set: fresh }).run();
+    },
+
+    /** True while `runId` is the running pass of this kind (a newer trigger replaces it). */
+    isCurrent(storeId: string, kind: SyncKind, runId: string): boolean {
+      const row = db.select({ runId: catalogSyncs.runId, status: catalogSyncs.status }).from(catalogSyncs).where(where(storeId, kind)).get();
+      return row?.runId === runId && row.status === 'running';
+    },
+
+    /** A page applied: the next page's position and the counts move on (in the page's last transaction). `next` null ends the pass. */
+    advance(row: CatalogSyncRow, next: string | null, items: number): void {
+      const now = clock.now();
+      const done = next === null;
+      db.update(catalogSyncs)
+        .set({ cursor: next, pages: sql`${catalogSyncs.pages} + 1`, items: sql`${catalogSyncs.items} + ${items}`, error: null, ...(done ? { status: 'done', finishedAt: now, lastCompletedAt: now } : {}) })
+        .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
+        .run();
+    },
+
+    /** The last error of a page being retried (the pass goes on). */
+    noteError(row: CatalogSyncRow, error: string): void {
+      db.update(catalogSyncs).set({ error }).where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId))).run();
+    },
+
+    /** The pass gave up; the catalogue keeps what earlier pages and webhooks brought. */
+    fail(row: CatalogSyncRow, error: string): void {
+      db.update(catalogSyncs).set({ status: 'failed', error, finishedAt: clock.now() }).where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId))).run();
+    },
+  };
+}
+
+export type SyncStateStore = ReturnType<typeof createSyncState>;

@@ -1,0 +1,35 @@
+import { bearer, type TestApp } from './app.ts';
+
+/** The store as the admin API shows it (with its `sync` state). */
+export async function getStore(t: TestApp, storeId: string): Promise<any> {
+  const res = await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(t.keyWith('admin')) });
+  return res.json();
+}
+
+/**
+ * Drive the job queue until the store's sync is no longer running (throttle waits and backoff are
+ * real time, so this polls), failing after `timeoutMs`. Returns the store's final sync state.
+ */
+export async function runSync(t: TestApp, storeId: string, timeoutMs = 15_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await t.webhooks.runner.runDueJobs();
+    const sync = t.webhooks.sync.view(storeId);
+    if (sync.state !== 'running') return sync;
+    if (Date.now() > deadline) throw new Error(`sync still running after ${timeoutMs} ms: ${JSON.stringify(sync)}`);
+    await Bun.sleep(5);
+  }
+}
+
+/** Every live product of the store through the admin catalogue API, page by page. */
+export async function listAllProducts(t: TestApp, storeId: string): Promise<any[]> {
+  const all: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/products?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: bearer(t.keyWith('admin')) });
+    const page = (await res.json()) as { items: any[]; nextCursor: string | null };
+    all.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return all;
+}
