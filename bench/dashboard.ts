@@ -3,9 +3,10 @@
 // temp directory (prepared INSERTs, 50,000 rows per transaction, scannedAt rising over a year as
 // scans arrive), folds them into the stats rollups with the server's roller (timed), adds 2,000 more
 // scans left above the rollup watermark (as between two roller runs), then times every dashboard
-// query and the badge through the app's HTTP surface (app.handle). Prints the median and p95 of each.
-// Goals: < 200 ms per dashboard query, < 5 ms per badge. Figures, not assertions.
-// Usage: bun bench/dashboard.ts [--scans 1000000] [--runs 15]
+// query (each list filter combination, each stats groupBy, the hostnames list, scan by id) and the
+// badge through the app's HTTP surface (app.handle). Prints the median and p95 of each and the worst.
+// Goal: p95 < 100 ms for every one. Figures, not assertions.
+// Usage: bun bench/dashboard.ts [--scans 1000000] [--runs 9]
 import { loadConsolePage } from '../src/console/routes.ts';
 import { loadLandingPage } from '../src/landing/routes.ts';
 import { rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { createApp } from '../src/app.ts';
 import { createKeyStore } from '../src/auth/keys.ts';
 import { loadConfig } from '../src/config.ts';
 import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../src/db/schema/scans.ts';
+import { GROUP_BYS } from '../src/scans/filters.ts';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
 import { loadGeo } from '../src/geo/lookup.ts';
 import { newId } from '../src/lib/ids.ts';
@@ -24,9 +26,10 @@ import { createScanRollups } from '../src/scans/rollups.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { buildWidget } from '../src/widget/bundle.ts';
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { scans: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '15' } } });
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { scans: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '9' } } });
 const SCANS = Number(values.scans);
 const RUNS = Number(values.runs);
+const GOAL_MS = 100;
 const HOSTS = 20_000;
 const COUNTRIES = ['US', 'DE', 'GB', 'FR', 'NL', 'ES', 'IT', 'CA', 'AU', 'SE', 'PL', 'BR', 'JP', 'IN', 'CH'];
 const NOW = Date.now();
@@ -78,36 +81,41 @@ try {
 
   const sample = database.sqlite.query('SELECT id, hostname FROM scans ORDER BY random() LIMIT 1').get() as { id: string; hostname: string };
   const firstPage = (await (await get('/api/v1/dashboard/scans?limit=500')).json()) as { nextCursor: string };
-  const week = new Date(NOW - 7 * DAY_MS).toISOString().slice(0, 10);
+  const week = `from=${new Date(NOW - 7 * DAY_MS).toISOString().slice(0, 10)}&to=${new Date(NOW).toISOString()}`;
   const midDay = (daysAgo: number) => new Date(NOW - daysAgo * DAY_MS - 5 * 3_600_000).toISOString();
-  // A dimension filter per groupBy (another dimension than the grouped one).
-  const filterOf = { day: 'country=DE', country: 'grade=B', platform: 'pageType=product', pageType: 'platform=custom', grade: 'country=US' };
+  // Every combination of the list filters (rare values, so a page needs many rows read), plus a
+  // cursor page; every stats groupBy without filter, with each single filter, with every filter
+  // but the hostname, and with a mid-day from/to; the hostnames list with each filter.
+  const FILTERS: [string, string][] = [
+    ['hostname', `hostname=${sample.hostname}`],
+    ['country', 'country=JP'],
+    ['platform', 'platform=custom'],
+    ['pageType', 'pageType=cart'],
+    ['grade', 'grade=E'],
+    ['from/to', week],
+  ];
+  const subsets = Array.from({ length: 2 ** FILTERS.length }, (_, mask) => FILTERS.filter((_, i) => mask & (1 << i)));
+  const query = (filters: [string, string][], extra: string[] = []) => [...filters.map(([, q]) => q), ...extra].join('&');
+  const named = (filters: [string, string][]) => (filters.length ? filters.map(([name]) => name).join('+') : 'no filter');
+  const stats = (groupBy: string, filters: [string, string][]): [string, string] => [`stats groupBy=${groupBy}, ${named(filters)}`, `/api/v1/dashboard/stats?${query(filters, [`groupBy=${groupBy}`])}`];
   const cases: [string, string, Record<string, string>?][] = [
-    ['list, no filter', '/api/v1/dashboard/scans'],
+    ...subsets.map((filters): [string, string] => [`list, ${named(filters)}`, `/api/v1/dashboard/scans?${query(filters)}`]),
     ['list, limit=500', '/api/v1/dashboard/scans?limit=500'],
     ['list, next page (cursor)', `/api/v1/dashboard/scans?limit=500&cursor=${firstPage.nextCursor}`],
-    ['list, hostname', `/api/v1/dashboard/scans?hostname=${sample.hostname}`],
-    ['list, country', '/api/v1/dashboard/scans?country=SE'],
-    ['list, platform', '/api/v1/dashboard/scans?platform=custom'],
-    ['list, pageType', '/api/v1/dashboard/scans?pageType=checkout'],
-    ['list, grade', '/api/v1/dashboard/scans?grade=F'],
-    ['list, from/to (one week)', `/api/v1/dashboard/scans?from=${week}&to=${new Date(NOW).toISOString()}`],
-    ['list, country+grade+pageType', '/api/v1/dashboard/scans?country=JP&grade=E&pageType=cart'],
     ['scan by id', `/api/v1/dashboard/scans/${sample.id}`],
-    ...(['day', 'country', 'platform', 'pageType', 'grade'] as const).flatMap((g): [string, string][] => [
-      [`stats groupBy=${g}, all time`, `/api/v1/dashboard/stats?groupBy=${g}`],
-      [`stats groupBy=${g}, all time, ${filterOf[g]}`, `/api/v1/dashboard/stats?groupBy=${g}&${filterOf[g]}`],
+    ...GROUP_BYS.flatMap((groupBy): [string, string][] => [
+      stats(groupBy, []),
+      ...FILTERS.map((filter) => stats(groupBy, [filter])),
+      stats(groupBy, FILTERS.slice(1)),
+      [`stats groupBy=${groupBy}, mid-day from/to`, `/api/v1/dashboard/stats?groupBy=${groupBy}&from=${midDay(200)}&to=${midDay(3)}`],
     ]),
-    ['stats groupBy=country, 3 filters', '/api/v1/dashboard/stats?groupBy=country&platform=custom&pageType=product&grade=C'],
-    ['stats groupBy=day, 4 filters', '/api/v1/dashboard/stats?groupBy=day&country=DE&platform=custom&pageType=product&grade=C'],
-    ['stats groupBy=grade, mid-day from/to', `/api/v1/dashboard/stats?groupBy=grade&from=${midDay(200)}&to=${midDay(3)}`],
-    ['stats groupBy=day, hostname', `/api/v1/dashboard/stats?groupBy=day&hostname=${sample.hostname}`],
-    ['stats groupBy=grade, country', '/api/v1/dashboard/stats?groupBy=grade&country=DE'],
+    ...[[], ...FILTERS.map((filter) => [filter]), FILTERS.slice(1)].map((filters): [string, string] => [`hostnames, ${named(filters)}`, `/api/v1/dashboard/hostnames?${query(filters)}`]),
     ['badge svg', `/api/v1/public/probe/badge?domain=${sample.hostname}`, {}],
     ['badge json', `/api/v1/public/probe/badge?domain=${sample.hostname}&format=json`, {}],
     ['badge, not scanned', '/api/v1/public/probe/badge?domain=never.example.org', {}],
   ];
-  console.log(`\n${'query'.padEnd(52)} ${'median ms'.padStart(10)} ${'p95 ms'.padStart(10)}  goal`);
+  console.log(`\n${'query'.padEnd(64)} ${'median ms'.padStart(10)} ${'p95 ms'.padStart(10)}  goal`);
+  let worst = { name: '', p95: 0 };
   for (const [name, url, headers] of cases) {
     const times: number[] = [];
     for (let run = 0; run < RUNS + 2; run++) {
@@ -120,9 +128,10 @@ try {
     times.sort((a, b) => a - b);
     const median = times[Math.floor(times.length / 2)]!;
     const p95 = times[Math.min(times.length - 1, Math.ceil(times.length * 0.95) - 1)]!;
-    const goal = name.startsWith('badge') ? 5 : 200;
-    console.log(`${name.padEnd(52)} ${median.toFixed(2).padStart(10)} ${p95.toFixed(2).padStart(10)}  ${median < goal ? 'ok' : 'OVER'} (< ${goal} ms)`);
+    if (p95 > worst.p95) worst = { name, p95 };
+    console.log(`${name.padEnd(64)} ${median.toFixed(2).padStart(10)} ${p95.toFixed(2).padStart(10)}  ${p95 < GOAL_MS ? 'ok' : 'OVER'}`);
   }
+  console.log(`\nworst: ${worst.name}, p95 ${worst.p95.toFixed(2)} ms (goal < ${GOAL_MS} ms for every query: ${worst.p95 < GOAL_MS ? 'met' : 'NOT met'})`);
   database.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -52,6 +52,7 @@ const T = {
   discovery: 'test/signals-discovery.test.ts',
   jsonldExpansion: 'test/signals-jsonld-expansion.test.ts',
   scanBulk: 'test/scan-bulk.test.ts',
+  scanRollups: 'test/scan-rollups.test.ts',
   scanWriter: 'test/scan-writer.test.ts',
   secretComparisons: 'test/secret-comparisons.test.ts',
   signals: 'test/signals.test.ts',
@@ -61,6 +62,7 @@ const T = {
   webhooksC: 'test/webhooks-platform-c.test.ts',
   widgetRun: 'test/widget/run.test.ts',
   syncA: 'test/sync-platform-a.test.ts',
+  syncBC: 'test/sync-platforms-b-c.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -488,6 +490,24 @@ export const mutants: Mutant[] = [
     original: 'if (closed) return Promise.reject(persistenceFailed());',
     replacement: '',
     tests: [T.scanWriter],
+  },
+
+  // ── dashboard list: days chosen from the rollups ───────────────────────────────────────────────
+  {
+    id: 'scans-list-misses-unrolled-rows',
+    bug: 'a filtered list skips the scans above the rollup watermark',
+    file: 'src/scans/queries.ts',
+    original: "const above = newestRows('scans NOT INDEXED', filters, cursor, take, [['rowid > ?', watermark]]);",
+    replacement: 'const above: Row[] = [];',
+    tests: [T.scanRollups],
+  },
+  {
+    id: 'scans-list-counts-cut-days',
+    bug: 'a day cut by a from/to bound or the cursor counts all its rolled-up matches, so older days are not read',
+    file: 'src/scans/queries.ts',
+    original: 'if (day * DAY_MS >= lower && (day + 1) * DAY_MS <= upper) counted += scans;',
+    replacement: 'counted += scans;',
+    tests: [T.scanRollups],
   },
 
   // ── webhooks, platform A ───────────────────────────────────────────────────────────────────────
@@ -1408,6 +1428,30 @@ export const mutants: Mutant[] = [
     original: 'if (job.attempts >= queue.maxAttempts) fail(row, reason);',
     replacement: 'if (job.attempts > queue.maxAttempts) fail(row, reason);',
     tests: [T.syncA],
+  },
+  {
+    id: 'sync-b-quota-ignored',
+    bug: "platform B's X-Rate-Limit-Requests-Left is ignored: the next page is asked for in a spent window (429)",
+    file: 'src/platforms/platform-b.ts',
+    original: 'waitMs: Number.isFinite(left) && left <= 0 ? resetMs : 0',
+    replacement: 'waitMs: 0',
+    tests: [T.syncBC],
+  },
+  {
+    id: 'sync-c-retry-after-ignored',
+    bug: "platform C's 429 is asked again at once instead of after its Retry-After",
+    file: 'src/platforms/platform-c.ts',
+    original: "throw new PlatformThrottled('rate limited by the site', Math.max(1, retryAfter * 1000));",
+    replacement: "throw new PlatformThrottled('rate limited by the site', 1);",
+    tests: [T.syncBC],
+  },
+  {
+    id: 'sync-c-last-page-guessed',
+    bug: "platform C's import ends after the first page instead of reading X-WP-TotalPages",
+    file: 'src/platforms/platform-c.ts',
+    original: "const totalPages = Number(answer.get('x-wp-totalpages') ?? page);",
+    replacement: 'const totalPages = page;',
+    tests: [T.syncBC],
   },
   {
     id: 'queue-orphaned-job-waits-for-lease',

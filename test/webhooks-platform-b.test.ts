@@ -4,6 +4,7 @@ import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
 import { platformBProduct, platformBVariantProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { seedStore } from './helpers/signals.ts';
+import { settleInitialSyncs } from './helpers/sync.ts';
 import { createStore, getProduct, rows, wrongEnding } from './helpers/stores.ts';
 
 const HASH = 'abc123';
@@ -32,6 +33,7 @@ beforeEach(async () => {
   expect(created.status).toBe(201);
   storeId = created.store.id;
   otherStoreId = (await createStore(t, { platform: 'platform-b', domain: 'other.example.com', currency: 'USD', credentials: { storeHash: OTHER_HASH, accessToken: 'tok-other' } })).store.id;
+  await settleInitialSyncs(t);
   fake.products.set(501, platformBProduct(501));
 });
 

@@ -1,7 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
-import type { HookRegistration, ProductData, WebhookEvent } from './types.ts';
+import type { CatalogPage, HookRegistration, ProductData, WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionNamesOf, optionValues } from './variants.ts';
 
 export const PLATFORM_B_HEADERS = {
@@ -107,6 +107,9 @@ export function platformBProduct(data: any, storefront: string, fetchedAt: numbe
 }
 
 /** Platform B's REST API for one store (`X-Auth-Token`). */
+/** Products per page of a catalogue import (the API allows up to 250; variants and images come with each). */
+const PRODUCTS_PER_PAGE = 50;
+
 export function platformBClient(options: { apiBase: string; storeHash: string; accessToken: string; timeoutMs?: number }) {
   const base = `${options.apiBase}/stores/${encodeURIComponent(options.storeHash)}`;
   const headers = { [PLATFORM_B_HEADERS.authToken]: options.accessToken };
@@ -132,6 +135,25 @@ export function platformBClient(options: { apiBase: string; storeHash: string; a
     async fetchProduct(productId: string): Promise<any | null> {
       const { status, body } = await callJson(`${base}/v3/catalog/products/${productId}?include=images,variants,custom_fields`, { headers }, { timeoutMs, expect: [200, 404] });
       return status === 404 ? null : (body?.data ?? null);
+    },
+    /**
+     * One page of the catalog (`cursor`: the page number, null for the first), in id order, with
+     * the fields a product fetch includes. The quota headers say when the window's requests are
+     * spent: the next page then waits for the window to reset (a 429 says the same, and is not a failure).
+     */
+    async listProducts(cursor: string | null): Promise<CatalogPage<unknown>> {
+      const page = cursor === null ? 1 : Number(cursor);
+      const { status, body, headers: quota } = await callJson(
+        `${base}/v3/catalog/products?page=${page}&limit=${PRODUCTS_PER_PAGE}&sort=id&direction=asc&include=images,variants,custom_fields`,
+        { headers },
+        { timeoutMs, expect: [200, 429] },
+      );
+      const resetMs = Math.max(0, Number(quota.get('x-rate-limit-time-reset-ms')) || 0);
+      if (status === 429) throw new PlatformThrottled('the API quota is spent', Math.max(resetMs, 1));
+      if (!Array.isArray(body?.data)) throw new PlatformApiError('GET /v3/catalog/products: the response has no data list');
+      const totalPages = Number(body?.meta?.pagination?.total_pages ?? page);
+      const left = Number(quota.get('x-rate-limit-requests-left'));
+      return { items: body.data, next: page < totalPages ? String(page + 1) : null, waitMs: Number.isFinite(left) && left <= 0 ? resetMs : 0 };
     },
     async fetchCurrency(): Promise<string | null> {
       const { body } = await callJson(`${base}/v2/store`, { headers }, { timeoutMs, expect: [200] });

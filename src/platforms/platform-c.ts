@@ -1,7 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
 import { safeHttpUrl } from '../lib/html.ts';
-import { MAX_VARIANTS, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
+import { MAX_VARIANTS, type CatalogPage, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_C_HEADERS = {
@@ -134,6 +134,15 @@ export function platformCDedupeKey(topic: string, payload: any): string | null {
 }
 
 /** Platform C's REST API on the store's own site (consumer key + secret, HTTP Basic). */
+/** Products per page of a catalogue import (the API's maximum). */
+const PRODUCTS_PER_PAGE = 100;
+
+/** A listed product with the variations of a variable product (read right after its page). */
+export interface PlatformCListed {
+  product: any;
+  variations: any[];
+}
+
 export function platformCClient(options: { siteUrl: string; consumerKey: string; consumerSecret: string; timeoutMs?: number }) {
   const base = `${options.siteUrl.replace(/\/+$/, '')}/wp-json/wc/v3`;
   const headers = { authorization: `Basic ${btoa(`${options.consumerKey}:${options.consumerSecret}`)}` };
@@ -157,6 +166,25 @@ export function platformCClient(options: { siteUrl: string; consumerKey: string;
     async fetchProduct(productId: string): Promise<any | null> {
       const { status, body } = await callJson(`${base}/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404] });
       return status === 404 ? null : body;
+    },
+    /**
+     * One page of the products (`cursor`: the page number, null for the first), in id order, each
+     * variable product with its variations; `X-WP-TotalPages` says which page is the last. A 429
+     * (a host's rate limit in front of the site) waits for its Retry-After; other failures back off.
+     */
+    async listProducts(cursor: string | null): Promise<CatalogPage<PlatformCListed>> {
+      const page = cursor === null ? 1 : Number(cursor);
+      const { status, body, headers: answer } = await callJson(`${base}/products?per_page=${PRODUCTS_PER_PAGE}&page=${page}&orderby=id&order=asc`, { headers }, { timeoutMs, expect: [200, 429] });
+      if (status === 429) {
+        const retryAfter = Number(answer.get('retry-after'));
+        if (!Number.isFinite(retryAfter)) throw new PlatformApiError('GET /products answered 429', 429);
+        throw new PlatformThrottled('rate limited by the site', Math.max(1, retryAfter * 1000));
+      }
+      if (!Array.isArray(body)) throw new PlatformApiError('GET /products: the response is not a list');
+      const items: PlatformCListed[] = [];
+      for (const product of body) items.push({ product, variations: hasVariations(product) ? await this.fetchVariations(String(product.id)) : [] });
+      const totalPages = Number(answer.get('x-wp-totalpages') ?? page);
+      return { items, next: page < totalPages ? String(page + 1) : null, waitMs: 0 };
     },
     /** Every variation of a variable product, page by page (100 per page, the API's maximum). */
     async fetchVariations(productId: string): Promise<any[]> {

@@ -2,13 +2,16 @@ import type { Database } from 'bun:sqlite';
 import { PRESENCE_COLUMNS, PRESENCE_KEYS, type PresenceKey } from '../db/schema/scans.ts';
 import { DAY_MS } from '../lib/time.ts';
 import type { Cursor, GroupBy, ScanFilters } from './filters.ts';
-import { RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';
-import { readRollups, StatsGroups } from './stats.ts';
+import { dayOf, RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';
+import { readRollups, rollupCellsOf, StatsGroups } from './stats.ts';
 
 type Param = string | number;
 type Row = Record<string, string | number | null>;
 
 const FILTER_COLUMNS = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' } as const;
+/** The scans table read through one of its two indexes (src/db/schema/scans.ts), named so the plan never depends on statistics. */
+const BY_HOSTNAME = 'scans INDEXED BY scans_hostname_scanned_at_idx';
+const BY_TIME = 'scans INDEXED BY scans_scanned_at_url_idx';
 
 /** WHERE clause and parameters of the dashboard filters (and `extra` clauses). Column names are fixed here; values are bound. */
 function whereOf(filters: ScanFilters, cursor: Cursor | null = null, extra: [string, Param][] = []): { where: string; params: Param[] } {
@@ -77,27 +80,80 @@ export function createScanReader(sqlite: Database) {
   );
   const byId = sqlite.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
+  const newestRows = (source: string, filters: ScanFilters, cursor: Cursor | null, take: number, extra: [string, Param][] = []): Row[] => {
+    const { where, params } = whereOf(filters, cursor, extra);
+    return sqlite.query<Row, Param[]>(`SELECT ${LIST_COLUMNS} FROM ${source} ${where} ORDER BY scanned_at DESC, id DESC LIMIT ?`).all(...params, take);
+  };
+
+  /**
+   * The `take` newest scans matching the filters, after the cursor. A hostname is read from its
+   * own index. Without one, a rare filter combination could walk the whole time index before it
+   * found `take` matches, so the day rollups (scans up to the watermark, per filtered value and
+   * day) say which days hold matches: those days are read newest first until whole days holding
+   * at least `take` rolled-up matches have been read (no older row can then make the page), plus
+   * the few scans above the watermark, wherever in time they fall.
+   */
+  function newestMatching(filters: ScanFilters, cursor: Cursor | null, take: number): Row[] {
+    if (filters.hostname !== undefined) return newestRows(BY_HOSTNAME, filters, cursor, take);
+    const { cuboid, clauses, params } = rollupCellsOf(filters);
+    if (clauses.length === 0) return newestRows(BY_TIME, filters, cursor, take);
+    const { watermark } = rollupState(sqlite);
+    const lower = filters.from ?? -Infinity;
+    const upper = Math.min(filters.to ?? Infinity, cursor ? cursor.scannedAt + 1 : Infinity);
+    const bounds: [string, number][] = [];
+    if (lower > -Infinity) bounds.push(['day >= ?', dayOf(lower)]);
+    if (upper < Infinity) bounds.push(['day <= ?', dayOf(upper - 1)]);
+    const days = sqlite
+      .query<{ day: number; scans: number }, Param[]>(
+        `SELECT day, sum(scans) AS scans FROM scan_rollups WHERE ${['cuboid = ?', ...clauses, ...bounds.map(([clause]) => clause)].join(' AND ')} GROUP BY day ORDER BY day DESC`,
+      )
+      .all(cuboid, ...params, ...bounds.map(([, day]) => day));
+    const found: Row[] = [];
+    // Runs of consecutive days are read with one query each.
+    const readDays = (first: number, end: number) =>
+      found.push(...newestRows(BY_TIME, { ...filters, from: Math.max(lower, first * DAY_MS), to: Math.min(upper, end * DAY_MS) }, cursor, take));
+    let counted = 0;
+    let run: [number, number] | null = null;
+    for (const { day, scans } of days) {
+      if (counted >= take) break;
+      if (run && run[0] === day + 1) run[0] = day;
+      else {
+        if (run) readDays(...run);
+        run = [day, day + 1];
+      }
+      // A day cut by a bound may hold fewer matches than its rollups count: only whole days count.
+      if (day * DAY_MS >= lower && (day + 1) * DAY_MS <= upper) counted += scans;
+    }
+    if (run) readDays(...run);
+    const above = newestRows('scans NOT INDEXED', filters, cursor, take, [['rowid > ?', watermark]]);
+    const byId = new Map<string, Row>();
+    for (const row of [...found, ...above]) byId.set(row.id as string, row);
+    return [...byId.values()]
+      .sort((a, b) => (b.scanned_at as number) - (a.scanned_at as number) || (a.id! < b.id! ? 1 : a.id! > b.id! ? -1 : 0))
+      .slice(0, take);
+  }
+
   return {
     /** The grade and percentage of a hostname's latest scan, or null. */
     latestOf(hostname: string): { grade: string; percentage: number } | null {
       return latest.get(hostname);
     },
 
-    /** One page, newest first; `next` is where the following page starts (null on the last page). */
-    list(filters: ScanFilters, cursor: Cursor | null, limit: number): { items: ScanSummary[]; next: Cursor | null } {
-      const { where, params } = whereOf(filters, cursor);
-      const rows = sqlite
-        .query<Row, Param[]>(`SELECT ${LIST_COLUMNS} FROM scans ${where} ORDER BY scanned_at DESC, id DESC LIMIT ?`)
-        .all(...params, limit + 1);
+    /**
+     * One page, newest first; `next` is where the following page starts (null on the last page).
+     * Read in one transaction, so the rollups and the rows agree (see newestMatching).
+     */
+    list: sqlite.transaction((filters: ScanFilters, cursor: Cursor | null, limit: number): { items: ScanSummary[]; next: Cursor | null } => {
+      const rows = newestMatching(filters, cursor, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const next = rows.length > limit && last ? { scannedAt: last.scanned_at as number, id: last.id as string } : null;
       return { items: page.map(summaryOf), next };
-    },
+    }),
 
     /**
-     * The hostnames with the most scans (ties by name), with their latest scan time. Without a
-     * filter beyond time this is read from the (hostname, scanned_at) index alone.
+     * The hostnames with the most scans (ties by name), with their latest scan time, read from
+     * index entries alone (both indexes carry every filter column).
      */
     topHostnames(filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] {
       const { where, params } = whereOf(filters);
@@ -141,8 +197,8 @@ export function createScanReader(sqlite: Database) {
       };
       // Above the watermark: a rowid range (no index, or the planner walks a filter's index instead).
       raw('scans NOT INDEXED', filters.from, filters.to, 'rowid > ?');
-      // Below it, partial days: a time range of the covering index.
-      const below = (from: number | undefined, to: number | undefined) => raw('scans INDEXED BY scans_stats_idx', from, to, 'rowid <= ?');
+      // Below it, partial days: a time range of the time index.
+      const below = (from: number | undefined, to: number | undefined) => raw(BY_TIME, from, to, 'rowid <= ?');
       if (firstDay >= endDay) {
         below(filters.from, filters.to);
         return groups.result();

@@ -85,14 +85,13 @@ export class StatsGroups {
 }
 
 /**
- * The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname: the cuboid
- * split by exactly the filtered and grouped dimensions, every other dimension '*'. Whole months come
- * from month rows (except for groupBy=day), the days around them from day rows.
+ * The cuboid holding exactly the filtered (and grouped) dimensions, and the clauses picking the
+ * filtered values and grade among its rows.
  */
-export function readRollups(sqlite: Database, filters: ScanFilters, groupBy: GroupBy, firstDay: number, endDay: number, monthsFrom: number): Row[] {
+export function rollupCellsOf(filters: ScanFilters, groupBy?: GroupBy): { cuboid: number; clauses: string[]; params: string[] } {
   let cuboid = 0;
   const clauses: string[] = [];
-  const params: (string | number)[] = [];
+  const params: string[] = [];
   for (const { bit, column, filter } of ROLLUP_DIMENSIONS) {
     const value = filters[filter];
     if (value !== undefined) {
@@ -105,6 +104,16 @@ export function readRollups(sqlite: Database, filters: ScanFilters, groupBy: Gro
     clauses.push('grade = ?');
     params.push(filters.grade);
   }
+  return { cuboid, clauses, params };
+}
+
+/**
+ * The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname: the cuboid
+ * split by exactly the filtered and grouped dimensions, every other dimension '*'. Whole months come
+ * from month rows (except for groupBy=day), the days around them from day rows.
+ */
+export function readRollups(sqlite: Database, filters: ScanFilters, groupBy: GroupBy, firstDay: number, endDay: number, monthsFrom: number): Row[] {
+  const { cuboid, clauses, params } = rollupCellsOf(filters, groupBy);
   const rows: Row[] = [];
   const read = (level: number, from: number, to: number) => {
     if (from >= to) return;

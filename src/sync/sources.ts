@@ -1,6 +1,8 @@
 import type { StoreRow } from '../db/schema/index.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { platformAProduct } from '../platforms/platform-a.ts';
+import { platformBProduct } from '../platforms/platform-b.ts';
+import { platformCProduct, type PlatformCListed } from '../platforms/platform-c.ts';
 import type { CatalogPage, ProductData } from '../platforms/types.ts';
 import type { StoreCredentials } from '../stores/credentials.ts';
 
@@ -11,14 +13,19 @@ export interface ProductSource {
   map(item: unknown, readAt: number): ProductData;
 }
 
-/** Null when the platform's list is not read by svc (yet), or the credentials give svc no API access. */
+/** Null when the credentials give svc no API access (svc's platform-A app). */
 export function productSource(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings): ProductSource | null {
   const api = clientFor(store, credentials, settings);
   if (!api) return null;
   switch (api.platform) {
     case 'platform-a':
       return { page: (cursor) => api.client.listProducts(cursor), map: (item, readAt) => platformAProduct(item, store.platformRef, readAt) };
-    default:
-      return null;
+    case 'platform-b':
+      return { page: (cursor) => api.client.listProducts(cursor), map: (item, readAt) => platformBProduct(item, store.domain, readAt) };
+    case 'platform-c':
+      return {
+        page: (cursor) => api.client.listProducts(cursor),
+        map: (item, readAt) => platformCProduct((item as PlatformCListed).product, (item as PlatformCListed).variations, readAt),
+      };
   }
 }

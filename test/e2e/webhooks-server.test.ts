@@ -74,7 +74,7 @@ test('a platform-B delivery acknowledged before a restart and a platform outage 
   expect(stderr.match(/SVC_ENCRYPTION_KEY is not set/g)).toHaveLength(1);
 
   const db = new Database(path.join(data.dir, 'svc.db'));
-  const job = db.query('SELECT status, attempts, last_error FROM jobs').get() as any;
+  const job = db.query("SELECT status, attempts, last_error FROM jobs WHERE kind = 'platform-b.fetch-product'").get() as any;
   expect(job).toMatchObject({ status: 'queued', attempts: 1 });
   expect(job.last_error).toContain('503');
   db.run('UPDATE jobs SET run_at = 0'); // the backoff delay has passed

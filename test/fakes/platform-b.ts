@@ -22,7 +22,45 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
   const products = new Map<number, ReturnType<typeof platformBProduct>>();
   /** `catalog` fails product fetches only; `api` fails every call. */
   const outage = { api: { status: null } as Outage, catalog: { status: null } as Outage };
-  const calls = { productFetches: 0 };
+  const calls = { productFetches: 0, productPages: [] as number[], overQuota: 0 };
+  /** The API quota: `quota` requests per `windowMs` (the platform's real window is 30 s); every call spends one. */
+  const rateLimit = { quota: 450, windowMs: 30_000, used: 0, windowStart: performance.now() };
+  /** Test hook called before a products page is answered (its body already built); a Response replaces the answer. */
+  const pageHooks: { beforeProductsPage: ((page: number) => Promise<Response | void> | Response | void) | null } = { beforeProductsPage: null };
+
+  /** Spend one request of the window: the quota headers to send, or null when none is left (429). */
+  function spend(): { headers: Record<string, string>; ok: boolean } {
+    const now = performance.now();
+    if (now - rateLimit.windowStart >= rateLimit.windowMs) {
+      rateLimit.windowStart = now;
+      rateLimit.used = 0;
+    }
+    const ok = rateLimit.used < rateLimit.quota;
+    if (ok) rateLimit.used++;
+    const resetMs = Math.ceil(rateLimit.windowMs - (now - rateLimit.windowStart));
+    return {
+      ok,
+      headers: {
+        'x-rate-limit-requests-left': String(rateLimit.quota - rateLimit.used),
+        'x-rate-limit-requests-quota': String(rateLimit.quota),
+        'x-rate-limit-time-reset-ms': String(resetMs),
+        'x-rate-limit-time-window-ms': String(rateLimit.windowMs),
+      },
+    };
+  }
+
+  async function productsPage(url: URL, quota: Record<string, string>): Promise<Response> {
+    const page = Math.max(1, Number(url.searchParams.get('page') ?? 1));
+    const limit = Math.min(Math.max(1, Number(url.searchParams.get('limit') ?? 50)), 250);
+    const sorted = [...products.values()].sort((a, b) => a.id - b.id);
+    const data = sorted.slice((page - 1) * limit, page * limit);
+    const totalPages = Math.max(1, Math.ceil(sorted.length / limit));
+    const body = { data, meta: { pagination: { total: sorted.length, count: data.length, per_page: limit, current_page: page, total_pages: totalPages, links: {} } } };
+    const replaced = await pageHooks.beforeProductsPage?.(page);
+    if (replaced) return replaced;
+    calls.productPages.push(page);
+    return Response.json(body, { headers: quota });
+  }
   let nextId = 1;
   const base = `/stores/${store.storeHash}`;
 
@@ -33,6 +71,14 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     if (request.headers.get('x-auth-token') !== store.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
     if (outage.api.status) return json(outage.api.status, { status: outage.api.status, title: 'Service unavailable' });
     const path = url.pathname.slice(base.length);
+    if (path === '/v3/catalog/products' && request.method === 'GET') {
+      const quota = spend();
+      if (!quota.ok) {
+        calls.overQuota++;
+        return Response.json({ status: 429, title: 'Too many requests' }, { status: 429, headers: quota.headers });
+      }
+      return productsPage(url, quota.headers);
+    }
     if (path === '/v3/hooks' && request.method === 'GET') return json(200, { data: hooks, meta: {} });
     if (path === '/v3/hooks' && request.method === 'POST') {
       const body = (await request.json()) as Omit<Hook, 'id'>;
@@ -66,6 +112,7 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     if (request.headers.get('x-auth-token') !== other.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
     const list = otherHooks.get(other.storeHash)!;
     if (url.pathname.endsWith('/v3/hooks') && request.method === 'GET') return json(200, { data: list, meta: {} });
+    if (url.pathname.endsWith('/v3/catalog/products')) return json(200, { data: [], meta: { pagination: { total: 0, count: 0, per_page: 50, current_page: 1, total_pages: 1 } } });
     if (url.pathname.endsWith('/v3/hooks') && request.method === 'POST') {
       const hook = { id: nextId++, ...((await request.json()) as Omit<Hook, 'id'>) };
       list.push(hook);
@@ -99,6 +146,8 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     products,
     outage,
     calls,
+    rateLimit,
+    pageHooks,
     event,
     send,
     /** Deliver an event to every active hook registered for its scope; returns the payload sent. */

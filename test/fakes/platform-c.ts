@@ -21,7 +21,10 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
   const hooks: CHook[] = [];
   const products = new Map<number, Record<string, unknown>>();
   const variations = new Map<number, Record<string, unknown>[]>();
-  const calls = { productFetches: 0, variationPages: 0 };
+  const calls = { productFetches: 0, variationPages: 0, productPages: [] as number[] };
+  /** Answers 429 (with Retry-After) to the next this-many product list calls, as a host's rate limit in front of a site does. */
+  const throttle = { next: 0, retryAfterSeconds: 1, ignoredRetryAfter: 0, refusedAt: 0 };
+  const pageHooks: { beforeProductsPage: ((page: number) => Promise<Response | void> | Response | void) | null } = { beforeProductsPage: null };
   const outage: Outage = { status: null };
   let nextId = 1;
   const authorized = `Basic ${btoa(`${keys.consumerKey}:${keys.consumerSecret}`)}`;
@@ -47,6 +50,23 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
       if (!hook) return json(404, { code: 'woocommerce_rest_webhook_invalid_id', message: 'Invalid ID.' });
       Object.assign(hook, (await request.json()) as Partial<CHook>);
       return json(200, publicHook(hook));
+    }
+    if (path === '/products' && request.method === 'GET') {
+      if (throttle.refusedAt && performance.now() - throttle.refusedAt < throttle.retryAfterSeconds * 1000) throttle.ignoredRetryAfter++;
+      if (throttle.next > 0) {
+        throttle.next--;
+        throttle.refusedAt = performance.now();
+        return new Response(JSON.stringify({ code: 'too_many_requests', message: 'Too Many Requests' }), { status: 429, headers: { 'content-type': 'application/json', 'retry-after': String(throttle.retryAfterSeconds) } });
+      }
+      const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 10), 100);
+      const page = Math.max(1, Number(url.searchParams.get('page') ?? 1));
+      const sorted = [...products.values()].sort((a, b) => Number(a.id) - Number(b.id));
+      const totalPages = Math.max(1, Math.ceil(sorted.length / perPage));
+      const body = sorted.slice((page - 1) * perPage, page * perPage);
+      const replaced = await pageHooks.beforeProductsPage?.(page);
+      if (replaced) return replaced;
+      calls.productPages.push(page);
+      return Response.json(body, { headers: { 'x-wp-total': String(sorted.length), 'x-wp-totalpages': String(totalPages) } });
     }
     const productMatch = /^\/products\/(\d+)(\/variations)?$/.exec(path);
     if (productMatch && request.method === 'GET') {
@@ -92,6 +112,8 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
     products,
     variations,
     calls,
+    throttle,
+    pageHooks,
     outage,
     send,
     /** Deliver to every active hook on this topic, signed with that hook's secret. */
