@@ -31,6 +31,8 @@ export interface Config {
   platformBApiBase: string;
   /** Scans older than this many days are deleted in the background; 0 keeps them forever. */
   scanRetentionDays: number;
+  /** Hours between scheduled catalogue reconciliation passes per store; 0 turns them off. */
+  syncIntervalHours: number;
   /** Days other records are kept before the background sweep deletes them (src/db/retention.ts); 0 keeps them forever. */
   retention: { webhookDeliveryDays: number; jobDays: number; storeEventDays: number; orderSignalDays: number; unusedLeadDays: number };
   /** Most bytes of rendered signals held in memory (src/signals/service.ts). */
@@ -228,6 +230,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
     platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
     platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
     scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
+    syncIntervalHours: int('SVC_SYNC_INTERVAL_HOURS', 24, 0, 8760),
     retention: {
       webhookDeliveryDays: int('SVC_WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 0, 36_500),
       jobDays: int('SVC_JOB_RETENTION_DAYS', 30, 0, 36_500),

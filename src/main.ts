@@ -17,6 +17,7 @@ import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
 import { createStoreRegistry } from './stores/registry.ts';
 import { parseStoreSettings } from './stores/settings.ts';
+import { createWebhookServices } from './webhooks/services.ts';
 
 const USAGE = `usage:
   svc serve   [--http H:P] [--data-dir DIR] [--base-url URL]
@@ -31,6 +32,7 @@ const USAGE = `usage:
   svc leads list [--email PART]
   svc backup FILE
   svc restore FILE                  (with the server stopped)
+  svc stores sync STORE_ID          (a catalogue sync pass now; the running server carries it out)
   svc stores settings get STORE_ID
   svc stores settings set STORE_ID (--json JSON | --file FILE)   (the whole settings document; {} clears them)
 ${PROBE_USAGE}`;
@@ -164,8 +166,9 @@ function leadsCommand(config: Config, sub: string | undefined, rest: string[], v
 
 /** Store settings from the command line: the same document and validation as `PUT /api/v1/admin/stores/:id/settings`. */
 function storesCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
+  if (sub === 'sync') return syncCommand(config, rest);
   const [verb, ...ids] = rest;
-  if (sub !== 'settings' || (verb !== 'get' && verb !== 'set')) throw new UsageError('expected svc stores settings get|set STORE_ID');
+  if (sub !== 'settings' || (verb !== 'get' && verb !== 'set')) throw new UsageError('expected svc stores settings get|set STORE_ID or svc stores sync STORE_ID');
   const id = onlyPositional(ids, 'store ID');
   let input: unknown;
   if (verb === 'set') {
@@ -182,6 +185,20 @@ function storesCommand(config: Config, sub: string | undefined, rest: string[], 
     const store = orNotFound(stores.get(id), 'store', id);
     const settings = verb === 'get' ? store.settings : orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
     print({ id, settings });
+  });
+}
+
+/**
+ * Queue a catalogue sync pass for a store (unless one is running), like `POST .../sync`: the server's
+ * job runner takes it up within a second; prints the store's sync state.
+ */
+function syncCommand(config: Config, rest: string[]): void {
+  const id = onlyPositional(rest, 'store ID');
+  withDatabase(config, (database) => {
+    const { stores, sync } = createWebhookServices(database, config, systemClock);
+    orNotFound(stores.get(id), 'store', id);
+    sync.request(id);
+    print({ id, sync: sync.view(id) });
   });
 }
 

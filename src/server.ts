@@ -2,6 +2,7 @@ import { createApp } from './app.ts';
 import { listenUrl, withListenPort, type Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
 import { systemClock } from './lib/clock.ts';
+import { periodicTask } from './lib/periodic.ts';
 import { createWebhookServices } from './webhooks/services.ts';
 import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
@@ -99,6 +100,9 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
   const listening = server;
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
+  // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval.
+  const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue(config.syncIntervalHours * 3_600_000));
+  if (config.syncIntervalHours > 0) reconciliation.start(5 * 60_000);
   const rollups = createScanRollups(database.sqlite);
   rollups.start();
   const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays, rollups);
@@ -110,6 +114,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
   const shutdown = () => {
     stopping ??= (async () => {
       await listening.stop(false);
+      await reconciliation.stop();
       await webhooks.runner.stop();
       await retention.stop();
       await records.stop();

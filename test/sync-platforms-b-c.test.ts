@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
 import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
 import { platformBProduct, platformCProduct, platformCVariableProduct } from './fakes/payloads.ts';
-import { makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { createStore, getProduct, rows } from './helpers/stores.ts';
 import { listAllProducts, runSync } from './helpers/sync.ts';
 
@@ -151,5 +151,27 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
     await runSync(t, storeId);
     expect((await getProduct(t, storeId, 7150)).body).toMatchObject({ title: 'Renamed Set', handle: 'renamed' });
     expect((await getProduct(t, storeId, 7160)).status).toBe(404);
+  });
+
+  test('reconciliation: a vanished product is removed once the platform answers 404 for it; one shifted across pages during the pass stays', async () => {
+    await setup(250);
+    const storeId = await connect();
+    await runSync(t, storeId);
+    fake.products.delete(7250); // deleted on the platform, its delivery lost
+    fake.pageHooks.beforeProductsPage = (page) => {
+      // Pages 1 and 2 are read: a product on page 1 is deleted, so 7201 moves from page 3 to page 2 and this pass never lists it.
+      if (page === 2) fake.products.delete(7050);
+    };
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    expect(res.status).toBe(202);
+    expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'manual' });
+    expect((await getProduct(t, storeId, 7250)).status).toBe(404);
+    expect((await getProduct(t, storeId, 7201)).status).toBe(200);
+    // 7050 was listed before it was deleted: this pass keeps it, the next one removes it.
+    expect((await getProduct(t, storeId, 7050)).status).toBe(200);
+    fake.pageHooks.beforeProductsPage = null;
+    await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    await runSync(t, storeId);
+    expect((await getProduct(t, storeId, 7050)).status).toBe(404);
   });
 });

@@ -207,6 +207,25 @@ export function createCatalog(db: Db, clock: Clock) {
       return written ? 'removed' : 'stale';
     },
 
+    /** A catalogue sync pass started at `passStartedAt` listed these products on the platform. */
+    markListed(storeId: string, productIds: string[], passStartedAt: number): void {
+      if (productIds.length === 0) return;
+      db.update(products).set({ listedAt: passStartedAt }).where(and(eq(products.storeId, storeId), inArray(products.productId, productIds))).run();
+    },
+
+    /**
+     * After a complete pass that started at `passStartedAt`: the live products it did not list and
+     * nothing wrote since it started (a product created by webhook meanwhile is not among them).
+     */
+    unlisted(storeId: string, passStartedAt: number): string[] {
+      return db
+        .select({ productId: products.productId })
+        .from(products)
+        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), sql`(${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt})`, sql`${products.syncedAt} < ${passStartedAt}`))
+        .all()
+        .map((row) => row.productId);
+    },
+
     get(storeId: string, productId: string): ProductRow | null {
       return db.select().from(products).where(and(eq(products.storeId, storeId), eq(products.productId, productId), isNull(products.removedAt))).get() ?? null;
     },

@@ -9,6 +9,7 @@ import { parseStoreSettings, type StoreSettings } from './settings.ts';
 /** What the store admin needs of catalogue sync: start a pass once a store is connected, and show its state. */
 export interface StoreSync<View> {
   start(storeId: string, trigger: 'connect' | 'credentials'): void;
+  request(storeId: string): void;
   view(storeId: string): View;
 }
 
@@ -76,6 +77,13 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync }: AdminDeps
     saveSettings(id: string, input: unknown): StoreSettings {
       find(id);
       return orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
+    },
+
+    /** A catalogue sync pass now (unless one is running); the store with its sync state. */
+    sync(id: string): StoreResponse<SyncView> {
+      const row = find(id);
+      sync.request(row.id);
+      return view(row);
     },
 
     /** Retry a failed (or refresh a working) registration with the saved credentials. */

@@ -29,6 +29,18 @@ const store = t.Object(
     signalsWithdrawnAt: nullable(isoTime()),
     settings,
     webhookUrl: t.String({ description: 'Where the platform delivers this store’s webhooks' }),
+    sync: t.Object(
+      {
+        state: t.String({ enum: ['idle', 'running', 'failed'] }),
+        trigger: nullable(t.String({ enum: ['connect', 'credentials', 'manual', 'schedule'] })),
+        startedAt: nullable(isoTime()),
+        finishedAt: nullable(isoTime()),
+        lastCompletedAt: nullable(isoTime()),
+        error: nullable(t.String()),
+        kinds: t.Record(t.String(), t.Object({ state: t.String(), pages: t.Integer(), items: t.Integer(), error: nullable(t.String()), lastCompletedAt: nullable(isoTime()) })),
+      },
+      { description: 'The catalogue sync (docs/sync.md)' },
+    ),
     currencyError: t.Optional(t.String({ description: 'Why the currency could not be read from the platform (the store is saved)' })),
   },
   { additionalProperties: true },
@@ -48,6 +60,15 @@ const storeExample = {
   signalsWithdrawnAt: null,
   settings: {},
   webhookUrl: 'https://svc.example.com/api/v1/platform-a/webhooks',
+  sync: {
+    state: 'idle',
+    trigger: 'connect',
+    startedAt: '2026-11-23T10:00:01.000Z',
+    finishedAt: '2026-11-23T10:02:40.000Z',
+    lastCompletedAt: '2026-11-23T10:02:40.000Z',
+    error: null,
+    kinds: { products: { state: 'idle', pages: 120, items: 1200, error: null, lastCompletedAt: '2026-11-23T10:02:40.000Z' } },
+  },
 };
 
 const body = jsonBodyFailures('credentials: Expected object');
@@ -76,6 +97,14 @@ export const storeDocs = {
     responses: one('The store after registering its webhooks'),
     errors: [...body, credentials, notFound, conflict],
     bodyExample: { credentials: { accessToken: 'pa_token_example' } },
+  }),
+  sync: apiDoc({
+    summary: 'Sync a store’s catalogue now',
+    description: 'Starts a catalogue sync pass (unless one is running) that imports every product and, once complete, removes products the platform no longer lists. Answers at once; follow `sync` on the store.',
+    tag: 'stores',
+    auth: 'admin',
+    responses: { 202: { description: 'The store with its sync state', schema: store, example: { ...storeExample, sync: { ...storeExample.sync, state: 'running', trigger: 'manual', finishedAt: null } } } },
+    errors: [notFound],
   }),
   registerHooks: apiDoc({ summary: 'Register a store’s webhooks again', description: 'With the saved credentials; the outcome is in `hooks`.', tag: 'stores', auth: 'admin', responses: one('The store after registering'), errors: [notFound] }),
   getSettings: apiDoc({ summary: 'Get a store’s settings', tag: 'stores', auth: 'admin', responses: { 200: { description: 'The settings', schema: settings, example: { itemCondition: 'new' } } }, errors: [notFound] }),

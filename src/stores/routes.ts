@@ -20,6 +20,14 @@ export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, maxBodyB
     .get('/', () => ({ items: admin.list() }), { detail: docs.list })
     .get('/:id', ({ params }) => admin.get(params.id), { params: storeParams, detail: docs.get })
     .put('/:id/credentials', ({ params, body }) => admin.saveCredentials(params.id, body.credentials), { params: storeParams, body: credentialsBody, detail: docs.saveCredentials })
+    .post(
+      '/:id/sync',
+      ({ params, set }) => {
+        set.status = 202;
+        return admin.sync(params.id);
+      },
+      { params: storeParams, detail: docs.sync },
+    )
     .post('/:id/hooks', ({ params }) => admin.registerHooks(params.id), { params: storeParams, detail: docs.registerHooks })
     .get('/:id/settings', ({ params }) => admin.settings(params.id), { params: storeParams, detail: docs.getSettings })
     // The whole document is validated by parseStoreSettings (shared with the CLI), which names the field at fault.

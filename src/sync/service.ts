@@ -45,21 +45,43 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
   const state = createSyncState(database.db, clock);
 
   /** A page's products (already read), applied; false when the pass was superseded meanwhile (nothing of the batch is written). */
-  const applyBatch = database.sqlite.transaction((store: StoreRow, row: CatalogSyncRow, map: ProductSource['map'], items: unknown[], readAt: number, end: CatalogPage<unknown> | null): boolean => {
+  const applyBatch = database.sqlite.transaction((store: StoreRow, row: CatalogSyncRow, source: ProductSource, items: unknown[], readAt: number, end: CatalogPage<unknown> | null): boolean => {
     if (!state.isCurrent(row.storeId, row.kind, row.runId)) return false;
+    const listed: string[] = [];
     for (const item of items) {
       let product;
       try {
-        product = map(item, readAt);
+        product = source.map(item, readAt);
       } catch (error) {
         if (error instanceof ApiError) continue; // an item without an id: nothing to key it by
         throw error;
       }
       catalog.upsert(store.id, store.currency, product);
+      listed.push(product.productId);
     }
-    if (end) state.advance(row, end.next, end.items.length);
+    catalog.markListed(store.id, listed, row.startedAt);
+    if (!end) return true;
+    // Only a complete pass knows what the platform no longer has: the sweep commits with its last page
+    // (where pages may shift, the candidates are confirmed one by one afterwards instead).
+    if (end.next === null && !source.confirmGone) swept.set(row.runId, removeAll(store.id, catalog.unlisted(store.id, row.startedAt)));
+    state.advance(row, end.next, end.items.length);
     return true;
   });
+  const removeAll = (storeId: string, productIds: string[]) => {
+    const now = clock.now();
+    return productIds.filter((productId) => catalog.remove(storeId, productId, now, true) === 'removed').length;
+  };
+  /** Products removed by the sweep of a pass that just completed (for its log line). */
+  const swept = new Map<string, number>();
+
+  /** The unlisted products of a complete pass that the platform's product endpoint says are gone (404), removed. */
+  async function sweepConfirmed(storeId: string, row: CatalogSyncRow, source: ProductSource): Promise<number> {
+    let removed = 0;
+    for (const productId of catalog.unlisted(storeId, row.startedAt)) {
+      if (await source.confirmGone!(productId)) removed += removeAll(storeId, [productId]);
+    }
+    return removed;
+  }
 
   function finished(row: CatalogSyncRow, outcome: 'completed' | 'failed', extra: Record<string, unknown> = {}): void {
     const now = state.get(row.storeId, row.kind);
@@ -102,11 +124,17 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     const readAt = clock.now();
     for (let start = 0; ; start += WRITE_BATCH) {
       const last = start + WRITE_BATCH >= page.items.length;
-      if (!applyBatch(store, row, source.map, page.items.slice(start, start + WRITE_BATCH), readAt, last ? page : null)) return { runAgainAt: clock.now() };
+      if (!applyBatch(store, row, source, page.items.slice(start, start + WRITE_BATCH), readAt, last ? page : null)) return { runAgainAt: clock.now() };
       if (last) break;
       await yieldToEventLoop();
     }
-    if (page.next === null) return void finished(row, 'completed');
+    if (page.next === null) {
+      // A failed confirmation only leaves the product for the next pass: the pass itself is complete.
+      if (source.confirmGone) swept.set(row.runId, await sweepConfirmed(store.id, row, source).catch(() => 0));
+      finished(row, 'completed', { removed: swept.get(row.runId) ?? 0 });
+      swept.delete(row.runId);
+      return;
+    }
     return { runAgainAt: clock.now() + page.waitMs };
   }
 
@@ -133,6 +161,27 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     },
 
     view: (storeId: string): SyncView => toSyncView(state.of(storeId)),
+
+    /** A manual pass (`POST .../sync`, `svc stores sync`): started unless one is already under way. */
+    request(storeId: string): void {
+      if (!state.running(storeId)) this.start(storeId, 'manual');
+    },
+
+    /**
+     * Scheduled reconciliation: a pass for every active store with API access whose latest pass
+     * started at least `intervalMs` ago (or that never had one) and is not running. Returns how many started.
+     */
+    reconcileDue(intervalMs: number): number {
+      let started = 0;
+      for (const store of stores.list()) {
+        if (store.status !== 'active' || store.credentialKind === 'via-app' || state.running(store.id)) continue;
+        const latest = Math.max(0, ...state.of(store.id).map((row) => row.startedAt));
+        if (clock.now() - latest < intervalMs) continue;
+        this.start(store.id, 'schedule');
+        started++;
+      }
+      return started;
+    },
   };
 }
 

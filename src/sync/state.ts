@@ -75,6 +75,9 @@ export function createSyncState(db: Db, clock: Clock) {
       return row?.runId === runId && row.status === 'running';
     },
 
+    /** Whether a pass of this store is under way. */
+    running: (storeId: string): boolean => db.select({ kind: catalogSyncs.kind }).from(catalogSyncs).where(and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.status, 'running'))).get() !== undefined,
+
     /** A page applied: the next page's position and the counts move on (in the page's last transaction). `next` null ends the pass. */
     advance(row: CatalogSyncRow, next: string | null, items: number): void {
       const now = clock.now();

@@ -38,6 +38,8 @@ export const products = sqliteTable(
     platformUpdatedAt: integer('platform_updated_at').notNull(),
     raw: text('raw', { mode: 'json' }),
     removedAt: integer('removed_at'),
+    /** The start of the latest catalogue sync pass that listed this product (mark-and-sweep after a complete pass). */
+    listedAt: integer('listed_at'),
     syncedAt: integer('synced_at').notNull(),
     createdAt: integer('created_at').notNull(),
   },
