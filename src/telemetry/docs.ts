@@ -20,7 +20,7 @@ const payloadExample = {
 };
 
 const signing =
-  'Authenticate with mode 1 (`X-Probe-Token`, a lead token from sign-up) or mode 2 (`X-Probe-Key` + `X-Probe-Timestamp` in epoch milliseconds + `X-Probe-Signature`, the hex HMAC-SHA256 of `<timestamp>.<raw body>` keyed with the key; docs/signing.md shows it in shell, Node and Python). Rate-limited per tier before the body is read: over the limit is 429 with `Retry-After`.';
+  'Authenticate with mode 1 (`X-Probe-Token`, a lead token from sign-up) or mode 2 (`X-Probe-Key` + `X-Probe-Timestamp` in epoch milliseconds + `X-Probe-Signature`, the hex HMAC-SHA256 of `<timestamp>.<raw body>` keyed with the key; docs/signing.md shows it in shell, Node and Python). Rate-limited per tier before the body is read: over the limit is 429 with `Retry-After`. With `SVC_PROBE_CORS_ORIGINS` set, browsers may call it from the listed origins with a lead token (an `OPTIONS` preflight is answered 204; docs/browser-scanners.md).';
 
 const rateHeaders = {
   'RateLimit-Limit': 'The tier’s scans per minute',
