@@ -56,8 +56,11 @@ export function parseScan(bytes: Uint8Array, now: number, maxScanDataBytes: numb
   return result.scan;
 }
 
-/** The trust of a scan from its admission tier: only authenticated scans are ever stored. */
-const TRUST_OF_TIER: Record<Admission['subject']['tier'], ScanTrust> = { anonymous: 0, authed: 1, agent: 2 };
+/**
+ * The trust of a scan from its admission tier: only authenticated scans are ever stored. Probe
+ * routes never admit the webhook tier; it is listed at the lowest trust only to keep the map total.
+ */
+const TRUST_OF_TIER: Record<Admission['subject']['tier'], ScanTrust> = { anonymous: 0, authed: 1, agent: 2, webhook: 0 };
 
 /**
  * Step 6, enrich: an explicit valid country wins, else GeoIP of the client address (never stored);
