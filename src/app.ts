@@ -7,8 +7,9 @@ import type { Config } from './config.ts';
 import type { AppDatabase } from './db/index.ts';
 import type { GeoLookup } from './geo/lookup.ts';
 import { healthRoutes } from './health/routes.ts';
-import { payloadTooLarge } from './lib/body.ts';
-import { clientAddress, type PeerAddress } from './lib/client-ip.ts';
+import { payloadTooLarge, useBodyBudget } from './lib/body.ts';
+import { createBodyBudget } from './lib/body-budget.ts';
+import { addressKey, clientAddress, type PeerAddress } from './lib/client-ip.ts';
 import { createChangeStamp } from './lib/change-stamp.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
@@ -25,7 +26,7 @@ import { createScanReader } from './scans/queries.ts';
 import { badgeRoutes, dashboardRoutes } from './scans/routes.ts';
 import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
-import { webhookRoutes } from './webhooks/routes.ts';
+import { WEBHOOK_PATHS, webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
 import { anonymousRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
@@ -36,7 +37,7 @@ import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { widgetRoutes } from './widget/routes.ts';
-import { refuseMalformedPath, requestPath } from './lib/request-path.ts';
+import { canonicalPath, refuseMalformedPath, requestPath } from './lib/request-path.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
@@ -115,6 +116,11 @@ export function createApp(deps: AppDeps) {
   const limiter = createTierLimiter(config, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   const clientIp = (request: Request) => clientAddress(request, peerAddress(request), config.trustProxy);
+  // Body bytes in flight are capped per client as anonymous rate limits key it: by address or IPv6 network.
+  const bodyBudget = createBodyBudget(config.body, (request) => {
+    const ip = clientIp(request);
+    return ip === null ? 'unknown' : addressKey(ip, config.anonymousLimits.ipv6PrefixBits);
+  });
   const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier });
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
@@ -126,7 +132,7 @@ export function createApp(deps: AppDeps) {
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
-  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize }));
+  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
@@ -138,7 +144,7 @@ export function createApp(deps: AppDeps) {
     if (scans > 0 && credentials.mode === 'token' && credentials.lead) leads.noteScan(credentials.lead.id);
   };
   const bodyLimitOf = (request: Request) =>
-    requestPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
+    canonicalPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
@@ -152,9 +158,12 @@ export function createApp(deps: AppDeps) {
       anonymousRouteLimit(limiter, clientIp, [
         signUp,
         { method: 'POST', path: SESSION_PATH, unit: 'sign-ins' },
+        // Inbound webhooks are unauthenticated until their body is verified: counted per source address.
+        ...WEBHOOK_PATHS.map((path) => ({ method: 'POST', path, unit: 'webhook deliveries', tier: 'webhook' as const, bucket: 'webhooks' })),
       ]),
     )
     .onRequest(({ request }) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') useBodyBudget(request, bodyBudget);
       // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
       // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
       const declared = request.headers.get('content-length');

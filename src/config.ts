@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { isHostname } from './lib/hostname.ts';
+import type { BodySettings } from './lib/body-budget.ts';
 import { ACCESS_LOG_MODES, LOG_LEVELS, type LogSettings } from './observability/log.ts';
 
 /** Typed, validated configuration (DESIGN §3): flags win over `SVC_*` environment variables. */
@@ -14,7 +15,9 @@ export interface Config {
   geoipDb: string | null;
   trustProxy: number;
   maxBodyBytes: number;
-  rates: { anonymous: number; authed: number; agent: number };
+  rates: { anonymous: number; authed: number; agent: number; webhook: number };
+  /** Deadlines, minimum rate and in-flight byte caps for request bodies (docs/limits.md). */
+  body: BodySettings;
   /** How anonymous clients are told apart and held back as a whole, and how many buckets are kept. */
   anonymousLimits: {
     /** IPv6 clients share one anonymous bucket per network of this many bits (SVC_RATE_IPV6_PREFIX). */
@@ -178,6 +181,23 @@ export function withListenPort(config: Config, port: number): Config {
   return { ...config, http, baseUrl: config.baseUrlExplicit ? config.baseUrl : listenUrl(http) };
 }
 
+const MIB = 1024 * 1024;
+
+/**
+ * Body deadlines and caps. By default one client may hold two of the largest bodies at once (a bulk
+ * body is up to 16 MiB, or SVC_MAX_BODY_BYTES if larger) and all clients together four times that.
+ */
+function bodySettings(int: (name: string, fallback: number, min: number, max: number) => number, maxBodyBytes: number): BodySettings {
+  const perClient = int('SVC_BODY_BUFFER_PER_CLIENT_BYTES', 2 * Math.max(16 * MIB, maxBodyBytes), 64 * 1024, 64 * 1024 * MIB);
+  return {
+    timeoutMs: int('SVC_BODY_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    minBytesPerSecond: int('SVC_BODY_MIN_BYTES_PER_SECOND', 1024, 0, 1_000_000_000),
+    graceMs: int('SVC_BODY_GRACE_MS', 5_000, 0, 3_600_000),
+    maxBufferedPerClient: perClient,
+    maxBufferedBytes: int('SVC_BODY_BUFFER_BYTES', 4 * perClient, 64 * 1024, 256 * 1024 * MIB),
+  };
+}
+
 export function loadConfig(flags: Flags, env: Env): Config {
   const httpSrc = pick(flags, 'http', env, 'SVC_HTTP');
   const http = httpSrc ? parseHostPort(httpSrc) : { hostname: '127.0.0.1', port: 3000 };
@@ -196,6 +216,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
     return src ? parseInteger(src, min, max) : fallback;
   };
 
+  const maxBodyBytes = int('SVC_MAX_BODY_BYTES', 524_288, 1024, 64 * 1024 * 1024);
   const secretSrc = pick(flags, null, env, 'SVC_PLATFORM_A_APP_SECRET');
   const keySrc = pick(flags, null, env, 'SVC_ENCRYPTION_KEY');
   const suffixSrc = pick(flags, null, env, 'SVC_PLATFORM_A_SHOP_SUFFIX');
@@ -213,12 +234,14 @@ export function loadConfig(flags: Flags, env: Env): Config {
     baseUrlExplicit: baseUrlSrc !== null,
     geoipDb: geoSrc ? path.resolve(geoSrc.value) : null,
     trustProxy: int('SVC_TRUST_PROXY', 0, 0, 32),
-    maxBodyBytes: int('SVC_MAX_BODY_BYTES', 524_288, 1024, 64 * 1024 * 1024),
+    maxBodyBytes,
     rates: {
       anonymous: int('SVC_RATE_ANONYMOUS', 10, 1, 1_000_000),
       authed: int('SVC_RATE_AUTHED', 50, 1, 1_000_000),
       agent: int('SVC_RATE_AGENT', 1000, 1, 10_000_000),
+      webhook: int('SVC_RATE_WEBHOOK', 600, 1, 10_000_000),
     },
+    body: bodySettings(int, maxBodyBytes),
     anonymousLimits: {
       ipv6PrefixBits: int('SVC_RATE_IPV6_PREFIX', 64, 16, 128),
       globalPerMinute: int('SVC_RATE_ANONYMOUS_GLOBAL', 3000, 1, 10_000_000),

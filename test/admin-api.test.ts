@@ -131,14 +131,31 @@ describe('leads', () => {
     expect(t.leads.findByToken(apiToken)).toMatchObject({ id, verified: false, email: 'new@example.com' });
   });
 
-  test('sign-up rejects an invalid email (400) and a duplicate (409)', async () => {
+  test('sign-up rejects an invalid email (400)', async () => {
     const bad = await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'not-an-email' }));
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'invalid_email' });
-    await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'a@example.com' }));
-    const dup = await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'A@example.com' }));
-    expect(dup.status).toBe(409);
-    expect(await dup.json()).toMatchObject({ error: 'lead_exists' });
+  });
+
+  test('sign-up does not reveal whether an email is registered: a known email gets the same status, headers and body shape, and nothing changes', async () => {
+    const signUp = (email: string) => t.request('/api/v1/public/leads', jsonRequest('POST', { email }));
+    const first = await signUp('known@example.com');
+    const { id: knownId, apiToken: knownToken } = await first.json();
+    const fresh = await signUp('fresh@example.com');
+    const again = await signUp('Known@Example.com');
+    expect(again.status).toBe(fresh.status);
+    const shape = (response: Response) => [...response.headers.keys()].filter((name) => !['date', 'x-request-id'].includes(name)).sort();
+    expect(shape(again)).toEqual(shape(fresh));
+    const freshBody = await fresh.json();
+    const againBody = await again.json();
+    expect(Object.keys(againBody)).toEqual(Object.keys(freshBody));
+    expect(againBody.id).toHaveLength(freshBody.id.length);
+    expect(againBody.apiToken).toHaveLength(freshBody.apiToken.length);
+    expect(againBody.id).not.toBe(knownId);
+    // The known lead is untouched: its token still works, and the one just handed out names nothing.
+    expect(t.leads.findByToken(knownToken)).toMatchObject({ id: knownId, email: 'known@example.com' });
+    expect(t.leads.findByToken(againBody.apiToken)).toBeNull();
+    expect(t.leads.get(againBody.id)).toBeNull();
   });
 
   test('verify, rotate (old token rejected at once) and revoke through the admin API', async () => {

@@ -22,7 +22,9 @@ describe('config', () => {
     expect(config.databaseFile).toBe(path.resolve('data/svc.db'));
     expect(config.baseUrl).toBe('http://127.0.0.1:3000');
     expect(config.maxBodyBytes).toBe(524288);
-    expect(config.rates).toEqual({ anonymous: 10, authed: 50, agent: 1000 });
+    expect(config.rates).toEqual({ anonymous: 10, authed: 50, agent: 1000, webhook: 600 });
+    expect(config.anonymousLimits).toEqual({ ipv6PrefixBits: 64, globalPerMinute: 3000, maxBuckets: 100_000 });
+    expect(config.body).toEqual({ timeoutMs: 60_000, minBytesPerSecond: 1024, graceMs: 5_000, maxBufferedPerClient: 32 * 1024 * 1024, maxBufferedBytes: 128 * 1024 * 1024 });
     expect(config.trustProxy).toBe(0);
     expect(config.encryptionKey).toBeNull();
     expect(config.platformAShopSuffix).toBe('myplatform-a.com');
@@ -85,6 +87,15 @@ describe('config', () => {
       SVC_RATE_ANONYMOUS: '5',
       SVC_RATE_AUTHED: '6',
       SVC_RATE_AGENT: '7',
+      SVC_RATE_WEBHOOK: '8',
+      SVC_RATE_IPV6_PREFIX: '56',
+      SVC_RATE_ANONYMOUS_GLOBAL: '90',
+      SVC_RATE_BUCKETS: '500',
+      SVC_BODY_TIMEOUT_MS: '9000',
+      SVC_BODY_MIN_BYTES_PER_SECOND: '100',
+      SVC_BODY_GRACE_MS: '2000',
+      SVC_BODY_BUFFER_PER_CLIENT_BYTES: '1048576',
+      SVC_BODY_BUFFER_BYTES: '4194304',
       SVC_ENCRYPTION_KEY: 'a'.repeat(64),
       SVC_PLATFORM_A_SHOP_SUFFIX: 'Shops.Example.com',
     });
@@ -92,7 +103,9 @@ describe('config', () => {
     expect(config.baseUrl).toBe('https://svc.example.com');
     expect(config.trustProxy).toBe(2);
     expect(config.maxBodyBytes).toBe(2048);
-    expect(config.rates).toEqual({ anonymous: 5, authed: 6, agent: 7 });
+    expect(config.rates).toEqual({ anonymous: 5, authed: 6, agent: 7, webhook: 8 });
+    expect(config.anonymousLimits).toEqual({ ipv6PrefixBits: 56, globalPerMinute: 90, maxBuckets: 500 });
+    expect(config.body).toEqual({ timeoutMs: 9000, minBytesPerSecond: 100, graceMs: 2000, maxBufferedPerClient: 1048576, maxBufferedBytes: 4194304 });
     expect(config.encryptionKey?.length).toBe(32);
     expect(config.platformAShopSuffix).toBe('shops.example.com');
   });

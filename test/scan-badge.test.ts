@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, test } from 'bun:test';
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { Window } from 'happy-dom';
 import { fixedClock } from '../src/lib/clock.ts';
 import { badgeSvg } from '../src/scans/badge.ts';
 import { verdana11Width } from '../src/scans/verdana.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
-import { scanPayload, signedInit } from './helpers/probe.ts';
+import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 
 const BADGE = '/api/v1/public/probe/badge';
 const NOW = Date.parse('2026-03-01T12:00:00Z');
@@ -158,5 +158,75 @@ describe('badge (spec §4.2, DESIGN §5)', () => {
     const root = parseSvg(svg);
     expect(root.getAttribute('aria-label')).toBe('<b>&"\': </text><script>x</script>');
     expect(root.querySelectorAll('text')[2]!.textContent).toBe('</text><script>x</script>');
+  });
+});
+
+describe('a trustworthy badge (issue 11): what the server can trust orders it, not what the scanner claims', () => {
+  let clock = fixedClock(NOW);
+  beforeEach(() => {
+    clock = fixedClock(NOW);
+  });
+  const badgeOf = async (hostname: string) => ((await (await t.request(`${BADGE}?domain=${hostname}&format=json`)).json()) as { message: string }).message;
+  const signed = (payload: unknown) => t.request(TELEMETRY, signedInit(t.keyWith('probe:scan'), JSON.stringify(payload), clock.now()));
+  const scanAt = (grade: string, percentage: number, scannedAt: number) =>
+    scanPayload({ hostname: 'pinned.example.com', url: `https://pinned.example.com/${scannedAt}`, scannedAt: new Date(scannedAt).toISOString(), quality: { grade, percentage } });
+
+  test('scannedAt more than 5 minutes in the future is 400 scanned_at_in_future; 5 minutes ahead is accepted', async () => {
+    t = await makeTestApp({ clock });
+    const future = await signed(scanAt('A', 100, NOW + 5 * 60_000 + 1000));
+    expect(future.status).toBe(400);
+    const body = (await future.json()) as { error: string; detail: string };
+    expect(body.error).toBe('scanned_at_in_future');
+    expect(body.detail).toContain('5 minutes');
+    expect((await signed(scanAt('B', 80, NOW + 5 * 60_000))).status).toBe(204);
+    expect(await badgeOf('pinned.example.com')).toBe('B 80%');
+  });
+
+  test('a bulk item with scannedAt in the future is a per-item error; the others are stored', async () => {
+    t = await makeTestApp({ clock });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify({ scans: [scanAt('C', 50, NOW - 60_000), scanAt('A', 100, Date.parse('2099-01-01T00:00:00Z'))] });
+    const result = (await (await t.request('/api/v1/probe/scan-bulk', signedInit(key, body, NOW))).json()) as { inserted: number; errors: { index: number; error: string }[] };
+    expect(result.inserted).toBe(1);
+    expect(result.errors).toEqual([expect.objectContaining({ index: 1, error: 'scanned_at_in_future' })]);
+    expect(await badgeOf('pinned.example.com')).toBe('C 50%');
+  });
+
+  test('among scans of the same trust the most recently received decides, whatever scannedAt claims', async () => {
+    t = await makeTestApp({ clock });
+    await signed(scanAt('A', 99, NOW));
+    clock.advance(60_000);
+    // Received later, though it claims an older scan time: it is the newer answer.
+    await signed(scanAt('D', 40, NOW - 30 * 86_400_000));
+    expect(await badgeOf('pinned.example.com')).toBe('D 40%');
+  });
+
+  test('an anonymous (unverified lead) scan cannot pin the badge over signed scans, earlier or later', async () => {
+    t = await makeTestApp({ clock });
+    const anonymous = t.leads.create('anyone@example.com').apiToken;
+    expect((await t.request(TELEMETRY, tokenInit(anonymous, scanAt('A', 100, NOW)))).status).toBe(204);
+    expect(await badgeOf('pinned.example.com')).toBe('A 100%');
+    clock.advance(60_000);
+    await signed(scanAt('C', 55, clock.now()));
+    expect(await badgeOf('pinned.example.com')).toBe('C 55%');
+    clock.advance(60_000);
+    expect((await t.request(TELEMETRY, tokenInit(anonymous, scanAt('A', 100, clock.now())))).status).toBe(204);
+    expect(await badgeOf('pinned.example.com')).toBe('C 55%');
+  });
+
+  test("a verified lead's scan outranks an unverified lead's and yields to a signed one", async () => {
+    t = await makeTestApp({ clock });
+    const unverified = t.leads.create('new@example.com').apiToken;
+    const verified = t.leads.create('known@example.com', true).apiToken;
+    await t.request(TELEMETRY, tokenInit(verified, scanAt('B', 75, NOW)));
+    clock.advance(60_000);
+    await t.request(TELEMETRY, tokenInit(unverified, scanAt('A', 100, clock.now())));
+    expect(await badgeOf('pinned.example.com')).toBe('B 75%');
+    clock.advance(60_000);
+    await signed(scanAt('E', 20, clock.now()));
+    expect(await badgeOf('pinned.example.com')).toBe('E 20%');
+    clock.advance(60_000);
+    await t.request(TELEMETRY, tokenInit(verified, scanAt('A', 98, clock.now())));
+    expect(await badgeOf('pinned.example.com')).toBe('E 20%');
   });
 });

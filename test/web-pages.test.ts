@@ -105,12 +105,19 @@ describe('landing page', () => {
     expectNothingInline(html);
   });
 
-  test('a known email is 409 with the error next to the field', async () => {
+  test('a known email gets the same page as a new one (the form does not reveal who signed up), and its lead keeps its token', async () => {
     t = await makeTestApp();
-    expect((await t.request('/', form({ email: 'a@example.com' }))).status).toBe(201);
-    const again = await t.request('/', form({ email: 'a@example.com' }));
-    expect(again.status).toBe(409);
-    expect(await again.text()).toContain('This email already has a token.');
+    const first = await t.request('/', form({ email: 'a@example.com' }));
+    expect(first.status).toBe(201);
+    const firstToken = /<code class="token" id="token">([^<]+)<\/code>/.exec(await first.text())![1]!;
+    const again = await t.request('/', form({ email: 'A@example.com' }));
+    expect(again.status).toBe(201);
+    const page = await again.text();
+    const token = /<code class="token" id="token">([^<]+)<\/code>/.exec(page)![1]!;
+    expect(token).toHaveLength(firstToken.length);
+    expect(page).toContain('If this address had signed up before, this token does not work');
+    expect(t.leads.findByToken(token)).toBeNull();
+    expect(t.leads.findByToken(firstToken)).toMatchObject({ email: 'a@example.com' });
   });
 
   test('a body that is not the form is 415', async () => {

@@ -344,3 +344,26 @@ describe('platform A: tamper suite (nothing is ever applied)', () => {
     expect((await product('1001')).body.title).toBe('Second');
   });
 });
+
+describe('platform A: refused before the body is read (issue 11)', () => {
+  test('a delivery for a known shop whose signature is not a base64 HMAC-SHA256 is refused 401 without waiting for its body', async () => {
+    let pulled = 0;
+    const stalled = new ReadableStream<Uint8Array>({
+      pull: () => {
+        pulled++;
+        return new Promise(() => {}); // never sends a byte
+      },
+    });
+    const response = t.request('/api/v1/webhooks/platform-a', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '5000', 'x-platform-a-hmac-sha256': 'not-a-signature', 'x-platform-a-shop-domain': SHOP, 'x-platform-a-topic': 'products/update' },
+      body: stalled,
+      // @ts-expect-error: Bun and the fetch spec need half-duplex for a streamed request body
+      duplex: 'half',
+    });
+    const answered = await Promise.race([response, Bun.sleep(1_000).then(() => null)]);
+    expect(answered?.status).toBe(401);
+    expect(await answered!.json()).toMatchObject({ error: 'unverified_webhook' });
+    expect(pulled).toBeLessThanOrEqual(1);
+  });
+});

@@ -66,7 +66,11 @@ const run = (url: string, script: string, seconds: number) => wrk(url, seconds, 
 const dataDir = path.join(work, 'data');
 const keys = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
 const adminKey = JSON.parse(keys.stdout.toString()).key as string;
-const { url: svcUrl } = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
+const { url: svcUrl } = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], {
+  SVC_PLATFORM_A_APP_SECRET: APP_SECRET,
+  // wrk delivers from one address far faster than a platform does: the per-address webhook limit must not interfere.
+  SVC_RATE_WEBHOOK: '10000000',
+});
 const store = await fetch(`${svcUrl}/api/v1/admin/stores`, {
   method: 'POST',
   headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },

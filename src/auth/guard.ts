@@ -1,6 +1,6 @@
 import { ApiError } from '../lib/errors.ts';
 import { keyHasScope, type ApiKey, type KeyStore, type Scope } from './keys.ts';
-import { requestPath } from '../lib/request-path.ts';
+import { canonicalPath, isUnder } from '../lib/request-path.ts';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -50,8 +50,8 @@ export interface ScopeRule {
  */
 export function scopeGuard(keys: KeyStore, rules: ScopeRule[], alternative?: AlternativeAuth) {
   return ({ request }: { request: Request }): Response | undefined => {
-    const pathname = requestPath(request);
-    const rule = rules.find((r) => pathname.startsWith(r.prefix));
+    const pathname = canonicalPath(request);
+    const rule = rules.find((r) => isUnder(pathname, r.prefix));
     if (!rule) return undefined;
     try {
       const header = request.headers.get('authorization');

@@ -68,29 +68,40 @@ export function createLeadStore(db: Db, clock: Clock) {
     return row ? apiToken : null;
   };
 
+  /** Insert a lead with a fresh id and token; `row` is undefined when the email is already registered (nothing is written). */
+  function insertLead(email: string, verified: boolean): { id: string; apiToken: string; row: LeadRow | undefined } {
+    const normalized = normalizeEmail(email);
+    if (!normalized) throw new ApiError(400, 'invalid_email', 'email must be a valid address of at most 254 characters');
+    const id = newId();
+    const apiToken = randomSecret(32);
+    const now = clock.now();
+    const row = db
+      .insert(leads)
+      .values({ id, email: normalized, verified, verifiedAt: verified ? now : null, tokenHash: sha256Hex(apiToken), tokenIssuedAt: now, createdAt: now })
+      .onConflictDoNothing({ target: leads.email })
+      .returning()
+      .get();
+    return { id, apiToken, row };
+  }
+
   return {
-    /** Sign-up: a new, unverified lead (unless `verified`) with its first token. 409 if the email exists. */
+    /** A new lead (unverified unless `verified`) with its first token; 409 if the email exists (operators: CLI and admin API). */
     create(email: string, verified = false): { lead: Lead; apiToken: string } {
-      const normalized = normalizeEmail(email);
-      if (!normalized) throw new ApiError(400, 'invalid_email', 'email must be a valid address of at most 254 characters');
-      const apiToken = randomSecret(32);
-      const now = clock.now();
-      const row = db
-        .insert(leads)
-        .values({
-          id: newId(),
-          email: normalized,
-          verified,
-          verifiedAt: verified ? now : null,
-          tokenHash: sha256Hex(apiToken),
-          tokenIssuedAt: now,
-          createdAt: now,
-        })
-        .onConflictDoNothing({ target: leads.email })
-        .returning()
-        .get();
+      const { apiToken, row } = insertLead(email, verified);
       if (!row) throw new ApiError(409, 'lead_exists', 'a lead with this email already exists; ask an administrator to rotate its token');
       return { lead: toLead(row), apiToken };
+    },
+
+    /**
+     * Public sign-up (the API and the start page's form): an email that is already registered gets
+     * the same answer as a new one, so sign-up tells no one whether an address is known. For a known
+     * email nothing is written or changed: the id and token are fresh random values that name and
+     * authenticate nothing, and the lead keeps its own token (the operator rotates it if it was lost).
+     * Both cases run the same statement and draw the same random values, so they take the same time.
+     */
+    signUp(email: string): { id: string; apiToken: string } {
+      const { id, apiToken } = insertLead(email, false);
+      return { id, apiToken };
     },
 
     get(id: string): Lead | null {

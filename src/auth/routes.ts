@@ -48,14 +48,13 @@ export function adminAuthRoutes({ keys, leads, maxBodyBytes }: AuthDeps) {
     });
 }
 
-/** Public sign-up: a new unverified lead and its token, shown once. */
+/** Public sign-up: a new unverified lead and its token, shown once; a known email gets the same answer (see `LeadStore.signUp`). */
 export function publicLeadRoutes({ leads, maxBodyBytes }: Omit<AuthDeps, 'keys'>) {
   return new Elysia({ prefix: '/api/v1/public' }).onParse(jsonBodyParser(maxBodyBytes)).post(
     '/leads',
     ({ body, set }) => {
-      const { lead, apiToken } = leads.create(body.email);
       set.status = 201;
-      return { id: lead.id, apiToken };
+      return leads.signUp(body.email);
     },
     { body: signUpBody, detail: docs.signUp },
   );

@@ -50,13 +50,12 @@ export function landingRoutes({ page, context, leads, signUpLimit }: LandingDeps
       let email = '';
       try {
         email = (new URLSearchParams(new TextDecoder().decode(await readBodyLimited(request, FORM_BYTES))).get('email') ?? '').trim();
-        const { apiToken } = leads.create(email);
+        const { apiToken } = leads.signUp(email);
         return respond(signedUpBody(context, email.toLowerCase(), apiToken), 201);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const shown = email.slice(0, 254);
         if (error.code === 'invalid_email') return formError(400, shown, 'Enter a valid email address, such as name@example.com.');
-        if (error.code === 'lead_exists') return formError(409, shown, 'This email already has a token. Ask the operator to issue a new one if you lost it.');
         if (error.code === 'payload_too_large') return formError(413, '', 'The form was too large. Enter just your email address.');
         throw error;
       }

@@ -1,50 +1,39 @@
 import { ApiError } from './errors.ts';
+import { collectChunks, payloadTooLarge, type BodyBudget } from './body-budget.ts';
 import { checkJsonStructure, checkReservedKeys, JSON_LIMITS, type JsonLimits } from './json-limits.ts';
 
-export function payloadTooLarge(maxBytes: number): ApiError {
-  return new ApiError(413, 'payload_too_large', `request body exceeds the limit of ${maxBytes} bytes`);
+export { payloadTooLarge };
+
+/** The body budget each request's reads count against (set by the app for every request that may carry a body). */
+const budgets = new WeakMap<Request, BodyBudget>();
+
+/** Make `request`'s body reads count against `budget`: its deadline, minimum rate and byte caps. */
+export function useBodyBudget(request: Request, budget: BodyBudget): void {
+  budgets.set(request, budget);
 }
 
 /**
- * Read a request body as raw bytes, stopping as soon as it grows past `maxBytes`, so a
- * chunked upload without Content-Length can never make us buffer more than the limit.
+ * Read a request body as raw bytes, stopping as soon as it grows past `maxBytes`, so a chunked
+ * upload without Content-Length can never make us buffer more than the limit. Under the app's body
+ * budget (lib/body-budget.ts) the read also has a deadline and a minimum rate (else 408) and counts
+ * against the caps on body bytes in flight (503 / 429).
  */
 export async function readBodyLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
-  if (!request.body) return new Uint8Array(0);
-  // A declared length within the limit is enforced by the HTTP layer, so the fast native read is
-  // safe; only undeclared (chunked) bodies need counting while they stream in.
-  if (declared !== null && /^\d+$/.test(declared)) return request.bytes();
-
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  const body = request.body;
+  if (!body) return new Uint8Array(0);
+  const budget = budgets.get(request);
+  if (!budget) return collectChunks(body.getReader(), maxBytes);
+  return budget.read(request, body, maxBytes, declared !== null && /^\d+$/.test(declared) ? Number(declared) : null);
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Parse raw body bytes as JSON: 400 naming the limit past `limits`, 400 `malformed_json` for invalid UTF-8 or JSON, 400 `reserved_key`. */
-export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits = JSON_LIMITS, what = 'request body'): unknown {
-  checkJsonStructure(bytes, limits);
+export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits | null = JSON_LIMITS, what = 'request body'): unknown {
+  // null: the caller already scanned these bytes (a bulk item, checked with its whole body).
+  if (limits !== null) checkJsonStructure(bytes, limits);
   let text: string;
   let value: unknown;
   try {

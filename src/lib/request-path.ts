@@ -13,6 +13,35 @@ export function requestPath(request: Request): string {
   return query === -1 ? url.slice(start) : url.slice(start, query);
 }
 
+/** Anything that makes a path differ from its canonical form: an escape, a capital, `//`, a trailing `/`. */
+const NOT_CANONICAL = /%|[A-Z]|\/\/|.\/$/;
+
+/**
+ * The path that rate limits and guards match on: percent-escapes decoded, lowercased, runs of `/`
+ * collapsed and a trailing `/` dropped, so `/API/v1//public/%6Ceads/` is limited like
+ * `/api/v1/public/leads`. The router is laxer than the raw path (it routes a trailing slash), so a
+ * guard matched on the raw path could be walked around; one matched on this form cannot, and at worst
+ * also guards a spelling that the router answers 404. A canonical path (nearly every request) is
+ * returned as is after one regular-expression test.
+ */
+export function canonicalPath(request: Request): string {
+  const path = requestPath(request);
+  if (!NOT_CANONICAL.test(path)) return path;
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
+  }
+  const collapsed = decoded.toLowerCase().replace(/\/{2,}/g, '/');
+  return collapsed.length > 1 && collapsed.endsWith('/') ? collapsed.slice(0, -1) : collapsed;
+}
+
+/** Whether a canonical path lies under `prefix` (which ends in `/`), or names the prefix itself. */
+export function isUnder(path: string, prefix: string): boolean {
+  return path.startsWith(prefix) || (path.length === prefix.length - 1 && prefix.startsWith(path));
+}
+
 /**
  * Global `onRequest` hook: 400 `malformed_path` for a path whose percent-encoding does not decode
  * (a lone `%`, `%zz`, a cut-off UTF-8 sequence), before routing hands a parameter that failed to

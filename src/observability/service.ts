@@ -66,16 +66,18 @@ interface AppState {
   limiter: TierLimiter;
   jobs: { readonly failures: number };
   signalCache: () => { entries: number; bytes: number };
+  bodies: { readonly heldBytes: number };
 }
 
-/** Scrape-time samples of in-memory state: the rate limiter's table and refusals, failed job attempts, the signal cache. */
-export function appCollector({ limiter, jobs, signalCache }: AppState): () => string {
+/** Scrape-time samples of in-memory state: the rate limiter's table and refusals, failed job attempts, the signal cache, body bytes in flight. */
+export function appCollector({ limiter, jobs, signalCache, bodies }: AppState): () => string {
   return () =>
     [
       sample('svc_signal_cache_bytes', 'gauge', 'Bytes of rendered signals held in memory (bounded by SVC_SIGNAL_CACHE_BYTES).', [{ value: signalCache().bytes }]),
       sample('svc_signal_cache_entries', 'gauge', 'Products with rendered signals held in memory (bounded).', [{ value: signalCache().entries }]),
       sample('svc_rate_limited_total', 'counter', 'Requests refused by the rate limiter, by tier.', Object.entries(limiter.refused).map(([tier, value]) => ({ labels: { tier }, value }))),
       sample('svc_ratelimit_buckets', 'gauge', 'Live rate-limit buckets (bounded).', [{ value: limiter.size }]),
+      sample('svc_body_bytes_in_flight', 'gauge', 'Request body bytes held by reads in flight (capped by SVC_BODY_BUFFER_BYTES).', [{ value: bodies.heldBytes }]),
       sample('svc_job_failures_total', 'counter', 'Failed background job attempts.', [{ value: jobs.failures }]),
     ].join('');
 }

@@ -4,8 +4,8 @@ import { ApiError } from '../lib/errors.ts';
 import { addressKey } from '../lib/client-ip.ts';
 import { createTokenBuckets, type BucketDecision } from './buckets.ts';
 
-/** spec §8: anonymous (keyed by client IP), authed (by lead), agent (by API key). */
-export type Tier = 'anonymous' | 'authed' | 'agent';
+/** spec §8: anonymous (keyed by client IP), authed (by lead), agent (by API key); webhook: inbound deliveries, by source address. */
+export type Tier = 'anonymous' | 'authed' | 'agent' | 'webhook';
 
 /** Whose bucket a request draws from. `identity` is never empty. */
 export interface RateSubject {
@@ -28,7 +28,7 @@ const ANONYMOUS_CEILING = 'anonymous:*';
 export function createTierLimiter({ rates, anonymousLimits }: LimiterSettings, clock: Clock) {
   const buckets = createTokenBuckets(clock, anonymousLimits.maxBuckets);
   const ceiling = createTokenBuckets(clock, 1);
-  const refused: Record<Tier, number> = { anonymous: 0, authed: 0, agent: 0 };
+  const refused: Record<Tier, number> = { anonymous: 0, authed: 0, agent: 0, webhook: 0 };
   return {
     /**
      * The anonymous identity of a client within `scope`: its IPv4 address, or its IPv6 network of
@@ -36,7 +36,11 @@ export function createTierLimiter({ rates, anonymousLimits }: LimiterSettings, c
      * shared bucket when the address is unknown.
      */
     anonymous(ip: string | null, scope = 'ip'): RateSubject {
-      return { tier: 'anonymous', identity: `${scope}:${ip === null ? 'unknown' : addressKey(ip, anonymousLimits.ipv6PrefixBits)}` };
+      return this.byAddress('anonymous', ip, scope);
+    },
+    /** A client keyed by its address (as `anonymous`) in a tier that counts addresses. */
+    byAddress(tier: 'anonymous' | 'webhook', ip: string | null, scope: string): RateSubject {
+      return { tier, identity: `${scope}:${ip === null ? 'unknown' : addressKey(ip, anonymousLimits.ipv6PrefixBits)}` };
     },
     /**
      * Take `count` tokens (all or none) from the subject's bucket; the limit is its tier's per-minute

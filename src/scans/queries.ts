@@ -9,7 +9,7 @@ type Param = string | number;
 type Row = Record<string, string | number | null>;
 
 const FILTER_COLUMNS = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' } as const;
-/** The scans table read through one of its two indexes (src/db/schema/scans.ts), named so the plan never depends on statistics. */
+/** The scans table read through one of its two dashboard indexes (src/db/schema/scans.ts), named so the plan never depends on statistics. */
 const BY_HOSTNAME = 'scans INDEXED BY scans_hostname_scanned_at_idx';
 const BY_TIME = 'scans INDEXED BY scans_scanned_at_url_idx';
 
@@ -76,7 +76,9 @@ export type ScanSummary = ReturnType<typeof summaryOf>;
 /** Read side of the scans table (badge and dashboard). Statements are compiled once and cached by bun:sqlite. */
 export function createScanReader(sqlite: Database) {
   const latest = sqlite.prepare<{ grade: string; percentage: number }, [string]>(
-    'SELECT grade, percentage FROM scans WHERE hostname = ? ORDER BY scanned_at DESC LIMIT 1',
+    // The most trusted scan, then the most recently received (telemetry/payload.ts ScanTrust): from
+    // the end of scans_badge_idx; rowid breaks ties within one bulk request, in its order.
+    'SELECT grade, percentage FROM scans INDEXED BY scans_badge_idx WHERE hostname = ? ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
   );
   const byId = sqlite.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
@@ -134,7 +136,7 @@ export function createScanReader(sqlite: Database) {
   }
 
   return {
-    /** The grade and percentage of a hostname's latest scan, or null. */
+    /** The grade and percentage of the scan a hostname's badge shows, or null. */
     latestOf(hostname: string): { grade: string; percentage: number } | null {
       return latest.get(hostname);
     },

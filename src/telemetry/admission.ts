@@ -9,7 +9,7 @@ import {
   type TierDecision,
   type TierLimiter,
 } from '../ratelimit/tiers.ts';
-import { requestPath } from '../lib/request-path.ts';
+import { canonicalPath, isUnder, requestPath } from '../lib/request-path.ts';
 
 export const PROBE_PREFIX = '/api/v1/probe/';
 /** spec §5 rule 2: the replay window, both ways. */
@@ -72,7 +72,7 @@ export function probeAdmission({ keys, leads, limiter, clientIp, noteTier }: Gua
   const admissions = new WeakMap<Request, Admission>();
   return {
     guard({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined {
-      if (!requestPath(request).startsWith(PROBE_PREFIX)) return undefined;
+      if (!isUnder(canonicalPath(request), PROBE_PREFIX)) return undefined;
       const ip = clientIp(request);
       const { credentials, subject } = classifyProbe(request.headers, keys, leads, limiter.anonymous(ip));
       noteTier?.(request, subject.tier);

@@ -42,7 +42,7 @@ export const telemetryPayload = t.Object(
     }),
     signals: scanSignals,
     url: t.Optional(t.String({ maxLength: LIMITS.url, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\s]+(?:[/?#]\\S*)?$', description: 'Absolute http(s) URL; query and fragment are dropped' })),
-    scannedAt: t.Optional(t.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:[Zz]|[+-]\\d{2}:?\\d{2})$', description: 'ISO-8601 with a time zone' })),
+    scannedAt: t.Optional(t.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:[Zz]|[+-]\\d{2}:?\\d{2})$', description: 'ISO-8601 with a time zone, at most 5 minutes ahead of server time' })),
     platform: t.Optional(
       t.Object({ platform: t.Optional(oneOf(SCAN_PLATFORMS)), confidence: t.Optional(t.Number({ minimum: 0, maximum: 1 })) }, { additionalProperties: false }),
     ),

@@ -14,6 +14,17 @@ const KNOWN_FIELDS = new Set(['hostname', 'signals', 'url', 'scannedAt', 'platfo
 
 export const LIMITS = { url: 2048, hostname: 253, text: 2048, vertical: 64, version: 64, robots: 512, lang: 35, score: 1000 } as const;
 
+/**
+ * How far the server trusts who sent a scan, from how it was authenticated: 0 an unverified lead's
+ * token (anyone can sign up for one), 1 a verified lead's token, 2 a request signed with an agent
+ * key. The badge shows a hostname's most trusted scan, the most recently received among equals,
+ * so a scan from a throwaway sign-up never outranks the site's own signed scans.
+ */
+export type ScanTrust = 0 | 1 | 2;
+
+/** scannedAt may run ahead of server time by at most this much (clock skew), as for signed requests. */
+export const MAX_SCANNED_AT_AHEAD_MS = 5 * 60_000;
+
 /** A scan ready to store: the columns of the scans table, minus id and receivedAt. */
 export interface NormalizedScan {
   hostname: string;
@@ -32,6 +43,8 @@ export interface NormalizedScan {
   signals: Record<string, unknown>;
   quality: Record<string, unknown>;
   data: Record<string, unknown>;
+  /** Set from the request's authentication once the scan is admitted; 0 until then. */
+  trust: ScanTrust;
 }
 
 export type ScanValidation = { ok: true; scan: NormalizedScan } | { ok: false; error: string; detail: string };
@@ -115,6 +128,13 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
 
   const scannedAt = parseTimestamp(rawScannedAt);
   keepRaw('scannedAt', rawScannedAt, scannedAt !== null);
+  if (scannedAt !== null && scannedAt > now + MAX_SCANNED_AT_AHEAD_MS) {
+    return {
+      ok: false,
+      error: 'scanned_at_in_future',
+      detail: `scannedAt ${String(rawScannedAt)} is more than 5 minutes ahead of server time (${new Date(now).toISOString()}); send the time the page was scanned`,
+    };
+  }
 
   let platform: string | null = null;
   let platformConfidence: number | null = null;
@@ -186,6 +206,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       signals,
       quality,
       data,
+      trust: 0,
     },
   };
 }

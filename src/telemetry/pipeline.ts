@@ -5,7 +5,7 @@ import { ApiError } from '../lib/errors.ts';
 import { JSON_LIMITS, JsonStructureScan, jsonLimitError } from '../lib/json-limits.ts';
 import { rateLimitedError, type TierDecision, type TierLimiter } from '../ratelimit/tiers.ts';
 import { authenticateProbe, type Admission } from './admission.ts';
-import { normalizeScan, type NormalizedScan, type ScanValidation } from './payload.ts';
+import { normalizeScan, type NormalizedScan, type ScanTrust, type ScanValidation } from './payload.ts';
 import type { ScanWriter } from './writer.ts';
 
 export interface IngestDeps {
@@ -56,9 +56,19 @@ export function parseScan(bytes: Uint8Array, now: number, maxScanDataBytes: numb
   return result.scan;
 }
 
-/** Step 6, enrich: an explicit valid country wins; else GeoIP of the client address (never stored). */
-export function withCountry(scan: NormalizedScan, clientIp: string | null, geo: GeoLookup): NormalizedScan {
-  if (scan.country === null && clientIp !== null) scan.country = geo.country(clientIp);
+/**
+ * The trust of a scan from its admission tier: only authenticated scans are ever stored. Probe
+ * routes never admit the webhook tier; it is listed at the lowest trust only to keep the map total.
+ */
+const TRUST_OF_TIER: Record<Admission['subject']['tier'], ScanTrust> = { anonymous: 0, authed: 1, agent: 2, webhook: 0 };
+
+/**
+ * Step 6, enrich: an explicit valid country wins, else GeoIP of the client address (never stored);
+ * the trust its authentication earned (an unverified lead's token is the only anonymous way in).
+ */
+export function enrich(scan: NormalizedScan, admission: Admission, geo: GeoLookup): NormalizedScan {
+  if (scan.country === null && admission.clientIp !== null) scan.country = geo.country(admission.clientIp);
+  scan.trust = TRUST_OF_TIER[admission.subject.tier];
   return scan;
 }
 
@@ -71,7 +81,7 @@ export async function ingestTelemetry(request: Request, admission: Admission, de
   const now = deps.clock.now();
   authenticateProbe(admission.credentials, request.headers, bytes, now); // 4. authenticate
   const scan = parseScan(bytes, now, deps.maxScanDataBytes); // 5. parse/validate
-  withCountry(scan, admission.clientIp, deps.geo); // 6. enrich
+  enrich(scan, admission, deps.geo); // 6. enrich
   await deps.writer.write(scan, now); // 7–8. buffer, commit
 }
 
@@ -167,8 +177,8 @@ export async function ingestBulk(
       errors.push({ index, error: 'scan_too_large', detail: `the scan takes ${end - start} bytes; one scan may take at most ${deps.maxBodyBytes} (SVC_MAX_BODY_BYTES)` });
       continue;
     }
-    const checked = validateScan(parseJsonBytes(bytes.subarray(start, end), JSON_LIMITS, `scans[${index}]`), now, deps.maxScanDataBytes);
-    if (checked.ok) valid.push(withCountry(checked.scan, admission.clientIp, deps.geo));
+    const checked = validateScan(parseJsonBytes(bytes.subarray(start, end), null, `scans[${index}]`), now, deps.maxScanDataBytes);
+    if (checked.ok) valid.push(enrich(checked.scan, admission, deps.geo));
     else errors.push({ index, error: checked.error, detail: checked.detail });
   }
   const inserted = valid.length > 0 ? await deps.writer.writeBulk(valid, now) : 0;

@@ -9,7 +9,7 @@ export const MAX_BATCH_ROWS = 512;
 const COLUMNS = [
   'id', 'hostname', 'url', 'scanned_at', 'received_at', 'country', 'platform', 'platform_confidence', 'page_type',
   'grade', 'percentage', 'svc_detected', 'svc_version', 'vertical', 'has_title', 'has_description', 'has_json_ld',
-  'has_open_graph', 'has_h1', 'has_canonical', 'has_robots', 'signals', 'quality', 'data',
+  'has_open_graph', 'has_h1', 'has_canonical', 'has_robots', 'signals', 'quality', 'data', 'trust',
 ] as const;
 const URL_PARAM = COLUMNS.indexOf('url');
 const SCANNED_AT_PARAM = COLUMNS.indexOf('scanned_at');
@@ -23,7 +23,7 @@ function toParams(scan: NormalizedScan, receivedAt: number): Param[] {
     newId(), scan.hostname, scan.url, scan.scannedAt, receivedAt, scan.country, scan.platform, scan.platformConfidence,
     scan.pageType, scan.grade, scan.percentage, bool(scan.svcDetected), scan.svcVersion, scan.vertical, bool(p.title),
     bool(p.description), bool(p.jsonLd), bool(p.openGraph), bool(p.h1), bool(p.canonical), bool(p.robots),
-    JSON.stringify(scan.signals), JSON.stringify(scan.quality), JSON.stringify(scan.data),
+    JSON.stringify(scan.signals), JSON.stringify(scan.quality), JSON.stringify(scan.data), scan.trust,
   ];
 }
 

@@ -2,14 +2,14 @@ import type { Config } from '../config.ts';
 import type { StoreRow } from '../db/schema/index.ts';
 import { parseJsonBytes, readBodyLimited } from '../lib/body.ts';
 import type { Clock } from '../lib/clock.ts';
-import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { WEBHOOK_JSON_LIMITS } from '../lib/json-limits.ts';
 import { isoToMillis } from '../platforms/http.ts';
 import { PLATFORM_A_HEADERS, isShopDomain, platformAEvent } from '../platforms/platform-a.ts';
 import { PLATFORM_B_HEADERS, platformBEvent } from '../platforms/platform-b.ts';
 import { PLATFORM_C_HEADERS, isPlatformCPing, platformCDedupeKey, platformCEvent, sameSite } from '../platforms/platform-c.ts';
-import { verifyBodySignature } from '../platforms/signature.ts';
+import { isSignatureShaped, verifyBodySignature } from '../platforms/signature.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
 import type { Dispatch, Outcome } from './dispatch.ts';
 
@@ -37,18 +37,13 @@ function object(value: unknown): Record<string, any> {
 const bodyKey = (topic: string, body: Uint8Array) => `body:${sha256Hex(`${topic}\n${new TextDecoder().decode(body)}`)}`;
 
 /**
- * The three inbound webhook flows. Each verifies the delivery against the secret held for the
- * store it names, over the raw bytes and in constant time, before reading anything from the payload.
+ * The three inbound webhook flows. Each refuses from the headers alone what they can refuse (no
+ * signature, one of the wrong shape, no such store: the same 401 as a wrong signature) before reading
+ * the body, then verifies the delivery against the secret held for the store it names, over the raw
+ * bytes and in constant time, before reading anything from the payload.
  */
 export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps) {
   const receipt = (outcome: Outcome | 'ping'): Receipt => ({ received: true, outcome });
-
-  /**
-   * Stands in for the secret of a store that has none (unknown, or a platform-A store connected with
-   * a permanent token): its delivery is verified against this random key and refused with the same
-   * 401 as a wrong signature, so neither the answer nor the work done tells a probe which stores svc holds.
-   */
-  const noStoreSecret = randomSecret(32);
 
   /** The HMAC key for a platform-A store: its own app's client secret or svc's app secret; null when it takes no deliveries. */
   function platformAKey(store: StoreRow | null): string | null {
@@ -64,7 +59,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
 
   return {
     async platformA(request: Request): Promise<Receipt> {
-      const body = await readBodyLimited(request, config.maxBodyBytes);
+      // Everything the headers can refuse is refused before the body is read (docs/limits.md).
       const headers = request.headers;
       const signature = headers.get(PLATFORM_A_HEADERS.signature);
       if (!signature) throw unverified('missing X-Platform-A-Hmac-Sha256; unsigned deliveries are never accepted');
@@ -74,8 +69,10 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-A-Topic');
       const store = stores.findByRef('platform-a', domain);
       const key = platformAKey(store);
-      const verified = verifyBodySignature(key ?? noStoreSecret, body, signature);
-      if (!store || key === null || !verified) throw unverified('the signature does not match the body for this shop domain');
+      // Refused from the headers, before the body is read, with the same 401 as a wrong signature.
+      if (!store || key === null || !isSignatureShaped(signature)) throw unverified('the signature does not match the body for this shop domain');
+      const body = await readBodyLimited(request, config.maxBodyBytes);
+      if (!verifyBodySignature(key, body, signature)) throw unverified('the signature does not match the body for this shop domain');
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
@@ -94,13 +91,13 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
     },
 
     async platformB(request: Request): Promise<Receipt> {
-      const body = await readBodyLimited(request, config.maxBodyBytes);
       const storeId = request.headers.get(PLATFORM_B_HEADERS.storeId);
       const secret = request.headers.get(PLATFORM_B_HEADERS.secret);
       if (!storeId || !secret) throw unverified('missing X-Svc-Store-Id or X-Svc-Webhook-Secret');
       const store = stores.get(storeId.slice(0, 64));
       const expected = store?.platform === 'platform-b' ? stores.webhookSecretOf(store) : null;
       if (!store || !expected || !safeEqual(expected, secret)) throw unverified('unknown store or wrong webhook secret');
+      const body = await readBodyLimited(request, config.maxBodyBytes);
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       if (payload.producer !== `stores/${store.platformRef}`) throw unverified('the payload\'s producer is not this store');
@@ -115,24 +112,28 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
     async platformC(request: Request): Promise<Receipt> {
       const storeId = new URL(request.url).searchParams.get('store');
       if (!storeId) throw malformed('missing_store', 'the store query parameter is required');
-      const body = await readBodyLimited(request, config.maxBodyBytes);
       const headers = request.headers;
       const signature = headers.get(PLATFORM_C_HEADERS.signature);
       const topic = headers.get(PLATFORM_C_HEADERS.topic)?.trim();
       const found = stores.get(storeId.slice(0, 64));
       const store = found?.platform === 'platform-c' ? found : null;
-
       // The creation ping is unsigned, form-encoded and has no topic: acknowledge, never treat as an event.
       // Only a store whose hooks svc is registering (or just registered) takes one; any other id gets
-      // the same 401 whether or not it names a store, so a ping neither confirms nor reveals it.
-      if (!signature && !topic && isPlatformCPing(body)) {
-        if (!store || !stores.confirmHooks(store.id)) throw unverified('no platform-c store with this id awaits a creation ping');
+      // the same 401 whether or not it names a store, so a ping neither confirms nor reveals it (and a
+      // delivery for no store is refused before its body is read).
+      const pingRefused = () => unverified('no platform-c store with this id awaits a creation ping');
+      if (!signature && !topic) {
+        if (!store) throw pingRefused();
+        if (!isPlatformCPing(await readBodyLimited(request, config.maxBodyBytes)) || !stores.confirmHooks(store.id)) throw pingRefused();
         return receipt('ping');
       }
       if (!signature) throw unverified('missing X-Platform-C-Webhook-Signature');
-      const secret = store ? stores.webhookSecretOf(store) : null;
-      const verified = verifyBodySignature(secret ?? noStoreSecret, body, signature);
-      if (!store || !secret || !verified) throw unverified('unknown store or the signature does not match the body');
+      // A delivery for no store, or with a signature of the wrong shape, is refused before its body is read.
+      const mismatch = () => unverified('unknown store or the signature does not match the body');
+      if (!store || !isSignatureShaped(signature)) throw mismatch();
+      const body = await readBodyLimited(request, config.maxBodyBytes);
+      const secret = stores.webhookSecretOf(store);
+      if (!secret || !verifyBodySignature(secret, body, signature)) throw mismatch();
       const source = headers.get(PLATFORM_C_HEADERS.source);
       if (!source || !sameSite(source, store.platformRef)) throw unverified('X-Platform-C-Webhook-Source is not this store\'s site');
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-C-Webhook-Topic');

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { MIGRATIONS_FOLDER, openDatabase } from '../../src/db/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { serversPerTest } from '../helpers/server.ts';
+import { TELEMETRY, scanPayload, tokenInit } from '../helpers/probe.ts';
 
 const servers = serversPerTest('svc-restore-');
 const SPAWNS_TIMEOUT = 30_000;
@@ -17,14 +18,18 @@ describe('svc backup and svc restore', () => {
     const server = await servers.start();
     const signUp = (email: string) =>
       fetch(`${server.url}/api/v1/public/leads`, { method: 'POST', body: JSON.stringify({ email }), headers: { 'content-type': 'application/json' } });
-    expect((await signUp('before@example.com')).status).toBe(201);
+    const before = await signUp('before@example.com');
+    expect(before.status).toBe(201);
+    const { apiToken: beforeToken } = await before.json();
 
     // backup creates missing parent directories.
     const file = path.join(servers.dir, 'backups', 'nightly', 'svc.db');
     const backup = await cli('backup', file);
     expect(backup.code).toBe(0);
     expect(backup.json).toEqual({ file, bytes: expect.any(Number) });
-    expect((await signUp('after@example.com')).status).toBe(201);
+    const after = await signUp('after@example.com');
+    expect(after.status).toBe(201);
+    const { apiToken: afterToken } = await after.json();
 
     // Refused while the server holds the data directory; nothing changes.
     const refused = await cli('restore', file);
@@ -45,8 +50,9 @@ describe('svc backup and svc restore', () => {
 
     const again = await servers.start();
     expect((await fetch(`${again.url}/healthz`)).status).toBe(200);
-    const known = await fetch(`${again.url}/api/v1/public/leads`, { method: 'POST', body: JSON.stringify({ email: 'before@example.com' }), headers: { 'content-type': 'application/json' } });
-    expect(known.status).toBe(409);
+    // The restarted server serves the restored database: the lead from before the backup is known, the later one is not.
+    expect((await fetch(`${again.url}${TELEMETRY}`, tokenInit(beforeToken, scanPayload()))).status).toBe(204);
+    expect((await fetch(`${again.url}${TELEMETRY}`, tokenInit(afterToken, scanPayload()))).status).toBe(401);
   }, SPAWNS_TIMEOUT);
 
   test('a backup from an older schema is restored and migrated to this one', async () => {

@@ -52,13 +52,23 @@ export const scans = sqliteTable(
     quality: text('quality', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
     /** Unknown fields, and the raw value of every optional field that did not pass its rule. */
     data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    /**
+     * Who sent the scan, as far as the server can tell: 0 an unverified lead's token, 1 a verified
+     * lead's, 2 a signed request with an agent key. The badge ranks by it (telemetry/payload.ts).
+     * Scans stored before the column existed count as 0.
+     */
+    trust: integer('trust').notNull().default(0),
   },
   (table) => [
-    // Only two indexes besides the id: every index is paid for on each insert (issue 12 measured
-    // ~60k rows/s with two against ~34k with the eight this table had). Both carry the filter
-    // columns, so a filtered read decides from index entries alone which rows to fetch.
-    // Badge, hostname filter, hostname stats and the hostnames list.
+    // Only three indexes besides the id: every index is paid for on each insert (issue 12 measured
+    // ~60k rows/s with two against ~34k with the eight this table had). The first two carry the
+    // filter columns, so a filtered read decides from index entries alone which rows to fetch.
+    // Hostname filter, hostname stats and the hostnames list.
     index('scans_hostname_scanned_at_idx').on(table.hostname, table.scannedAt, table.country, table.platform, table.pageType, table.grade),
+    // The badge: a hostname's most trusted, then most recently received scan, read as the last
+    // entry of this narrow index (scannedAt is the client's claim and cannot order what the public
+    // sees; without it a hostname flooded with scans would make every badge read walk them all).
+    index('scans_badge_idx').on(table.hostname, table.trust, table.receivedAt),
     // Time first: new scans land at the right-hand edge of this index instead of at random pages
     // (a url-first index measured ~35% slower per insert). It serves the newest-first list (with
     // its filters checked in the index; the rollups say which days hold matches, src/scans/queries.ts),
