@@ -1559,8 +1559,8 @@ export const mutants: Mutant[] = [
     id: 'badge-verified-lead-as-agent',
     bug: "a verified lead's scan ranks with signed ones",
     file: 'src/telemetry/pipeline.ts',
-    original: '{ anonymous: 0, authed: 1, agent: 2 }',
-    replacement: '{ anonymous: 0, authed: 2, agent: 2 }',
+    original: '{ anonymous: 0, authed: 1, agent: 2, webhook: 0 }',
+    replacement: '{ anonymous: 0, authed: 2, agent: 2, webhook: 0 }',
     tests: [T.scanBadge],
   },
   {
