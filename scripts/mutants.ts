@@ -1517,7 +1517,7 @@ export const mutants: Mutant[] = [
     id: 'input-malformed-path-routed',
     bug: 'a path with malformed percent-encoding is routed (its parameter arrives undecoded)',
     file: 'src/lib/request-path.ts',
-    original: "if (!path.includes('%')) return undefined;",
+    original: "if (!path.includes('%') || decodedPath(path) !== null) return undefined;",
     replacement: 'return undefined;',
     tests: [T.noFiveHundred],
   },

@@ -27,12 +27,8 @@ const NOT_CANONICAL = /%|[A-Z]|\/\/|.\/$/;
 export function canonicalPath(request: Request): string {
   const path = requestPath(request);
   if (!NOT_CANONICAL.test(path)) return path;
-  let decoded = path;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
-  }
+  // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
+  const decoded = decodedPath(path) ?? path;
   const collapsed = decoded.toLowerCase().replace(/\/{2,}/g, '/');
   return collapsed.length > 1 && collapsed.endsWith('/') ? collapsed.slice(0, -1) : collapsed;
 }
@@ -49,11 +45,15 @@ export function isUnder(path: string, prefix: string): boolean {
  */
 export function refuseMalformedPath({ request }: { request: Request }): Response | undefined {
   const path = requestPath(request);
-  if (!path.includes('%')) return undefined;
+  if (!path.includes('%') || decodedPath(path) !== null) return undefined;
+  return errorResponse(400, 'malformed_path', 'the request path has malformed percent-encoding (each % must start a valid UTF-8 escape such as %C3%A9)');
+}
+
+/** A path with its percent-escapes decoded, or null when they do not decode (a lone `%`, `%zz`, cut-off UTF-8). */
+function decodedPath(path: string): string | null {
   try {
-    decodeURIComponent(path);
-    return undefined;
+    return decodeURIComponent(path);
   } catch {
-    return errorResponse(400, 'malformed_path', 'the request path has malformed percent-encoding (each % must start a valid UTF-8 escape such as %C3%A9)');
+    return null;
   }
 }
