@@ -809,8 +809,8 @@ export const mutants: Mutant[] = [
     id: 'webhooks-inactive-store-applied',
     bug: 'deliveries for an inactive store are applied',
     file: 'src/webhooks/dispatch.ts',
-    original: "const event = store.status === 'active' ? delivery.event() : inactiveEvent(delivery);",
-    replacement: 'const event = delivery.event();',
+    original: "event = store.status === 'active' ? delivery.event() : inactiveEvent(delivery);",
+    replacement: 'event = delivery.event();',
     tests: [T.webhooksA, T.webhooksB],
   },
   {
