@@ -69,7 +69,14 @@ describe('platform A catalogue sync', () => {
     expect(store.sync).toMatchObject({ state: 'idle', kinds: { products: { pages: 4, items: 40 } } });
     expect(Date.parse(store.sync.lastCompletedAt)).toBeGreaterThan(Date.parse(store.sync.startedAt) - 1);
     const lines = t.logLines().filter((line) => String(line.msg).startsWith('catalog sync'));
-    expect(lines).toEqual([expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'products', trigger: 'connect', pages: 4, items: 40 })]);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'products', trigger: 'connect', pages: 4, items: 40 }),
+        expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'categories', trigger: 'connect', pages: 1, items: 0 }),
+        expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'pages', trigger: 'connect', pages: 1, items: 0 }),
+      ]),
+    );
+    expect(lines).toHaveLength(3);
   });
 
   test('throttling: the import waits for the cost bucket to refill instead of being refused (no request while the bucket is empty)', async () => {
@@ -150,7 +157,7 @@ describe('platform A catalogue sync', () => {
     await setup(catalogue(20), { bucket: { maximumAvailable: 100_000, restoreRate: 100_000 } });
     const storeId = await connect();
     // As a kill -9 mid-page leaves it: claimed, its lease an hour away.
-    t.database.sqlite.run("UPDATE jobs SET status = 'running', attempts = 1, lease_until = ? WHERE kind = 'catalog-sync.products'", [Date.now() + 3_600_000]);
+    t.database.sqlite.run("UPDATE jobs SET status = 'running', attempts = 1, lease_until = ? WHERE kind LIKE 'catalog-sync.%'", [Date.now() + 3_600_000]);
     expect(await t.webhooks.runner.runDueJobs()).toBe(0);
     t.webhooks.runner.start(10);
     try {
