@@ -1753,6 +1753,22 @@ export const mutants: Mutant[] = [
     tests: [T.syncEntries],
   },
   {
+    id: 'sync-requeue-keeps-attempts',
+    bug: 'a continued job keeps the attempts of the steps before it: a page failing late in a long pass is given up at once',
+    file: 'src/webhooks/queue.ts',
+    original: "set({ status: 'queued', attempts: 0, leaseUntil: null, lastError: null, runAt })",
+    replacement: "set({ status: 'queued', leaseUntil: null, lastError: null, runAt })",
+    tests: [T.syncA],
+  },
+  {
+    id: 'sync-superseded-pass-writes-its-page',
+    bug: 'a pass superseded by new credentials still writes the page it had in flight (possibly another shop\'s products)',
+    file: 'src/sync/service.ts',
+    original: 'if (!state.isCurrent(row.storeId, row.kind, row.runId)) return false;',
+    replacement: 'if (false) return false;',
+    tests: [T.syncA],
+  },
+  {
     id: 'sync-sweep-removes-webhook-created',
     bug: 'the sweep removes a product a webhook created while the pass ran',
     file: 'src/catalog/products.ts',
