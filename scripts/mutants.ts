@@ -804,6 +804,41 @@ export const mutants: Mutant[] = [
     tests: [T.webhooksC],
   },
 
+  // ── stores: the in-memory store and secret cache ─────────────────────────────────────────────────
+  {
+    id: 'stores-cache-ignores-other-connections',
+    bug: 'the in-memory store cache ignores commits by other processes, so a secret changed there is not used until a restart',
+    file: 'src/stores/registry.ts',
+    original: "(SELECT n FROM temp.store_writes) || ':' || (SELECT data_version FROM pragma_data_version) AS stamp",
+    replacement: '(SELECT n FROM temp.store_writes) AS stamp',
+    tests: [T.webhooksA],
+  },
+  {
+    id: 'stores-cache-ignores-own-writes',
+    bug: "the in-memory store cache ignores updates made through the server's own connection (a secret rotated by the admin API)",
+    file: 'src/stores/registry.ts',
+    original: 'AFTER ${write} ON main.stores BEGIN',
+    replacement: "AFTER ${write} ON main.stores WHEN ${write === 'INSERT' ? 1 : 0} BEGIN",
+    tests: [T.webhooksA],
+  },
+  {
+    id: 'stores-cache-never-emptied',
+    bug: 'the in-memory store cache notices a change but keeps serving the rows it holds',
+    file: 'src/stores/registry.ts',
+    original: '      cachedById.clear();\n      cachedByRef.clear();\n',
+    replacement: '',
+    tests: [T.webhooksA],
+  },
+  {
+    id: 'stores-cache-keeps-uncommitted-rows',
+    bug: 'a store read inside an open transaction is kept in the cache, though that transaction may still roll back',
+    file: 'src/stores/registry.ts',
+    original: 'if (row && !sqlite.inTransaction) cache.set(key, row);',
+    replacement: 'if (row) cache.set(key, row);',
+    tests: [T.webhooksA],
+    notObservable: 'no code path reads a store inside a transaction that wrote the stores table and then rolls back (the dispatcher reads stores before its group transaction); the guard keeps a future one from caching a row that never existed',
+  },
+
   // ── webhooks: dispatch and ordering (all platforms) ────────────────────────────────────────────
   {
     id: 'webhooks-inactive-store-applied',
