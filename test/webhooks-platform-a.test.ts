@@ -260,7 +260,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect((await (await delivery(platformAProduct(1002), 'evt-1002')).json()).outcome).toBe('applied');
   });
 
-  test('a failure that rolls back the whole group\'s transaction: the others are tried again alone and committed', async () => {
+  test('a failure that makes SQLite roll the whole transaction back: the others are applied again without it and committed', async () => {
     t.database.sqlite.exec("CREATE TRIGGER rollback_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ROLLBACK, 'planted failure'); END");
     const { answers } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
     expect(answers.map((a) => a.status)).toEqual([200, 500, 200]);
