@@ -91,7 +91,9 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
   for (const write of ['INSERT', 'UPDATE', 'DELETE']) {
     sqlite.run(`CREATE TEMP TRIGGER IF NOT EXISTS store_writes_${write.toLowerCase()} AFTER ${write} ON main.stores BEGIN UPDATE store_writes SET n = n + 1; END`);
   }
-  const storesStamp = sqlite.query<{ stamp: string }, []>("SELECT (SELECT n FROM temp.store_writes) || ':' || (SELECT data_version FROM pragma_data_version) AS stamp");
+  // Two plain statements: measured several times cheaper than one SELECT over the pragma_data_version table function.
+  const ownWrites = sqlite.query<{ n: number }, []>('SELECT n FROM temp.store_writes');
+  const dataVersion = sqlite.query<{ data_version: number }, []>('PRAGMA data_version');
   let cachedStamp = '';
   const cachedById = new Map<string, StoreRow>();
   const cachedByRef = new Map<string, StoreRow>();
@@ -99,7 +101,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
   const openedWebhookSecrets = new WeakMap<StoreRow, string | null>();
   /** A lookup through the cache; rows read inside an open transaction are not kept (it may still roll back). */
   function cached(cache: Map<string, StoreRow>, key: string, read: () => StoreRow | undefined): StoreRow | null {
-    const stamp = storesStamp.get()!.stamp;
+    const stamp = `${ownWrites.get()!.n}:${dataVersion.get()!.data_version}`;
     if (stamp !== cachedStamp) {
       cachedById.clear();
       cachedByRef.clear();
