@@ -25,8 +25,6 @@ const buildDate = new Date(epoch && /^\d+$/.test(epoch) ? Number(epoch) * 1000 :
 const build = Bun.spawnSync(
   [
     process.execPath, 'build', '--compile', '--minify', 'src/main.ts',
-    // A Worker's script is an entrypoint of its own in a compiled binary (src/db/checkpointer.ts).
-    'src/db/checkpoint-worker.ts',
     '--asset', './drizzle', '--asset', './widget',
     '--define', `SVC_BUILD_COMMIT=${JSON.stringify(commit)}`,
     '--define', `SVC_BUILD_DATE=${JSON.stringify(buildDate)}`,

@@ -465,15 +465,6 @@ export const mutants: Mutant[] = [
   },
 
   // ── request bodies: deadlines, minimum rate, bytes in flight; webhooks refused before reading ────
-  // ── WAL checkpoints on a worker thread ────
-  {
-    id: 'wal-checkpoint-worker-idle',
-    bug: 'the checkpoint worker never checkpoints while the server connection no longer does: the WAL only grows',
-    file: 'src/db/checkpoint-worker.ts',
-    original: '    if (passive.get()!.log >= restartPages) restart.get();',
-    replacement: '',
-    tests: [T.scanWriter],
-  },
   {
     id: 'body-no-deadline',
     bug: 'a body that stops arriving is waited for forever (no SVC_BODY_TIMEOUT_MS)',

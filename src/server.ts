@@ -7,7 +7,6 @@ import { createWebhookServices } from './webhooks/services.ts';
 import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
-import { startCheckpointer } from './db/checkpointer.ts';
 import { acquireInstanceLock } from './lib/instance-lock.ts';
 import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
@@ -99,11 +98,6 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
     throw new ListenError(`cannot listen on ${listenUrl(config.http).slice('http://'.length)}: ${reason}`);
   }
   const listening = server;
-  // Once listening (nothing after this can fail startup): WAL checkpoints leave the request thread.
-  const checkpointer = await startCheckpointer(database.sqlite, config.databaseFile, { script: new URL('./db/checkpoint-worker.ts', import.meta.url) }).catch((error: unknown) => {
-    observability.logger.log('warn', 'WAL checkpoints stay on the request thread: the checkpoint worker did not start', { error: String(error) });
-    return null;
-  });
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
   // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval.
@@ -126,7 +120,6 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
       await records.stop();
       await rollups.stop();
       scanWriter.close(); // rows still queued are committed before the database closes
-      await checkpointer?.stop();
       for (const undo of cleanup.reverse()) undo(); // the database, then the instance lock
       observability.logger.flush();
     })();
