@@ -52,6 +52,8 @@ const T = {
   signalsCache: 'test/signals-cache.test.ts',
   changeStamp: 'test/change-stamp.test.ts',
   hotPaths: 'test/hot-paths.test.ts',
+  authCache: 'test/auth-cache.test.ts',
+  revocation: 'test/e2e/revocation.test.ts',
   storeSettings: 'test/store-settings.test.ts',
   discovery: 'test/signals-discovery.test.ts',
   jsonldExpansion: 'test/signals-jsonld-expansion.test.ts',
@@ -1303,6 +1305,31 @@ export const mutants: Mutant[] = [
     original: 'if (entry && entry.rowId === row.rowId && entry.version === version) {',
     replacement: 'if (entry && entry.rowId === row.rowId) {',
     tests: [T.signals],
+  },
+  // ── caches: verified keys and lead tokens ───────────────────────────────────────────────────────
+  {
+    id: 'cache-verified-ignores-stamp',
+    bug: 'a verified key or lead token is reused after the database changed (a revocation is not seen)',
+    file: 'src/auth/verified-cache.ts',
+    original: 'if (known !== undefined && known.stamp === stamp) return known.value;',
+    replacement: 'if (known !== undefined) return known.value;',
+    tests: [T.authCache, T.revocation],
+  },
+  {
+    id: 'cache-verified-unbounded',
+    bug: 'the verified cache grows without bound',
+    file: 'src/auth/verified-cache.ts',
+    original: 'if (entries.size >= limit) entries.delete(entries.keys().next().value!);',
+    replacement: '',
+    tests: [T.authCache],
+  },
+  {
+    id: 'cache-verified-keeps-refusals',
+    bug: 'a refused key or token is kept in memory (made-up secrets fill the cache)',
+    file: 'src/auth/verified-cache.ts',
+    original: '      if (value === null) return null;\n',
+    replacement: '',
+    tests: [T.authCache],
   },
   // ── hot paths: routes Elysia composes without a promise ──────────────────────────────────────────
   {
