@@ -1136,8 +1136,8 @@ export const mutants: Mutant[] = [
     id: 'access-cached-answer-skips-origin',
     bug: 'a cached FAQ answer is served without checking the origin of the request',
     file: 'src/faqs/public.ts',
-    original: 'if (host !== null && hostAllowed(host, cached.allowedDomains)) return',
-    replacement: 'if (cached) return',
+    original: 'if (host !== null && hostAllowed(host, cached.allowedDomains)) {',
+    replacement: 'if (cached) {',
     tests: [T.faqs],
   },
 
