@@ -53,6 +53,7 @@ const T = {
   changeStamp: 'test/change-stamp.test.ts',
   hotPaths: 'test/hot-paths.test.ts',
   authCache: 'test/auth-cache.test.ts',
+  memo: 'test/memo-until-change.test.ts',
   revocation: 'test/e2e/revocation.test.ts',
   storeSettings: 'test/store-settings.test.ts',
   discovery: 'test/signals-discovery.test.ts',
@@ -1346,6 +1347,22 @@ export const mutants: Mutant[] = [
     original: '      if (value === null) return null;\n',
     replacement: '',
     tests: [T.authCache],
+  },
+  {
+    id: 'cache-badge-never-revalidated',
+    bug: "the badge keeps a host's latest scan after the database changed (a new scan is not shown)",
+    file: 'src/lib/memo-until-change.ts',
+    original: '    if (now !== stamp) {',
+    replacement: '    if (false) {',
+    tests: [T.scanBadge],
+  },
+  {
+    id: 'cache-badge-unbounded',
+    bug: 'the badge memo grows with every host asked for',
+    file: 'src/lib/memo-until-change.ts',
+    original: 'if (answers.size >= limit) answers.delete(answers.keys().next().value!);',
+    replacement: '',
+    tests: [T.memo],
   },
   // ── hot paths: routes Elysia composes without a promise ──────────────────────────────────────────
   {
