@@ -50,6 +50,7 @@ import { fromOwnPage } from './lib/same-origin.ts';
 import { routeSubject } from './ratelimit/guard.ts';
 import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
+import { memoUntilChange } from './lib/memo-until-change.ts';
 
 export interface AppDeps {
   config: Config;
@@ -69,6 +70,9 @@ export interface AppDeps {
   /** The landing page and the console's page shell with their bundled scripts and styles. */
   pages: { landing: PageBundle; console: PageBundle };
 }
+
+/** Hosts whose latest scan the badge keeps in memory between commits (hosts come from clients). */
+const BADGE_HOSTS = 1000;
 
 /** First validation failure as one sentence naming the field. */
 function validationDetail(error: unknown): string {
@@ -155,6 +159,8 @@ export function createApp(deps: AppDeps) {
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
+  // The public badge reads a host's latest scan on every request; its answer changes only with a commit.
+  const badgeReader = { ...scanReader, latestOf: memoUntilChange(changeStamp, BADGE_HOSTS, scanReader.latestOf) };
   metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const unexpected = (request: Request) => (error: unknown) =>
@@ -217,7 +223,7 @@ export function createApp(deps: AppDeps) {
     .use(signalRoutes(signals, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: scansCommitted }))
-    .use(badgeRoutes(scanReader))
+    .use(badgeRoutes(badgeReader))
     .use(dashboardRoutes(scanReader))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
     .use(

@@ -264,6 +264,16 @@ describe('public FAQ endpoint for the widget', () => {
     expect((await get('type=product&ref=tote', { 'X-Api-Key': widgetKey })).status).toBe(403);
   });
 
+  test('a refused origin stays refused on its repeat calls to a cached answer, and an allowed one keeps its answer', async () => {
+    expect((await get('type=product&ref=tote', fromShop())).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      expect((await get('type=product&ref=tote', fromShop({ Origin: 'https://evil.test' }))).status).toBe(403);
+      const allowed = await get('type=product&ref=tote', fromShop());
+      expect(allowed.status).toBe(200);
+      expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    }
+  });
+
   test('a key broader than products:read is refused with a reason naming its other scopes', async () => {
     const key = t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId }).key;
     const res = await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }));

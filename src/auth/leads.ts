@@ -7,6 +7,7 @@ import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { KeysetCursor } from '../lib/query.ts';
 import { isoOrNull } from '../lib/time.ts';
+import { createVerifiedCache } from './verified-cache.ts';
 
 export interface Lead {
   id: string;
@@ -47,6 +48,8 @@ function toLead(row: LeadRow): Lead {
 
 /** Leads known to have sent a scan, so later scans skip the write; cleared when full (the write is idempotent). */
 const SCAN_SEEN_MEMO = 10_000;
+/** Leads found by token kept in memory (src/auth/verified-cache.ts). */
+const FOUND_BY_TOKEN = 10_000;
 
 export function createLeadStore(db: Db, clock: Clock) {
   const byTokenHash = db.select().from(leads).where(eq(leads.tokenHash, sql.placeholder('hash'))).prepare();
@@ -56,6 +59,8 @@ export function createLeadStore(db: Db, clock: Clock) {
     .where(and(eq(leads.id, sql.placeholder('id')), isNull(leads.firstScanAt)))
     .prepare();
   const scanSeen = new Set<string>();
+  // A token is looked up on every mode-1 probe request: a found lead is reused until the next commit.
+  const foundByToken = createVerifiedCache<Lead>(db.$client, FOUND_BY_TOKEN);
 
   const issueToken = (id: string): string | null => {
     const apiToken = randomSecret(32);
@@ -163,13 +168,15 @@ export function createLeadStore(db: Db, clock: Clock) {
       scanSeen.add(id);
     },
 
-    /** The lead holding this token, or null (unknown, rotated away or revoked). */
+    /** The lead holding this token, or null (unknown, rotated away or revoked); in memory while the database is unchanged. */
     findByToken(token: string): Lead | null {
       if (token.length < 43 || token.length > 256) return null;
       const hash = sha256Hex(token);
-      const row = byTokenHash.get({ hash });
-      if (!row || row.tokenHash === null || !safeEqual(row.tokenHash, hash)) return null;
-      return toLead(row);
+      return foundByToken.get(hash, () => {
+        const row = byTokenHash.get({ hash });
+        if (!row || row.tokenHash === null || !safeEqual(row.tokenHash, hash)) return null;
+        return toLead(row);
+      });
     },
   };
 }

@@ -28,9 +28,14 @@ export interface PublicFaqAnswer {
 interface CacheEntry {
   dbStamp: number;
   allowedDomains: string[];
+  /** Origins already found in allowedDomains for this answer (a few, so a page's repeat calls skip parsing its Origin). */
+  origins: Set<string>;
   body: string;
   etag: string;
 }
+
+/** Verified origins remembered per cached answer. */
+const ORIGINS_PER_ANSWER = 8;
 
 /** Answers cached per (key, entity); keyed by the key's SHA-256, capped because entity refs come from clients. */
 const CACHE_LIMIT = 1000;
@@ -54,16 +59,22 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
   return {
     answer(request: Request): PublicFaqAnswer {
       const raw = request.headers.get('x-api-key');
-      const url = new URL(request.url);
       const dbStamp = changeStamp();
-      const cacheKey = raw ? `${sha256Hex(raw.trim())}\n${url.searchParams.get('type')}\n${url.searchParams.get('ref')}` : null;
+      // By the key's SHA-256 and the query as sent (it names the entity; other spellings of it get entries of their own).
+      const query = request.url.indexOf('?');
+      const cacheKey = raw ? `${sha256Hex(raw.trim())}\n${query === -1 ? '' : request.url.slice(query)}` : null;
       const cached = cacheKey === null ? undefined : cache.get(cacheKey);
       if (cached?.dbStamp === dbStamp) {
         const origin = request.headers.get('origin');
+        if (origin !== null && cached.origins.has(origin)) return { body: cached.body, etag: cached.etag, origin };
         const host = origin !== null ? hostOf(origin) : hostOf(request.headers.get('referer'));
-        if (host !== null && hostAllowed(host, cached.allowedDomains)) return { body: cached.body, etag: cached.etag, origin };
+        if (host !== null && hostAllowed(host, cached.allowedDomains)) {
+          if (origin !== null && cached.origins.size < ORIGINS_PER_ANSWER) cached.origins.add(origin);
+          return { body: cached.body, etag: cached.etag, origin };
+        }
       }
 
+      const url = new URL(request.url);
       const { key, origin } = authorizeWidget(keys, request.headers, isOwnPage(request));
       // From here the caller is verified, so its errors may be read cross-origin.
       const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
@@ -76,7 +87,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const etag = etagOf(body);
       cache.delete(cacheKey!);
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-      cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, body, etag });
+      cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, origins: new Set(), body, etag });
       return { body, etag, origin };
     },
   };

@@ -88,10 +88,11 @@ export function publicFaqRoutes(publicFaqs: PublicFaqs) {
     const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
     try {
       const answer = publicFaqs.answer(request);
-      if (answer.origin) cors['Access-Control-Allow-Origin'] = answer.origin;
-      const headers = { ...cors, ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
+      const headers: Record<string, string> = { Vary: cors.Vary!, ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
+      if (answer.origin) headers['Access-Control-Allow-Origin'] = answer.origin;
       if (matchesIfNoneMatch(request, answer.etag)) return notModified(headers);
-      return new Response(answer.body, { headers: { ...headers, 'Content-Type': 'application/json' } });
+      headers['Content-Type'] = 'application/json';
+      return new Response(answer.body, { headers });
     } catch (error) {
       if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
       throw error;

