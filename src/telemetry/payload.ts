@@ -107,7 +107,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
   // Unknown fields first; refused values of known fields are added below. Objects keyed by the
   // payload's own keys have no prototype: no key can reach or re-parent a shared prototype.
   const data = payloadObject();
-  for (const [field, value] of Object.entries(input)) if (!KNOWN_FIELDS.has(field)) data[field] = value;
+  for (const field of Object.keys(input)) if (!KNOWN_FIELDS.has(field)) data[field] = input[field];
   const { signals: rawSignals, url: rawUrl, scannedAt: rawScannedAt, platform: rawPlatform, pageType: rawPageType, svc: rawSvc,
     signalPresence: rawPresence, quality: rawQuality, country: rawCountry, vertical: rawVertical } = input;
   /** Keep a field's raw value in `data` when any part of it was refused. */
@@ -117,7 +117,8 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
 
   const signals = payloadObject();
   let signalsAccepted = true;
-  for (const [key, value] of Object.entries(rawSignals)) {
+  for (const key of Object.keys(rawSignals)) {
+    const value = rawSignals[key];
     if (SIGNAL_RULES[key] && !SIGNAL_RULES[key](value)) signalsAccepted = false;
     else signals[key] = value;
   }
@@ -160,7 +161,8 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
   const presence = Object.fromEntries(PRESENCE_KEYS.map((k) => [k, null])) as Record<PresenceKey, boolean | null>;
   let presenceAccepted = isObject(rawPresence);
   if (isObject(rawPresence)) {
-    for (const [key, value] of Object.entries(rawPresence)) {
+    for (const key of Object.keys(rawPresence)) {
+      const value = rawPresence[key];
       if (oneOf(PRESENCE_KEYS, key) && typeof value === 'boolean') presence[key] = value;
       else presenceAccepted = false;
     }
@@ -170,7 +172,8 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
   const quality = Object.assign(payloadObject(), { grade: 'F', percentage: 0 });
   let qualityAccepted = isObject(rawQuality);
   if (isObject(rawQuality)) {
-    for (const [key, value] of Object.entries(rawQuality)) {
+    for (const key of Object.keys(rawQuality)) {
+      const value = rawQuality[key];
       const valid =
         key === 'grade' ? oneOf(GRADES, value)
         : key === 'percentage' ? inRange(value, 0, 100)
