@@ -32,6 +32,19 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     expect(scanCount()).toBe(1);
   });
 
+  test('whole UTC days: a scan is deleted once its day ended more than the retention ago', async () => {
+    const clock = fixedClock(NOW); // 12:00 UTC
+    t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '100000' } });
+    // 30.4 days ago is 02:24 of the day 30 days ago (not over yet); 30.6 days ago is the evening before.
+    await seed([30.4, 30.6]);
+    const retention = createScanRetention(t.database.sqlite, clock, 30, createScanRollups(t.database.sqlite));
+    expect(await retention.runOnce()).toBe(1);
+    expect(scanCount()).toBe(1);
+    clock.advance(DAY / 2); // midnight: that day has now ended more than 30 days ago
+    expect(await retention.runOnce()).toBe(1);
+    expect(scanCount()).toBe(0);
+  });
+
   test('0 keeps scans forever', async () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock });
@@ -46,8 +59,9 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     await seed(Array.from({ length: 25 }, () => 100).map((d, i) => d + i));
     const retention = createScanRetention(t.database.sqlite, clock, 30, createScanRollups(t.database.sqlite), 5);
     const sweep = retention.runOnce();
-    // Only the first batch ran synchronously; a scan posted now commits before the sweep ends.
-    expect(scanCount()).toBe(20);
+    // Only the first step ran synchronously (dropping the expired days' rollups, before any scan
+    // is deleted); a scan posted now commits before the sweep ends.
+    expect(scanCount()).toBe(25);
     await seed([0]);
     const afterIngest = scanCount();
     expect(await sweep).toBe(25);

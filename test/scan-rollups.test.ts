@@ -175,6 +175,26 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     await expectAllSameAsRaw();
   }, 30_000);
 
+  test('a late scan for an expired day, rolled up while retention sweeps, leaves no rollup behind', async () => {
+    await setup();
+    await ingest(300, 60);
+    const rollups = createScanRollups(t.database.sqlite);
+    await rollups.runOnce();
+    const key = t.keyWith('probe:scan');
+    const late = scanPayload({ url: 'https://shop.example.com/late', scannedAt: at(NOW - 50 * DAY) });
+    const count = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
+    const sweep = createScanRetention(t.database.sqlite, t.clock, 30, rollups, 5).runOnce();
+    // While the sweep deletes scans (their days' rollups already dropped), a scan for an expired
+    // day arrives and the roller folds it.
+    while (count() === 300) await new Promise((resolve) => setImmediate(resolve));
+    expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [late] }), NOW))).status).toBe(200);
+    await rollups.runOnce();
+    await sweep;
+    const oldest = t.database.sqlite.query('SELECT min(day) AS day FROM scan_rollups WHERE cuboid < 8').get() as { day: number };
+    expect(oldest.day).toBeGreaterThanOrEqual(Math.floor((NOW - 30 * DAY) / DAY));
+    await expectAllSameAsRaw();
+  }, 30_000);
+
   test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted', async () => {
     await setup();
     await ingest(50, 10);

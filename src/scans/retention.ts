@@ -9,24 +9,28 @@ export const RETENTION_BATCH_ROWS = 500;
 const HOUR_MS = 3_600_000;
 
 /**
- * `SVC_SCAN_RETENTION_DAYS`: deletes scans whose scannedAt is older than the retention, in small
- * transactions (over the scanned_at index) with a turn of the event loop between them, so the scan
- * writer's group commits interleave instead of waiting for one long delete. Each transaction also
- * brings the stats rollups in step with the rows left, so stats never count deleted scans.
+ * `SVC_SCAN_RETENTION_DAYS`: deletes scans whose UTC day ended more than the retention ago (whole
+ * days, so the stats rollups of a day are dropped, never rebuilt from the scans left: rebuilding a
+ * cut day held the event loop for over 100 ms). First the rollups of the expired days go, then
+ * the scans, oldest first over the scanned_at index, in timed transactions with a turn of the
+ * event loop between them, so the scan writer's group commits interleave; stats never count a
+ * deleted scan.
  */
 export function createScanRetention(sqlite: Database, clock: Clock, days: number, rollups: ScanRollups, batchRows = RETENTION_BATCH_ROWS) {
-  const deleteOldest = sqlite.prepare<{ scanned_at: number }, [number, number]>(
-    'DELETE FROM scans WHERE rowid IN (SELECT rowid FROM scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) RETURNING scanned_at',
+  const deleteOldest = sqlite.prepare<unknown, [number, number]>(
+    'DELETE FROM scans WHERE rowid IN (SELECT rowid FROM scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?)',
   );
   const deleteBatch = sqlite.transaction((cutoff: number, rows: number): number => {
-    const deleted = deleteOldest.all(cutoff, rows);
-    // Deleted oldest first: every day before the latest deleted scan's day is now empty.
-    if (deleted.length > 0) rollups.afterDeletingBefore(dayOf(Math.max(...deleted.map((row) => row.scanned_at))));
-    return deleted.length;
+    const deleted = deleteOldest.run(cutoff, rows).changes;
+    if (deleted > 0) rollups.afterDeleting();
+    return deleted;
   });
-  const sweep = (): Promise<number> => {
-    const cutoff = clock.now() - days * DAY_MS;
-    return inBatches((rows) => deleteBatch(cutoff, rows), batchRows);
+  const sweep = async (): Promise<number> => {
+    const firstKept = dayOf(clock.now() - days * DAY_MS);
+    await rollups.forgetBefore(firstKept);
+    const deleted = await inBatches((rows) => deleteBatch(firstKept * DAY_MS, rows), batchRows);
+    await rollups.forgetBefore(firstKept);
+    return deleted;
   };
   const task = periodicTask('scan retention', sweep);
 

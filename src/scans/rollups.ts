@@ -7,6 +7,8 @@ import { DAY_MS } from '../lib/time.ts';
 /** At most this many scans folded per transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const ROLLUP_CHUNK_ROWS = 250;
 const SECOND_MS = 1000;
+/** At most this many rollup rows dropped per transaction by retention. */
+const DROP_ROWS = 1000;
 
 /** The columns of a scan that the stats read (raw rows below and above the watermark alike). */
 export const RAW_STATS_COLUMNS = `rowid, scanned_at, hostname, country, platform, page_type, grade, percentage, ${PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]).join(', ')}`;
@@ -105,9 +107,6 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const writeWatermark = sqlite.prepare<unknown, [number]>('UPDATE scan_rollup_state SET watermark = ? WHERE id = 1');
   const writeMonthsFrom = sqlite.prepare<unknown, [number]>('UPDATE scan_rollup_state SET months_from = max(months_from, ?) WHERE id = 1');
   const rowsAbove = sqlite.prepare<RawStatsRow, [number, number]>(`SELECT ${RAW_STATS_COLUMNS} FROM scans WHERE rowid > ? ORDER BY rowid LIMIT ?`);
-  const rowsOfDay = sqlite.prepare<RawStatsRow, [number, number, number]>(
-    `SELECT ${RAW_STATS_COLUMNS} FROM scans WHERE scanned_at >= ? AND scanned_at < ? AND rowid <= ?`,
-  );
   const cellWhere = CELL_COLUMNS.map((c) => `${c} = ?`).join(' AND ');
   const sketchOf = sqlite.prepare<{ hostnames: Uint8Array }, (string | number)[]>(`SELECT hostnames FROM scan_rollups WHERE ${cellWhere}`);
   const upsert = sqlite.prepare<unknown, (string | number | Uint8Array)[]>(
@@ -115,7 +114,12 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
       `VALUES (${[...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'].map(() => '?').join(', ')}) ` +
       `ON CONFLICT (${CELL_COLUMNS.join(', ')}) DO UPDATE SET ${MEASURE_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}, hostnames = excluded.hostnames`,
   );
-  const dropBefore = sqlite.prepare<unknown, [number, number]>(`DELETE FROM scan_rollups WHERE day <= ? OR (cuboid >= ${MONTH} AND day < ?)`);
+  // Over scan_rollups_cuboid_day_idx: a seek per cuboid into its oldest rows.
+  const cuboids = (from: number) => Array.from({ length: MONTH }, (_, i) => from + i).join(', ');
+  const dropOldest = (level: number) =>
+    sqlite.prepare<unknown, [number, number]>(`DELETE FROM scan_rollups WHERE rowid IN (SELECT rowid FROM scan_rollups WHERE cuboid IN (${cuboids(level)}) AND day < ? LIMIT ?)`);
+  const dropDaysBefore = dropOldest(0);
+  const dropMonthsBefore = dropOldest(MONTH);
   const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM scans');
 
   const watermark = () => rollupState(sqlite).watermark;
@@ -168,20 +172,25 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     runOnce: task.runOnce,
 
     /**
-     * After retention deleted every scan before `day` and some of `day` (inside the deleting
-     * transaction): drop the rollups of the emptied days and of `day`'s month, which from now on
-     * is read from day rows (rebuilding a month per deleting batch would cost too much), and
-     * rebuild `day` from the scans left. The watermark comes down to the highest remaining rowid,
-     * since SQLite reuses the rowids above it for new rows.
+     * Retention is about to delete every scan before `day` (whole UTC days): drop the rollups of
+     * those days, and of every month holding one of them (such a month is from now on read from
+     * its day rows), in timed steps. Run it again after the scans are deleted, for rows the roller
+     * folded meanwhile. Stats stop counting those scans a little before they are deleted, never after.
      */
-    afterDeletingBefore(day: number): void {
-      const mark = watermark();
-      const nextMonth = nextMonthOf(day);
-      dropBefore.run(day, nextMonth);
+    async forgetBefore(day: number): Promise<number> {
+      const nextMonth = nextMonthOf(day - 1);
       writeMonthsFrom.run(nextMonth);
-      fold(rowsOfDay.all(day * DAY_MS, (day + 1) * DAY_MS, mark));
+      const months = await inBatches((rows) => dropMonthsBefore.run(nextMonth, rows).changes, DROP_ROWS);
+      return months + (await inBatches((rows) => dropDaysBefore.run(day, rows).changes, DROP_ROWS));
+    },
+
+    /**
+     * After retention deleted scans (inside the deleting transaction): SQLite gives new rows the
+     * rowids above the highest remaining one, so the watermark comes down to it if it was above.
+     */
+    afterDeleting(): void {
       const highest = maxRowid.get()?.max ?? 0;
-      if (highest < mark) writeWatermark.run(highest);
+      if (highest < watermark()) writeWatermark.run(highest);
     },
 
     /** Catch up now and then every `intervalMs` (every second by default). */

@@ -120,6 +120,8 @@ export const scanRollups = sqliteTable(
     // A query grouped by country with a platform (and page type) filter seeks here instead of
     // walking every country of the cuboid.
     index('scan_rollups_platform_idx').on(table.cuboid, table.platform, table.pageType, table.country, table.grade, table.day),
+    // Retention drops the rows of expired days (and months) a few at a time: a seek per cuboid, not a walk of the table.
+    index('scan_rollups_cuboid_day_idx').on(table.cuboid, table.day),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX `scan_rollups_cuboid_day_idx` ON `scan_rollups` (`cuboid`,`day`);
