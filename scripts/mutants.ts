@@ -267,8 +267,8 @@ export const mutants: Mutant[] = [
     id: 'admission-timestamp-not-signed',
     bug: 'the signature covers the body only, so a captured request replays with a fresh timestamp',
     file: 'src/telemetry/admission.ts',
-    original: "const expected = hmacSha256(rawKey, [`${timestamp}.`, body], 'hex');",
-    replacement: "const expected = hmacSha256(rawKey, body, 'hex');",
+    original: 'const expected = await hmacInSlices(rawKey, `${timestamp}.`, body);',
+    replacement: "const expected = await hmacInSlices(rawKey, '', body);",
     tests: [T.telemetryAuth],
   },
   {
