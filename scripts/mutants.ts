@@ -270,8 +270,8 @@ export const mutants: Mutant[] = [
     id: 'admission-timestamp-not-signed',
     bug: 'the signature covers the body only, so a captured request replays with a fresh timestamp',
     file: 'src/telemetry/admission.ts',
-    original: "const expected = hmacSha256(rawKey, [`${timestamp}.`, body], 'hex');",
-    replacement: "const expected = hmacSha256(rawKey, body, 'hex');",
+    original: 'const expected = await hmacInSlices(rawKey, `${timestamp}.`, body);',
+    replacement: "const expected = await hmacInSlices(rawKey, '', body);",
     tests: [T.telemetryAuth],
   },
   {
@@ -478,6 +478,14 @@ export const mutants: Mutant[] = [
   },
 
   // ── request bodies: deadlines, minimum rate, bytes in flight; webhooks refused before reading ────
+  {
+    id: 'probe-hmac-tail-unhashed',
+    bug: 'a signed body longer than one HMAC slice is verified without its last slice',
+    file: 'src/telemetry/admission.ts',
+    original: '    hmac.update(body.subarray(at, at + HMAC_SLICE_BYTES));',
+    replacement: '    if (at === 0 || at + HMAC_SLICE_BYTES < body.length) hmac.update(body.subarray(at, at + HMAC_SLICE_BYTES));',
+    tests: [T.scanBulk],
+  },
   {
     id: 'body-no-deadline',
     bug: 'a body that stops arriving is waited for forever (no SVC_BODY_TIMEOUT_MS)',

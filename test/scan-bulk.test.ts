@@ -142,6 +142,20 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     expect((await okBulk(key, Array.from({ length: 1000 }, (_, i) => item(i)))).inserted).toBe(1000);
   });
 
+  test('a large signed body, hashed in slices, is verified over every byte: accepted as signed, 401 invalid_signature with one byte changed near its end', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = JSON.stringify({ scans: Array.from({ length: 1000 }, (_, i) => item(i, { notes: 'n'.repeat(1_500) })) });
+    expect(body.length).toBeGreaterThan(1024 * 1024); // several slices
+    const init = signedInit(key, body, NOW);
+    const tampered = body.slice(0, -20) + (body.at(-20) === '1' ? '2' : '1') + body.slice(-19);
+    const response = await t.request(BULK, { ...init, body: tampered });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: string }).error).toBe('invalid_signature');
+    expect(scanCount()).toBe(0);
+    expect((await okBulk(t.keyWith('probe:scan'), JSON.parse(body).scans)).inserted).toBe(1000); // a fresh bucket
+  });
+
   test('an empty batch, a missing scans array and unknown fields are 400', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
     const key = t.keyWith('probe:scan');

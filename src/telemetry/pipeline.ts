@@ -79,7 +79,7 @@ export function enrich(scan: NormalizedScan, admission: Admission, geo: GeoLooku
 export async function ingestTelemetry(request: Request, admission: Admission, deps: IngestDeps): Promise<void> {
   const bytes = await readBodyLimited(request, deps.maxBodyBytes); // 3. body limit
   const now = deps.clock.now();
-  authenticateProbe(admission.credentials, request.headers, bytes, now); // 4. authenticate
+  await authenticateProbe(admission.credentials, request.headers, bytes, now); // 4. authenticate
   const scan = parseScan(bytes, now, deps.maxScanDataBytes); // 5. parse/validate
   enrich(scan, admission, deps.geo); // 6. enrich
   await deps.writer.write(scan, now); // 7–8. buffer, commit
@@ -152,7 +152,7 @@ export async function ingestBulk(
 ): Promise<{ result: BulkResult; decision: TierDecision }> {
   const bytes = await readBodyLimited(request, bulkBodyLimit(deps.maxBodyBytes));
   const now = deps.clock.now();
-  authenticateProbe(admission.credentials, request.headers, bytes, now);
+  await authenticateProbe(admission.credentials, request.headers, bytes, now);
   const spans = await bulkItemSpans(bytes);
   checkBulkEnvelope(bytes, spans);
   const capacity = admission.decision.limit;
