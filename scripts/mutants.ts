@@ -873,6 +873,14 @@ export const mutants: Mutant[] = [
     tests: [T.webhooksA],
   },
   {
+    id: 'webhooks-group-applies-after-uninstall',
+    bug: 'a delivery after app/uninstalled in the same group commit is applied to the uninstalled store',
+    file: 'src/webhooks/dispatch.ts',
+    original: 'uninstalledInGroup.has(delivery.store.id) ? inactiveEvent(delivery) : entry.event',
+    replacement: 'entry.event',
+    tests: [T.webhooksA],
+  },
+  {
     id: 'webhooks-answered-before-commit',
     bug: 'a delivery is answered before its group is committed',
     file: 'src/webhooks/dispatch.ts',

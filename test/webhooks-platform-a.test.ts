@@ -232,6 +232,23 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(deliveries()).toEqual([expect.objectContaining({ outcome: 'applied', duplicates: 1 })]);
   });
 
+  test('a delivery after app/uninstalled in the same group is ignored like any for an inactive store', async () => {
+    const uninstall = { id: 1, domain: SHOP };
+    const { answers, groups } = await together([
+      () => delivery(platformAProduct(1001), 'evt-before'),
+      () =>
+        t.request('/api/v1/webhooks/platform-a', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-platform-a-hmac-sha256': signatureOf('acme-client-secret', uninstall), 'x-platform-a-shop-domain': SHOP, 'x-platform-a-topic': 'app/uninstalled', 'x-platform-a-event-id': 'evt-uninstall' },
+          body: JSON.stringify(uninstall),
+        }),
+      () => delivery(platformAProduct(1002), 'evt-after'),
+    ]);
+    expect(groups).toBe(1);
+    expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'deactivated', 'ignored_inactive']);
+    expect(rows(t, 'products').map((p) => p.product_id)).toEqual(['1001']);
+  });
+
   test('a bad signature in the middle of a group does not affect the others', async () => {
     const { answers, groups } = await together([
       () => delivery(platformAProduct(1001), 'evt-1'),

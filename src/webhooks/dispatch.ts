@@ -60,6 +60,12 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     }
   }
 
+  /**
+   * Stores uninstalled earlier in the group being applied: each delivery's store was read before the
+   * group began, so their later deliveries in it are ignored here, as any for an inactive store.
+   */
+  const uninstalledInGroup = new Set<string>();
+
   // Prepared once, like every statement of the delivery path (a query built per call costs several times more).
   const insertOrderSignal = db
     .insert(orderSignals)
@@ -77,6 +83,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
         return { outcome: 'queued', productId: event.productId };
       case 'store.uninstalled':
         stores.deactivate(store.id);
+        uninstalledInGroup.add(store.id);
         return { outcome: 'deactivated', productId: null };
       case 'privacy':
         stores.recordEvent(store.id, topic);
@@ -139,15 +146,17 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
   }
 
   // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
-  const inGroup = sqlite.transaction((group: Pending[]): Outcome[] =>
-    group.map((entry, index) => {
+  const inGroup = sqlite.transaction((group: Pending[]): Outcome[] => {
+    uninstalledInGroup.clear();
+    return group.map((entry, index) => {
       try {
-        return applyOne(entry.delivery, entry.event);
+        const { delivery } = entry;
+        return applyOne(delivery, uninstalledInGroup.has(delivery.store.id) ? inactiveEvent(delivery) : entry.event);
       } catch (error) {
         throw new DeliveryFailed(index, error);
       }
-    }),
-  );
+    });
+  });
 
   let pending: Pending[] = [];
   let groups = 0;
