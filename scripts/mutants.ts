@@ -881,6 +881,22 @@ export const mutants: Mutant[] = [
     tests: [T.webhooksA],
   },
   {
+    id: 'webhooks-group-unbounded',
+    bug: 'a burst of deliveries is applied in one transaction of any length, holding the event loop throughout',
+    file: 'src/webhooks/dispatch.ts',
+    original: 'let group = pending.splice(0, MAX_GROUP);',
+    replacement: 'let group = pending.splice(0);',
+    tests: [T.webhooksA],
+  },
+  {
+    id: 'webhooks-group-rest-left-waiting',
+    bug: 'the deliveries past one group wait for a later delivery before they are committed',
+    file: 'src/webhooks/dispatch.ts',
+    original: '    if (pending.length > 0) setImmediate(commitPending);\n',
+    replacement: '',
+    tests: [T.webhooksA],
+  },
+  {
     id: 'webhooks-answered-before-commit',
     bug: 'a delivery is answered before its group is committed',
     file: 'src/webhooks/dispatch.ts',

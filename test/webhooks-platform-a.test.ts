@@ -211,6 +211,14 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(deliveries()).toHaveLength(3);
   });
 
+  test('a burst larger than a group is committed in several transactions, every delivery answered after its own', async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => 2000 + i);
+    const { answers, groups } = await together(ids.map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    expect(groups).toBe(3);
+    expect(answers.every((a) => a.status === 200 && a.body.outcome === 'applied')).toBe(true);
+    expect(deliveries()).toHaveLength(150);
+  });
+
   test('an older update after a newer one in the same group is not applied', async () => {
     const { answers, groups } = await together([
       () => delivery(platformAProduct(1001, { title: 'Newer', updatedAt: '2026-01-11T10:00:00Z' }), 'evt-newer'),

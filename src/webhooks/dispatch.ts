@@ -48,6 +48,14 @@ interface DispatchDeps {
  * transaction, so a 200 means both are durable and a retry after a crash is either a duplicate or a
  * first delivery, never half of one. Deliveries arriving together share that transaction (group commit).
  */
+/**
+ * The most deliveries one transaction applies. A group holds the event loop for its whole length
+ * (~0.25 ms of writes per product update), so a burst is committed in slices other requests fit
+ * between; larger groups cost less per delivery (bench/webhooks, 64 connections: ~480 us of server
+ * CPU per delivery in groups of up to 64 against ~580 us in groups of 16), hence this size.
+ */
+const MAX_GROUP = 64;
+
 export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, onJobQueued }: DispatchDeps) {
   /** Inactive stores: acknowledged and ignored (spec §3), except redact requests, which are still logged against the store. */
   function inactiveEvent(delivery: VerifiedDelivery): WebhookEvent | null {
@@ -168,8 +176,9 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
    * with its error and the rest of the group is applied again without it.
    */
   function commitPending(): void {
-    let group = pending;
-    pending = [];
+    let group = pending.splice(0, MAX_GROUP);
+    // The rest waits for the next turn, so other requests are served between two transactions.
+    if (pending.length > 0) setImmediate(commitPending);
     while (group.length > 0) {
       let outcomes: Outcome[];
       try {
