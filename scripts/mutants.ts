@@ -50,6 +50,7 @@ const T = {
   recordRetention: 'test/record-retention.test.ts',
   serverE2e: 'test/e2e/server.test.ts',
   signalsCache: 'test/signals-cache.test.ts',
+  changeStamp: 'test/change-stamp.test.ts',
   storeSettings: 'test/store-settings.test.ts',
   discovery: 'test/signals-discovery.test.ts',
   jsonldExpansion: 'test/signals-jsonld-expansion.test.ts',
@@ -1330,12 +1331,20 @@ export const mutants: Mutant[] = [
 
   // ── caches: change-stamp revalidation ──────────────────────────────────────────────────────────
   {
-    id: 'cache-stamp-ignores-other-connections',
-    bug: 'the change stamp misses commits made by another connection (the CLI)',
+    id: 'cache-stamp-header-unread',
+    bug: 'the change stamp never looks at the WAL-index header, so no commit (own or the CLI\'s) moves it',
     file: 'src/lib/change-stamp.ts',
-    original: 'return `${row.c}:${row.v}`;',
-    replacement: 'return `${row.c}`;',
-    tests: [T.faqs, T.signals],
+    original: 'for (let i = 0; i < HEADER_WORDS; i++) {',
+    replacement: 'for (let i = 0; i < 0; i++) {',
+    tests: [T.changeStamp, T.faqs, T.signals],
+  },
+  {
+    id: 'cache-stamp-header-not-remembered',
+    bug: 'the change stamp does not remember the header it saw, so it moves on every call (every request revalidates)',
+    file: 'src/lib/change-stamp.ts',
+    original: '        seen.set(header);\n',
+    replacement: '',
+    tests: [T.changeStamp],
   },
   {
     id: 'cache-faq-answer-never-revalidated',

@@ -12,7 +12,7 @@ export interface PublicFaqDeps {
   keys: KeyStore;
   catalog: Pick<Catalog, 'refsOf'>;
   storeOf: (id: string) => StoreRow | null;
-  changeStamp: () => string;
+  changeStamp: () => number;
   /** True when a page served by svc itself made the request (the console's widget preview). */
   isOwnPage: (request: Request) => boolean;
 }
@@ -25,7 +25,7 @@ export interface PublicFaqAnswer {
 }
 
 interface CacheEntry {
-  dbStamp: string;
+  dbStamp: number;
   allowedDomains: string[];
   body: string;
   etag: string;
