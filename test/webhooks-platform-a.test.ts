@@ -211,6 +211,14 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(deliveries()).toHaveLength(3);
   });
 
+  test('a burst larger than a group is committed in several transactions, every delivery answered after its own', async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => 2000 + i);
+    const { answers, groups } = await together(ids.map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    expect(groups).toBe(3);
+    expect(answers.every((a) => a.status === 200 && a.body.outcome === 'applied')).toBe(true);
+    expect(deliveries()).toHaveLength(150);
+  });
+
   test('an older update after a newer one in the same group is not applied', async () => {
     const { answers, groups } = await together([
       () => delivery(platformAProduct(1001, { title: 'Newer', updatedAt: '2026-01-11T10:00:00Z' }), 'evt-newer'),
@@ -230,6 +238,23 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'duplicate']);
     expect((await product('1001')).body.title).toBe('First');
     expect(deliveries()).toEqual([expect.objectContaining({ outcome: 'applied', duplicates: 1 })]);
+  });
+
+  test('a delivery after app/uninstalled in the same group is ignored like any for an inactive store', async () => {
+    const uninstall = { id: 1, domain: SHOP };
+    const { answers, groups } = await together([
+      () => delivery(platformAProduct(1001), 'evt-before'),
+      () =>
+        t.request('/api/v1/webhooks/platform-a', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-platform-a-hmac-sha256': signatureOf('acme-client-secret', uninstall), 'x-platform-a-shop-domain': SHOP, 'x-platform-a-topic': 'app/uninstalled', 'x-platform-a-event-id': 'evt-uninstall' },
+          body: JSON.stringify(uninstall),
+        }),
+      () => delivery(platformAProduct(1002), 'evt-after'),
+    ]);
+    expect(groups).toBe(1);
+    expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'deactivated', 'ignored_inactive']);
+    expect(rows(t, 'products').map((p) => p.product_id)).toEqual(['1001']);
   });
 
   test('a bad signature in the middle of a group does not affect the others', async () => {

@@ -48,6 +48,14 @@ interface DispatchDeps {
  * transaction, so a 200 means both are durable and a retry after a crash is either a duplicate or a
  * first delivery, never half of one. Deliveries arriving together share that transaction (group commit).
  */
+/**
+ * The most deliveries one transaction applies. A group holds the event loop for its whole length
+ * (~0.25 ms of writes per product update), so a burst is committed in slices other requests fit
+ * between; larger groups cost less per delivery (bench/webhooks, 64 connections: ~480 us of server
+ * CPU per delivery in groups of up to 64 against ~580 us in groups of 16), hence this size.
+ */
+const MAX_GROUP = 64;
+
 export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, onJobQueued }: DispatchDeps) {
   /** Inactive stores: acknowledged and ignored (spec §3), except redact requests, which are still logged against the store. */
   function inactiveEvent(delivery: VerifiedDelivery): WebhookEvent | null {
@@ -59,6 +67,12 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
       throw error;
     }
   }
+
+  /**
+   * Stores uninstalled earlier in the group being applied: each delivery's store was read before the
+   * group began, so their later deliveries in it are ignored here, as any for an inactive store.
+   */
+  const uninstalledInGroup = new Set<string>();
 
   // Prepared once, like every statement of the delivery path (a query built per call costs several times more).
   const insertOrderSignal = db
@@ -77,6 +91,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
         return { outcome: 'queued', productId: event.productId };
       case 'store.uninstalled':
         stores.deactivate(store.id);
+        uninstalledInGroup.add(store.id);
         return { outcome: 'deactivated', productId: null };
       case 'privacy':
         stores.recordEvent(store.id, topic);
@@ -139,15 +154,17 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
   }
 
   // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
-  const inGroup = sqlite.transaction((group: Pending[]): Outcome[] =>
-    group.map((entry, index) => {
+  const inGroup = sqlite.transaction((group: Pending[]): Outcome[] => {
+    uninstalledInGroup.clear();
+    return group.map((entry, index) => {
       try {
-        return applyOne(entry.delivery, entry.event);
+        const { delivery } = entry;
+        return applyOne(delivery, uninstalledInGroup.has(delivery.store.id) ? inactiveEvent(delivery) : entry.event);
       } catch (error) {
         throw new DeliveryFailed(index, error);
       }
-    }),
-  );
+    });
+  });
 
   let pending: Pending[] = [];
   let groups = 0;
@@ -159,8 +176,9 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
    * with its error and the rest of the group is applied again without it.
    */
   function commitPending(): void {
-    let group = pending;
-    pending = [];
+    let group = pending.splice(0, MAX_GROUP);
+    // The rest waits for the next turn, so other requests are served between two transactions.
+    if (pending.length > 0) setImmediate(commitPending);
     while (group.length > 0) {
       let outcomes: Outcome[];
       try {
