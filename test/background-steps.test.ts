@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { startCheckpointer } from '../src/db/checkpoint.ts';
 import { openDatabase, type AppDatabase } from '../src/db/index.ts';
-import { inBatches, STEP_BUDGET_MS } from '../src/lib/periodic.ts';
+import { inBatches, periodicTask, STEP_BUDGET_MS } from '../src/lib/periodic.ts';
 import { tempDir } from './helpers/app.ts';
 
 /** A clock that moves only when a batch "works": each row costs `msPerRow`. */
@@ -24,26 +24,46 @@ function timedBatches(total: number, msPerRow: number) {
 describe('background steps', () => {
   test('batch sizes follow the time a batch took, so each step stays near the budget', async () => {
     const cheap = timedBatches(10_000, 0.001);
-    expect(await inBatches(cheap.batch, 250, cheap.now)).toBe(10_000);
+    expect(await inBatches(cheap.batch, 250, undefined, cheap.now)).toBe(10_000);
     // Cheap rows: doubling from 8 up to the cap, never above it.
     expect(cheap.sizes.slice(0, 6)).toEqual([8, 16, 32, 64, 128, 250]);
     expect(Math.max(...cheap.sizes)).toBeLessThanOrEqual(250);
 
     const costly = timedBatches(100, 1);
-    expect(await inBatches(costly.batch, 250, costly.now)).toBe(100);
+    expect(await inBatches(costly.batch, 250, undefined, costly.now)).toBe(100);
     // 1 ms a row: after the first step, STEP_BUDGET_MS rows a step.
     expect(costly.sizes.slice(1, 4)).toEqual([STEP_BUDGET_MS, STEP_BUDGET_MS, STEP_BUDGET_MS]);
 
     const slow = timedBatches(20, 50);
-    expect(await inBatches(slow.batch, 250, slow.now)).toBe(20);
+    expect(await inBatches(slow.batch, 250, undefined, slow.now)).toBe(20);
     // A row slower than the budget: one row a step, never zero.
     expect(slow.sizes.slice(1)).toEqual(Array(slow.sizes.length - 1).fill(1));
   });
 
   test('a short batch ends the run with the total', async () => {
     const few = timedBatches(5, 0.01);
-    expect(await inBatches(few.batch, 250, few.now)).toBe(5);
+    expect(await inBatches(few.batch, 250, undefined, few.now)).toBe(5);
     expect(few.sizes).toEqual([8]);
+  });
+});
+
+describe('stopping background work', () => {
+  test('stop() ends the run in progress at its next step, and the next run goes on from there', async () => {
+    let left = 1000;
+    const task = periodicTask('test', (signal) =>
+      inBatches((rows) => {
+        const done = Math.min(rows, left);
+        left -= done;
+        return done;
+      }, 10, signal),
+    );
+    task.start(60_000);
+    await task.stop();
+    // A 1000-row backlog in steps of at most 10 rows: stopped long before its end.
+    expect(left).toBeGreaterThan(900);
+    const stoppedAt = left;
+    expect(await task.runOnce()).toBe(stoppedAt);
+    expect(left).toBe(0);
   });
 });
 

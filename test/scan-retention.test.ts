@@ -69,13 +69,15 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     expect(scanCount()).toBe(1);
   });
 
-  test('start() sweeps at once and stop() waits for it', async () => {
+  test('start() sweeps at once; stop() ends the sweep at its next step, and the next sweep finishes it', async () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock });
     await seed([45]);
     const retention = createScanRetention(t.database.sqlite, clock, 30, createScanRollups(t.database.sqlite));
     retention.start(60_000);
     await retention.stop();
+    expect(scanCount()).toBe(1);
+    expect(await retention.runOnce()).toBe(1);
     expect(scanCount()).toBe(0);
   });
 });

@@ -36,11 +36,11 @@ export function createRecordRetention(sqlite: Database, clock: Clock, days: Conf
     ),
   }));
 
-  async function sweep(): Promise<number> {
+  async function sweep(signal: AbortSignal): Promise<number> {
     let deleted = 0;
     for (const rule of rules) {
       const cutoff = clock.now() - rule.days * DAY_MS;
-      deleted += await inBatches((rows) => rule.deleteOldest.run(cutoff, rows).changes, batchRows);
+      deleted += await inBatches((rows) => rule.deleteOldest.run(cutoff, rows).changes, batchRows, signal);
     }
     return deleted;
   }

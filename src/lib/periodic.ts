@@ -14,9 +14,10 @@ const FIRST_STEP_ROWS = 8;
  * batch comes back short, with a turn of the event loop between batches; resolves with the total.
  * Batch sizes follow the time each batch took, aiming at STEP_BUDGET_MS (at most doubling from
  * one batch to the next, never above `maxRows`): the cost of a row varies with the table, the
- * machine and its load, so a fixed count cannot keep steps short everywhere.
+ * machine and its load, so a fixed count cannot keep steps short everywhere. An aborted `signal`
+ * (the task is stopping) ends the run at the next turn.
  */
-export async function inBatches(batch: (rows: number) => number, maxRows: number, now = () => performance.now()): Promise<number> {
+export async function inBatches(batch: (rows: number) => number, maxRows: number, signal?: AbortSignal, now = () => performance.now()): Promise<number> {
   let total = 0;
   let rows = Math.min(FIRST_STEP_ROWS, maxRows);
   for (;;) {
@@ -27,19 +28,24 @@ export async function inBatches(batch: (rows: number) => number, maxRows: number
     if (changes < rows) return total;
     rows = Math.max(1, Math.min(maxRows, rows * 2, Math.floor((rows * STEP_BUDGET_MS) / Math.max(elapsed, 0.01))));
     await yieldToEventLoop();
+    if (signal?.aborted) return total;
   }
 }
 
 /**
  * Background work run now and then every interval, one run at a time (a tick during a run joins it).
- * `stop()` clears the timer and waits for the run in progress (graceful shutdown, before the database closes).
+ * `stop()` clears the timer, ends the run in progress at its next step (`work` passes the signal to
+ * inBatches: a large backlog must not hold a graceful shutdown for minutes; the next start goes on
+ * from where it stopped) and waits for it, before the database closes.
  */
-export function periodicTask(name: string, work: () => Promise<number>) {
+export function periodicTask(name: string, work: (signal: AbortSignal) => Promise<number>) {
   let timer: ReturnType<typeof setInterval> | null = null;
   let running: Promise<number> | null = null;
+  let stopping = new AbortController();
 
   const runOnce = (): Promise<number> => {
-    running ??= work().finally(() => {
+    if (!running && stopping.signal.aborted) stopping = new AbortController();
+    running ??= work(stopping.signal).finally(() => {
       running = null;
     });
     return running;
@@ -58,6 +64,7 @@ export function periodicTask(name: string, work: () => Promise<number>) {
     async stop(): Promise<void> {
       if (timer) clearInterval(timer);
       timer = null;
+      stopping.abort();
       await running;
     },
   };

@@ -25,10 +25,13 @@ export function createScanRetention(sqlite: Database, clock: Clock, days: number
     if (deleted > 0) rollups.afterDeleting();
     return deleted;
   });
-  const sweep = async (): Promise<number> => {
+  const sweep = async (signal: AbortSignal): Promise<number> => {
     const firstKept = dayOf(clock.now() - days * DAY_MS);
-    await rollups.forgetBefore(firstKept);
-    const deleted = await inBatches((rows) => deleteBatch(firstKept * DAY_MS, rows), batchRows);
+    await rollups.forgetBefore(firstKept, signal);
+    // Stopped before every expired day's rollups were dropped: no scan may go yet.
+    if (signal.aborted) return 0;
+    const deleted = await inBatches((rows) => deleteBatch(firstKept * DAY_MS, rows), batchRows, signal);
+    // Rollups the roller made meanwhile for expired days (also when stopped: they are cheap to drop).
     await rollups.forgetBefore(firstKept);
     return deleted;
   };

@@ -161,7 +161,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     return rows.length;
   });
 
-  const catchUp = (): Promise<number> => inBatches(rollChunk, chunkRows);
+  const catchUp = (signal: AbortSignal): Promise<number> => inBatches(rollChunk, chunkRows, signal);
   const task = periodicTask('scan rollup', catchUp);
 
   return {
@@ -177,11 +177,11 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
      * its day rows), in timed steps. Run it again after the scans are deleted, for rows the roller
      * folded meanwhile. Stats stop counting those scans a little before they are deleted, never after.
      */
-    async forgetBefore(day: number): Promise<number> {
+    async forgetBefore(day: number, signal?: AbortSignal): Promise<number> {
       const nextMonth = nextMonthOf(day - 1);
       writeMonthsFrom.run(nextMonth);
-      const months = await inBatches((rows) => dropMonthsBefore.run(nextMonth, rows).changes, DROP_ROWS);
-      return months + (await inBatches((rows) => dropDaysBefore.run(day, rows).changes, DROP_ROWS));
+      const months = await inBatches((rows) => dropMonthsBefore.run(nextMonth, rows).changes, DROP_ROWS, signal);
+      return months + (await inBatches((rows) => dropDaysBefore.run(day, rows).changes, DROP_ROWS, signal));
     },
 
     /**
