@@ -22,6 +22,8 @@ const site: Bun.Server<undefined> = Bun.serve({
   port: 0,
   fetch(request): Response {
     const url = new URL(request.url);
+    // The site has no categories or pages: the bench measures the products phase.
+    if (url.pathname.endsWith('/products/categories') || url.pathname.endsWith('/wp/v2/pages')) return Response.json([], { headers: { 'x-wp-total': '0', 'x-wp-totalpages': '1' } });
     if (!url.pathname.endsWith('/wp-json/wc/v3/products')) return Response.json({ code: 'rest_no_route' }, { status: 404 });
     const perPage = Number(url.searchParams.get('per_page'));
     const page = Number(url.searchParams.get('page'));

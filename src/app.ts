@@ -13,6 +13,7 @@ import { addressKey, clientAddress, type PeerAddress } from './lib/client-ip.ts'
 import { createChangeStamp } from './lib/change-stamp.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
+import { createCatalogEntries, entityRefs } from './catalog/entries.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { enrichmentRoutes } from './enrichment/routes.ts';
 import { createEnrichmentStore } from './enrichment/store.ts';
@@ -153,7 +154,8 @@ export function createApp(deps: AppDeps) {
   const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
   const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
   const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
-  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: webhooks.catalog, storeOf: webhooks.stores.get, changeStamp, isOwnPage });
+  const entries = createCatalogEntries(database.db, clock);
+  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: entityRefs(webhooks.catalog, entries), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
@@ -214,7 +216,7 @@ export function createApp(deps: AppDeps) {
     .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
     .use(storeRoutes(storeAdmin, maxBodyBytes))
-    .use(catalogRoutes(webhooks.catalog, storeExists, enrichments.enrichedAt))
+    .use(catalogRoutes(webhooks.catalog, entries, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
     .use(publicFaqRoutes(publicFaqs))

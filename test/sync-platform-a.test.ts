@@ -69,7 +69,14 @@ describe('platform A catalogue sync', () => {
     expect(store.sync).toMatchObject({ state: 'idle', kinds: { products: { pages: 4, items: 40 } } });
     expect(Date.parse(store.sync.lastCompletedAt)).toBeGreaterThan(Date.parse(store.sync.startedAt) - 1);
     const lines = t.logLines().filter((line) => String(line.msg).startsWith('catalog sync'));
-    expect(lines).toEqual([expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'products', trigger: 'connect', pages: 4, items: 40 })]);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'products', trigger: 'connect', pages: 4, items: 40 }),
+        expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'categories', trigger: 'connect', pages: 1, items: 0 }),
+        expect.objectContaining({ level: 'info', msg: 'catalog sync completed', store: storeId, kind: 'pages', trigger: 'connect', pages: 1, items: 0 }),
+      ]),
+    );
+    expect(lines).toHaveLength(3);
   });
 
   test('throttling: the import waits for the cost bucket to refill instead of being refused (no request while the bucket is empty)', async () => {
@@ -150,7 +157,7 @@ describe('platform A catalogue sync', () => {
     await setup(catalogue(20), { bucket: { maximumAvailable: 100_000, restoreRate: 100_000 } });
     const storeId = await connect();
     // As a kill -9 mid-page leaves it: claimed, its lease an hour away.
-    t.database.sqlite.run("UPDATE jobs SET status = 'running', attempts = 1, lease_until = ? WHERE kind = 'catalog-sync.products'", [Date.now() + 3_600_000]);
+    t.database.sqlite.run("UPDATE jobs SET status = 'running', attempts = 1, lease_until = ? WHERE kind LIKE 'catalog-sync.%'", [Date.now() + 3_600_000]);
     expect(await t.webhooks.runner.runDueJobs()).toBe(0);
     t.webhooks.runner.start(10);
     try {
@@ -211,6 +218,38 @@ describe('platform A catalogue sync', () => {
     expect((await res.json()).sync).toMatchObject({ state: 'running', trigger: 'credentials' });
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'credentials', kinds: { products: { items: 25 } } });
     expect((await listAllProducts(t, storeId)).length).toBe(25);
+  });
+
+  test('each page gets its own attempts: a page failing late in a long pass is retried, not given up', async () => {
+    // 15 pages: more steps than the queue's 12 attempts, so only a fresh count per page lets the 14th retry.
+    await setup(catalogue(150), { bucket: { maximumAvailable: 100_000, restoreRate: 100_000 }, retryMs: 1 });
+    let failures = 1;
+    fake.hooks.beforeProductsPage = ({ offset }) => (offset === 130 && failures-- > 0 ? Response.json({ errors: 'Internal Server Error' }, { status: 500 }) : undefined);
+    const storeId = await connect();
+    expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', error: null, kinds: { products: { pages: 15, items: 150 } } });
+  });
+
+  test('new credentials supersede a running pass: the page it had in flight is not written (it may be another shop)', async () => {
+    const OTHER = { accessToken: 'tok-other-shop', clientSecret: 'other-secret' };
+    fake = startFakePlatformA([
+      { domain: SHOP, ...CREDENTIALS, currency: 'EUR', products: catalogue(30) },
+      { domain: 'other.myplatform-a.com', ...OTHER, currency: 'EUR', products: catalogue(5).map((p) => ({ ...p, id: p.id + 7000, handle: `other-${p.id}` })) },
+    ]);
+    Object.assign(fake.bucket, { maximumAvailable: 100_000, restoreRate: 100_000 });
+    t = await makeTestApp({ listen: true, env: { SVC_PLATFORM_A_API_BASE: fake.url }, webhooks: { queue: { baseDelayMs: 20 } } });
+    const storeId = await connect();
+    let replaced = false;
+    fake.hooks.beforeProductsPage = async ({ shop, offset }) => {
+      // The second page of the old shop is built; before it is answered, the merchant saves other credentials.
+      if (shop !== SHOP || offset !== 10 || replaced) return;
+      replaced = true;
+      const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: OTHER }, bearer(t.keyWith('admin'))));
+      expect(res.status).toBe(200);
+    };
+    expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'credentials', kinds: { products: { items: 5 } } });
+    expect(replaced).toBe(true);
+    // Only the new shop's products: the old pass's first page is swept, its page in flight never written.
+    expect((await listAllProducts(t, storeId)).map((p) => p.productId).sort()).toEqual(['9001', '9002', '9003', '9004', '9005']);
   });
 
   test("a store connected through svc's app: no import (no API access), the sync state says why", async () => {

@@ -57,7 +57,28 @@ const productExample = {
   enrichedAt: null,
 };
 
+export const entryView = t.Object({
+  id: t.String({ description: 'The platform’s id' }),
+  handle: nullable(t.String({ description: 'The handle or slug in its storefront URL' })),
+  title: t.String(),
+  url: nullable(t.String({ description: 'Its storefront URL, when known' })),
+  updatedAt: nullable(isoTime('The platform’s modification time; null where the platform reports none')),
+  syncedAt: isoTime(),
+});
+
+const entryList = (what: string, example: Record<string, unknown>) =>
+  apiDoc({
+    summary: `List a store’s synced ${what}`,
+    description: `The ${what} svc holds from its catalogue sync (docs/sync.md), in pages, in sync order.`,
+    tag: 'stores',
+    auth: 'admin',
+    responses: { 200: { description: `One page of ${what}`, schema: page(entryView), example: { items: [example], nextCursor: null } } },
+    errors: [[400, 'invalid_request', 'limit: Expected number'], [404, 'not_found', 'no store with id "st_unknown"']],
+  });
+
 export const catalogDocs = {
+  categories: entryList('categories (collections)', { id: '4412', handle: 'trail', title: 'Trail', url: 'https://shop.example.com/collections/trail', updatedAt: '2026-11-23T10:00:00.000Z', syncedAt: '2026-11-23T10:00:02.000Z' }),
+  pages: entryList('content pages', { id: '118', handle: 'shipping', title: 'Shipping & returns', url: 'https://shop.example.com/pages/shipping', updatedAt: '2026-11-23T10:00:00.000Z', syncedAt: '2026-11-23T10:00:02.000Z' }),
   list: apiDoc({
     summary: 'List a store’s synced products',
     description: 'The catalogue svc holds from the platform’s webhooks, in pages.',

@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import { checkGtin, validGtin } from '../lib/gtin.ts';
 import { htmlToPlainText } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
+import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
 
 export type UpsertOutcome = 'applied' | 'stale';
@@ -254,8 +255,7 @@ export function createCatalog(db: Db, clock: Clock) {
         .orderBy(asc(products.id))
         .limit(limit + 1)
         .all();
-      const items = rows.slice(0, limit);
-      return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
+      return keysetPage(rows, limit);
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { KeyStore } from '../auth/keys.ts';
-import type { Catalog } from '../catalog/products.ts';
+import type { EntityRefs } from '../catalog/entries.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType, type StoreRow } from '../db/schema/index.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
@@ -10,7 +10,8 @@ import type { FaqStore } from './store.ts';
 export interface PublicFaqDeps {
   faqs: Pick<FaqStore, 'approved'>;
   keys: KeyStore;
-  catalog: Pick<Catalog, 'refsOf'>;
+  /** The ids and handles a product, category or page goes by: FAQs are found under either. */
+  catalog: EntityRefs;
   storeOf: (id: string) => StoreRow | null;
   changeStamp: () => number;
   /** True when a page served by svc itself made the request (the console's widget preview). */
@@ -81,7 +82,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const store = storeOf(key.storeId);
       if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc; its content is withdrawn');
       if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
-      const refs = type === 'product' ? catalog.refsOf(store.id, ref) : [ref];
+      const refs = catalog.refsOf(store.id, type, ref);
       const body = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });
       const etag = etagOf(body);
       cache.delete(cacheKey!);

@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { htmlToLine, sanitizeBasicHtml } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
+import { keysetPage } from '../lib/query.ts';
 
 export interface FaqView {
   id: string;
@@ -152,8 +153,7 @@ export function createFaqStore(db: Db, clock: Clock) {
         .orderBy(desc(faqEntries.id))
         .limit(limit + 1)
         .all();
-      const items = rows.slice(0, limit);
-      return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
+      return keysetPage(rows, limit);
     },
 
     /** Approved entries filed under any of `refs` (a product's id and its handle name the same entity), in display order. */

@@ -56,3 +56,9 @@ export function parseKeysetCursor(value: string | undefined): KeysetCursor | nul
   }
   return { at: decoded[0], id: decoded[1] };
 }
+
+/** A keyset page from `limit + 1` rows read after the cursor: the first `limit`, and the cursor of the next page (the last row's id) when there is one. */
+export function keysetPage<Row extends { id: string }>(rows: Row[], limit: number): { items: Row[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
+}

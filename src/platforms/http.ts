@@ -26,6 +26,28 @@ export class PlatformThrottled extends PlatformApiError {
 export const DEFAULT_API_TIMEOUT_MS = 10_000;
 
 /**
+ * What a platform's rate limit said about each of its APIs (a spent quota window, a Retry-After):
+ * no list call is sent to that API before the time it named, whichever sync phase asks. Kept for
+ * the process's life, one entry per API that is being waited on (removed once the time has passed).
+ */
+export function createHoldoffs() {
+  const until = new Map<string, number>();
+  return {
+    /** Throws PlatformThrottled while `api` is held off. */
+    check(api: string): void {
+      const at = until.get(api);
+      if (at === undefined) return;
+      const waitMs = at - Date.now();
+      if (waitMs > 0) throw new PlatformThrottled('waiting for the API rate limit to reset', waitMs);
+      until.delete(api);
+    },
+    hold(api: string, waitMs: number): void {
+      until.set(api, Date.now() + waitMs);
+    },
+  };
+}
+
+/**
  * One JSON call to a platform API with a hard timeout. Returns the status and parsed body; the
  * caller decides which statuses are errors (`expect`), others become a PlatformApiError.
  */

@@ -1,7 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
-import { MAX_VARIANTS, type CatalogPage, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
+import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_A_HEADERS = {
@@ -135,6 +135,29 @@ const LIST_PRODUCTS = `query SyncProducts($first: Int!, $after: String) {
 const MORE_VARIANTS = `query SyncVariants($id: ID!, $after: String) {
   product(id: $id) { variants(first: 100, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } } } }`;
 
+/** Collections and pages per page of a catalogue import: a query costs about 2 + 1 per entry, well inside any bucket. */
+const ENTRIES_PER_PAGE = 50;
+const entriesQuery = (connection: 'collections' | 'pages') => `query SyncEntries($first: Int!, $after: String) {
+  ${connection}(first: $first, after: $after, sortKey: ID) { pageInfo { hasNextPage endCursor } nodes { id handle title updatedAt } } }`;
+const LIST_ENTRIES = { collections: entriesQuery('collections'), pages: entriesQuery('pages') };
+
+/** The storefront path of each kind of entry (`/collections/<handle>`, `/pages/<handle>`), as the widget detects them. */
+const ENTRY_PATHS = { category: 'collections', page: 'pages' } as const;
+
+/** A `collections` or `pages` node -> catalogue entry; its URL is the shop's storefront path for the handle. */
+export function platformAEntry(node: any, shopDomain: string, type: keyof typeof ENTRY_PATHS): EntryData {
+  const entryId = legacyId(node?.id);
+  if (!entryId) throw new ApiError(400, 'missing_entry_id', 'the node carries no id');
+  const handle = stringOrNull(node.handle, 255);
+  return {
+    entryId,
+    handle,
+    title: stringOrNull(node.title, 1000) ?? '',
+    url: handle ? `https://${shopDomain}/${ENTRY_PATHS[type]}/${encodeURIComponent(handle)}` : null,
+    updatedAt: isoToMillis(node.updatedAt),
+  };
+}
+
 /** The numeric id at the end of a global id (`gid://platform-a/Product/123` -> `123`). */
 const legacyId = (gid: unknown): string | null => (typeof gid === 'string' ? idOf(gid.slice(gid.lastIndexOf('/') + 1)) : null);
 
@@ -254,6 +277,11 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
     }
   };
   const graphql = async (query: string, variables?: Record<string, unknown>) => (await request(query, variables))?.data;
+  /** A connection's page: where the next starts, and how long the bucket needs before that query can be paid for. */
+  const pageOf = <T>(connection: any, items: T[], query: string): CatalogPage<T> => {
+    const next = connection.pageInfo?.hasNextPage ? stringOrNull(connection.pageInfo.endCursor, 1024) : null;
+    return { items, next, waitMs: next === null ? 0 : waitFor(query) };
+  };
 
   /** Variants beyond the first page of a product's, page by page, waiting here for the bucket between pages (rare: products with many variants). */
   async function remainingVariants(productGid: string, after: string): Promise<any[]> {
@@ -303,8 +331,16 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
         if (node?.variants?.pageInfo?.hasNextPage) variants = variants.concat(await remainingVariants(String(node.id), String(node.variants.pageInfo.endCursor)));
         items.push(restProductOf(node, variants));
       }
-      const next = connection.pageInfo?.hasNextPage ? stringOrNull(connection.pageInfo.endCursor, 1024) : null;
-      return { items, next, waitMs: next === null ? 0 : waitFor(LIST_PRODUCTS) };
+      return pageOf(connection, items, LIST_PRODUCTS);
+    },
+
+    /** One page of the shop's collections or content pages (`cursor` as for products), as GraphQL nodes. */
+    async listEntries(connectionName: keyof typeof LIST_ENTRIES, cursor: string | null): Promise<CatalogPage<unknown>> {
+      const query = LIST_ENTRIES[connectionName];
+      const body = await request(query, { first: ENTRIES_PER_PAGE, after: cursor }, 'throw');
+      const connection = body?.data?.[connectionName];
+      if (!connection || !Array.isArray(connection.nodes)) throw new PlatformApiError(`GraphQL ${connectionName}: the response has no ${connectionName} connection`);
+      return pageOf(connection, connection.nodes, query);
     },
   };
 }

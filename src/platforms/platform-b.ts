@@ -1,7 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, createHoldoffs, idOf, isoToMillis, stringOrNull } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
-import type { CatalogPage, HookRegistration, ProductData, WebhookEvent } from './types.ts';
+import type { CatalogPage, EntryData, HookRegistration, ProductData, WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionNamesOf, optionValues } from './variants.ts';
 
 export const PLATFORM_B_HEADERS = {
@@ -49,6 +49,26 @@ function availabilityOf(data: any, variant: any | null): Availability | null {
   return typeof level === 'number' && level <= 0 ? 'out_of_stock' : 'in_stock';
 }
 
+/** A storefront path as the platform gives it (`/shoes/trail-runner/`), or null. */
+const storefrontPath = (value: unknown): string | null => {
+  const path = stringOrNull(value);
+  return path?.startsWith('/') ? path : null;
+};
+
+/** The last segment of a storefront path: the slug the widget detects (`/shoes/trail-runner/` -> `trail-runner`). */
+const handleOf = (path: string | null): string | null => (path ? path.replace(/^\/|\/$/g, '').split('/').pop() || null : null);
+
+/**
+ * A catalog category (`custom_url.url`) or content page (`url`) -> catalogue entry. Neither API
+ * reports a modification time.
+ */
+export function platformBEntry(item: any, storefront: string, type: 'category' | 'page'): EntryData {
+  const entryId = idOf(item?.id);
+  if (!entryId) throw new ApiError(400, 'missing_entry_id', 'the item carries no id');
+  const path = storefrontPath(type === 'category' ? item.custom_url?.url : item.url);
+  return { entryId, handle: handleOf(path), title: stringOrNull(item.name, 1000) ?? '', url: path ? `https://${storefront}${path}` : null, updatedAt: null };
+}
+
 /**
  * The catalog API's product (`data` of GET /v3/catalog/products/{id}?include=images,variants,...)
  * -> catalogue data. Each variant's `calculated_price` is what a shopper pays (the variant's or the
@@ -63,7 +83,7 @@ export function platformBProduct(data: any, storefront: string, fetchedAt: numbe
     .map((i: any) => stringOrNull(i?.url_zoom) ?? stringOrNull(i?.url_standard))
     .filter(Boolean)
     .slice(0, 50);
-  const path = stringOrNull(data.custom_url?.url);
+  const path = storefrontPath(data.custom_url?.url);
   const productPrice = decimalOrNull(data.calculated_price) ?? decimalOrNull(data.price);
   const variants = mapVariants(data.variants, (v) => {
     const variantId = idOf(v.id);
@@ -88,7 +108,7 @@ export function platformBProduct(data: any, storefront: string, fetchedAt: numbe
   });
   return {
     productId: idOf(data.id)!,
-    handle: path ? path.replace(/^\/|\/$/g, '').split('/').pop() || null : null,
+    handle: handleOf(path),
     title: stringOrNull(data.name, 1000) ?? '',
     descriptionHtml: stringOrNull(data.description, 100_000),
     price: lowestPrice(variants.map((v) => v.price)) ?? productPrice,
@@ -106,14 +126,38 @@ export function platformBProduct(data: any, storefront: string, fetchedAt: numbe
   };
 }
 
-/** Platform B's REST API for one store (`X-Auth-Token`). */
 /** Products per page of a catalogue import (the API allows up to 250; variants and images come with each). */
 const PRODUCTS_PER_PAGE = 50;
+const ENTRIES_PER_PAGE = 100;
+const ENTRY_LISTS = { category: '/v3/catalog/categories', page: '/v3/content/pages' } as const;
 
+/** Stores whose API quota window is spent (by API URL and token): every list call of any sync phase waits for its reset. */
+const quotaResets = createHoldoffs();
+
+/** Platform B's REST API for one store (`X-Auth-Token`). */
 export function platformBClient(options: { apiBase: string; storeHash: string; accessToken: string; timeoutMs?: number }) {
   const base = `${options.apiBase}/stores/${encodeURIComponent(options.storeHash)}`;
   const headers = { [PLATFORM_B_HEADERS.authToken]: options.accessToken };
   const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+  const api = `${base} ${options.accessToken}`;
+  /**
+   * One page of a v3 list in the platform's envelope (`data`, `meta.pagination.total_pages`). The
+   * quota headers say when the window's requests are spent: no list call goes out until the window
+   * resets (a 429 says the same, and is not a failure).
+   */
+  async function listPage(path: string, cursor: string | null, limit: number, query = ''): Promise<CatalogPage<unknown>> {
+    quotaResets.check(api);
+    const page = cursor === null ? 1 : Number(cursor);
+    const { status, body, headers: quota } = await callJson(`${base}${path}?page=${page}&limit=${limit}${query}`, { headers }, { timeoutMs, expect: [200, 429] });
+    const resetMs = Math.max(1, Number(quota.get('x-rate-limit-time-reset-ms')) || 0);
+    const left = Number(quota.get('x-rate-limit-requests-left'));
+    const spent = status === 429 || (Number.isFinite(left) && left <= 0);
+    if (spent) quotaResets.hold(api, resetMs);
+    if (status === 429) throw new PlatformThrottled('the API quota is spent', resetMs);
+    if (!Array.isArray(body?.data)) throw new PlatformApiError(`GET ${path}: the response has no data list`);
+    const totalPages = Number(body?.meta?.pagination?.total_pages ?? page);
+    return { items: body.data, next: page < totalPages ? String(page + 1) : null, waitMs: spent ? resetMs : 0 };
+  }
   return {
     /**
      * One hook per product scope to `destination`, carrying svc's store id and secret headers. An
@@ -138,22 +182,15 @@ export function platformBClient(options: { apiBase: string; storeHash: string; a
     },
     /**
      * One page of the catalog (`cursor`: the page number, null for the first), in id order, with
-     * the fields a product fetch includes. The quota headers say when the window's requests are
-     * spent: the next page then waits for the window to reset (a 429 says the same, and is not a failure).
+     * the fields a product fetch includes.
      */
-    async listProducts(cursor: string | null): Promise<CatalogPage<unknown>> {
-      const page = cursor === null ? 1 : Number(cursor);
-      const { status, body, headers: quota } = await callJson(
-        `${base}/v3/catalog/products?page=${page}&limit=${PRODUCTS_PER_PAGE}&sort=id&direction=asc&include=images,variants,custom_fields`,
-        { headers },
-        { timeoutMs, expect: [200, 429] },
-      );
-      const resetMs = Math.max(0, Number(quota.get('x-rate-limit-time-reset-ms')) || 0);
-      if (status === 429) throw new PlatformThrottled('the API quota is spent', Math.max(resetMs, 1));
-      if (!Array.isArray(body?.data)) throw new PlatformApiError('GET /v3/catalog/products: the response has no data list');
-      const totalPages = Number(body?.meta?.pagination?.total_pages ?? page);
-      const left = Number(quota.get('x-rate-limit-requests-left'));
-      return { items: body.data, next: page < totalPages ? String(page + 1) : null, waitMs: Number.isFinite(left) && left <= 0 ? resetMs : 0 };
+    listProducts: (cursor: string | null) => listPage('/v3/catalog/products', cursor, PRODUCTS_PER_PAGE, '&sort=id&direction=asc&include=images,variants,custom_fields'),
+    /** One page of the catalog's categories or of the store's content pages (`cursor` as for products). */
+    listEntries: (type: 'category' | 'page', cursor: string | null) => listPage(ENTRY_LISTS[type], cursor, ENTRIES_PER_PAGE),
+    /** True once the platform no longer has the category or content page (404). */
+    async entryGone(type: 'category' | 'page', entryId: string): Promise<boolean> {
+      const { status } = await callJson(`${base}${ENTRY_LISTS[type]}/${entryId}`, { headers }, { timeoutMs, expect: [200, 404] });
+      return status === 404;
     },
     async fetchCurrency(): Promise<string | null> {
       const { body } = await callJson(`${base}/v2/store`, { headers }, { timeoutMs, expect: [200] });

@@ -1,7 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
-import { safeHttpUrl } from '../lib/html.ts';
-import { MAX_VARIANTS, type CatalogPage, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
+import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, createHoldoffs, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { htmlToLine, safeHttpUrl } from '../lib/html.ts';
+import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_C_HEADERS = {
@@ -133,9 +133,9 @@ export function platformCDedupeKey(topic: string, payload: any): string | null {
   return id && modified && topic !== 'product.deleted' ? `${topic}:${id}:${modified}` : null;
 }
 
-/** Platform C's REST API on the store's own site (consumer key + secret, HTTP Basic). */
-/** Products per page of a catalogue import (the API's maximum). */
+/** Products per page of a catalogue import (the API's maximum); the same for categories and pages. */
 const PRODUCTS_PER_PAGE = 100;
+const ENTRIES_PER_PAGE = 100;
 
 /** A listed product with the variations of a variable product (read right after its page). */
 export interface PlatformCListed {
@@ -143,10 +143,60 @@ export interface PlatformCListed {
   variations: any[];
 }
 
+/**
+ * Where each kind of entry is listed: product categories through the shop's API; content pages
+ * through the site's own `wp/v2` API, which the shop's keys do not sign in to, so they are read
+ * without credentials (sending the keys there would be refused as a wrong password): the pages a
+ * visitor can see, which are the ones the widget can be on.
+ */
+const ENTRY_LISTS = { category: { api: 'wc/v3', path: '/products/categories' }, page: { api: 'wp/v2', path: '/pages' } } as const;
+
+/** The default permalink base of product categories (a site can change it; the API does not say). */
+const CATEGORY_BASE = 'product-category';
+
+/**
+ * A product category (`wc/v3/products/categories`) or a page (`wp/v2/pages`) -> catalogue entry.
+ * Names and rendered titles carry HTML entities (`Tops &amp; Tees`): kept as text. A page has its
+ * `link` and `modified_gmt`; a category has neither, so its URL is the default permalink.
+ */
+export function platformCEntry(item: any, siteUrl: string, type: 'category' | 'page'): EntryData {
+  const entryId = idOf(item?.id);
+  if (!entryId) throw new ApiError(400, 'missing_entry_id', 'the item carries no id');
+  const handle = stringOrNull(item.slug, 255);
+  const title = type === 'page' ? item.title?.rendered : item.name;
+  const url = type === 'page' ? safeHttpUrl(stringOrNull(item.link)) : handle ? `${siteUrl.replace(/\/+$/, '')}/${CATEGORY_BASE}/${encodeURIComponent(handle)}/` : null;
+  return { entryId, handle, title: htmlToLine(stringOrNull(title, 1000) ?? ''), url, updatedAt: type === 'page' ? isoToMillis(item.modified_gmt, true) : null };
+}
+
+/** Sites whose host answered 429 with Retry-After: no list call of any sync phase goes out before it has passed. */
+const retryAfters = createHoldoffs();
+
+/** Platform C's REST API on the store's own site (consumer key + secret, HTTP Basic). */
 export function platformCClient(options: { siteUrl: string; consumerKey: string; consumerSecret: string; timeoutMs?: number }) {
-  const base = `${options.siteUrl.replace(/\/+$/, '')}/wp-json/wc/v3`;
+  const site = `${options.siteUrl.replace(/\/+$/, '')}/wp-json`;
+  const base = `${site}/wc/v3`;
   const headers = { authorization: `Basic ${btoa(`${options.consumerKey}:${options.consumerSecret}`)}` };
   const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+  /**
+   * One page of a list (`cursor`: the page number, null for the first); `X-WP-TotalPages` says which
+   * page is the last. A 429 (a host's rate limit in front of the site) waits for its Retry-After;
+   * without one, and for other failures, the page backs off like any failure.
+   */
+  async function listPage(api: 'wc/v3' | 'wp/v2', path: string, cursor: string | null, query: string): Promise<{ items: any[]; next: string | null }> {
+    retryAfters.check(site);
+    const page = cursor === null ? 1 : Number(cursor);
+    const { status, body, headers: answer } = await callJson(`${site}/${api}${path}?${query}&page=${page}`, { headers: api === 'wc/v3' ? headers : {} }, { timeoutMs, expect: [200, 429] });
+    if (status === 429) {
+      const retryAfter = Number(answer.get('retry-after'));
+      if (!Number.isFinite(retryAfter)) throw new PlatformApiError(`GET ${path} answered 429`, 429);
+      const waitMs = Math.max(1, retryAfter * 1000);
+      retryAfters.hold(site, waitMs);
+      throw new PlatformThrottled('rate limited by the site', waitMs);
+    }
+    if (!Array.isArray(body)) throw new PlatformApiError(`GET ${path}: the response is not a list`);
+    const totalPages = Number(answer.get('x-wp-totalpages') ?? page);
+    return { items: body, next: page < totalPages ? String(page + 1) : null };
+  }
   return {
     /** One active hook per product topic to `deliveryUrl` signed with `secret`; existing ones are updated, not duplicated. */
     async registerHooks(deliveryUrl: string, secret: string): Promise<HookRegistration> {
@@ -167,24 +217,24 @@ export function platformCClient(options: { siteUrl: string; consumerKey: string;
       const { status, body } = await callJson(`${base}/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404] });
       return status === 404 ? null : body;
     },
-    /**
-     * One page of the products (`cursor`: the page number, null for the first), in id order, each
-     * variable product with its variations; `X-WP-TotalPages` says which page is the last. A 429
-     * (a host's rate limit in front of the site) waits for its Retry-After; other failures back off.
-     */
+    /** One page of the products in id order, each variable product with its variations. */
     async listProducts(cursor: string | null): Promise<CatalogPage<PlatformCListed>> {
-      const page = cursor === null ? 1 : Number(cursor);
-      const { status, body, headers: answer } = await callJson(`${base}/products?per_page=${PRODUCTS_PER_PAGE}&page=${page}&orderby=id&order=asc`, { headers }, { timeoutMs, expect: [200, 429] });
-      if (status === 429) {
-        const retryAfter = Number(answer.get('retry-after'));
-        if (!Number.isFinite(retryAfter)) throw new PlatformApiError('GET /products answered 429', 429);
-        throw new PlatformThrottled('rate limited by the site', Math.max(1, retryAfter * 1000));
-      }
-      if (!Array.isArray(body)) throw new PlatformApiError('GET /products: the response is not a list');
+      const { items: products, next } = await listPage('wc/v3', '/products', cursor, `per_page=${PRODUCTS_PER_PAGE}&orderby=id&order=asc`);
       const items: PlatformCListed[] = [];
-      for (const product of body) items.push({ product, variations: hasVariations(product) ? await this.fetchVariations(String(product.id)) : [] });
-      const totalPages = Number(answer.get('x-wp-totalpages') ?? page);
-      return { items, next: page < totalPages ? String(page + 1) : null, waitMs: 0 };
+      for (const product of products) items.push({ product, variations: hasVariations(product) ? await this.fetchVariations(String(product.id)) : [] });
+      return { items, next, waitMs: 0 };
+    },
+    /** One page of the product categories or of the site's published pages, in id order. */
+    async listEntries(type: 'category' | 'page', cursor: string | null): Promise<CatalogPage<unknown>> {
+      const { api, path } = ENTRY_LISTS[type];
+      const fields = type === 'page' ? '&_fields=id,slug,link,title,modified_gmt' : '';
+      return { ...(await listPage(api, path, cursor, `per_page=${ENTRIES_PER_PAGE}&orderby=id&order=asc${fields}`)), waitMs: 0 };
+    },
+    /** True once the category is gone (404), or the page is gone or no longer public (404, 401). */
+    async entryGone(type: 'category' | 'page', entryId: string): Promise<boolean> {
+      const { api, path } = ENTRY_LISTS[type];
+      const { status } = await callJson(`${site}/${api}${path}/${entryId}`, { headers: api === 'wc/v3' ? headers : {} }, { timeoutMs, expect: [200, 401, 404] });
+      return status !== 200;
     },
     /** Every variation of a variable product, page by page (100 per page, the API's maximum). */
     async fetchVariations(productId: string): Promise<any[]> {

@@ -82,7 +82,23 @@ export interface HookRegistration {
   topics: string[];
 }
 
-/** One page of a platform's list (products, later categories and pages), read for a catalogue sync. */
+/**
+ * A category (platform A: a collection) or content page, mapped from the platform's list item: the
+ * fields the widget and the signals need to find and link it.
+ */
+export interface EntryData {
+  /** The platform's id, as a string. */
+  entryId: string;
+  /** The handle or slug in its storefront URL. */
+  handle: string | null;
+  title: string;
+  /** Absolute storefront URL, when known. */
+  url: string | null;
+  /** The platform's modification time (epoch ms); null where its API reports none. */
+  updatedAt: number | null;
+}
+
+/** One page of a platform's list (products, categories or pages), read for a catalogue sync. */
 export interface CatalogPage<T> {
   items: T[];
   /** Where the following page starts (the platform's cursor or the next page number); null: this was the last page. */

@@ -453,6 +453,41 @@ suite('console in Chromium', () => {
     await finish(v);
   }, FLOW_MS);
 
+  test('Stores: each store shows its catalogue sync (idle, running with counts per kind, failed with the reason, last completed) and Sync now starts a pass', async () => {
+    // A second store connected through svc's app: svc has no API access, so its sync fails at once, saying why.
+    const viaApp = await api('POST', '/api/v1/admin/stores', { platform: 'platform-a', domain: 'viaapp.myplatform-a.com', currency: 'EUR', credentials: { viaApp: true } });
+    fake.productsOf(SHOP.domain).push(...[4101, 4102, 4103].map((id) => platformAProduct(id)));
+    const v = await open('/console/stores');
+    await signIn(v, admin);
+    const row = v.page.locator('tbody tr', { hasText: SHOP.domain });
+    const failedRow = v.page.locator('tbody tr', { hasText: 'viaapp.myplatform-a.com' });
+    await row.locator('.badge', { hasText: 'idle' }).waitFor();
+    expect(await row.locator('.sync-summary').textContent()).toMatch(/last completed (?!—)/);
+    await failedRow.locator('.badge', { hasText: 'failed' }).waitFor();
+    expect(await failedRow.locator('.sync-error').textContent()).toContain('no API access');
+
+    // Hold each collections page a moment so the running state (and the page's own refresh) can be seen.
+    fake.hooks.beforeEntriesPage = () => Bun.sleep(2500);
+    await row.getByRole('button', { name: `Sync ${SHOP.domain} now` }).click();
+    await row.locator('.badge', { hasText: 'running' }).waitFor();
+    await row.getByText('3 products · 0 categories · 0 pages').waitFor();
+    expect(await row.getByRole('button', { name: `Sync ${SHOP.domain} now` }).isDisabled()).toBe(true);
+    await shot(v, 'stores-sync-running');
+    fake.hooks.beforeEntriesPage = null;
+    // No reload: the page polls while a pass runs.
+    await row.locator('.badge', { hasText: 'idle' }).waitFor({ timeout: 20_000 });
+    expect((await api('GET', `/api/v1/admin/stores/${storeId}`)).sync).toMatchObject({ state: 'idle', trigger: 'manual', kinds: { products: { items: 3 } } });
+    await shot(v, 'stores-sync');
+
+    await failedRow.getByRole('link').click();
+    await v.page.getByRole('heading', { name: 'Catalogue sync' }).waitFor();
+    expect(await v.page.locator('tbody tr').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('products'), expect.stringContaining('categories'), expect.stringContaining('pages')]));
+    expect(await v.page.locator('.sync-summary .sync-error').textContent()).toContain('no API access');
+    await shot(v, 'store-sync-failed');
+    await finish(v);
+    expect(viaApp.sync.state).toBe('failed');
+  }, FLOW_MS);
+
   test('keyboard: skip link, navigation and a visible focus ring', async () => {
     const v = await open('/console');
     await signIn(v, admin);

@@ -314,3 +314,97 @@ export function platformCVariableProduct(id: number, siteUrl: string, overrides:
   ];
   return { product, variations };
 }
+
+/** Categories and content pages for catalogue sync: the list items each platform's API returns. */
+
+/** Platform A's collection (REST-ish fields; the fake serves it as a GraphQL `collections` node). */
+export function platformACollection(id: number, overrides: { title?: string; handle?: string; updatedAt?: string } = {}) {
+  return { id, handle: overrides.handle ?? `collection-${id}`, title: overrides.title ?? `Collection ${id}`, updated_at: overrides.updatedAt ?? '2026-01-10T10:00:00-05:00' };
+}
+
+/** Platform A's online store page (served as a GraphQL `pages` node). */
+export function platformAPage(id: number, overrides: { title?: string; handle?: string; updatedAt?: string } = {}) {
+  return { id, handle: overrides.handle ?? `page-${id}`, title: overrides.title ?? `Page ${id}`, updated_at: overrides.updatedAt ?? '2026-01-10T10:00:00-05:00' };
+}
+
+/** Platform B's v3 catalog category (`GET /v3/catalog/categories`). */
+export function platformBCategory(id: number, overrides: { name?: string; path?: string } = {}) {
+  return {
+    id,
+    parent_id: 0,
+    name: overrides.name ?? `Category ${id}`,
+    description: '<p>Our range.</p>',
+    views: 0,
+    sort_order: 0,
+    page_title: '',
+    meta_keywords: [''],
+    meta_description: '',
+    layout_file: 'category.html',
+    image_url: '',
+    is_visible: true,
+    search_keywords: '',
+    default_product_sort: 'use_store_settings',
+    custom_url: { url: overrides.path ?? `/category-${id}/`, is_customized: false },
+  };
+}
+
+/** Platform B's content page (`GET /v3/content/pages`). */
+export function platformBPage(id: number, overrides: { name?: string; path?: string } = {}) {
+  return {
+    id,
+    channel_id: 1,
+    name: overrides.name ?? `Page ${id}`,
+    is_visible: true,
+    parent_id: 0,
+    sort_order: 0,
+    type: 'page',
+    is_homepage: false,
+    is_customers_only: false,
+    url: overrides.path ?? `/page-${id}/`,
+    meta_title: '',
+    meta_keywords: '',
+    meta_description: '',
+    search_keywords: '',
+    body: '<p>Content.</p>',
+  };
+}
+
+/** Platform C's product category (`GET wc/v3/products/categories`): names come HTML-escaped. */
+export function platformCCategory(id: number, siteUrl: string, overrides: { name?: string; slug?: string } = {}) {
+  return {
+    id,
+    name: overrides.name ?? `Category ${id}`,
+    slug: overrides.slug ?? `category-${id}`,
+    parent: 0,
+    description: '',
+    display: 'default',
+    image: null,
+    menu_order: 0,
+    count: 3,
+    _links: { self: [{ href: `${siteUrl}/wp-json/wc/v3/products/categories/${id}` }], collection: [{ href: `${siteUrl}/wp-json/wc/v3/products/categories` }] },
+  };
+}
+
+/** A page of the site (`GET wp/v2/pages`): the title is rendered HTML. */
+export function platformCPage(id: number, siteUrl: string, overrides: { title?: string; slug?: string; modifiedGmt?: string } = {}) {
+  const slug = overrides.slug ?? `page-${id}`;
+  return {
+    id,
+    date: '2025-11-02T09:00:00',
+    date_gmt: '2025-11-02T08:00:00',
+    guid: { rendered: `${siteUrl}/?page_id=${id}` },
+    modified: overrides.modifiedGmt ?? '2026-01-10T13:00:00',
+    modified_gmt: overrides.modifiedGmt ?? '2026-01-10T12:00:00',
+    slug,
+    status: 'publish',
+    type: 'page',
+    link: `${siteUrl}/${slug}/`,
+    title: { rendered: overrides.title ?? `Page ${id}` },
+    content: { rendered: '<p>Content.</p>', protected: false },
+    excerpt: { rendered: '<p>Content.</p>', protected: false },
+    author: 1,
+    parent: 0,
+    menu_order: 0,
+    template: '',
+  };
+}

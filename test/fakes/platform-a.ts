@@ -9,7 +9,14 @@ export interface FakeShop {
   currency: string;
   /** The shop's products as the REST Product resource (payloads.ts); the GraphQL products list serves them by id. */
   products?: any[];
+  /** The shop's collections and online store pages (payloads.ts), served by the GraphQL `collections` and `pages` lists by id. */
+  collections?: any[];
+  pages?: any[];
 }
+
+/** The GraphQL connections of collections and pages, and the node type of each. */
+export type EntryConnection = 'collections' | 'pages';
+const ENTRY_NODE_TYPES: Record<EntryConnection, string> = { collections: 'Collection', pages: 'Page' };
 
 /** The shop's GraphQL cost bucket: `maximumAvailable` points, refilled at `restoreRate` per second. */
 export interface CostBucket {
@@ -17,9 +24,10 @@ export interface CostBucket {
   restoreRate: number;
 }
 
-/** A products page about to be answered (its body already built from the products as they are now). */
+/** A products (or collections, pages) page about to be answered (its body already built from the list as it is now). */
 export interface ProductsPageRequest {
   shop: string;
+  connection: 'products' | EntryConnection;
   after: string | null;
   /** How many products come before this page. */
   offset: number;
@@ -95,6 +103,7 @@ function productNode(product: any, query: string) {
 /** What a query costs: 2 for the connection plus `perItem` for each product (or variant) it may return; 1 for anything else. */
 function queryCost(query: string, variables: any, perItem: number) {
   if (query.includes('products(')) return 2 + Number(variables?.first ?? 0) * perItem;
+  if (query.includes('collections(') || query.includes('pages(')) return 2 + Number(variables?.first ?? 0);
   if (query.includes('product(')) return 2 + firstOf(query, 'variants', 100);
   return 10;
 }
@@ -112,12 +121,16 @@ export function startFakePlatformA(shops: FakeShop[]) {
   const stats = {
     /** `after` of every products page answered with data, in order (null: the first page). */
     productPages: [] as (string | null)[],
+    /** The same for the collections and pages lists. */
+    entryPages: { collections: [] as (string | null)[], pages: [] as (string | null)[] },
     /** Queries that arrived when the bucket could not pay for them (refused as THROTTLED): a client honouring the throttle status makes none. */
     requestsWhileEmpty: 0,
     /** The lowest the bucket went (a test checks it was really drained). */
     lowestAvailable: Infinity,
   };
-  const hooks: { beforeProductsPage: ((page: ProductsPageRequest) => Promise<Response | void> | Response | void) | null } = { beforeProductsPage: null };
+  type PageHook = ((page: ProductsPageRequest) => Promise<Response | void> | Response | void) | null;
+  /** Called before a products (or collections, pages) page is answered; a Response replaces the answer (a failure mid-way). */
+  const hooks: { beforeProductsPage: PageHook; beforeEntriesPage: PageHook } = { beforeProductsPage: null, beforeEntriesPage: null };
 
   /** Charge the shop's bucket for a query; the throttle status to report, or null when it cannot pay (THROTTLED). */
   function charge(shop: string, cost: number) {
@@ -133,19 +146,21 @@ export function startFakePlatformA(shops: FakeShop[]) {
     return { ok, extensions: { cost: { requestedQueryCost: cost, actualQueryCost: ok ? cost : null, throttleStatus } } };
   }
 
-  async function productsPage(shop: FakeShop, query: string, variables: any, extensions: unknown): Promise<Response> {
+  /** One page of a connection over `list` in id order, by the `last_id` cursor the platform's cursors carry. */
+  async function connectionPage(shop: FakeShop, connection: ProductsPageRequest['connection'], list: any[], toNode: (item: any) => unknown, variables: any, extensions: unknown): Promise<Response> {
     const first = Math.min(Number(variables?.first ?? 50), 250);
     const after: string | null = variables?.after ?? null;
-    const sorted = [...(shop.products ?? [])].sort((a, b) => a.id - b.id);
+    const sorted = [...list].sort((a, b) => a.id - b.id);
     const offset = after === null ? 0 : sorted.filter((p) => p.id <= cursorValue(after)).length;
     const slice = sorted.slice(offset, offset + first);
     const body = {
-      data: { products: { pageInfo: { hasNextPage: offset + first < sorted.length, endCursor: slice.length ? cursorOf(slice[slice.length - 1].id) : null }, nodes: slice.map((p) => productNode(p, query)) } },
+      data: { [connection]: { pageInfo: { hasNextPage: offset + first < sorted.length, endCursor: slice.length ? cursorOf(slice[slice.length - 1].id) : null }, nodes: slice.map(toNode) } },
       extensions,
     };
-    const replaced = await hooks.beforeProductsPage?.({ shop: shop.domain, after, offset });
+    const replaced = await (connection === 'products' ? hooks.beforeProductsPage : hooks.beforeEntriesPage)?.({ shop: shop.domain, connection, after, offset });
     if (replaced) return replaced;
-    stats.productPages.push(after);
+    if (connection === 'products') stats.productPages.push(after);
+    else stats.entryPages[connection].push(after);
     return json(200, body);
   }
 
@@ -163,7 +178,12 @@ export function startFakePlatformA(shops: FakeShop[]) {
       stats.requestsWhileEmpty++;
       return json(200, { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED', documentation: 'https://platform-a.example/api/usage/rate-limits' } }], extensions: cost.extensions });
     }
-    if (query.includes('products(')) return productsPage(shop, query, variables, cost.extensions);
+    if (query.includes('products(')) return connectionPage(shop, 'products', shop.products ?? [], (p) => productNode(p, query), variables, cost.extensions);
+    for (const connection of ['collections', 'pages'] as const) {
+      if (!query.includes(`${connection}(`)) continue;
+      const node = (item: any) => ({ id: gid(ENTRY_NODE_TYPES[connection], item.id), handle: item.handle, title: item.title, updatedAt: new Date(item.updated_at).toISOString().replace('.000Z', 'Z') });
+      return connectionPage(shop, connection, shop[connection] ?? [], node, variables, cost.extensions);
+    }
     if (query.includes('product(')) {
       const product = (shop.products ?? []).find((p) => gid('Product', p.id) === variables?.id);
       return json(200, { data: { product: product ? { variants: variantConnection(product, 100, variables?.after ?? null) } : null }, extensions: cost.extensions });
@@ -223,6 +243,11 @@ export function startFakePlatformA(shops: FakeShop[]) {
     productsOf(shopDomain: string): any[] {
       const shop = shops.find((s) => s.domain === shopDomain)!;
       return (shop.products ??= []);
+    },
+    /** The shop's collections or pages, which tests change as merchants would. */
+    entriesOf(shopDomain: string, connection: EntryConnection): any[] {
+      const shop = shops.find((s) => s.domain === shopDomain)!;
+      return (shop[connection] ??= []);
     },
     /** Deliver an event to every subscription of the shop for this topic (as the platform fans out). */
     async deliver(shopDomain: string, topic: string, payload: unknown, options: SendOptions = {}): Promise<Response[]> {

@@ -12,7 +12,8 @@ export interface Hook {
 
 /**
  * Platform B for one store: the hooks API (`/v3/hooks`, one hook per scope + destination), the
- * catalog API (`/v3/catalog/products/{id}`), store info (`/v2/store`), all behind `X-Auth-Token`;
+ * catalog API (products, categories, paginated, under one request quota), content pages
+ * (`/v3/content/pages`), store info (`/v2/store`), all behind `X-Auth-Token`;
  * and thin deliveries that echo the hook's custom headers, with the payload `hash` for dedupe.
  */
 export function startFakePlatformB(store: { storeHash: string; accessToken: string; currency: string }, others: { storeHash: string; accessToken: string }[] = []) {
@@ -20,13 +21,18 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
   /** Hooks registered by svc for the other stores (enough to tell them apart in tamper tests). */
   const otherHooks = new Map<string, Hook[]>(others.map((o) => [o.storeHash, []]));
   const products = new Map<number, ReturnType<typeof platformBProduct>>();
+  /** The catalog's categories and the store's content pages, by id (payloads.ts). */
+  const categories = new Map<number, any>();
+  const pages = new Map<number, any>();
+  const entryLists = { '/v3/catalog/categories': { kind: 'category' as const, items: categories }, '/v3/content/pages': { kind: 'page' as const, items: pages } };
   /** `catalog` fails product fetches only; `api` fails every call. */
   const outage = { api: { status: null } as Outage, catalog: { status: null } as Outage };
-  const calls = { productFetches: 0, productPages: [] as number[], overQuota: 0 };
+  const calls = { productFetches: 0, productPages: [] as number[], categoryPages: [] as number[], contentPages: [] as number[], overQuota: 0 };
   /** The API quota: `quota` requests per `windowMs` (the platform's real window is 30 s); every call spends one. */
   const rateLimit = { quota: 450, windowMs: 30_000, used: 0, windowStart: performance.now() };
   /** Test hook called before a products page is answered (its body already built); a Response replaces the answer. */
-  const pageHooks: { beforeProductsPage: ((page: number) => Promise<Response | void> | Response | void) | null } = { beforeProductsPage: null };
+  type PageHook<A extends unknown[]> = ((...page: A) => Promise<Response | void> | Response | void) | null;
+  const pageHooks: { beforeProductsPage: PageHook<[number]>; beforeEntriesPage: PageHook<['category' | 'page', number]> } = { beforeProductsPage: null, beforeEntriesPage: null };
 
   /** Spend one request of the window: the quota headers to send, or null when none is left (429). */
   function spend(): { headers: Record<string, string>; ok: boolean } {
@@ -49,16 +55,29 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     };
   }
 
-  async function productsPage(url: URL, quota: Record<string, string>): Promise<Response> {
+  /** One page of a list in the v3 envelope (`data`, `meta.pagination`), in id order. */
+  function listBody(url: URL, all: Iterable<any>, defaultLimit: number) {
     const page = Math.max(1, Number(url.searchParams.get('page') ?? 1));
-    const limit = Math.min(Math.max(1, Number(url.searchParams.get('limit') ?? 50)), 250);
-    const sorted = [...products.values()].sort((a, b) => a.id - b.id);
+    const limit = Math.min(Math.max(1, Number(url.searchParams.get('limit') ?? defaultLimit)), 250);
+    const sorted = [...all].sort((a, b) => a.id - b.id);
     const data = sorted.slice((page - 1) * limit, page * limit);
     const totalPages = Math.max(1, Math.ceil(sorted.length / limit));
-    const body = { data, meta: { pagination: { total: sorted.length, count: data.length, per_page: limit, current_page: page, total_pages: totalPages, links: {} } } };
+    return { page, body: { data, meta: { pagination: { total: sorted.length, count: data.length, per_page: limit, current_page: page, total_pages: totalPages, links: {} } } } };
+  }
+
+  async function productsPage(url: URL, quota: Record<string, string>): Promise<Response> {
+    const { page, body } = listBody(url, products.values(), 50);
     const replaced = await pageHooks.beforeProductsPage?.(page);
     if (replaced) return replaced;
     calls.productPages.push(page);
+    return Response.json(body, { headers: quota });
+  }
+
+  async function entriesPage(url: URL, kind: 'category' | 'page', items: Map<number, any>, quota: Record<string, string>): Promise<Response> {
+    const { page, body } = listBody(url, items.values(), 50);
+    const replaced = await pageHooks.beforeEntriesPage?.(kind, page);
+    if (replaced) return replaced;
+    (kind === 'category' ? calls.categoryPages : calls.contentPages).push(page);
     return Response.json(body, { headers: quota });
   }
   let nextId = 1;
@@ -71,13 +90,19 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     if (request.headers.get('x-auth-token') !== store.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
     if (outage.api.status) return json(outage.api.status, { status: outage.api.status, title: 'Service unavailable' });
     const path = url.pathname.slice(base.length);
-    if (path === '/v3/catalog/products' && request.method === 'GET') {
+    const list = path === '/v3/catalog/products' ? null : entryLists[path as keyof typeof entryLists];
+    if ((path === '/v3/catalog/products' || list) && request.method === 'GET') {
       const quota = spend();
       if (!quota.ok) {
         calls.overQuota++;
         return Response.json({ status: 429, title: 'Too many requests' }, { status: 429, headers: quota.headers });
       }
-      return productsPage(url, quota.headers);
+      return list ? entriesPage(url, list.kind, list.items, quota.headers) : productsPage(url, quota.headers);
+    }
+    const entryMatch = /^(\/v3\/catalog\/categories|\/v3\/content\/pages)\/(\d+)$/.exec(path);
+    if (entryMatch && request.method === 'GET') {
+      const entry = entryLists[entryMatch[1] as keyof typeof entryLists].items.get(Number(entryMatch[2]));
+      return entry ? json(200, { data: entry, meta: {} }) : json(404, { status: 404, title: 'The requested resource was not found.' });
     }
     if (path === '/v3/hooks' && request.method === 'GET') return json(200, { data: hooks, meta: {} });
     if (path === '/v3/hooks' && request.method === 'POST') {
@@ -112,7 +137,7 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     if (request.headers.get('x-auth-token') !== other.accessToken) return json(401, { status: 401, title: 'Unauthorized' });
     const list = otherHooks.get(other.storeHash)!;
     if (url.pathname.endsWith('/v3/hooks') && request.method === 'GET') return json(200, { data: list, meta: {} });
-    if (url.pathname.endsWith('/v3/catalog/products')) return json(200, { data: [], meta: { pagination: { total: 0, count: 0, per_page: 50, current_page: 1, total_pages: 1 } } });
+    if (/\/v3\/(catalog\/products|catalog\/categories|content\/pages)$/.test(url.pathname)) return json(200, { data: [], meta: { pagination: { total: 0, count: 0, per_page: 50, current_page: 1, total_pages: 1 } } });
     if (url.pathname.endsWith('/v3/hooks') && request.method === 'POST') {
       const hook = { id: nextId++, ...((await request.json()) as Omit<Hook, 'id'>) };
       list.push(hook);
@@ -144,6 +169,8 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     hooks,
     otherHooks,
     products,
+    categories,
+    pages,
     outage,
     calls,
     rateLimit,

@@ -14,23 +14,65 @@ export interface CHook {
 /**
  * Platform C's site: the REST webhooks API (`/wp-json/wc/v3/webhooks`, Basic consumer key/secret,
  * `secret` never returned), the products API (`/products/{id}` and its paginated
- * `/products/{id}/variations`), the currency setting, the unsigned form-encoded creation ping sent
+ * `/products/{id}/variations`), product categories, the site's public pages (`/wp-json/wp/v2/pages`,
+ * no credentials), a rate limit in front of every list, the currency setting, the unsigned form-encoded creation ping sent
  * before the create call returns, and signed deliveries with the `X-Platform-C-Webhook-*` headers.
  */
 export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: string; currency: string }) {
   const hooks: CHook[] = [];
   const products = new Map<number, Record<string, unknown>>();
   const variations = new Map<number, Record<string, unknown>[]>();
-  const calls = { productFetches: 0, variationPages: 0, productPages: [] as number[] };
-  /** Answers 429 (with Retry-After) to the next this-many product list calls, as a host's rate limit in front of a site does. */
+  /** The shop's product categories and the site's published pages (payloads.ts), by id. */
+  const categories = new Map<number, any>();
+  const pages = new Map<number, any>();
+  const calls = { productFetches: 0, variationPages: 0, productPages: [] as number[], categoryPages: [] as number[], sitePages: [] as number[] };
+  /** Answers 429 (with Retry-After) to the next this-many list calls (products, categories, pages), as a host's rate limit in front of a site does. */
   const throttle = { next: 0, retryAfterSeconds: 1, ignoredRetryAfter: 0, refusedAt: 0 };
-  const pageHooks: { beforeProductsPage: ((page: number) => Promise<Response | void> | Response | void) | null } = { beforeProductsPage: null };
+  type PageHook<A extends unknown[]> = ((...page: A) => Promise<Response | void> | Response | void) | null;
+  const pageHooks: { beforeProductsPage: PageHook<[number]>; beforeEntriesPage: PageHook<['category' | 'page', number]> } = { beforeProductsPage: null, beforeEntriesPage: null };
   const outage: Outage = { status: null };
   let nextId = 1;
   const authorized = `Basic ${btoa(`${keys.consumerKey}:${keys.consumerSecret}`)}`;
   const publicHook = ({ secret: _secret, pingStatus: _ping, ...hook }: CHook) => hook;
 
+  /** The host's rate limit in front of every list: a 429 with Retry-After while the test asks for one (null: go on). */
+  function rateLimited(): Response | null {
+    if (throttle.refusedAt && performance.now() - throttle.refusedAt < throttle.retryAfterSeconds * 1000) throttle.ignoredRetryAfter++;
+    if (throttle.next <= 0) return null;
+    throttle.next--;
+    throttle.refusedAt = performance.now();
+    return new Response(JSON.stringify({ code: 'too_many_requests', message: 'Too Many Requests' }), { status: 429, headers: { 'content-type': 'application/json', 'retry-after': String(throttle.retryAfterSeconds) } });
+  }
+
+  /** One page of a list in id order with the WordPress paging headers (`X-WP-Total`, `X-WP-TotalPages`). */
+  function listPage(url: URL, all: Iterable<any>): { page: number; answer: () => Response } {
+    const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 10), 100);
+    const page = Math.max(1, Number(url.searchParams.get('page') ?? 1));
+    const sorted = [...all].sort((a, b) => Number(a.id) - Number(b.id));
+    const totalPages = Math.max(1, Math.ceil(sorted.length / perPage));
+    const fields = url.searchParams.get('_fields')?.split(',');
+    const body = sorted.slice((page - 1) * perPage, page * perPage).map((item) => (fields ? Object.fromEntries(fields.map((f) => [f, item[f]])) : item));
+    return { page, answer: () => Response.json(body, { headers: { 'x-wp-total': String(sorted.length), 'x-wp-totalpages': String(totalPages) } }) };
+  }
+
+  async function entriesPage(url: URL, kind: 'category' | 'page', items: Map<number, any>): Promise<Response> {
+    const { page, answer } = listPage(url, items.values());
+    const replaced = await pageHooks.beforeEntriesPage?.(kind, page);
+    if (replaced) return replaced;
+    (kind === 'category' ? calls.categoryPages : calls.sitePages).push(page);
+    return answer();
+  }
+
   const fake = startFake(async (request, url) => {
+    // The site's own API: public content needs no sign-in, and a Basic header that is not a WordPress
+    // user's application password is refused (the shop's consumer keys are not one).
+    const sitePage = /^\/wp-json\/wp\/v2\/pages(?:\/(\d+))?$/.exec(url.pathname);
+    if (sitePage && request.method === 'GET') {
+      if (request.headers.get('authorization')) return json(401, { code: 'invalid_username', message: 'Unknown username. Check again or try your email address.', data: { status: 401 } });
+      if (outage.status) return json(outage.status, { code: 'internal_server_error', message: 'There has been a critical error on this website.' });
+      if (sitePage[1]) return pages.has(Number(sitePage[1])) ? json(200, pages.get(Number(sitePage[1]))) : json(404, { code: 'rest_post_invalid_id', message: 'Invalid post ID.', data: { status: 404 } });
+      return rateLimited() ?? entriesPage(url, 'page', pages);
+    }
     const path = url.pathname.replace(/^\/wp-json\/wc\/v3/, '');
     if (request.headers.get('authorization') !== authorized) return json(401, { code: 'woocommerce_rest_cannot_view', message: 'Sorry, you cannot list resources.', data: { status: 401 } });
     if (outage.status) return json(outage.status, { code: 'internal_server_error', message: 'There has been a critical error on this website.' });
@@ -52,21 +94,19 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
       return json(200, publicHook(hook));
     }
     if (path === '/products' && request.method === 'GET') {
-      if (throttle.refusedAt && performance.now() - throttle.refusedAt < throttle.retryAfterSeconds * 1000) throttle.ignoredRetryAfter++;
-      if (throttle.next > 0) {
-        throttle.next--;
-        throttle.refusedAt = performance.now();
-        return new Response(JSON.stringify({ code: 'too_many_requests', message: 'Too Many Requests' }), { status: 429, headers: { 'content-type': 'application/json', 'retry-after': String(throttle.retryAfterSeconds) } });
-      }
-      const perPage = Math.min(Number(url.searchParams.get('per_page') ?? 10), 100);
-      const page = Math.max(1, Number(url.searchParams.get('page') ?? 1));
-      const sorted = [...products.values()].sort((a, b) => Number(a.id) - Number(b.id));
-      const totalPages = Math.max(1, Math.ceil(sorted.length / perPage));
-      const body = sorted.slice((page - 1) * perPage, page * perPage);
+      const refused = rateLimited();
+      if (refused) return refused;
+      const { page, answer } = listPage(url, products.values());
       const replaced = await pageHooks.beforeProductsPage?.(page);
       if (replaced) return replaced;
       calls.productPages.push(page);
-      return Response.json(body, { headers: { 'x-wp-total': String(sorted.length), 'x-wp-totalpages': String(totalPages) } });
+      return answer();
+    }
+    if (path === '/products/categories' && request.method === 'GET') return rateLimited() ?? entriesPage(url, 'category', categories);
+    const categoryMatch = /^\/products\/categories\/(\d+)$/.exec(path);
+    if (categoryMatch && request.method === 'GET') {
+      const category = categories.get(Number(categoryMatch[1]));
+      return category ? json(200, category) : json(404, { code: 'woocommerce_rest_term_invalid', message: 'Resource does not exist.', data: { status: 404 } });
     }
     const productMatch = /^\/products\/(\d+)(\/variations)?$/.exec(path);
     if (productMatch && request.method === 'GET') {
@@ -111,6 +151,8 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
     hooks,
     products,
     variations,
+    categories,
+    pages,
     calls,
     throttle,
     pageHooks,

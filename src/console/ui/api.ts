@@ -1,5 +1,6 @@
 import type { ApiKey } from '../../auth/keys.ts';
 import type { StoreResponse } from '../../stores/admin.ts';
+import type { SyncView } from '../../sync/state.ts';
 // The console's HTTP client: the documented API, authenticated by the session cookie (same origin).
 
 export class ApiFailure extends Error {
@@ -62,8 +63,9 @@ export interface Page<T> {
 }
 
 // The API's own response types; type-only imports, so no server code reaches the bundle.
-/** A store as the admin API shows it; `sync` once the server reports catalogue sync state. */
-export type Store = StoreResponse & { sync?: Record<string, unknown> };
+/** A store as the admin API shows it, with its catalogue sync state. */
+export type Store = StoreResponse<SyncView>;
+export type { SyncView };
 export type { ApiKey };
 
 export const listStores = () => api<{ items: Store[] }>('/api/v1/admin/stores').then((r) => r.items);

@@ -78,3 +78,41 @@ export const productVariants = sqliteTable(
 );
 
 export type ProductVariantRow = typeof productVariants.$inferSelect;
+
+/** The catalogue's other storefront entities, as the FAQ widget names them: categories (platform A's collections) and content pages. */
+export const CATALOG_ENTRY_TYPES = ['category', 'page'] as const;
+export type CatalogEntryType = (typeof CATALOG_ENTRY_TYPES)[number];
+
+/**
+ * A store's categories (collections) and content pages, one row per platform entity, written only by
+ * catalogue sync (platforms send no webhooks for them). A complete pass deletes the rows it did not
+ * list (mark and sweep on `listedAt`); FAQs about them are filed by ref and stay.
+ */
+export const catalogEntries = sqliteTable(
+  'catalog_entries',
+  {
+    id: text('id').primaryKey(),
+    storeId: text('store_id')
+      .notNull()
+      .references(() => stores.id),
+    type: text('type').$type<CatalogEntryType>().notNull(),
+    /** The platform's id, as a string. */
+    entryId: text('entry_id').notNull(),
+    /** The handle or slug the storefront's URL uses. */
+    handle: text('handle'),
+    title: text('title').notNull().default(''),
+    url: text('url'),
+    /** The platform's own modification time (epoch ms), when it reports one (platforms B and C do not for categories). */
+    platformUpdatedAt: integer('platform_updated_at'),
+    /** The start of the latest sync pass that listed this entry. */
+    listedAt: integer('listed_at').notNull(),
+    syncedAt: integer('synced_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [
+    uniqueIndex('catalog_entries_store_entry_idx').on(table.storeId, table.type, table.entryId),
+    index('catalog_entries_store_handle_idx').on(table.storeId, table.type, table.handle),
+  ],
+);
+
+export type CatalogEntryRow = typeof catalogEntries.$inferSelect;

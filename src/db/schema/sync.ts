@@ -1,8 +1,8 @@
 import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { stores } from './stores.ts';
 
-/** What a catalogue sync reads from a platform, one phase each (products first). */
-export const SYNC_KINDS = ['products'] as const;
+/** What a catalogue sync reads from a platform, one phase (and one queue job) each. */
+export const SYNC_KINDS = ['products', 'categories', 'pages'] as const;
 export type SyncKind = (typeof SYNC_KINDS)[number];
 
 /** Why a sync pass started. */

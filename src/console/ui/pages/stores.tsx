@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
-import { api, listStores, type Store } from '../api.ts';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { api, listStores, type Store, type SyncView } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE } from '../router.ts';
-import { Badge, CopyButton, Empty, ErrorNotice, formatTime, Loading, Notice, PageHeader, TextField, useAction, useLoad } from '../ui.tsx';
+import { Badge, CopyButton, Empty, ErrorNotice, formatNumber, formatTime, Loading, Notice, PageHeader, TextField, useAction, useLoad } from '../ui.tsx';
 
 type Platform = Store['platform'];
 type AMode = 'own-app' | 'via-app' | 'token-only';
@@ -99,6 +99,61 @@ function hooksBadge(store: Store) {
 
 const statusBadge = (store: Store) => (store.status === 'active' ? <Badge tone="ok">active</Badge> : <Badge tone="danger">{store.signalsWithdrawnAt ? 'uninstalled' : 'inactive'}</Badge>);
 
+/** The kinds a sync pass reads, in the order they are shown. */
+const SYNC_KINDS = ['products', 'categories', 'pages'] as const;
+/** While a pass runs, the page asks for its progress this often. */
+const SYNC_REFRESH_MS = 2000;
+
+const syncCounts = (sync: SyncView) => SYNC_KINDS.map((kind) => `${sync.kinds[kind].items.toLocaleString()} ${kind}`).join(' · ');
+
+/**
+ * Idle (never synced, or the last pass completed), running with what it has read, or failed with
+ * the reason; and when a pass last completed. `brief` (the store list) keeps a long reason to two
+ * lines, the whole of it in its tooltip.
+ */
+function SyncSummary({ sync, brief = false }: { sync: SyncView; brief?: boolean }) {
+  return (
+    <div class={brief ? 'sync-summary brief' : 'sync-summary'}>
+      {sync.state === 'running' ? <Badge tone="accent">running</Badge> : sync.state === 'failed' ? <Badge tone="danger">failed</Badge> : sync.startedAt ? <Badge tone="ok">idle</Badge> : <Badge>never synced</Badge>}
+      {sync.state === 'running' ? <span>{syncCounts(sync)}</span> : null}
+      {sync.error ? (
+        <span class={sync.state === 'failed' ? 'sync-error' : 'muted'} title={sync.error}>
+          {sync.state === 'failed' ? sync.error : `retrying: ${sync.error}`}
+        </span>
+      ) : null}
+      <span class="muted">last completed {formatTime(sync.lastCompletedAt)}</span>
+    </div>
+  );
+}
+
+/** `POST .../sync`: a pass now, unless one is running (the button says so instead). */
+function SyncNow({ store, onStarted }: { store: Store; onStarted: (store: Store) => void }) {
+  const action = useAction();
+  const running = store.sync.state === 'running';
+  const start = async () => {
+    const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(store.id)}/sync`, { method: 'POST' }));
+    if (next) onStarted(next);
+  };
+  return (
+    <>
+      <button type="button" class="button secondary" onClick={start} disabled={action.busy || running} aria-label={`Sync ${store.domain} now`}>
+        {running ? 'Syncing…' : 'Sync now'}
+      </button>
+      <ErrorNotice error={action.error} />
+    </>
+  );
+}
+
+/** Load again every few seconds while any of `stores` has a pass running (and the page is visible). */
+function useSyncRefresh(stores: Store[] | null | undefined, reload: () => void) {
+  const running = (stores ?? []).some((store) => store.sync.state === 'running');
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(() => document.visibilityState === 'visible' && reload(), SYNC_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [running, reload]);
+}
+
 function ConnectStore({ onConnected }: { onConnected: (store: Store) => void }) {
   const [platform, setPlatform] = useState<Platform>('platform-a');
   const [domain, setDomain] = useState('');
@@ -154,6 +209,11 @@ function StoreDetail({ id }: { id: string }) {
   const [result, setResult] = useState<Store | null>(null);
   const action = useAction();
   const shown = result ?? store.data;
+  const refresh = useCallback(() => {
+    setResult(null);
+    store.reload();
+  }, [store.reload]);
+  useSyncRefresh(shown ? [shown] : null, refresh);
   const registerHooks = async () => {
     const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(id)}/hooks`, { method: 'POST' }));
     if (next) setResult(next);
@@ -226,19 +286,47 @@ function StoreDetail({ id }: { id: string }) {
               </button>
             ) : null}
           </section>
-          {shown.sync ? (
-            <section class="card" aria-labelledby="sync">
-              <h2 id="sync">Catalogue sync</h2>
-              <dl class="facts">
-                {Object.entries(shown.sync).map(([name, value]) => (
-                  <>
-                    <dt key={`${name}-t`}>{name}</dt>
-                    <dd key={`${name}-d`}>{typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) ? formatTime(value) : String(value ?? '—')}</dd>
-                  </>
-                ))}
-              </dl>
-            </section>
-          ) : null}
+          <section class="card wide" aria-labelledby="sync">
+            <h2 id="sync">Catalogue sync</h2>
+            <SyncSummary sync={shown.sync} />
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Kind</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Pages</th>
+                    <th scope="col">Items</th>
+                    <th scope="col">Last completed</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {SYNC_KINDS.map((kind) => {
+                    const k = shown.sync.kinds[kind];
+                    return (
+                      <tr key={kind}>
+                        <th scope="row">{kind}</th>
+                        <td>
+                          {k.state}
+                          {/* The store's reason is shown above: a kind repeats only a reason of its own. */}
+                          {k.error && k.error !== shown.sync.error ? <span class={k.state === 'failed' ? 'sync-error' : 'muted'}> — {k.error}</span> : null}
+                        </td>
+                        <td>{formatNumber(k.pages)}</td>
+                        <td>{formatNumber(k.items)}</td>
+                        <td>{formatTime(k.lastCompletedAt)}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+            <p class="muted">
+              Started {formatTime(shown.sync.startedAt)}
+              {shown.sync.trigger ? ` (${shown.sync.trigger})` : ''}
+              {shown.sync.finishedAt ? `, finished ${formatTime(shown.sync.finishedAt)}` : ''}.
+            </p>
+            <SyncNow store={shown} onStarted={setResult} />
+          </section>
           <section class="card" aria-labelledby="credentials">
             <h2 id="credentials">Replace credentials</h2>
             <form onSubmit={saveCredentials}>
@@ -257,6 +345,7 @@ function StoreDetail({ id }: { id: string }) {
 export function Stores({ params }: PageProps) {
   const stores = useLoad(listStores, []);
   const [connected, setConnected] = useState<Store | null>(null);
+  useSyncRefresh(stores.data, stores.reload);
   if (params[0]) return <StoreDetail id={params[0]} />;
   return (
     <>
@@ -283,6 +372,7 @@ export function Stores({ params }: PageProps) {
                   <th scope="col">Webhooks</th>
                   <th scope="col">Currency</th>
                   <th scope="col">Connected</th>
+                  <th scope="col">Catalogue sync</th>
                 </tr>
               </thead>
               <tbody>
@@ -296,6 +386,10 @@ export function Stores({ params }: PageProps) {
                     <td>{hooksBadge(store)}</td>
                     <td>{store.currency ?? '—'}</td>
                     <td>{formatTime(store.createdAt)}</td>
+                    <td class="sync-cell">
+                      <SyncSummary sync={store.sync} brief />
+                      <SyncNow store={store} onStarted={stores.reload} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
