@@ -78,18 +78,21 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
   function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[]): Response {
     const seconds = (performance.now() - started) / 1000;
     const status = response.status;
-    const method = METHODS.has(request.method) ? request.method : 'OTHER';
-    const route = noted.route ?? (lookup ??= routeTable(routes()))(request.method, requestPath(request)) ?? 'unmatched';
+    // Read once: request.method and response.headers are getters into native objects.
+    const sent = request.method;
+    const method = METHODS.has(sent) ? sent : 'OTHER';
+    const route = noted.route ?? (lookup ??= routeTable(routes()))(sent, requestPath(request)) ?? 'unmatched';
     metrics.request(route, method, status, seconds);
     const requestId = noted.requestId;
-    response.headers.set('x-request-id', requestId);
+    const headers = response.headers;
+    headers.set('x-request-id', requestId);
     // Every answer, whatever produced it (routes, early refusals, static files, errors): a browser
     // must never sniff an error body or a user-influenced JSON/text answer into a script or page.
-    response.headers.set('x-content-type-options', 'nosniff');
+    headers.set('x-content-type-options', 'nosniff');
     let code: string | null = null;
     if (status >= 400) {
-      code = response.headers.get(ERROR_CODE_HEADER);
-      if (code !== null) response.headers.delete(ERROR_CODE_HEADER);
+      code = headers.get(ERROR_CODE_HEADER);
+      if (code !== null) headers.delete(ERROR_CODE_HEADER);
     }
     logger.access(status, () => ({
       method,

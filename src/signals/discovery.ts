@@ -1,10 +1,9 @@
 import type { Database } from 'bun:sqlite';
 import type { Platform } from '../db/schema/index.ts';
 import { ApiError } from '../lib/errors.ts';
-import { etagOf } from '../lib/http-cache.ts';
 import { markdownText, markdownUrl } from './markdown.ts';
 import { signalLinks, storeBase, type SignalLinks } from './render.ts';
-import type { RenderedSignal } from './service.ts';
+import { renderedSignal, type RenderedSignal } from './service.ts';
 
 /** Products per sitemap file: four URLs each stays under the protocol's 50,000 URLs (and far under 50 MB). */
 export const SITEMAP_PRODUCTS_PER_FILE = 10_000;
@@ -176,7 +175,7 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
         cache.products ??= productsQuery.all({ $storeId: storeId });
         const body = build(store, file, cache.products);
         const lastModified = cache.products.reduce((latest, p) => Math.max(latest, lastModifiedOf(p)), 0);
-        rendered = { body, etag: etagOf(body), lastModified };
+        rendered = renderedSignal(body, lastModified);
         cache.documents.set(key, rendered);
       }
       return rendered;
@@ -188,7 +187,7 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
       if (robots?.dbStamp === dbStamp) return robots.rendered;
       const sitemaps = signalStores.all().map((s) => `Sitemap: ${storeBase(deps.baseUrl, s.platform, s.id)}/sitemap.xml`);
       const body = ['User-agent: *', 'Disallow:', '', ...sitemaps, ''].join('\n');
-      robots = { dbStamp, rendered: { body, etag: etagOf(body), lastModified: 0 } };
+      robots = { dbStamp, rendered: renderedSignal(body, 0) };
       return robots.rendered;
     },
   };
