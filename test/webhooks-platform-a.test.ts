@@ -183,6 +183,91 @@ describe('platform A: duplicates and ordering', () => {
   });
 });
 
+describe('platform A: group commit (deliveries arriving together share one transaction)', () => {
+  /** A delivery through the app's handler, signed with the shop's client secret unless `signature` is given. */
+  const delivery = (payload: unknown, eventId: string, signature = signatureOf('acme-client-secret', payload)) =>
+    t.request('/api/v1/webhooks/platform-a', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-platform-a-hmac-sha256': signature, 'x-platform-a-shop-domain': SHOP, 'x-platform-a-topic': 'products/update', 'x-platform-a-event-id': eventId },
+      body: JSON.stringify(payload),
+    });
+  /** Sends all at once and returns each answer's status and body, with the number of transactions they took. */
+  async function together(sends: (() => Promise<Response>)[]) {
+    const groupsBefore = t.webhooks.dispatch.groups;
+    const responses = await Promise.all(sends.map((send) => send()));
+    const answers = await Promise.all(responses.map(async (r) => ({ status: r.status, body: await r.json() })));
+    return { answers, groups: t.webhooks.dispatch.groups - groupsBefore };
+  }
+
+  test('deliveries arriving together are committed in one transaction and each is answered after it', async () => {
+    const { answers, groups } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    expect(groups).toBe(1);
+    expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'applied', 'applied']);
+    for (const id of ['1001', '1002', '1003']) expect((await product(id)).status).toBe(200);
+    expect(deliveries()).toHaveLength(3);
+  });
+
+  test('an older update after a newer one in the same group is not applied', async () => {
+    const { answers, groups } = await together([
+      () => delivery(platformAProduct(1001, { title: 'Newer', updatedAt: '2026-01-11T10:00:00Z' }), 'evt-newer'),
+      () => delivery(platformAProduct(1001, { title: 'Older', updatedAt: '2026-01-10T10:00:00Z' }), 'evt-older'),
+    ]);
+    expect(groups).toBe(1);
+    expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'stale']);
+    expect((await product('1001')).body.title).toBe('Newer');
+  });
+
+  test('the same event id twice in one group is applied once', async () => {
+    const { answers, groups } = await together([
+      () => delivery(platformAProduct(1001, { title: 'First' }), 'evt-same'),
+      () => delivery(platformAProduct(1001, { title: 'Second' }), 'evt-same'),
+    ]);
+    expect(groups).toBe(1);
+    expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'duplicate']);
+    expect((await product('1001')).body.title).toBe('First');
+    expect(deliveries()).toEqual([expect.objectContaining({ outcome: 'applied', duplicates: 1 })]);
+  });
+
+  test('a bad signature in the middle of a group does not affect the others', async () => {
+    const { answers, groups } = await together([
+      () => delivery(platformAProduct(1001), 'evt-1'),
+      () => delivery(platformAProduct(1002), 'evt-2', signatureOf('wrong-secret', platformAProduct(1002))),
+      () => delivery(platformAProduct(1003), 'evt-3'),
+    ]);
+    expect(groups).toBe(1);
+    expect(answers.map((a) => a.status)).toEqual([200, 401, 200]);
+    expect((await product('1001')).status).toBe(200);
+    expect((await product('1002')).status).toBe(404);
+    expect((await product('1003')).status).toBe(200);
+  });
+
+  test('a delivery whose write fails inside a group is refused alone; the others are committed', async () => {
+    // A planted failure of the catalogue write for one product, as a full disk or a broken row would cause.
+    t.database.sqlite.exec("CREATE TRIGGER refuse_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ABORT, 'planted failure'); END");
+    const { answers, groups } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    expect(groups).toBe(1);
+    expect(answers.map((a) => a.status)).toEqual([200, 500, 200]);
+    expect((await product('1001')).status).toBe(200);
+    expect((await product('1003')).status).toBe(200);
+    // Nothing of the failed one is kept: no product, and no delivery row, so the platform's retry is applied.
+    expect((await product('1002')).status).toBe(404);
+    expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
+    t.database.sqlite.exec('DROP TRIGGER refuse_1002');
+    expect((await (await delivery(platformAProduct(1002), 'evt-1002')).json()).outcome).toBe('applied');
+  });
+
+  test('a failure that rolls back the whole group\'s transaction: the others are tried again alone and committed', async () => {
+    t.database.sqlite.exec("CREATE TRIGGER rollback_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ROLLBACK, 'planted failure'); END");
+    const { answers } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    expect(answers.map((a) => a.status)).toEqual([200, 500, 200]);
+    expect(answers[0]!.body.outcome).toBe('applied');
+    expect(answers[2]!.body.outcome).toBe('applied');
+    expect((await product('1001')).status).toBe(200);
+    expect((await product('1003')).status).toBe(200);
+    expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
+  });
+});
+
 test('platform A: an unsigned future X-Platform-A-Triggered-At cannot hold a removal past now', async () => {
   await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
   await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2999-01-01T00:00:00Z' });

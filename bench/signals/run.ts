@@ -1,15 +1,21 @@
 #!/usr/bin/env bun
-// Benchmark: GET .jsonld (a realistic enriched product with FAQs) and the widget's public FAQ endpoint
-// (key + origin checked on every request) per second, beside a bare Bun.serve baseline answering the
-// same bytes, all in the same run. Usage: bun bench/signals/run.ts [seconds]. Needs wrk (apt-get install -y wrk).
+// Benchmark: every public GET of issue 12 item 3 per second (a realistic enriched product with FAQs as
+// .jsonld, .llm, .md and .meta; the widget's public FAQ endpoint, key + origin checked on every request;
+// /embed.js; the badge of a scanned host), each beside a bare Bun.serve baseline answering the same
+// bytes, all in the same run. Needs wrk (apt-get install -y wrk).
+// Usage: bun bench/signals/run.ts [seconds] [name...]   (names: jsonld llm md meta public-faqs embed badge)
+// SVC_BENCH_CPU_PROF=DIR writes svc's CPU profile (.cpuprofile) to DIR when the bench ends.
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
+import { scanPayload } from '../../test/helpers/probe.ts';
 import { ROOT, cleanupOnExit, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
 
 const SECONDS = Number(Bun.argv[2] ?? 10);
+const ONLY = Bun.argv.slice(3);
+const PROFILE_DIR = process.env.SVC_BENCH_CPU_PROF;
 const SHOP = 'bench.myplatform-a.com';
 const APP_SECRET = 'bench-app-secret';
 const PRODUCT_ID = 424242;
@@ -22,7 +28,8 @@ cleanupOnExit(work);
 const dataDir = path.join(work, 'data');
 const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
 const adminKey = JSON.parse(created.stdout.toString()).key as string;
-const { url: svcUrl } = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
+const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(PROFILE_DIR)}`] : [];
+const { url: svcUrl, proc: svcProc } = await spawnServer([...profile, 'src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
 
 async function call(method: string, route: string, body: unknown, headers: Record<string, string> = {}): Promise<any> {
   const res = await fetch(`${svcUrl}${route}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${adminKey}`, ...headers }, body: JSON.stringify(body) });
@@ -48,29 +55,66 @@ for (let i = 1; i <= 5; i++) {
   await call('POST', '/api/v1/admin/faqs', { storeId: store.id, entityType: 'product', entityRef: String(PRODUCT_ID), question: `Question ${i}?`, answer: `<p>Answer ${i} with <strong>detail</strong>.</p>`, status: 'approved', position: i });
 }
 const widgetKey = (await call('POST', '/api/v1/admin/keys', { name: 'bench widget', scopes: ['products:read'], allowedDomains: ['www.bench-shop.test'], storeId: store.id })).key as string;
+// One committed scan of the shop's host, so the badge shows a real score.
+const lead = await call('POST', '/api/v1/public/leads', { email: 'bench@example.com' });
+const scan = await fetch(`${svcUrl}/api/v1/probe/telemetry`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-probe-token': lead.apiToken }, body: JSON.stringify(scanPayload({ hostname: 'www.bench-shop.test' })) });
+if (scan.status !== 204) throw new Error(`telemetry: ${scan.status} ${await scan.text()}`);
 
-const jsonldPath = `/api/v1/platform-a/products/${PRODUCT_ID}.jsonld`;
-const faqPath = `/api/v1/public/faqs?type=product&ref=${PRODUCT_ID}`;
-const faqHeaders = ['-H', `X-Api-Key: ${widgetKey}`, '-H', `Origin: ${ORIGIN}`];
-const jsonld = await (await fetch(`${svcUrl}${jsonldPath}`)).text();
-const faqs = await (await fetch(`${svcUrl}${faqPath}`, { headers: { 'X-Api-Key': widgetKey, Origin: ORIGIN } })).text();
-if (!jsonld.includes('"Product"') || !faqs.includes('Question 5?')) throw new Error(`unexpected responses: ${jsonld.slice(0, 200)} / ${faqs.slice(0, 200)}`);
+interface Case {
+  name: string;
+  route: string;
+  /** wrk flags: request headers. */
+  flags: string[];
+  /** What the answer must contain, so a bench never measures an error page. */
+  expect: string;
+}
+const product = (format: string) => `/api/v1/platform-a/products/${PRODUCT_ID}.${format}`;
+const CASES: Case[] = [
+  { name: 'jsonld', route: product('jsonld'), flags: [], expect: '"Product"' },
+  { name: 'llm', route: product('llm'), flags: [], expect: 'Question 5?' },
+  { name: 'md', route: product('md'), flags: [], expect: 'Question 5?' },
+  { name: 'meta', route: product('meta'), flags: [], expect: 'svc.meta/' },
+  { name: 'public-faqs', route: `/api/v1/public/faqs?type=product&ref=${PRODUCT_ID}`, flags: ['-H', `X-Api-Key: ${widgetKey}`, '-H', `Origin: ${ORIGIN}`], expect: 'Question 5?' },
+  // What a browser sends: gzip accepted, so both servers answer with the same compressed bytes.
+  { name: 'embed', route: '/embed.js', flags: ['-H', 'Accept-Encoding: gzip'], expect: '' },
+  { name: 'badge', route: '/api/v1/public/probe/badge?domain=www.bench-shop.test', flags: [], expect: '<svg' },
+];
 
-async function compare(name: string, route: string, body: string, flags: string[] = []) {
+/** The answer svc gives to `route` with these wrk flags (headers), as bytes with its content headers. */
+async function answerOf({ route, flags, expect }: Case): Promise<{ body: Uint8Array; type: string; encoding: string | null }> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < flags.length; i += 2) {
+    const header = flags[i + 1]!;
+    headers[header.slice(0, header.indexOf(':'))] = header.slice(header.indexOf(':') + 1).trim();
+  }
+  const res = await fetch(`${svcUrl}${route}`, { headers, decompress: false });
+  const body = new Uint8Array(await res.arrayBuffer());
+  if (res.status !== 200 || (expect && !new TextDecoder().decode(body).includes(expect))) throw new Error(`unexpected answer to ${route}: ${res.status} ${new TextDecoder().decode(body).slice(0, 200)}`);
+  return { body, type: res.headers.get('content-type')!, encoding: res.headers.get('content-encoding') };
+}
+
+async function compare(one: Case) {
+  const { name, route, flags } = one;
+  const answer = await answerOf(one);
   const file = path.join(work, `${name}.body`);
-  writeFileSync(file, body);
-  const { url: baselineUrl } = await spawnServer(['bench/signals/baseline.ts', file]);
+  writeFileSync(file, answer.body);
+  const { url: baselineUrl, proc: baselineProc } = await spawnServer(['bench/signals/baseline.ts', file, answer.type, answer.encoding ?? '']);
   await wrk(`${baselineUrl}${route}`, 3, { flags }); // warm-up
   const baseline = await wrk(`${baselineUrl}${route}`, SECONDS, { flags });
   await wrk(`${svcUrl}${route}`, 3, { flags });
   const svc = await wrk(`${svcUrl}${route}`, SECONDS, { flags });
-  console.log(`${name}: GET ${route} (${body.length} B response)`);
+  baselineProc.kill();
+  console.log(`${name}: GET ${route} (${answer.body.byteLength} B response${answer.encoding ? `, ${answer.encoding}` : ''})`);
   console.log(resultRow('  baseline (bare Bun.serve)', baseline));
   console.log(resultRow(`  svc`, svc));
   console.log(`  ratio svc/baseline: ${(svc.rps / baseline.rps).toFixed(3)} (goal >= 0.7)`);
 }
 
 console.log(`signals bench: wrk -t2 -c64 -d${SECONDS}s, each beside a bare Bun.serve answering the same bytes`);
-await compare('jsonld', jsonldPath, jsonld);
-await compare('public-faqs', faqPath, faqs, faqHeaders);
+for (const one of CASES) if (ONLY.length === 0 || ONLY.includes(one.name)) await compare(one);
+if (PROFILE_DIR) {
+  // SIGTERM shuts svc down cleanly, which is when Bun writes the profile.
+  svcProc.kill('SIGTERM');
+  await svcProc.exited;
+}
 process.exit(0);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // Benchmark: signed platform-A products/update deliveries verified and applied per second by svc,
-// beside a bare Bun.serve baseline measured in the same run. Usage: bun bench/webhooks/run.ts [seconds]
+// beside a bare Bun.serve baseline measured in the same run. Usage: bun bench/webhooks/run.ts [seconds] [--cpu-prof DIR]
 // Needs wrk (apt-get install -y wrk). Each request carries a fresh X-Platform-A-Event-Id (unsigned
 // header, as on the platform), so no delivery is deduplicated: every one is verified, logged and upserted.
 import { Database } from 'bun:sqlite';
@@ -8,10 +8,14 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
 import { ROOT, cleanupOnExit, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
 
-const SECONDS = Number(Bun.argv[2] ?? 10);
+// `--cpu-prof DIR`: svc writes a CPU profile of the whole run into DIR when the bench ends.
+const { values: flags, positionals } = parseArgs({ args: Bun.argv.slice(2), options: { 'cpu-prof': { type: 'string' } }, allowPositionals: true });
+const SECONDS = Number(positionals[0] ?? 10);
+const profileDir = flags['cpu-prof'];
 const SHOP = 'bench.myplatform-a.com';
 const APP_SECRET = 'bench-app-secret';
 const BODIES = 64;
@@ -66,7 +70,8 @@ const run = (url: string, script: string, seconds: number) => wrk(url, seconds, 
 const dataDir = path.join(work, 'data');
 const keys = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
 const adminKey = JSON.parse(keys.stdout.toString()).key as string;
-const { url: svcUrl } = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], {
+const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+const { url: svcUrl, proc: svcProc } = await spawnServer([...profileFlags, 'src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], {
   SVC_PLATFORM_A_APP_SECRET: APP_SECRET,
   // wrk delivers from one address far faster than a platform does: the per-address webhook limit must not interfere.
   SVC_RATE_WEBHOOK: '10000000',
@@ -94,4 +99,10 @@ console.log(resultRow('baseline (bare Bun.serve)', baseline));
 console.log(resultRow('svc (verify + log + upsert)', svc));
 console.log(`ratio svc/baseline: ${(svc.rps / baseline.rps).toFixed(3)}`);
 console.log(`delivery outcomes recorded by svc: ${JSON.stringify(outcomes)}`);
+if (profileDir) {
+  // The profile is written when svc exits on its own after SIGTERM.
+  svcProc.kill('SIGTERM');
+  await svcProc.exited;
+  console.log(`svc CPU profile written to ${path.resolve(profileDir)}`);
+}
 process.exit(0);

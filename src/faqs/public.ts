@@ -13,7 +13,7 @@ export interface PublicFaqDeps {
   /** The ids and handles a product, category or page goes by: FAQs are found under either. */
   catalog: EntityRefs;
   storeOf: (id: string) => StoreRow | null;
-  changeStamp: () => string;
+  changeStamp: () => number;
   /** True when a page served by svc itself made the request (the console's widget preview). */
   isOwnPage: (request: Request) => boolean;
 }
@@ -26,7 +26,7 @@ export interface PublicFaqAnswer {
 }
 
 interface CacheEntry {
-  dbStamp: string;
+  dbStamp: number;
   allowedDomains: string[];
   body: string;
   etag: string;

@@ -27,7 +27,7 @@ interface ListedProduct {
 }
 
 interface StoreCache {
-  dbStamp: string;
+  dbStamp: number;
   /** Changes whenever anything a discovery file shows may have changed (see STORE_STAMP_SQL). */
   storeStamp: string;
   products: ListedProduct[] | null;
@@ -114,13 +114,13 @@ export const DISCOVERY_CONTENT_TYPES = { sitemap: 'application/xml; charset=utf-
  * is unchanged nothing is read; when it moved, a cheap per-store stamp decides whether the product
  * list must be read again.
  */
-export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string; changeStamp: () => string }) {
+export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string; changeStamp: () => number }) {
   const storeQuery = deps.sqlite.query<StoreRow, { $storeId: string }>(STORE_SQL);
   const stampQuery = deps.sqlite.query<{ stamp: string }, { $storeId: string }>(STORE_STAMP_SQL);
   const productsQuery = deps.sqlite.query<ListedProduct, { $storeId: string }>(PRODUCTS_SQL);
   const signalStores = deps.sqlite.query<{ id: string; platform: Platform }, []>(SIGNAL_STORES_SQL);
   const caches = new Map<string, StoreCache>();
-  let robots: { dbStamp: string; rendered: RenderedSignal } | null = null;
+  let robots: { dbStamp: number; rendered: RenderedSignal } | null = null;
   const CACHE_LIMIT = 1000;
 
   function storeOf(platform: Platform, storeId: string): StoreRow {
@@ -131,7 +131,7 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
     return store;
   }
 
-  function cacheOf(storeId: string, dbStamp: string): StoreCache {
+  function cacheOf(storeId: string, dbStamp: number): StoreCache {
     let cache = caches.get(storeId);
     if (cache?.dbStamp === dbStamp) return cache;
     const storeStamp = stampQuery.get({ $storeId: storeId })!.stamp;

@@ -49,7 +49,7 @@ export interface RenderedSignal {
 
 interface CacheEntry {
   /** Database change stamp when the entry was last validated: while unchanged, nothing needs reading. */
-  dbStamp: string;
+  dbStamp: number;
   rowId: string;
   /** The product's own version (product, enrichment, FAQ and store change times). */
   version: string;
@@ -101,7 +101,7 @@ export interface SignalServiceDeps {
   /** The variants of catalogue rows (catalog/products.ts). */
   variantsOf: (rowIds: string[]) => Map<string, ProductVariant[]>;
   baseUrl: string;
-  changeStamp: () => string;
+  changeStamp: () => number;
   /** Most bytes of rendered bodies kept in the cache. */
   cacheBytes: number;
 }
@@ -125,7 +125,7 @@ export function createSignalService(deps: SignalServiceDeps) {
   };
 
   /** Validate (or build) the cache entry of a product against the database. */
-  function refresh(platform: Platform, productId: string, storeId: string | null, key: string, dbStamp: string): { entry: CacheEntry; row: Candidate } {
+  function refresh(platform: Platform, productId: string, storeId: string | null, key: string, dbStamp: number): { entry: CacheEntry; row: Candidate } {
     const what = `${platform} product ${JSON.stringify(productId)}${storeId === null ? '' : ` of store ${JSON.stringify(storeId)}`}`;
     const row = choose(candidates.all({ $platform: platform, $productId: productId, $storeId: storeId }), what);
     const version = `${row.syncedAt}:${row.enrichedAt}:${row.faqStamp}:${row.storeUpdatedAt}`;

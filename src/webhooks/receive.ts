@@ -81,7 +81,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const now = clock.now();
       const eventAt = Math.min(isoToMillis(headers.get(PLATFORM_A_HEADERS.triggeredAt)) ?? now, now);
       return receipt(
-        dispatch({
+        await dispatch({
           store,
           topic,
           dedupeKey: eventId ? `event:${eventId.slice(0, 200)}` : bodyKey(topic, body),
@@ -106,7 +106,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       // The platform's `hash` identifies the event's data; with the event time it tells a retry from a
       // later event about the same product, which may carry the same data (`{type, id}`).
       const hash = typeof payload.hash === 'string' && payload.hash !== '' ? `hash:${payload.hash.slice(0, 128)}:${String(payload.created_at).slice(0, 20)}` : bodyKey(scope, body);
-      return receipt(dispatch({ store, topic: scope, dedupeKey: hash, event: () => platformBEvent(payload, clock.now()) }));
+      return receipt(await dispatch({ store, topic: scope, dedupeKey: hash, event: () => platformBEvent(payload, clock.now()) }));
     },
 
     async platformC(request: Request): Promise<Receipt> {
@@ -140,7 +140,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const receivedAt = clock.now();
-      return receipt(dispatch({ store, topic, dedupeKey: platformCDedupeKey(topic, payload), event: () => platformCEvent(topic, payload, receivedAt) }));
+      return receipt(await dispatch({ store, topic, dedupeKey: platformCDedupeKey(topic, payload), event: () => platformCEvent(topic, payload, receivedAt) }));
     },
   };
 }

@@ -45,7 +45,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
   );
   const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog, queue, onJobQueued: runner.notify });
   const receivers = createReceivers({ config, clock, stores, dispatch });
-  return { stores, catalog, queue, runner, sync, receivers, apiTimeoutMs: options.apiTimeoutMs };
+  return { stores, catalog, queue, runner, sync, dispatch, receivers, apiTimeoutMs: options.apiTimeoutMs };
 }
 
 export type WebhookServices = ReturnType<typeof createWebhookServices>;

@@ -3,6 +3,7 @@ import { Database } from 'bun:sqlite';
 import type { Subprocess } from 'bun';
 import { tempDir } from '../helpers/app.ts';
 import { MAIN, REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { loadThenKill } from '../helpers/crash-load.ts';
 import { TELEMETRY, scanPayload, signedInit } from '../helpers/probe.ts';
 
 const LOAD_MS = 1_500;
@@ -43,27 +44,13 @@ test('kill -9 mid-load loses no scan that was answered 204', async () => {
   const key: string = created.json.key;
 
   const first = await serve(dir.dir);
-  const acknowledged: string[] = [];
-  let failed = 0;
-  let sequence = 0;
-  const stopAt = Date.now() + LOAD_MS;
-  const worker = async (connection: number) => {
-    while (Date.now() < stopAt + 5_000) {
-      const requestId = `c${connection}-${sequence++}`;
-      const body = JSON.stringify(scanPayload({ requestId }));
-      try {
-        const response = await fetch(`${first.url}${TELEMETRY}`, signedInit(key, body, Date.now()));
-        if (response.status === 204) acknowledged.push(requestId);
-        else failed++;
-      } catch {
-        return; // the server is gone
-      }
-    }
-  };
-  const load = Array.from({ length: CONNECTIONS }, (_, i) => worker(i));
-  await Bun.sleep(LOAD_MS);
-  first.proc.kill(9);
-  await Promise.all(load);
+  const { acknowledged, failed } = await loadThenKill({
+    send: (requestId) => fetch(`${first.url}${TELEMETRY}`, signedInit(key, JSON.stringify(scanPayload({ requestId })), Date.now())),
+    okStatus: 204,
+    kill: () => first.proc.kill(9),
+    loadMs: LOAD_MS,
+    connections: CONNECTIONS,
+  });
   await first.proc.exited;
   expect(first.proc.signalCode).toBe('SIGKILL');
   expect(failed).toBe(0);

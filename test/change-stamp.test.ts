@@ -1,0 +1,78 @@
+import { Database } from 'bun:sqlite';
+import { afterEach, describe, expect, test } from 'bun:test';
+import path from 'node:path';
+import { migrateDatabase, openDatabase, type AppDatabase } from '../src/db/index.ts';
+import { createChangeStamp } from '../src/lib/change-stamp.ts';
+import { tempDir } from './helpers/app.ts';
+
+// The stamp every read cache revalidates against (signals, discovery, public FAQs, key and token
+// verification): it must move on every commit, whoever makes it, and stay put otherwise.
+let tmp: ReturnType<typeof tempDir> | undefined;
+let database: AppDatabase | undefined;
+afterEach(() => {
+  database?.close();
+  database = undefined;
+  tmp?.remove();
+});
+
+function open(): AppDatabase {
+  tmp = tempDir('svc-stamp-');
+  database = openDatabase(path.join(tmp.dir, 'svc.sqlite'));
+  migrateDatabase(database);
+  return database;
+}
+
+const insertKey = (db: Database, id: string) =>
+  db.run("INSERT INTO api_keys (id, name, key_hash, key_prefix, scopes, allowed_domains, created_at) VALUES (?, '', ?, 'sk_live_x', '[]', '[]', 1)", [id, `hash-${id}`]);
+
+describe('the database change stamp', () => {
+  test('the change stamp stays put while nothing is committed', () => {
+    const { sqlite } = open();
+    const stamp = createChangeStamp(sqlite);
+    const first = stamp();
+    sqlite.query('SELECT count(*) FROM api_keys').get();
+    expect(stamp()).toBe(first);
+    expect(stamp()).toBe(first);
+  });
+
+  test("the change stamp moves on this connection's commit", () => {
+    const { sqlite } = open();
+    const stamp = createChangeStamp(sqlite);
+    const before = stamp();
+    insertKey(sqlite, 'a');
+    const after = stamp();
+    expect(after).not.toBe(before);
+    expect(stamp()).toBe(after);
+  });
+
+  test("the change stamp moves on another connection's commit", () => {
+    const { sqlite, file } = open();
+    const stamp = createChangeStamp(sqlite);
+    const before = stamp();
+    const other = new Database(file);
+    insertKey(other, 'b');
+    other.close();
+    expect(stamp()).not.toBe(before);
+  });
+
+  test("the change stamp moves on another process's commit (the CLI's)", () => {
+    const { sqlite, file } = open();
+    const stamp = createChangeStamp(sqlite);
+    const before = stamp();
+    const script = `const { Database } = require('bun:sqlite'); const db = new Database(${JSON.stringify(file)}); db.run("UPDATE api_keys SET revoked_at = 2"); db.run("INSERT INTO api_keys (id, name, key_hash, key_prefix, scopes, allowed_domains, created_at) VALUES ('c', '', 'hash-c', 'p', '[]', '[]', 1)"); db.close();`;
+    const child = Bun.spawnSync([process.execPath, '-e', script]);
+    expect(child.exitCode).toBe(0);
+    expect(stamp()).not.toBe(before);
+  });
+
+  test('the change stamp of a database without a WAL moves on each commit too', () => {
+    const sqlite = new Database(':memory:');
+    sqlite.run('CREATE TABLE t (x)');
+    const stamp = createChangeStamp(sqlite);
+    const before = stamp();
+    expect(stamp()).toBe(before);
+    sqlite.run('INSERT INTO t VALUES (1)');
+    expect(stamp()).not.toBe(before);
+    sqlite.close();
+  });
+});
