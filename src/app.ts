@@ -102,6 +102,27 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
   }
 }
 
+type RequestCheck = (context: { request: Request; set: { headers: Record<string, string | number> } }) => Response | undefined;
+
+/**
+ * The app's one `onRequest` hook: runs `checks` in order and answers with the first refusal. One
+ * hook rather than one per check: Elysia reads each hook's source to guess whether it is async, and
+ * makes every request's handling async (a promise per request) when any hook looks so; this
+ * function's source does not, whatever the checks' look like (test/hot-paths.test.ts).
+ */
+function requestGate(checks: RequestCheck[]) {
+  // The context is destructured: Elysia reads that too, and would prepare everything (cookies,
+  // headers, query) for every route if the hook took the context whole.
+  return function gate({ request, set }: Parameters<RequestCheck>[0]): Response | undefined {
+    const context = { request, set };
+    for (const check of checks) {
+      const refusal = check(context);
+      if (refusal !== undefined) return refusal;
+    }
+    return undefined;
+  };
+}
+
 /** Compose the capabilities into one app. No I/O happens here: everything arrives through deps. */
 export function createApp(deps: AppDeps) {
   const { config, database, widget } = deps;
@@ -148,39 +169,40 @@ export function createApp(deps: AppDeps) {
   const bodyLimitOf = (request: Request) =>
     canonicalPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
 
+  const anonymousLimits = anonymousRouteLimit(limiter, clientIp, [
+    signUp,
+    { method: 'POST', path: SESSION_PATH, unit: 'sign-ins' },
+    // Inbound webhooks are unauthenticated until their body is verified: counted per source address.
+    ...WEBHOOK_PATHS.map((path) => ({ method: 'POST', path, unit: 'webhook deliveries', tier: 'webhook' as const, bucket: 'webhooks' })),
+  ]);
+  const bodyCheck = ({ request }: { request: Request }): Response | undefined => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') useBodyBudget(request, bodyBudget);
+    // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
+    // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
+    const declared = request.headers.get('content-length');
+    const limit = bodyLimitOf(request);
+    if (declared !== null && Number(declared) > limit) return payloadTooLarge(limit).toResponse();
+    return undefined;
+  };
+  const scopes = scopeGuard(keys, [
+    { prefix: '/api/v1/admin/', scope: 'admin' },
+    { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
+  ], consoleSessionAuth({ sessions, baseUrl: config.baseUrl }));
+  // The checks every request passes before routing, in order. Rate limits come first (DESIGN §7):
+  // before the body limit, authentication and routing. Probe CORS, only when configured, comes
+  // before the rate limiter, so a preflight costs no token. Each check leaves requests outside its
+  // paths at once, on the canonical path computed once per request (lib/request-path.ts).
+  const checks: RequestCheck[] = [refuseMalformedPath];
+  if (config.probeCorsOrigins.length > 0) checks.push(probeCors(config.probeCorsOrigins));
+  checks.push(admission.guard, anonymousLimits, bodyCheck, scopes);
+
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
-  const base = new Elysia({ normalize: false }).onRequest(refuseMalformedPath);
-  // Probe CORS, only when configured: before the rate limiter, so a preflight costs no token.
-  if (config.probeCorsOrigins.length > 0) base.onRequest(probeCors(config.probeCorsOrigins));
-  const app = base
-    // Rate limits come first (DESIGN §7): before the body limit, authentication and routing.
-    .onRequest(admission.guard)
-    .onRequest(
-      anonymousRouteLimit(limiter, clientIp, [
-        signUp,
-        { method: 'POST', path: SESSION_PATH, unit: 'sign-ins' },
-        // Inbound webhooks are unauthenticated until their body is verified: counted per source address.
-        ...WEBHOOK_PATHS.map((path) => ({ method: 'POST', path, unit: 'webhook deliveries', tier: 'webhook' as const, bucket: 'webhooks' })),
-      ]),
-    )
-    .onRequest(({ request }) => {
-      if (request.method !== 'GET' && request.method !== 'HEAD') useBodyBudget(request, bodyBudget);
-      // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
-      // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
-      const declared = request.headers.get('content-length');
-      const limit = bodyLimitOf(request);
-      if (declared !== null && Number(declared) > limit) return payloadTooLarge(limit).toResponse();
-    })
-    .onRequest(
-      scopeGuard(keys, [
-        { prefix: '/api/v1/admin/', scope: 'admin' },
-        { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
-      ], consoleSessionAuth({ sessions, baseUrl: config.baseUrl })),
-    )
+  const app = new Elysia({ normalize: false })
+    .onRequest(requestGate(checks))
     .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
     // The matched route's template, for the request log and metrics (see observability/requests.ts).
-    .onTransform(({ request, route }) => observer.noteRoute(request, route))
+    .onTransform(observer.routeHook)
     .use(healthRoutes(database.sqlite, clock))
     .use(metricsRoutes(metrics, keys))
     .use(widgetRoutes(widget))

@@ -58,6 +58,30 @@ describe('request bodies have deadlines (issue 11)', () => {
     expect(state.sent).toBeLessThan(30);
   });
 
+  // A declared body of at most SVC_BODY_MIN_BYTES_PER_SECOND x SVC_BODY_GRACE_MS / 1000 bytes is read whole, not chunk by chunk.
+  test('a small declared body that stops arriving gets 408 body_timeout after SVC_BODY_TIMEOUT_MS', async () => {
+    await appWith({ SVC_BODY_TIMEOUT_MS: '500', SVC_BODY_GRACE_MS: '30000' }, { ip: '198.18.1.4' });
+    const response = await upload(trickle(['{"email":'], 10).stream, 40);
+    expect(response.status).toBe(408);
+    expect(await response.json()).toEqual({ error: 'body_timeout', detail: 'the request body did not arrive within 500 ms' });
+    expect(response.headers.get('connection')).toBe('close');
+  });
+
+  test('a small declared body still arriving after the grace period gets 408, however much of it arrived', async () => {
+    await appWith({ SVC_BODY_GRACE_MS: '300', SVC_BODY_MIN_BYTES_PER_SECOND: '1000', SVC_BODY_TIMEOUT_MS: '30000' }, { ip: '198.18.1.5' });
+    // 299 of 300 declared bytes at once: the last one would have to arrive within the grace period.
+    const response = await upload(trickle([' '.repeat(299), ' '], 2_000, true).stream, 300);
+    expect(response.status).toBe(408);
+    expect(await response.json()).toMatchObject({ error: 'body_timeout', detail: 'the request body arrived slower than 1000 bytes per second' });
+  });
+
+  test('a larger declared body arriving steadily above the minimum rate is accepted after the grace period', async () => {
+    await appWith({ SVC_BODY_GRACE_MS: '300', SVC_BODY_MIN_BYTES_PER_SECOND: '1000', SVC_BODY_TIMEOUT_MS: '30000' }, { ip: '198.18.1.6' });
+    const body = JSON.stringify({ email: 'steady@example.com' }).padEnd(1_000, ' '); // 2,000 bytes a second for half a second
+    const response = await upload(trickle(body.match(/[^]{1,200}/g)!, 100, true).stream, body.length);
+    expect(response.status).toBe(201);
+  });
+
   test('a slow but steady body that meets the defaults is accepted (a slow mobile scanner)', async () => {
     await appWith({}, { ip: '198.18.1.3' });
     const body = JSON.stringify({ email: 'mobile@example.com' });

@@ -4,6 +4,10 @@ import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { createHmac } from 'node:crypto';
 import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
+import { openDatabase } from '../src/db/index.ts';
+import { createSecretBox } from '../src/lib/secrets.ts';
+import { parseCredentials } from '../src/stores/credentials.ts';
+import { createStoreRegistry } from '../src/stores/registry.ts';
 
 const SHOP = 'acme.myplatform-a.com';
 const OTHER = 'other.myplatform-a.com';
@@ -256,7 +260,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect((await (await delivery(platformAProduct(1002), 'evt-1002')).json()).outcome).toBe('applied');
   });
 
-  test('a failure that rolls back the whole group\'s transaction: the others are tried again alone and committed', async () => {
+  test('a failure that makes SQLite roll the whole transaction back: the others are applied again without it and committed', async () => {
     t.database.sqlite.exec("CREATE TRIGGER rollback_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ROLLBACK, 'planted failure'); END");
     const { answers } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
     expect(answers.map((a) => a.status)).toEqual([200, 500, 200]);
@@ -265,6 +269,42 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect((await product('1001')).status).toBe(200);
     expect((await product('1003')).status).toBe(200);
     expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
+  });
+});
+
+describe('platform A: the secret held in memory follows every change (store cache)', () => {
+  const deliverSignedWith = async (secret: string, id: number) => (await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(id), { secret })).status;
+
+  test('a client secret changed through the admin API verifies the very next delivery, and the old one no longer does', async () => {
+    expect(await deliverSignedWith('acme-client-secret', 1001)).toBe(200); // the store and its secret are now held in memory
+    const saved = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.keyWith('admin')}` },
+      body: JSON.stringify({ credentials: { clientSecret: 'acme-rotated-secret', accessToken: 'tok-acme' } }),
+    });
+    expect(saved.status).toBe(200);
+    expect(await deliverSignedWith('acme-client-secret', 1002)).toBe(401);
+    expect(await deliverSignedWith('acme-rotated-secret', 1003)).toBe(200);
+  });
+
+  test('a client secret changed by another process (another connection to the database) verifies the very next delivery', async () => {
+    expect(await deliverSignedWith('acme-client-secret', 1001)).toBe(200);
+    const other = openDatabase(t.database.file);
+    try {
+      const registry = createStoreRegistry(other.db, createSecretBox(t.config.encryptionKey), t.clock);
+      const row = registry.get(storeId)!;
+      registry.saveCredentials(row, parseCredentials('platform-a', SHOP, { clientSecret: 'acme-rotated-secret', accessToken: 'tok-acme' }, t.config.platformAShopSuffix));
+    } finally {
+      other.close();
+    }
+    expect(await deliverSignedWith('acme-client-secret', 1002)).toBe(401);
+    expect(await deliverSignedWith('acme-rotated-secret', 1003)).toBe(200);
+  });
+
+  test('a store written directly on the server\'s own connection is read again on the very next delivery', async () => {
+    expect((await (await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1001))).json()).outcome).toBe('applied');
+    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
+    expect((await (await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1002))).json()).outcome).toBe('ignored_inactive');
   });
 });
 

@@ -5,7 +5,7 @@
 // header, as on the platform), so no delivery is deduplicated: every one is verified, logged and upserted.
 import { Database } from 'bun:sqlite';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -67,6 +67,18 @@ end
 let runs = 0;
 const run = (url: string, script: string, seconds: number) => wrk(url, seconds, { flags: ['-s', script], scriptArgs: [String(++runs)] });
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+/** A measured run with the server's CPU time per request: a figure other processes on the machine barely move. */
+async function measured(url: string, pid: number) {
+  const before = cpuSeconds(pid);
+  const result = await run(url, script, SECONDS);
+  return { ...result, cpuMicros: ((cpuSeconds(pid) - before) / result.requests) * 1e6 };
+}
+
 const dataDir = path.join(work, 'data');
 const keys = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
 const adminKey = JSON.parse(keys.stdout.toString()).key as string;
@@ -82,14 +94,14 @@ const store = await fetch(`${svcUrl}/api/v1/admin/stores`, {
   body: JSON.stringify({ platform: 'platform-a', domain: SHOP, currency: 'USD', credentials: { viaApp: true } }),
 });
 if (store.status !== 201) throw new Error(`store creation failed: ${store.status} ${await store.text()}`);
-const { url: baselineUrl } = await spawnServer(['bench/webhooks/baseline.ts']);
+const { url: baselineUrl, proc: baselineProc } = await spawnServer(['bench/webhooks/baseline.ts']);
 
 const { file: script, bytes } = writeLuaScript();
 console.log(`webhook bench: wrk -t2 -c64 -d${SECONDS}s, signed platform-A products/update, ~${bytes} B body, unique event id per request`);
 await run(baselineUrl, script, 3); // warm-up
-const baseline = await run(baselineUrl, script, SECONDS);
+const baseline = await measured(baselineUrl, baselineProc.pid);
 await run(svcUrl, script, 3);
-const svc = await run(svcUrl, script, SECONDS);
+const svc = await measured(svcUrl, svcProc.pid);
 
 const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
 const outcomes = db.query('SELECT outcome, count(*) AS deliveries, sum(duplicates) AS duplicates FROM webhook_deliveries GROUP BY outcome').all();
@@ -98,6 +110,7 @@ db.close();
 console.log(resultRow('baseline (bare Bun.serve)', baseline));
 console.log(resultRow('svc (verify + log + upsert)', svc));
 console.log(`ratio svc/baseline: ${(svc.rps / baseline.rps).toFixed(3)}`);
+console.log(`server CPU per request: svc ${svc.cpuMicros.toFixed(0)} µs, baseline ${baseline.cpuMicros.toFixed(0)} µs (ratio ${(baseline.cpuMicros / svc.cpuMicros).toFixed(3)}; less moved by other load on the machine)`);
 console.log(`delivery outcomes recorded by svc: ${JSON.stringify(outcomes)}`);
 if (profileDir) {
   // The profile is written when svc exits on its own after SIGTERM.

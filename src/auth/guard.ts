@@ -44,7 +44,7 @@ export interface ScopeRule {
 }
 
 /**
- * Global `onRequest` hook: protects whole path prefixes before routing and before any body is
+ * Request gate check (src/app.ts): protects whole path prefixes before routing and before any body is
  * read, so an unauthenticated caller learns nothing (not even which routes exist) and cannot make
  * the server parse a body.
  */

@@ -5,6 +5,7 @@ import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
 import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import type { PublicFaqs } from './public.ts';
 import { faqDocs as docs } from './docs.ts';
+import { syncRoute } from '../lib/sync-route.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
 
@@ -83,19 +84,20 @@ const PREFLIGHT_ANSWER = {
  * so shared caches must not share it: `private` and `Vary: Origin, X-Api-Key`.
  */
 export function publicFaqRoutes(publicFaqs: PublicFaqs) {
+  const answer = (request: Request) => {
+    const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
+    try {
+      const answer = publicFaqs.answer(request);
+      if (answer.origin) cors['Access-Control-Allow-Origin'] = answer.origin;
+      const headers = { ...cors, ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
+      if (matchesIfNoneMatch(request, answer.etag)) return notModified(headers);
+      return new Response(answer.body, { headers: { ...headers, 'Content-Type': 'application/json' } });
+    } catch (error) {
+      if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
+      throw error;
+    }
+  };
   return new Elysia({ name: 'faqs-public', prefix: '/api/v1/public/faqs' })
     .options('/', () => new Response(null, { status: 204, headers: PREFLIGHT_ANSWER }), { detail: docs.publicPreflight })
-    .get('/', ({ request }) => {
-      const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
-      try {
-        const answer = publicFaqs.answer(request);
-        if (answer.origin) cors['Access-Control-Allow-Origin'] = answer.origin;
-        const headers = { ...cors, ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
-        if (matchesIfNoneMatch(request, answer.etag)) return notModified(headers);
-        return new Response(answer.body, { headers: { ...headers, 'Content-Type': 'application/json' } });
-      } catch (error) {
-        if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
-        throw error;
-      }
-    }, { detail: docs.publicList });
+    .get('/', syncRoute(answer), { detail: docs.publicList });
 }

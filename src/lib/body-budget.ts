@@ -24,7 +24,8 @@ interface Upload {
   received: number;
   /** Bytes counted against the caps: the declared length up front, or what has arrived when more. */
   held: number;
-  reader: ReadableStreamDefaultReader<Uint8Array>;
+  /** Stops the read: cancels the stream, or fails a whole-body read (its bytes are dropped with the connection). */
+  cancel(error: ApiError): void;
   stopped: ApiError | null;
 }
 
@@ -47,8 +48,16 @@ export function createBodyBudget(settings: BodySettings, clientOf: (request: Req
 
   function stop(upload: Upload, error: ApiError): void {
     upload.stopped = error;
-    upload.reader.cancel().catch(() => {});
+    upload.cancel(error);
   }
+
+  /**
+   * Whether a body of `declared` bytes is judged by the minimum rate on arrival alone: any such body
+   * still arriving after the grace period is below the rate whatever part of it has arrived
+   * (rate × elapsed > rate × grace >= declared > received), so its progress need not be watched.
+   */
+  const decidedByArrival = (declared: number | null): declared is number =>
+    declared !== null && declared <= (settings.minBytesPerSecond * settings.graceMs) / 1000;
 
   function sweep(): void {
     const now = performance.now();
@@ -90,19 +99,25 @@ export function createBodyBudget(settings: BodySettings, clientOf: (request: Req
 
   return {
     /** Read `request`'s body of at most `maxBytes` (`declared`: its Content-Length, if any) under the deadline and the caps. */
-    async read(request: Request, body: ReadableStream<Uint8Array>, maxBytes: number, declared: number | null): Promise<Uint8Array> {
-      const upload: Upload = { client: clientOf(request), startedAt: performance.now(), received: 0, held: 0, reader: body.getReader(), stopped: null };
+    async read(request: Request, maxBytes: number, declared: number | null): Promise<Uint8Array> {
+      const upload: Upload = { client: clientOf(request), startedAt: performance.now(), received: 0, held: 0, cancel: () => {}, stopped: null };
+      // A small declared body is read whole (native, no stream chunks through JS): see decidedByArrival.
+      const whole = decidedByArrival(declared);
+      const reader = whole ? null : request.body?.getReader();
+      if (reader === undefined) return new Uint8Array(0);
       try {
         hold(upload, declared ?? 0);
       } catch (refusal) {
-        upload.reader.cancel().catch(() => {});
+        reader?.cancel().catch(() => {});
         throw refusal;
       }
       uploads.add(upload);
       sweeper ??= setInterval(sweep, SWEEP_MS);
       sweeper.unref?.();
       try {
-        return await collectChunks(upload.reader, maxBytes, (total) => {
+        if (reader === null) return await readWhole(request, upload);
+        upload.cancel = () => reader.cancel().catch(() => {});
+        return await collectChunks(reader, maxBytes, (total) => {
           if (upload.stopped) throw upload.stopped;
           upload.received = total;
           if (total > upload.held) hold(upload, total - upload.held);
@@ -122,6 +137,14 @@ export function createBodyBudget(settings: BodySettings, clientOf: (request: Req
 }
 
 export type BodyBudget = ReturnType<typeof createBodyBudget>;
+
+/** The whole body of `request` at once, or the error `upload` is stopped with first. */
+function readWhole(request: Request, upload: Upload): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    upload.cancel = reject;
+    request.bytes().then(resolve, (error: unknown) => reject(upload.stopped ?? error));
+  });
+}
 
 export function payloadTooLarge(maxBytes: number): ApiError {
   return new ApiError(413, 'payload_too_large', `request body exceeds the limit of ${maxBytes} bytes`);

@@ -21,11 +21,10 @@ export function useBodyBudget(request: Request, budget: BodyBudget): void {
 export async function readBodyLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) throw payloadTooLarge(maxBytes);
-  const body = request.body;
-  if (!body) return new Uint8Array(0);
   const budget = budgets.get(request);
-  if (!budget) return collectChunks(body.getReader(), maxBytes);
-  return budget.read(request, body, maxBytes, declared !== null && /^\d+$/.test(declared) ? Number(declared) : null);
+  if (budget) return budget.read(request, maxBytes, declared !== null && /^\d+$/.test(declared) ? Number(declared) : null);
+  const body = request.body;
+  return body ? collectChunks(body.getReader(), maxBytes) : new Uint8Array(0);
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -14,7 +14,7 @@ export function matchesIfNoneMatch(request: Request, etag: string): boolean {
 }
 
 /** 304 carrying the validators and caching headers the 200 would have had. */
-export function notModified(headers: Record<string, string>): Response {
+export function notModified(headers: HeadersInit): Response {
   return new Response(null, { status: 304, headers });
 }
 

@@ -25,13 +25,22 @@ const NOT_CANONICAL = /%|[A-Z]|\/\/|.\/$/;
  * returned as is after one regular-expression test.
  */
 export function canonicalPath(request: Request): string {
+  // The app's request gate asks once per check; a request's URL never changes, so the last answer is kept.
+  if (request === lastRequest) return lastCanonical;
   const path = requestPath(request);
-  if (!NOT_CANONICAL.test(path)) return path;
-  // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
-  const decoded = decodedPath(path) ?? path;
-  const collapsed = decoded.toLowerCase().replace(/\/{2,}/g, '/');
-  return collapsed.length > 1 && collapsed.endsWith('/') ? collapsed.slice(0, -1) : collapsed;
+  let canonical = path;
+  if (NOT_CANONICAL.test(path)) {
+    // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
+    const collapsed = (decodedPath(path) ?? path).toLowerCase().replace(/\/{2,}/g, '/');
+    canonical = collapsed.length > 1 && collapsed.endsWith('/') ? collapsed.slice(0, -1) : collapsed;
+  }
+  lastRequest = request;
+  lastCanonical = canonical;
+  return canonical;
 }
+
+let lastRequest: Request | null = null;
+let lastCanonical = '';
 
 /** Whether a canonical path lies under `prefix` (which ends in `/`), or names the prefix itself. */
 export function isUnder(path: string, prefix: string): boolean {
@@ -39,7 +48,7 @@ export function isUnder(path: string, prefix: string): boolean {
 }
 
 /**
- * Global `onRequest` hook: 400 `malformed_path` for a path whose percent-encoding does not decode
+ * Request gate check (src/app.ts): 400 `malformed_path` for a path whose percent-encoding does not decode
  * (a lone `%`, `%zz`, a cut-off UTF-8 sequence), before routing hands a parameter that failed to
  * decode to a handler. Paths without `%` cost one indexOf.
  */

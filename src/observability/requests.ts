@@ -105,8 +105,11 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
   }
 
   return {
-    /** From an `onTransform` hook: the matched route's template. */
-    noteRoute(request: Request, route: string): void {
+    /**
+     * The app's `onTransform` hook: notes the matched route's template. A plain function that
+     * returns nothing, so Elysia keeps routes synchronous (see `requestGate` in src/app.ts).
+     */
+    routeHook: function noteRoute({ request, route }: { request: Request; route: string }): void {
       const noted = facts.get(request);
       if (noted) noted.route = withoutTrailingSlash(route);
     },

@@ -17,7 +17,7 @@ export const routeSubject = (limiter: TierLimiter, ip: string | null, route: Lim
   limiter.byAddress(route.tier ?? 'anonymous', ip, route.bucket ?? `${route.method} ${route.path}`);
 
 /**
- * Global `onRequest` hook for public, unauthenticated routes (lead sign-up, sign-in, inbound
+ * Request gate check (src/app.ts, before routing) for public, unauthenticated routes (lead sign-up, sign-in, inbound
  * webhooks): each listed route draws from the client address's bucket in its tier, keyed apart from
  * scans so one never starves the other, before the body is read.
  */

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import { orNotFound } from '../lib/errors.ts';
 import { etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
+import { syncRoute } from '../lib/sync-route.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
 import {
   badParameter,
@@ -41,7 +42,7 @@ function badgeResponse(request: Request, reader: ScanReader): Response {
 }
 
 export function badgeRoutes(reader: ScanReader) {
-  return new Elysia({ name: 'badge' }).get('/api/v1/public/probe/badge', ({ request }) => badgeResponse(request, reader), { detail: docs.badge });
+  return new Elysia({ name: 'badge' }).get('/api/v1/public/probe/badge', syncRoute((request) => badgeResponse(request, reader)), { detail: docs.badge });
 }
 
 /**

@@ -6,6 +6,7 @@ import { DISCOVERY_CONTENT_TYPES, parseDiscoveryFile, type DiscoveryService } fr
 import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
 import type { RenderedSignal, SignalService } from './service.ts';
 import { signalDocs as docs } from './docs.ts';
+import { syncRoute } from '../lib/sync-route.ts';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -17,6 +18,24 @@ function parseFile(file: string): { productId: string; format: SignalFormat } | 
   return { productId: file.slice(0, dot), format };
 }
 
+/** The response headers of a rendered body (with and without its Content-Type, for 200 and 304), built once per body. */
+interface SignalHeaders {
+  ok: Headers;
+  notModified: Headers;
+}
+const headersOfRendered = new WeakMap<RenderedSignal, SignalHeaders>();
+
+function headersOf(rendered: RenderedSignal, contentType: string): SignalHeaders {
+  let built = headersOfRendered.get(rendered);
+  if (built === undefined) {
+    const headers: Record<string, string> = { ETag: rendered.etag, 'Cache-Control': CACHE_CONTROL, 'Access-Control-Allow-Origin': '*' };
+    if (rendered.lastModified > 0) headers['Last-Modified'] = new Date(rendered.lastModified).toUTCString();
+    built = { notModified: new Headers(headers), ok: new Headers({ ...headers, 'Content-Type': contentType }) };
+    headersOfRendered.set(rendered, built);
+  }
+  return built;
+}
+
 /** The cached bytes with their validators (304 on If-None-Match). 404/410 are answered here rather than through the app's error hook: crawlers ask for many unknown URLs. */
 function serve(request: Request, contentType: string, render: () => RenderedSignal): Response {
   let rendered: RenderedSignal;
@@ -26,10 +45,9 @@ function serve(request: Request, contentType: string, render: () => RenderedSign
     if (error instanceof ApiError) return error.toResponse();
     throw error;
   }
-  const headers: Record<string, string> = { ETag: rendered.etag, 'Cache-Control': CACHE_CONTROL, 'Access-Control-Allow-Origin': '*' };
-  if (rendered.lastModified > 0) headers['Last-Modified'] = new Date(rendered.lastModified).toUTCString();
-  if (matchesIfNoneMatch(request, rendered.etag)) return notModified(headers);
-  return new Response(rendered.body, { headers: { ...headers, 'Content-Type': contentType } });
+  const headers = headersOf(rendered, contentType);
+  if (matchesIfNoneMatch(request, rendered.etag)) return notModified(headers.notModified);
+  return new Response(rendered.body, { headers: headers.ok });
 }
 
 const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
@@ -42,17 +60,19 @@ const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
  * - GET /robots.txt (the sitemaps of every store whose signals are served)
  */
 export function signalRoutes(signals: SignalService, discovery: DiscoveryService) {
-  const product = (platform: Platform) => ({ params, request }: { params: { file: string; storeId?: string }; request: Request }) => {
-    const parsed = parseFile(params.file);
-    if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
-    return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null));
-  };
-  const storeFile = (platform: Platform) => ({ params, request }: { params: { file: string; storeId: string }; request: Request }) => {
-    const file = parseDiscoveryFile(params.file);
-    if (!file) return errorResponse(404, 'not_found', 'store discovery files are sitemap.xml and llms.txt');
-    return serve(request, DISCOVERY_CONTENT_TYPES[file.kind], () => discovery.render(platform, params.storeId, file));
-  };
-  const app = new Elysia({ name: 'signals' }).get('/robots.txt', ({ request }) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots), { detail: docs.robots });
+  const product = (platform: Platform) =>
+    syncRoute((request, params: { file: string; storeId?: string }) => {
+      const parsed = parseFile(params.file);
+      if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
+      return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null));
+    });
+  const storeFile = (platform: Platform) =>
+    syncRoute((request, params: { file: string; storeId: string }) => {
+      const file = parseDiscoveryFile(params.file);
+      if (!file) return errorResponse(404, 'not_found', 'store discovery files are sitemap.xml and llms.txt');
+      return serve(request, DISCOVERY_CONTENT_TYPES[file.kind], () => discovery.render(platform, params.storeId, file));
+    });
+  const app = new Elysia({ name: 'signals' }).get('/robots.txt', syncRoute((request) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots)), { detail: docs.robots });
   for (const platform of PLATFORMS) {
     app.get(`/api/v1/${platform}/products/:file`, product(platform), { detail: docs.product(platform) });
     app.get(`/api/v1/${platform}/stores/:storeId/products/:file`, product(platform), { detail: docs.storeProduct(platform) });

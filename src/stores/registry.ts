@@ -76,12 +76,49 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
     .from(stores)
     .where(and(eq(stores.platform, sql.placeholder('platform')), eq(stores.platformRef, sql.placeholder('ref'))))
     .prepare();
-  const byId = (id: string): StoreRow | null => byIdStatement.get({ id }) ?? null;
+
+  /**
+   * Stores found by id or platform reference, with their opened secrets, kept while nothing changed
+   * the stores table: any write to it through this connection moves a counter kept by temporary
+   * triggers (whatever code wrote it), a commit by any other connection (the CLI, another process)
+   * moves SQLite's `data_version`; either empties the cache before the next lookup, so a changed
+   * secret or status counts from the very next delivery. Only stores that exist are kept (as many as
+   * the operator created), never a miss keyed by client input.
+   */
+  const sqlite = db.$client;
+  sqlite.run('CREATE TEMP TABLE IF NOT EXISTS store_writes (n INTEGER NOT NULL)');
+  sqlite.run('INSERT INTO temp.store_writes (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM temp.store_writes)');
+  for (const write of ['INSERT', 'UPDATE', 'DELETE']) {
+    sqlite.run(`CREATE TEMP TRIGGER IF NOT EXISTS store_writes_${write.toLowerCase()} AFTER ${write} ON main.stores BEGIN UPDATE store_writes SET n = n + 1; END`);
+  }
+  // Two plain statements: measured several times cheaper than one SELECT over the pragma_data_version table function.
+  const ownWrites = sqlite.query<{ n: number }, []>('SELECT n FROM temp.store_writes');
+  const dataVersion = sqlite.query<{ data_version: number }, []>('PRAGMA data_version');
+  let cachedStamp = '';
+  const cachedById = new Map<string, StoreRow>();
+  const cachedByRef = new Map<string, StoreRow>();
+  const openedCredentials = new WeakMap<StoreRow, StoreCredentials>();
+  const openedWebhookSecrets = new WeakMap<StoreRow, string | null>();
+  /** A lookup through the cache; rows read inside an open transaction are not kept (it may still roll back). */
+  function cached(cache: Map<string, StoreRow>, key: string, read: () => StoreRow | undefined): StoreRow | null {
+    const stamp = `${ownWrites.get()!.n}:${dataVersion.get()!.data_version}`;
+    if (stamp !== cachedStamp) {
+      cachedById.clear();
+      cachedByRef.clear();
+      cachedStamp = stamp;
+    }
+    const hit = cache.get(key);
+    if (hit) return hit;
+    const row = read() ?? null;
+    if (row && !sqlite.inTransaction) cache.set(key, row);
+    return row;
+  }
+  const byId = (id: string): StoreRow | null => cached(cachedById, id, () => byIdStatement.get({ id }));
 
   return {
     get: byId,
     list: (): StoreRow[] => db.select().from(stores).orderBy(stores.createdAt, stores.id).all(),
-    findByRef: (platform: Platform, ref: string): StoreRow | null => byRefStatement.get({ platform, ref }) ?? null,
+    findByRef: (platform: Platform, ref: string): StoreRow | null => cached(cachedByRef, `${platform}\n${ref}`, () => byRefStatement.get({ platform, ref })),
 
     /** Null when another store of the platform already has this reference (shop domain, hash, site). */
     create(input: { platform: Platform; domain: string; currency: string | null; parsed: ParsedCredentials }): StoreRow | null {
@@ -138,8 +175,17 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
         .get()!;
     },
 
-    credentialsOf: (row: StoreRow): StoreCredentials => JSON.parse(secrets.open(row.credentials, sealContext(row.id, 'credentials'))),
-    webhookSecretOf: (row: StoreRow): string | null => (row.webhookSecret === null ? null : secrets.open(row.webhookSecret, sealContext(row.id, 'webhook-secret'))),
+    /** Opened once per row read (a changed store is a new row); callers must not modify the result. */
+    credentialsOf(row: StoreRow): StoreCredentials {
+      let credentials = openedCredentials.get(row);
+      if (!credentials) openedCredentials.set(row, (credentials = JSON.parse(secrets.open(row.credentials, sealContext(row.id, 'credentials'))) as StoreCredentials));
+      return credentials;
+    },
+    webhookSecretOf(row: StoreRow): string | null {
+      let webhookSecret = openedWebhookSecrets.get(row);
+      if (webhookSecret === undefined) openedWebhookSecrets.set(row, (webhookSecret = row.webhookSecret === null ? null : secrets.open(row.webhookSecret, sealContext(row.id, 'webhook-secret'))));
+      return webhookSecret;
+    },
 
     recordHooks(id: string, result: { status: HookStatus; topics: string[]; error: string | null }): StoreRow {
       const now = clock.now();

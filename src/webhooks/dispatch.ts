@@ -60,6 +60,12 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     }
   }
 
+  // Prepared once, like every statement of the delivery path (a query built per call costs several times more).
+  const insertOrderSignal = db
+    .insert(orderSignals)
+    .values({ id: sql.placeholder('id'), storeId: sql.placeholder('storeId'), topic: sql.placeholder('topic'), orderId: sql.placeholder('orderId'), status: sql.placeholder('status'), receivedAt: sql.placeholder('receivedAt') })
+    .prepare();
+
   function apply(store: StoreRow, topic: string, event: WebhookEvent): { outcome: Outcome; productId: string | null } {
     switch (event.kind) {
       case 'product.upsert':
@@ -76,13 +82,14 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
         stores.recordEvent(store.id, topic);
         return { outcome: 'acknowledged', productId: null };
       case 'order':
-        db.insert(orderSignals).values({ id: newId(), storeId: store.id, topic, orderId: event.orderId, status: event.status, receivedAt: clock.now() }).run();
+        insertOrderSignal.run({ id: newId(), storeId: store.id, topic, orderId: event.orderId, status: event.status, receivedAt: clock.now() });
         return { outcome: 'recorded', productId: null };
       case 'unhandled':
         return { outcome: 'ignored_topic', productId: null };
     }
   }
 
+  // No conflict clause: the delivery was looked up first in the same transaction, so a conflict here is a bug, and fails loudly.
   const logDelivery = db
     .insert(webhookDeliveries)
     .values({
@@ -95,31 +102,27 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
       outcome: sql.placeholder('outcome'),
       receivedAt: sql.placeholder('receivedAt'),
     })
-    .onConflictDoNothing()
-    .returning({ id: webhookDeliveries.id })
     .prepare();
+  const byDedupeKey = and(eq(webhookDeliveries.storeId, sql.placeholder('storeId')), eq(webhookDeliveries.dedupeKey, sql.placeholder('dedupeKey')));
+  const isLogged = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(byDedupeKey).prepare();
   const countDuplicate = db
     .update(webhookDeliveries)
     .set({ duplicates: sql`${webhookDeliveries.duplicates} + 1` })
-    .where(and(eq(webhookDeliveries.storeId, sql.placeholder('storeId')), eq(webhookDeliveries.dedupeKey, sql.placeholder('dedupeKey'))))
+    .where(byDedupeKey)
     .prepare();
 
-  /** Thrown inside a delivery's savepoint to roll its applied effect back when the log says "seen before". */
-  const seenBefore = Symbol('duplicate delivery');
-
-  /** One delivery, applied and logged inside its own savepoint of the group's transaction. */
+  /** One delivery inside the group's transaction: the log row is the dedupe point, so a delivery seen before is only counted. */
   function applyOne(delivery: VerifiedDelivery, event: WebhookEvent | null): Outcome {
     const { store, topic, dedupeKey } = delivery;
+    if (dedupeKey !== null && isLogged.get({ storeId: store.id, dedupeKey })) {
+      countDuplicate.run({ storeId: store.id, dedupeKey });
+      return 'duplicate';
+    }
     const result = event ? apply(store, topic, event) : { outcome: 'ignored_inactive' as const, productId: null };
-    const logged = logDelivery.get({ id: newId(), storeId: store.id, platform: store.platform, topic, dedupeKey, productId: result.productId, outcome: result.outcome, receivedAt: clock.now() });
-    if (!logged) throw seenBefore;
+    logDelivery.run({ id: newId(), storeId: store.id, platform: store.platform, topic, dedupeKey, productId: result.productId, outcome: result.outcome, receivedAt: clock.now() });
     return result.outcome;
   }
-  // bun:sqlite's transaction wrapper keeps its statements prepared (the hot path); called inside
-  // the group's transaction it runs as a SAVEPOINT, so one delivery's failure undoes only its own writes.
-  const inSavepoint = sqlite.transaction(applyOne);
 
-  type Settled = { ok: true; outcome: Outcome } | { ok: false; error: unknown };
   interface Pending {
     delivery: VerifiedDelivery;
     event: WebhookEvent | null;
@@ -127,62 +130,54 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     reject(error: unknown): void;
   }
 
-  function settleOne(entry: Pending): Settled {
-    try {
-      // Apply, then log: a duplicate's log insert conflicts and its savepoint is undone.
-      return { ok: true, outcome: inSavepoint(entry.delivery, entry.event) };
-    } catch (error) {
-      if (error !== seenBefore) return { ok: false, error };
-      countDuplicate.run({ storeId: entry.delivery.store.id, dedupeKey: entry.delivery.dedupeKey });
-      return { ok: true, outcome: 'duplicate' };
-    }
+  /** Thrown out of a group's transaction (rolling all of it back) when one of its deliveries fails. */
+  class DeliveryFailed {
+    constructor(
+      readonly index: number,
+      readonly error: unknown,
+    ) {}
   }
 
-  /** The group's transaction was lost (SQLite rolls back on some errors): nothing of the group is kept. */
-  class GroupLost extends Error {}
-
-  const inGroup = sqlite.transaction((group: Pending[]): Settled[] =>
-    group.map((entry) => {
-      const settled = settleOne(entry);
-      if (!sqlite.inTransaction) throw new GroupLost('the transaction of a webhook delivery group was rolled back');
-      return settled;
+  // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
+  const inGroup = sqlite.transaction((group: Pending[]): Outcome[] =>
+    group.map((entry, index) => {
+      try {
+        return applyOne(entry.delivery, entry.event);
+      } catch (error) {
+        throw new DeliveryFailed(index, error);
+      }
     }),
   );
 
-  const alone = sqlite.transaction(settleOne);
   let pending: Pending[] = [];
   let groups = 0;
 
-  function answer(entry: Pending, settled: Settled): void {
-    if (!settled.ok) return entry.reject(settled.error);
-    if (settled.outcome === 'queued') onJobQueued?.();
-    entry.resolve(settled.outcome);
-  }
-
   /**
    * Group commit: every delivery verified during one turn of the event loop is applied in one
-   * transaction, each in its own savepoint, and each is answered only after the COMMIT. When the
-   * group's transaction itself fails, nothing of it was committed and each delivery is tried again alone.
+   * transaction, and each is answered only after its COMMIT. A delivery that fails rolls the whole
+   * transaction back (no savepoint per delivery: they cost more than the rare retry); it is refused
+   * with its error and the rest of the group is applied again without it.
    */
   function commitPending(): void {
-    const group = pending;
+    let group = pending;
     pending = [];
-    groups++;
-    let settled: Settled[];
-    try {
-      settled = inGroup(group);
-    } catch (error) {
-      if (group.length === 1) return group[0]!.reject(error);
-      for (const entry of group) {
-        try {
-          answer(entry, alone(entry));
-        } catch (failure) {
-          entry.reject(failure);
-        }
+    while (group.length > 0) {
+      let outcomes: Outcome[];
+      try {
+        outcomes = inGroup(group);
+      } catch (failure) {
+        if (!(failure instanceof DeliveryFailed)) return group.forEach((entry) => entry.reject(failure)); // COMMIT itself failed: nothing was kept
+        group[failure.index]!.reject(failure.error);
+        group = group.filter((_, i) => i !== failure.index);
+        continue;
       }
+      groups++;
+      group.forEach((entry, i) => {
+        if (outcomes[i] === 'queued') onJobQueued?.();
+        entry.resolve(outcomes[i]!);
+      });
       return;
     }
-    group.forEach((entry, i) => answer(entry, settled[i]!));
   }
 
   /** Resolves with the delivery's outcome once it is committed; rejects with its own error (a 400 from its payload, a failed write). */

@@ -28,10 +28,16 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
   const baseDelayMs = options.baseDelayMs ?? 30_000;
   const maxDelayMs = options.maxDelayMs ?? 6 * 3_600_000;
 
+  // Prepared once: platform-B and -C deliveries enqueue a job inside their group commit.
+  const insertJob = db
+    .insert(jobs)
+    .values({ id: sql.placeholder('id'), kind: sql.placeholder('kind'), storeId: sql.placeholder('storeId'), payload: sql.placeholder('payload'), status: 'queued', runAt: sql.placeholder('now'), createdAt: sql.placeholder('now') })
+    .returning()
+    .prepare();
+
   return {
     enqueue(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
-      const now = clock.now();
-      return db.insert(jobs).values({ id: newId(), kind, storeId, payload, status: 'queued', runAt: now, createdAt: now }).returning().get();
+      return insertJob.get({ id: newId(), kind, storeId, payload, now: clock.now() })!;
     },
 
     /**

@@ -45,9 +45,28 @@ const bodyKey = (topic: string, body: Uint8Array) => `body:${sha256Hex(`${topic}
 export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps) {
   const receipt = (outcome: Outcome | 'ping'): Receipt => ({ received: true, outcome });
 
+  /**
+   * Platforms A and C: a delivery for no store, for a store without a secret, or with a signature not
+   * shaped like a base64 HMAC-SHA256 is refused from its headers, before its body is read (the same
+   * 401 as a wrong signature, so a refusal never tells which stores svc holds); otherwise the raw
+   * bytes are read and their HMAC compared with the signature in constant time.
+   */
+  async function readSignedBody(
+    request: Request,
+    store: StoreRow | null,
+    secretOf: (store: StoreRow) => string | null,
+    signature: string,
+    mismatch: () => ApiError,
+  ): Promise<{ store: StoreRow; body: Uint8Array }> {
+    const secret = store && secretOf(store);
+    if (!store || !secret || !isSignatureShaped(signature)) throw mismatch();
+    const body = await readBodyLimited(request, config.maxBodyBytes);
+    if (!verifyBodySignature(secret, body, signature)) throw mismatch();
+    return { store, body };
+  }
+
   /** The HMAC key for a platform-A store: its own app's client secret or svc's app secret; null when it takes no deliveries. */
-  function platformAKey(store: StoreRow | null): string | null {
-    if (!store) return null;
+  function platformAKey(store: StoreRow): string | null {
     const credentials = stores.credentialsOf(store);
     if (credentials.kind === 'own-app') return credentials.clientSecret;
     if (credentials.kind === 'via-app') {
@@ -67,12 +86,8 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       if (!isShopDomain(domain, config.platformAShopSuffix)) throw malformed('invalid_shop_domain', `X-Platform-A-Shop-Domain must be <name>.${config.platformAShopSuffix}`);
       const topic = headers.get(PLATFORM_A_HEADERS.topic)?.trim();
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-A-Topic');
-      const store = stores.findByRef('platform-a', domain);
-      const key = platformAKey(store);
-      // Refused from the headers, before the body is read, with the same 401 as a wrong signature.
-      if (!store || key === null || !isSignatureShaped(signature)) throw unverified('the signature does not match the body for this shop domain');
-      const body = await readBodyLimited(request, config.maxBodyBytes);
-      if (!verifyBodySignature(key, body, signature)) throw unverified('the signature does not match the body for this shop domain');
+      const mismatch = () => unverified('the signature does not match the body for this shop domain');
+      const { store, body } = await readSignedBody(request, stores.findByRef('platform-a', domain), platformAKey, signature, mismatch);
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
@@ -116,24 +131,20 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const signature = headers.get(PLATFORM_C_HEADERS.signature);
       const topic = headers.get(PLATFORM_C_HEADERS.topic)?.trim();
       const found = stores.get(storeId.slice(0, 64));
-      const store = found?.platform === 'platform-c' ? found : null;
+      const named = found?.platform === 'platform-c' ? found : null;
       // The creation ping is unsigned, form-encoded and has no topic: acknowledge, never treat as an event.
       // Only a store whose hooks svc is registering (or just registered) takes one; any other id gets
       // the same 401 whether or not it names a store, so a ping neither confirms nor reveals it (and a
       // delivery for no store is refused before its body is read).
       const pingRefused = () => unverified('no platform-c store with this id awaits a creation ping');
       if (!signature && !topic) {
-        if (!store) throw pingRefused();
-        if (!isPlatformCPing(await readBodyLimited(request, config.maxBodyBytes)) || !stores.confirmHooks(store.id)) throw pingRefused();
+        if (!named) throw pingRefused();
+        if (!isPlatformCPing(await readBodyLimited(request, config.maxBodyBytes)) || !stores.confirmHooks(named.id)) throw pingRefused();
         return receipt('ping');
       }
       if (!signature) throw unverified('missing X-Platform-C-Webhook-Signature');
-      // A delivery for no store, or with a signature of the wrong shape, is refused before its body is read.
       const mismatch = () => unverified('unknown store or the signature does not match the body');
-      if (!store || !isSignatureShaped(signature)) throw mismatch();
-      const body = await readBodyLimited(request, config.maxBodyBytes);
-      const secret = stores.webhookSecretOf(store);
-      if (!secret || !verifyBodySignature(secret, body, signature)) throw mismatch();
+      const { store, body } = await readSignedBody(request, named, stores.webhookSecretOf, signature, mismatch);
       const source = headers.get(PLATFORM_C_HEADERS.source);
       if (!source || !sameSite(source, store.platformRef)) throw unverified('X-Platform-C-Webhook-Source is not this store\'s site');
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-C-Webhook-Topic');

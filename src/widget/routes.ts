@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import { acceptsGzip, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import type { WidgetBundle } from './bundle.ts';
 import { apiDoc } from '../lib/api-doc.ts';
+import { syncRoute } from '../lib/sync-route.ts';
 
 const embedDoc = apiDoc({
   summary: 'The FAQ widget script',
@@ -22,13 +23,13 @@ export function widgetRoutes(bundle: WidgetBundle) {
     Vary: 'Accept-Encoding',
     'Access-Control-Allow-Origin': '*',
   };
-  return new Elysia().get('/embed.js', ({ request }) => {
-    if (matchesIfNoneMatch(request, bundle.etag)) return notModified(cacheHeaders);
-    const headers: Record<string, string> = { ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8' };
-    if (acceptsGzip(request)) {
-      headers['Content-Encoding'] = 'gzip';
-      return new Response(bundle.gzip, { headers });
-    }
-    return new Response(bundle.js, { headers });
-  }, { detail: embedDoc });
+  // Built once: the answers differ only by encoding.
+  const unchanged = new Headers(cacheHeaders);
+  const plain = new Headers({ ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8' });
+  const gzipped = new Headers({ ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8', 'Content-Encoding': 'gzip' });
+  const serve = (request: Request) => {
+    if (matchesIfNoneMatch(request, bundle.etag)) return notModified(unchanged);
+    return acceptsGzip(request) ? new Response(bundle.gzip, { headers: gzipped }) : new Response(bundle.js, { headers: plain });
+  };
+  return new Elysia().get('/embed.js', syncRoute(serve), { detail: embedDoc });
 }

@@ -54,4 +54,4 @@ test('kill -9 mid-load loses no webhook delivery that was answered 200 (group co
   const logged = new Set((db.query('SELECT dedupe_key AS key FROM webhook_deliveries').all() as { key: string }[]).map((row) => row.key));
   db.close();
   expect(acknowledged.filter((id) => !logged.has(`event:${id}`))).toEqual([]);
-});
+}, 30_000);
