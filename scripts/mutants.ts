@@ -1856,6 +1856,14 @@ export const mutants: Mutant[] = [
     tests: [T.syncEntries],
   },
   {
+    id: 'sync-b-missing-quota-header-read-as-spent',
+    bug: "platform B's answer without X-Rate-Limit-Requests-Left is read as 0 left: every list waits for a reset that never comes",
+    file: 'src/platforms/platform-b.ts',
+    original: "Number(quota.get('x-rate-limit-requests-left') ?? NaN)",
+    replacement: "Number(quota.get('x-rate-limit-requests-left'))",
+    tests: [T.syncEntries],
+  },
+  {
     id: 'sync-c-retry-after-not-shared-across-kinds',
     bug: "platform C's Retry-After holds back only the list that got the 429: another sync phase asks before it has passed",
     file: 'src/platforms/platform-c.ts',

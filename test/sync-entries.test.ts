@@ -3,6 +3,7 @@ import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
 import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
 import { platformACollection, platformAPage, platformBCategory, platformBPage, platformCCategory, platformCPage } from './fakes/payloads.ts';
+import { fixedClock } from '../src/lib/clock.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { createStore, rows } from './helpers/stores.ts';
 import { addFaq } from './helpers/signals.ts';
@@ -172,6 +173,16 @@ describe('platform B: catalog categories and content pages (v3, quota headers)',
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { categories: { items: 300 }, pages: { items: 200 } } });
     expect(fake.calls.categoryPages).toHaveLength(3);
     expect(fake.calls.overQuota).toBe(0);
+  });
+
+  test('an answer without quota headers says nothing about the quota: the pass goes on at once (also under a frozen clock)', async () => {
+    fake = startFakePlatformB({ storeHash: HASH, accessToken: 'tok-be', currency: 'GBP' });
+    stop = fake.stop;
+    fake.rateLimit.sendHeaders = false;
+    for (const id of range(31, 150)) fake.categories.set(id, platformBCategory(id));
+    t = await makeTestApp({ listen: true, clock: fixedClock(Date.parse('2026-01-20T12:00:00Z')), env: { SVC_PLATFORM_B_API_BASE: fake.url } });
+    const storeId = await connect();
+    expect(await runSync(t, storeId, 5_000)).toMatchObject({ state: 'idle', kinds: { categories: { pages: 2, items: 150 } } });
   });
 
   test('a 429 on a categories page is asked again after the reset, not counted as a failure', async () => {

@@ -150,7 +150,9 @@ export function platformBClient(options: { apiBase: string; storeHash: string; a
     const page = cursor === null ? 1 : Number(cursor);
     const { status, body, headers: quota } = await callJson(`${base}${path}?page=${page}&limit=${limit}${query}`, { headers }, { timeoutMs, expect: [200, 429] });
     const resetMs = Math.max(1, Number(quota.get('x-rate-limit-time-reset-ms')) || 0);
-    const left = Number(quota.get('x-rate-limit-requests-left'));
+    // An answer without the header says nothing about the quota (Number(null) would read as 0 left).
+    // An answer without the header says nothing about the quota (Number(null) would read as 0 left).
+    const left = Number(quota.get('x-rate-limit-requests-left') ?? NaN);
     const spent = status === 429 || (Number.isFinite(left) && left <= 0);
     if (spent) quotaResets.hold(api, resetMs);
     if (status === 429) throw new PlatformThrottled('the API quota is spent', resetMs);

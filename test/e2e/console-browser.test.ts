@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { platformAProduct } from '../fakes/payloads.ts';
+import { platformACollection, platformAPage, platformAProduct } from '../fakes/payloads.ts';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
 import { BROWSER_AVAILABLE, browserDescribe, launchChromium } from '../helpers/browser.ts';
@@ -457,6 +457,8 @@ suite('console in Chromium', () => {
     // A second store connected through svc's app: svc has no API access, so its sync fails at once, saying why.
     const viaApp = await api('POST', '/api/v1/admin/stores', { platform: 'platform-a', domain: 'viaapp.myplatform-a.com', currency: 'EUR', credentials: { viaApp: true } });
     fake.productsOf(SHOP.domain).push(...[4101, 4102, 4103].map((id) => platformAProduct(id)));
+    fake.entriesOf(SHOP.domain, 'collections').push(platformACollection(2201, { handle: 'summer', title: 'Summer' }), platformACollection(2202, { handle: 'winter', title: 'Winter' }));
+    fake.entriesOf(SHOP.domain, 'pages').push(platformAPage(601, { handle: 'shipping', title: 'Shipping & returns' }));
     const v = await open('/console/stores');
     await signIn(v, admin);
     const row = v.page.locator('tbody tr', { hasText: SHOP.domain });
@@ -486,6 +488,31 @@ suite('console in Chromium', () => {
     await shot(v, 'store-sync-failed');
     await finish(v);
     expect(viaApp.sync.state).toBe('failed');
+  }, FLOW_MS);
+
+  test('Catalogue: the collections and pages sync brought, each linking to its FAQs; an FAQ filed there is what the widget gets on /collections/<handle>', async () => {
+    const v = await open(`/console/catalogue?store=${storeId}`);
+    await signIn(v, admin);
+    await v.page.getByRole('link', { name: 'Categories' }).click();
+    const row = v.page.locator('tbody tr', { hasText: 'Summer' });
+    await row.waitFor();
+    expect(await v.page.locator('tbody tr').count()).toBe(2);
+    expect(await row.getByRole('link', { name: 'Summer', exact: true }).getAttribute('href')).toBe(`https://${SHOP.domain}/collections/summer`);
+    await shot(v, 'catalogue-categories');
+    await v.page.getByRole('link', { name: 'Pages' }).click();
+    await v.page.locator('tbody tr', { hasText: 'Shipping & returns' }).waitFor();
+    await v.page.getByRole('link', { name: 'Categories' }).click();
+    await row.getByRole('link', { name: 'FAQs of Summer' }).click();
+    await v.page.getByRole('heading', { name: 'category 2201: 0 entries' }).waitFor();
+    await v.page.getByLabel('Question').fill('Is the summer range back next year?');
+    await v.page.getByLabel('Answer').fill('Yes, every May.');
+    await v.page.getByRole('button', { name: 'Add as approved' }).click();
+    await v.page.getByRole('heading', { name: 'category 2201: 1 entries' }).waitFor();
+    await shot(v, 'faqs-category');
+    await finish(v);
+    // The widget on /collections/summer asks by handle; the FAQ filed under the collection's id answers.
+    const res = await fetch(`${svc.url}/api/v1/public/faqs?type=category&ref=summer`, { headers: { 'X-Api-Key': widgetKey, Origin: 'http://localhost' } });
+    expect((await res.json()).items.map((i: any) => i.question)).toEqual(['Is the summer range back next year?']);
   }, FLOW_MS);
 
   test('keyboard: skip link, navigation and a visible focus ring', async () => {

@@ -29,7 +29,7 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
   const outage = { api: { status: null } as Outage, catalog: { status: null } as Outage };
   const calls = { productFetches: 0, productPages: [] as number[], categoryPages: [] as number[], contentPages: [] as number[], overQuota: 0 };
   /** The API quota: `quota` requests per `windowMs` (the platform's real window is 30 s); every call spends one. */
-  const rateLimit = { quota: 450, windowMs: 30_000, used: 0, windowStart: performance.now() };
+  const rateLimit = { quota: 450, windowMs: 30_000, used: 0, windowStart: performance.now(), sendHeaders: true };
   /** Test hook called before a products page is answered (its body already built); a Response replaces the answer. */
   type PageHook<A extends unknown[]> = ((...page: A) => Promise<Response | void> | Response | void) | null;
   const pageHooks: { beforeProductsPage: PageHook<[number]>; beforeEntriesPage: PageHook<['category' | 'page', number]> } = { beforeProductsPage: null, beforeEntriesPage: null };
@@ -46,7 +46,8 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
     const resetMs = Math.ceil(rateLimit.windowMs - (now - rateLimit.windowStart));
     return {
       ok,
-      headers: {
+      // A proxy or an older API version may answer without them (tests switch them off).
+      headers: !rateLimit.sendHeaders ? {} : {
         'x-rate-limit-requests-left': String(rateLimit.quota - rateLimit.used),
         'x-rate-limit-requests-quota': String(rateLimit.quota),
         'x-rate-limit-time-reset-ms': String(resetMs),

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { EntryView } from '../../../catalog/entries.ts';
 import type { ProductView } from '../../../catalog/products.ts';
 import { api, ApiFailure, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
@@ -146,12 +147,85 @@ function ProductDetail({ storeId, productId, platform }: { storeId: string; prod
   );
 }
 
+/** What the catalogue holds per store: products (webhooks and sync), categories and content pages (sync). */
+const KINDS: [Kind, string][] = [
+  ['products', 'Products'],
+  ['categories', 'Categories'],
+  ['pages', 'Pages'],
+];
+type Kind = 'products' | 'categories' | 'pages';
+
+/** A store's categories (collections) or content pages as sync last read them, each with a link to its FAQs. */
+function EntryList({ storeId, kind }: { storeId: string; kind: 'categories' | 'pages' }) {
+  const pager = usePager();
+  const entries = useLoad(() => api<Page<EntryView>>(`/api/v1/admin/stores/${encodeURIComponent(storeId)}/${kind}`, { query: { cursor: pager.cursor, limit: 25 } }), [storeId, kind, pager.cursor]);
+  const type = kind === 'categories' ? 'category' : 'page';
+  return (
+    <>
+      <ErrorNotice error={entries.error} />
+      {entries.loading && !entries.data ? <Loading what={kind} /> : null}
+      {entries.data && entries.data.items.length === 0 ? (
+        <Empty>
+          No {kind} synced for this store yet: catalogue sync reads them (see the <a href={`${BASE}/stores/${storeId}`}>store’s sync state</a>).
+        </Empty>
+      ) : null}
+      {entries.data && entries.data.items.length > 0 ? (
+        <>
+          <div class="table-wrap card">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{kind === 'categories' ? 'Category' : 'Page'}</th>
+                  <th scope="col">Id</th>
+                  <th scope="col">Handle</th>
+                  <th scope="col">Updated</th>
+                  <th scope="col">FAQs</th>
+                </tr>
+              </thead>
+              <tbody>
+                {entries.data.items.map((entry) => (
+                  <tr key={entry.id}>
+                    <td>
+                      {entry.url ? (
+                        <a href={entry.url} target="_blank" rel="noopener">
+                          {entry.title || entry.handle || entry.id}
+                        </a>
+                      ) : (
+                        entry.title || entry.handle || entry.id
+                      )}
+                    </td>
+                    <td>
+                      <code>{entry.id}</code>
+                    </td>
+                    <td>{entry.handle ? <code>{entry.handle}</code> : '—'}</td>
+                    <td>{formatTime(entry.updatedAt ?? entry.syncedAt)}</td>
+                    <td>
+                      <a href={`${BASE}/faqs?store=${encodeURIComponent(storeId)}&type=${type}&ref=${encodeURIComponent(entry.id)}`} aria-label={`FAQs of ${entry.title || entry.id}`}>
+                        FAQs
+                      </a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pager={pager} nextCursor={entries.data.nextCursor} count={entries.data.items.length} />
+        </>
+      ) : null}
+    </>
+  );
+}
+
 export function Catalogue({ route, params }: PageProps) {
   const { stores, storeId, choose } = useStoreChoice(route, '/catalogue');
+  const kind: Kind = KINDS.find(([id]) => id === route.query.get('kind'))?.[0] ?? 'products';
   const pager = usePager();
   const products = useLoad(
-    () => (storeId ? api<Page<Product>>(`/api/v1/admin/stores/${encodeURIComponent(storeId)}/products`, { query: { cursor: pager.cursor, limit: 25 } }) : Promise.resolve(null)),
-    [storeId, pager.cursor],
+    () =>
+      storeId && kind === 'products'
+        ? api<Page<Product>>(`/api/v1/admin/stores/${encodeURIComponent(storeId)}/products`, { query: { cursor: pager.cursor, limit: 25 } })
+        : Promise.resolve(null),
+    [storeId, kind, pager.cursor],
   );
   if (params.length === 2 && stores.data) {
     const owner = stores.data.find((s) => s.id === params[0]);
@@ -163,7 +237,7 @@ export function Catalogue({ route, params }: PageProps) {
       <ErrorNotice error={stores.error ?? products.error} />
       {stores.data && stores.data.length === 0 ? (
         <Empty>
-          No stores yet. <a href={`${BASE}/stores`}>Connect a store</a> and its products arrive through webhooks.
+          No stores yet. <a href={`${BASE}/stores`}>Connect a store</a>: its catalogue is imported, then kept in sync.
         </Empty>
       ) : null}
       {stores.data && stores.data.length > 0 ? (
@@ -178,6 +252,16 @@ export function Catalogue({ route, params }: PageProps) {
           />
         </div>
       ) : null}
+      {storeId ? (
+        <nav class="tabs" aria-label="Catalogue kinds">
+          {KINDS.map(([id, label]) => (
+            <a key={id} class="tab" aria-current={kind === id ? 'page' : undefined} href={`${BASE}/catalogue?store=${encodeURIComponent(storeId)}${id === 'products' ? '' : `&kind=${id}`}`}>
+              {label}
+            </a>
+          ))}
+        </nav>
+      ) : null}
+      {storeId && kind !== 'products' ? <EntryList key={`${storeId}-${kind}`} storeId={storeId} kind={kind} /> : null}
       {products.data && products.data.items.length === 0 ? <Empty>No products synced for this store yet.</Empty> : null}
       {products.data && products.data.items.length > 0 ? (
         <>

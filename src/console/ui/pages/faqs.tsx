@@ -110,10 +110,13 @@ function StoreList({ storeId, status, title, empty }: { storeId: string; status:
   );
 }
 
-function EntityList({ storeId }: { storeId: string }) {
-  const [entityType, setEntityType] = useState('product');
-  const [entityRef, setEntityRef] = useState('');
-  const [shown, setShown] = useState<{ entityType: string; entityRef: string } | null>(null);
+type Entity = { entityType: string; entityRef: string };
+
+/** One entity's FAQs; `initial` (from a link such as the catalogue's) is shown at once. */
+function EntityList({ storeId, initial }: { storeId: string; initial: Entity | null }) {
+  const [entityType, setEntityType] = useState(initial?.entityType ?? 'product');
+  const [entityRef, setEntityRef] = useState(initial?.entityRef ?? '');
+  const [shown, setShown] = useState<Entity | null>(initial);
   const list = useLoad(
     () => (shown ? api<Page<Faq>>('/api/v1/admin/faqs', { query: { storeId, ...shown } }).then((p) => p.items) : Promise.resolve(null)),
     [storeId, JSON.stringify(shown)],
@@ -142,7 +145,7 @@ function EntityList({ storeId }: { storeId: string }) {
         }}
       >
         <SelectField label="Entity type" value={entityType} onValue={setEntityType} options={ENTITY_TYPES} />
-        <TextField label="Product id, handle or slug" value={entityRef} onValue={setEntityRef} required />
+        <TextField label={`${ENTITY_TYPES.find(([id]) => id === entityType)?.[1] ?? 'Entity'} id, handle or slug`} value={entityRef} onValue={setEntityRef} required />
         <div class="filter-actions">
           <button class="button" type="submit" disabled={entityRef.trim() === ''}>
             Show FAQs
@@ -185,9 +188,17 @@ const TABS: [string, string][] = [
   ['entity', 'By entity'],
 ];
 
+/** `?type=&ref=` (a link to one entity's FAQs) when both name something the API takes. */
+function linkedEntity(query: URLSearchParams): Entity | null {
+  const entityType = query.get('type') ?? '';
+  const entityRef = query.get('ref')?.trim() ?? '';
+  return ENTITY_TYPES.some(([id]) => id === entityType) && entityRef !== '' ? { entityType, entityRef } : null;
+}
+
 export function Faqs({ route }: PageProps) {
   const { stores, storeId, choose } = useStoreChoice(route, '/faqs');
-  const [tab, setTab] = useState('queue');
+  const linked = linkedEntity(route.query);
+  const [tab, setTab] = useState(linked ? 'entity' : 'queue');
   const [status, setStatus] = useState('');
   return (
     <>
@@ -220,7 +231,7 @@ export function Faqs({ route }: PageProps) {
                 <StoreList key={`a-${storeId}-${status}`} storeId={storeId} status={status} title="All FAQs" empty="No FAQs." />
               </>
             ) : null}
-            {tab === 'entity' ? <EntityList key={`e-${storeId}`} storeId={storeId} /> : null}
+            {tab === 'entity' ? <EntityList key={`e-${storeId}`} storeId={storeId} initial={linked} /> : null}
           </div>
         </>
       ) : null}
