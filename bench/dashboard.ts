@@ -17,23 +17,19 @@ import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.ts';
 import { createKeyStore } from '../src/auth/keys.ts';
 import { loadConfig } from '../src/config.ts';
-import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../src/db/schema/scans.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
 import { loadGeo } from '../src/geo/lookup.ts';
-import { newId } from '../src/lib/ids.ts';
 import { createScanRollups } from '../src/scans/rollups.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { buildWidget } from '../src/widget/bundle.ts';
+import { scanGenerator } from './lib/scans.ts';
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { scans: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '9' } } });
 const SCANS = Number(values.scans);
 const RUNS = Number(values.runs);
 const GOAL_MS = 100;
-const HOSTS = 20_000;
-const COUNTRIES = ['US', 'DE', 'GB', 'FR', 'NL', 'ES', 'IT', 'CA', 'AU', 'SE', 'PL', 'BR', 'JP', 'IN', 'CH'];
 const NOW = Date.now();
-const SPAN = 365 * DAY_MS;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-dashboard-'));
 try {
@@ -41,27 +37,7 @@ try {
   const database = openDatabase(config.databaseFile);
   migrateDatabase(database);
 
-  // Deterministic pseudo-random data: skewed hosts, countries and grades, a year of scans.
-  let seed = 42;
-  const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-  const pick = <T>(list: readonly T[], skew = 1) => list[Math.floor(rand() ** skew * list.length)]!;
-  const signals = JSON.stringify({ title: { value: 'Organic Green Tea - Loose Leaf, 100 g', length: 37 }, lang: 'en', robots: 'index,follow', headings: { h1: ['Organic Green Tea'] } });
-  const insert = database.sqlite.prepare(
-    'INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, ' +
-      'has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
-  );
-  const bit = () => (rand() < 0.15 ? null : rand() < 0.7 ? 1 : 0);
-  const generate = database.sqlite.transaction((count: number, start: number) => {
-    for (let i = start; i < start + count; i++) {
-      const host = `shop-${Math.floor(rand() ** 2 * HOSTS)}.example.com`;
-      const scannedAt = NOW - SPAN + Math.floor(((i + rand()) / SCANS) * SPAN);
-      const grade = pick(GRADES, 1.3);
-      const percentage = Math.round((100 - GRADES.indexOf(grade as (typeof GRADES)[number]) * 15 - rand() * 14) * 10) / 10;
-      insert.run(newId(), host, `https://${host}/products/p-${i}`, scannedAt, scannedAt + 500, rand() < 0.1 ? null : pick(COUNTRIES, 2),
-        pick(SCAN_PLATFORMS, 1.5), 0.9, pick(PAGE_TYPES, 1.5), grade, Math.max(0, percentage), rand() < 0.3 ? 1 : 0, '1.4.2', 'food-and-drink',
-        bit(), bit(), bit(), bit(), bit(), bit(), bit(), signals, JSON.stringify({ grade, percentage }), '{"extensionVersion":"3.8.1"}');
-    }
-  });
+  const generate = scanGenerator(database.sqlite, SCANS, NOW);
   let started = performance.now();
   for (let done = 0; done < SCANS; done += 50_000) generate(Math.min(50_000, SCANS - done), done);
   console.log(`generated ${SCANS.toLocaleString('en')} scans in ${((performance.now() - started) / 1000).toFixed(1)} s (${dir})`);

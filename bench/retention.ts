@@ -2,7 +2,8 @@
 // Record-retention benchmark (issue 11, item 11): how long the event loop is held while the sweep
 // deletes a large backlog of expired webhook deliveries, order signals, store events, finished jobs
 // and unused sign-ups from a real SQLite file. A setImmediate ticker runs beside the sweep; the
-// longest gap between its ticks is the longest the loop was held. Baseline, measured in the same
+// longest gap between its ticks, less the time other processes had the CPU, is the longest the loop
+// was held (bench/lib/holds.ts). Baseline, measured in the same
 // run on an identical copy: one plain DELETE per table (what an unbatched sweep would hold). The same
 // ticker over an idle second shows the machine's own noise (other processes taking the CPU).
 // Usage: bun bench/retention.ts [--rows 200000]
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
 import { createRecordRetention } from '../src/db/retention.ts';
+import { holdsRow, measureHolds } from './lib/holds.ts';
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { rows: { type: 'string', default: '200000' } } });
 const ROWS = Number(values.rows);
@@ -44,37 +46,8 @@ function seed(file: string): void {
   database.close();
 }
 
-interface Holds {
-  holdMs: number;
-  p99Ms: number;
-  medianMs: number;
-  totalMs: number;
-}
-
-/** Gaps between turns of the event loop while `task` runs (ms): the longest, the 99th percentile and the median. */
-async function longestHold(task: () => Promise<unknown>): Promise<Holds> {
-  let last = performance.now();
-  const gaps: number[] = [];
-  let done = false;
-  const tick = () => {
-    const now = performance.now();
-    gaps.push(now - last);
-    last = now;
-    if (!done) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const started = performance.now();
-  await task();
-  const totalMs = performance.now() - started;
-  done = true;
-  await new Promise((resolve) => setImmediate(resolve));
-  gaps.sort((a, b) => a - b);
-  const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))]!;
-  return { holdMs: gaps.at(-1)!, p99Ms: at(0.99), medianMs: at(0.5), totalMs };
-}
-
 // The machine's own noise: the same ticker over an idle second (other processes taking the CPU show up here).
-const idle = await longestHold(() => Bun.sleep(1000));
+const idle = await measureHolds(() => Bun.sleep(1000));
 
 const seeded = path.join(work, 'seed.db');
 seed(seeded);
@@ -86,7 +59,7 @@ const copy = (name: string) => {
 
 const baselineDb = copy('baseline.db');
 const cutoff = (days: number) => NOW - days * DAY;
-const baseline = await longestHold(async () => {
+const baseline = await measureHolds(async () => {
   baselineDb.sqlite.run('DELETE FROM webhook_deliveries WHERE received_at < ?', [cutoff(30)]);
   baselineDb.sqlite.run('DELETE FROM order_signals WHERE received_at < ?', [cutoff(90)]);
   baselineDb.sqlite.run('DELETE FROM store_events WHERE occurred_at < ?', [cutoff(365)]);
@@ -97,16 +70,14 @@ baselineDb.close();
 
 const sweptDb = copy('swept.db');
 let deleted = 0;
-const swept = await longestHold(async () => {
+const swept = await measureHolds(async () => {
   deleted = await createRecordRetention(sweptDb.sqlite, { now: () => NOW }, DAYS).runOnce();
 });
 const left = (sweptDb.sqlite.query('SELECT count(*) AS n FROM webhook_deliveries').get() as { n: number }).n;
 sweptDb.close();
 
-const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
-const row = (name: string, r: Holds) => `${name.padEnd(32)} hold: longest ${ms(r.holdMs)}  p99 ${ms(r.p99Ms)}  median ${ms(r.medianMs)}   total ${r.totalMs.toFixed(0).padStart(6)} ms`;
 console.log(`${deleted} expired rows deleted (${ROWS} deliveries, ${ROWS / 2} order signals, ${ROWS / 4} each of events, jobs, leads); ${left} recent deliveries kept`);
-console.log(row('idle loop (machine noise)', idle));
-console.log(row('baseline: one DELETE per table', baseline));
-console.log(row('svc: 500-row batches, yielding', swept));
-console.log(`longest hold, baseline / svc: ${(baseline.holdMs / swept.holdMs).toFixed(0)}x`);
+console.log(holdsRow('idle loop (machine noise)', idle));
+console.log(holdsRow('baseline: one DELETE per table', baseline));
+console.log(holdsRow('svc: timed batches, yielding', swept));
+console.log(`longest hold, baseline / svc: ${(baseline.heldMs / swept.heldMs).toFixed(0)}x`);

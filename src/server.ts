@@ -10,6 +10,7 @@ import { createScanWriter } from './telemetry/writer.ts';
 import { acquireInstanceLock } from './lib/instance-lock.ts';
 import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
+import { startCheckpointer } from './db/checkpoint.ts';
 import { createRecordRetention } from './db/retention.ts';
 import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
@@ -98,6 +99,8 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
     throw new ListenError(`cannot listen on ${listenUrl(config.http).slice('http://'.length)}: ${reason}`);
   }
   const listening = server;
+  // WAL checkpoints in a Worker, so no request's COMMIT copies the WAL into the database file.
+  const checkpointer = await startCheckpointer(database.sqlite, database.file, observability.logger.log);
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
   // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval.
@@ -120,6 +123,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
       await records.stop();
       await rollups.stop();
       scanWriter.close(); // rows still queued are committed before the database closes
+      await checkpointer.stop();
       for (const undo of cleanup.reverse()) undo(); // the database, then the instance lock
       observability.logger.flush();
     })();

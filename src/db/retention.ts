@@ -4,7 +4,7 @@ import type { Clock } from '../lib/clock.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
 
-/** Rows per deleting transaction: a millisecond or two of work, so requests and commits never wait long. */
+/** At most this many rows per deleting transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const RECORD_RETENTION_BATCH_ROWS = 500;
 const HOUR_MS = 3_600_000;
 
@@ -40,7 +40,7 @@ export function createRecordRetention(sqlite: Database, clock: Clock, days: Conf
     let deleted = 0;
     for (const rule of rules) {
       const cutoff = clock.now() - rule.days * DAY_MS;
-      deleted += await inBatches(() => rule.deleteOldest.run(cutoff, batchRows).changes, batchRows);
+      deleted += await inBatches((rows) => rule.deleteOldest.run(cutoff, rows).changes, batchRows);
     }
     return deleted;
   }

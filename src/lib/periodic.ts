@@ -2,15 +2,30 @@
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Runs `batch` (one short transaction over at most `batchRows` rows, returning how many) until a
- * batch comes back short, with a turn of the event loop between batches; resolves with the total.
+ * How long one step of background work may hold the request thread: each step is a transaction,
+ * and requests queued behind it wait for it whole (issue 12: never more than 5 ms at a stretch).
  */
-export async function inBatches(batch: () => number, batchRows: number): Promise<number> {
+export const STEP_BUDGET_MS = 2;
+/** Rows of the first step, before its time is known. */
+const FIRST_STEP_ROWS = 8;
+
+/**
+ * Runs `batch(rows)` (one short transaction over at most `rows` rows, returning how many) until a
+ * batch comes back short, with a turn of the event loop between batches; resolves with the total.
+ * Batch sizes follow the time each batch took, aiming at STEP_BUDGET_MS (at most doubling from
+ * one batch to the next, never above `maxRows`): the cost of a row varies with the table, the
+ * machine and its load, so a fixed count cannot keep steps short everywhere.
+ */
+export async function inBatches(batch: (rows: number) => number, maxRows: number, now = () => performance.now()): Promise<number> {
   let total = 0;
+  let rows = Math.min(FIRST_STEP_ROWS, maxRows);
   for (;;) {
-    const changes = batch();
+    const started = now();
+    const changes = batch(rows);
+    const elapsed = now() - started;
     total += changes;
-    if (changes < batchRows) return total;
+    if (changes < rows) return total;
+    rows = Math.max(1, Math.min(maxRows, rows * 2, Math.floor((rows * STEP_BUDGET_MS) / Math.max(elapsed, 0.01))));
     await yieldToEventLoop();
   }
 }

@@ -4,7 +4,7 @@ import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
 import { dayOf, type ScanRollups } from './rollups.ts';
 
-/** Rows per deleting transaction: a few milliseconds of work, so queued scans never wait long. */
+/** At most this many rows per deleting transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const RETENTION_BATCH_ROWS = 500;
 const HOUR_MS = 3_600_000;
 
@@ -18,15 +18,15 @@ export function createScanRetention(sqlite: Database, clock: Clock, days: number
   const deleteOldest = sqlite.prepare<{ scanned_at: number }, [number, number]>(
     'DELETE FROM scans WHERE rowid IN (SELECT rowid FROM scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) RETURNING scanned_at',
   );
-  const deleteBatch = sqlite.transaction((cutoff: number): number => {
-    const deleted = deleteOldest.all(cutoff, batchRows);
+  const deleteBatch = sqlite.transaction((cutoff: number, rows: number): number => {
+    const deleted = deleteOldest.all(cutoff, rows);
     // Deleted oldest first: every day before the latest deleted scan's day is now empty.
     if (deleted.length > 0) rollups.afterDeletingBefore(dayOf(Math.max(...deleted.map((row) => row.scanned_at))));
     return deleted.length;
   });
   const sweep = (): Promise<number> => {
     const cutoff = clock.now() - days * DAY_MS;
-    return inBatches(() => deleteBatch(cutoff), batchRows);
+    return inBatches((rows) => deleteBatch(cutoff, rows), batchRows);
   };
   const task = periodicTask('scan retention', sweep);
 

@@ -4,7 +4,7 @@ import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
 
-/** Scans folded per transaction (~50 ms on the 2-core bench machine), so queued scan writes never wait long. */
+/** At most this many scans folded per transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const ROLLUP_CHUNK_ROWS = 250;
 const SECOND_MS = 1000;
 
@@ -149,8 +149,8 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     }
   }
 
-  const rollChunk = sqlite.transaction((): number => {
-    const rows = rowsAbove.all(watermark(), chunkRows);
+  const rollChunk = sqlite.transaction((limit: number): number => {
+    const rows = rowsAbove.all(watermark(), limit);
     if (rows.length === 0) return 0;
     fold(rows);
     writeWatermark.run(rows.at(-1)!.rowid);

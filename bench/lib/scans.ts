@@ -1,0 +1,44 @@
+// Synthetic scans for the dashboard and background-work benches: deterministic pseudo-random rows
+// (skewed hosts, countries and grades) with scannedAt rising over a year as they are inserted,
+// written with prepared INSERTs straight into the scans table of a migrated database.
+import type { Database } from 'bun:sqlite';
+import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../../src/db/schema/scans.ts';
+import { newId } from '../../src/lib/ids.ts';
+import { DAY_MS } from '../../src/lib/time.ts';
+
+const HOSTS = 20_000;
+const COUNTRIES = ['US', 'DE', 'GB', 'FR', 'NL', 'ES', 'IT', 'CA', 'AU', 'SE', 'PL', 'BR', 'JP', 'IN', 'CH'];
+export const SPAN_MS = 365 * DAY_MS;
+
+/**
+ * `generate(count, start)` inserts scans number start..start+count-1 of `total`, spread over the
+ * year before `now`, in one transaction.
+ */
+export function scanGenerator(sqlite: Database, total: number, now: number) {
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const pick = <T>(list: readonly T[], skew = 1) => list[Math.floor(rand() ** skew * list.length)]!;
+  const signals = JSON.stringify({ title: { value: 'Organic Green Tea - Loose Leaf, 100 g', length: 37 }, lang: 'en', robots: 'index,follow', headings: { h1: ['Organic Green Tea'] } });
+  const insert = sqlite.prepare(
+    'INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, ' +
+      'has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+  );
+  const bit = () => (rand() < 0.15 ? null : rand() < 0.7 ? 1 : 0);
+  return sqlite.transaction((count: number, start: number) => {
+    for (let i = start; i < start + count; i++) {
+      const host = `shop-${Math.floor(rand() ** 2 * HOSTS)}.example.com`;
+      const scannedAt = now - SPAN_MS + Math.floor(((i + rand()) / total) * SPAN_MS);
+      const grade = pick(GRADES, 1.3);
+      const percentage = Math.round((100 - GRADES.indexOf(grade as (typeof GRADES)[number]) * 15 - rand() * 14) * 10) / 10;
+      insert.run(newId(), host, `https://${host}/products/p-${i}`, scannedAt, scannedAt + 500, rand() < 0.1 ? null : pick(COUNTRIES, 2),
+        pick(SCAN_PLATFORMS, 1.5), 0.9, pick(PAGE_TYPES, 1.5), grade, Math.max(0, percentage), rand() < 0.3 ? 1 : 0, '1.4.2', 'food-and-drink',
+        bit(), bit(), bit(), bit(), bit(), bit(), bit(), signals, JSON.stringify({ grade, percentage }), '{"extensionVersion":"3.8.1"}');
+    }
+  });
+}
+
+/** Insert `total` scans in transactions of 50,000 rows. */
+export function generateScans(sqlite: Database, total: number, now: number): void {
+  const generate = scanGenerator(sqlite, total, now);
+  for (let done = 0; done < total; done += 50_000) generate(Math.min(50_000, total - done), done);
+}

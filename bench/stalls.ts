@@ -1,0 +1,72 @@
+#!/usr/bin/env bun
+// Background work and the event loop (issue 12, item 5): how long each background task holds the
+// request thread at a stretch, on a real SQLite file with a backlog, as the server runs them (WAL
+// checkpoints in their Worker). Each task runs alone with a setImmediate ticker beside it
+// (bench/lib/holds.ts): the longest gap between ticks, less the time other processes had the CPU,
+// is the longest hold. Goal: <= 5 ms for every task. The same ticker over an idle second is the
+// baseline (the machine's own noise). The job worker's holds are measured by bench/sync.ts.
+//   (1) the scan roller folding a backlog of N scans into the stats rollups
+//   (2) scan retention deleting the older half of them (rollups kept in step)
+//   (3) record retention deleting N expired webhook deliveries
+// Usage: bun bench/stalls.ts [--scans 50000]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startCheckpointer } from '../src/db/checkpoint.ts';
+import { migrateDatabase, openDatabase } from '../src/db/index.ts';
+import { createRecordRetention } from '../src/db/retention.ts';
+import { STEP_BUDGET_MS } from '../src/lib/periodic.ts';
+import { DAY_MS } from '../src/lib/time.ts';
+import { createScanRetention } from '../src/scans/retention.ts';
+import { createScanRollups } from '../src/scans/rollups.ts';
+import { holdsRow, measureHolds, type Holds } from './lib/holds.ts';
+import { generateScans, SPAN_MS } from './lib/scans.ts';
+
+const { values } = parseArgs({ args: Bun.argv.slice(2), options: { scans: { type: 'string', default: '50000' } } });
+const SCANS = Number(values.scans);
+const GOAL_MS = 5;
+const NOW = Date.now();
+
+const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-stalls-'));
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
+const database = openDatabase(path.join(work, 'svc.db'));
+migrateDatabase(database);
+const { sqlite } = database;
+generateScans(sqlite, SCANS, NOW);
+const insertDelivery = sqlite.prepare("INSERT INTO webhook_deliveries (id, store_id, platform, topic, dedupe_key, outcome, received_at) VALUES (?, 's', 'platform-a', 'products/update', ?, 'applied', ?)");
+sqlite.transaction(() => {
+  for (let i = 0; i < SCANS; i++) insertDelivery.run(`d${i}`, `event:${i}`, NOW - 400 * DAY_MS + i);
+})();
+sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+const checkpointer = await startCheckpointer(sqlite, database.file, console.error);
+const clock = { now: () => NOW };
+
+const idle = await measureHolds(() => Bun.sleep(1000));
+const rollups = createScanRollups(sqlite);
+let rolled = 0;
+const roller = await measureHolds(async () => {
+  rolled = await rollups.runOnce();
+});
+let deletedScans = 0;
+const scanRetention = await measureHolds(async () => {
+  deletedScans = await createScanRetention(sqlite, clock, SPAN_MS / DAY_MS / 2, rollups).runOnce();
+});
+let deletedRecords = 0;
+const recordRetention = await measureHolds(async () => {
+  const days = { webhookDeliveryDays: 30, jobDays: 0, storeEventDays: 0, orderSignalDays: 0, unusedLeadDays: 0 };
+  deletedRecords = await createRecordRetention(sqlite, clock, days).runOnce();
+});
+await checkpointer.stop();
+database.close();
+
+const results: [string, Holds][] = [
+  [`(1) roller: ${rolled} scans folded`, roller],
+  [`(2) scan retention: ${deletedScans} deleted`, scanRetention],
+  [`(3) record retention: ${deletedRecords} deleted`, recordRetention],
+];
+console.log(`${SCANS} scans over a year; steps aim at ${STEP_BUDGET_MS} ms; ${navigator.hardwareConcurrency} CPUs`);
+console.log(holdsRow('idle loop (machine noise)', idle));
+for (const [name, holds] of results) console.log(holdsRow(name, holds));
+const worst = results.reduce((a, b) => (b[1].heldMs > a[1].heldMs ? b : a));
+console.log(`worst: ${worst[0]}, held ${worst[1].heldMs.toFixed(1)} ms (goal <= ${GOAL_MS} ms for every task: ${worst[1].heldMs <= GOAL_MS ? 'met' : 'NOT met'})`);
