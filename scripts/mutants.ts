@@ -1416,6 +1416,14 @@ export const mutants: Mutant[] = [
     tests: [T.faqs],
   },
   {
+    id: 'cache-faq-headers-ignore-origin',
+    bug: "the public FAQ answer's prebuilt headers are shared across origins (one origin's CORS grant sent to another)",
+    file: 'src/faqs/routes.ts',
+    original: "const key = `${etag}\\n${origin ?? ''}`;",
+    replacement: 'const key = etag;',
+    tests: [T.faqs],
+  },
+  {
     id: 'cache-signal-never-revalidated',
     bug: 'a rendered signal is reused after the database changed',
     file: 'src/signals/service.ts',

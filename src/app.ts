@@ -182,7 +182,8 @@ export function createApp(deps: AppDeps) {
     ...WEBHOOK_PATHS.map((path) => ({ method: 'POST', path, unit: 'webhook deliveries', tier: 'webhook' as const, bucket: 'webhooks' })),
   ]);
   const bodyCheck = ({ request }: { request: Request }): Response | undefined => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') useBodyBudget(request, bodyBudget);
+    const method = request.method;
+    if (method !== 'GET' && method !== 'HEAD') useBodyBudget(request, bodyBudget);
     // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
     // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
     const declared = request.headers.get('content-length');

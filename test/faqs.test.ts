@@ -264,6 +264,15 @@ describe('public FAQ endpoint for the widget', () => {
     expect((await get('type=product&ref=tote', { 'X-Api-Key': widgetKey })).status).toBe(403);
   });
 
+  test('each allowed origin gets its own CORS grant for the same answer', async () => {
+    await addFaq(t, faq({ status: 'approved' }));
+    for (const origin of [ORIGIN, 'https://img.acme-cdn.test', ORIGIN, 'https://img.acme-cdn.test']) {
+      const res = await get('type=product&ref=tote', fromShop({ Origin: origin }));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+    }
+  });
+
   test('a refused origin stays refused on its repeat calls to a cached answer, and an allowed one keeps its answer', async () => {
     expect((await get('type=product&ref=tote', fromShop())).status).toBe(200);
     for (let i = 0; i < 3; i++) {

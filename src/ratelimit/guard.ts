@@ -23,8 +23,9 @@ export const routeSubject = (limiter: TierLimiter, ip: string | null, route: Lim
  */
 export function anonymousRouteLimit(limiter: TierLimiter, clientIp: (request: Request) => string | null, routes: LimitedRoute[]) {
   return ({ request }: { request: Request }): Response | undefined => {
+    const method = request.method;
     const pathname = canonicalPath(request);
-    const route = routes.find((r) => r.method === request.method && r.path === pathname);
+    const route = routes.find((r) => r.method === method && r.path === pathname);
     if (!route) return undefined;
     const decision = limiter.take(routeSubject(limiter, clientIp(request), route));
     return decision.allowed ? undefined : rateLimitedError(decision, route.unit).toResponse();
