@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite';
 import { afterEach, describe, expect, test } from 'bun:test';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../src/db/index.ts';
 import { createChangeStamp } from '../src/lib/change-stamp.ts';
@@ -74,5 +75,22 @@ describe('the database change stamp', () => {
     sqlite.run('INSERT INTO t VALUES (1)');
     expect(stamp()).not.toBe(before);
     sqlite.close();
+  });
+
+  // SQLite marks "this database is open" with a POSIX read lock on byte 128 of the -shm file. POSIX
+  // drops every lock a process holds on a file when any descriptor of it closes, so a stamp that
+  // opened and closed the file would let another process (the CLI) reinitialise the WAL index
+  // under the running server.
+  test("the change stamp keeps SQLite's open-database lock on the -shm file", () => {
+    const { sqlite } = open();
+    const shm = statSync(`${sqlite.filename}-shm`).ino;
+    const held = () =>
+      readFileSync('/proc/locks', 'utf8')
+        .split('\n')
+        .some((line) => line.includes(`:${shm} `) && line.split(/\s+/)[4] === String(process.pid) && line.endsWith(' 128 128'));
+    expect(held()).toBe(true);
+    const stamp = createChangeStamp(sqlite);
+    stamp();
+    expect(held()).toBe(true);
   });
 });

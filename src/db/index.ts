@@ -1,4 +1,5 @@
 import { Database } from 'bun:sqlite';
+import { closeChangeStamps } from '../lib/change-stamp.ts';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
@@ -34,7 +35,10 @@ export function openDatabase(file: string): AppDatabase {
     sqlite,
     db,
     file,
-    close: () => sqlite.close(),
+    close: () => {
+      sqlite.close();
+      closeChangeStamps(sqlite);
+    },
   };
 }
 
