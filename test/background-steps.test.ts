@@ -80,22 +80,37 @@ describe('WAL checkpointer', () => {
   });
   const autocheckpoint = () => (database.sqlite.query('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
 
-  test('while it runs the server connection never checkpoints, and the Worker copies the WAL into the database file', async () => {
-    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, 20);
-    expect(autocheckpoint()).toBe(0);
+  const written = 60 * 20 * 4000;
+  /** Past the 1000 pages at which the connection would have checkpointed inside a COMMIT. */
+  const writeWalPastAutocheckpoint = () => {
     database.sqlite.exec('CREATE TABLE t (v BLOB)');
     const insert = database.sqlite.prepare('INSERT INTO t (v) VALUES (?)');
-    // Past the 1000 pages at which the connection would have checkpointed inside a COMMIT.
     for (let i = 0; i < 60; i++) database.sqlite.transaction(() => {
       for (let j = 0; j < 20; j++) insert.run(new Uint8Array(4000));
     })();
-    const written = 60 * 20 * 4000;
+  };
+
+  test('while it runs the server connection never checkpoints; stopping it checkpoints once more and restores the default', async () => {
+    // An interval far beyond the test, so only the server connection could have copied the WAL.
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, 3_600_000);
+    expect(autocheckpoint()).toBe(0);
+    writeWalPastAutocheckpoint();
     // The rows live in the WAL until a checkpoint copies them into the database file.
     expect(statSync(database.file).size).toBeLessThan(written);
-    for (let waited = 0; statSync(database.file).size < written && waited < 5000; waited += 20) await Bun.sleep(20);
+    expect(checkpointer.checkpoints).toBe(0);
+    await checkpointer.stop();
+    expect(checkpointer.checkpoints).toBe(1);
+    expect(statSync(database.file).size).toBeGreaterThanOrEqual(written);
+    expect(autocheckpoint()).toBe(1000);
+  });
+
+  test('the Worker copies the WAL into the database file on its interval', async () => {
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, 20);
+    writeWalPastAutocheckpoint();
+    const copied = () => statSync(database.file).size >= written && checkpointer.checkpoints > 0;
+    for (let waited = 0; !copied() && waited < 5000; waited += 20) await Bun.sleep(20);
     expect(statSync(database.file).size).toBeGreaterThanOrEqual(written);
     expect(checkpointer.checkpoints).toBeGreaterThan(0);
     await checkpointer.stop();
-    expect(autocheckpoint()).toBe(1000);
   });
 });
