@@ -130,6 +130,18 @@ describe('platform A: product topics', () => {
     expect(body).toMatchObject({ title: 'Tote, renamed', availability: 'out_of_stock' });
   });
 
+  test('an update with a new description replaces its text; one that keeps the description keeps its text', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    const renamed = platformAProduct(1001, { title: 'Renamed', updatedAt: '2026-01-11T10:00:00-05:00' });
+    await fake.deliver(SHOP, 'products/update', renamed);
+    expect((await product('1001')).body).toMatchObject({ title: 'Renamed', descriptionText: expect.stringContaining('Brass rivets & hardware') });
+    const rewritten = { ...platformAProduct(1001, { updatedAt: '2026-01-12T10:00:00-05:00' }), body_html: '<p>Now in <b>recycled</b> canvas.</p><ul><li>Lighter</li></ul>' };
+    await fake.deliver(SHOP, 'products/update', rewritten);
+    expect((await product('1001')).body).toMatchObject({ descriptionHtml: rewritten.body_html, descriptionText: 'Now in recycled canvas.\nLighter' });
+    await fake.deliver(SHOP, 'products/update', { ...rewritten, body_html: null, updated_at: '2026-01-13T10:00:00-05:00' });
+    expect((await product('1001')).body).toMatchObject({ descriptionHtml: null, descriptionText: null });
+  });
+
   test('products/delete removes the product (404 afterwards)', async () => {
     await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
     const [res] = await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-12T00:00:00Z' });

@@ -126,6 +126,19 @@ export function createCatalog(db: Db, clock: Clock) {
         OR (products.removed_at IS NOT NULL AND excluded.platform_updated_at > products.removed_at)
      RETURNING id`,
   );
+  const storedDescription = sqlite.query<{ html: string | null; text: string | null }, [string, string]>(
+    'SELECT description_html AS html, description_text AS text FROM products WHERE store_id = ? AND product_id = ?',
+  );
+  /**
+   * The plain text of a product's description. Most updates change stock or prices, not the
+   * description: text already derived from the same markup for this product is reused, not derived again.
+   */
+  const descriptionText = (storeId: string, product: ProductData): string | null => {
+    const html = product.descriptionHtml;
+    if (html === null) return null;
+    const stored = storedDescription.get(storeId, product.productId);
+    return stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+  };
   const deleteVariants = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ?');
   const insertVariant = sqlite.query(
     `INSERT INTO product_variants (product_row_id, position, variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url)
@@ -148,7 +161,7 @@ export function createCatalog(db: Db, clock: Clock) {
       product.handle,
       product.title,
       product.descriptionHtml,
-      product.descriptionHtml === null ? null : htmlToPlainText(product.descriptionHtml),
+      descriptionText(storeId, product),
       product.price,
       currency,
       product.availability,
