@@ -8,6 +8,7 @@ import { htmlToPlainText } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
 import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
+import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
 
 export type UpsertOutcome = 'applied' | 'stale';
 export type RemoveOutcome = 'removed' | 'stale';
@@ -227,16 +228,23 @@ export function createCatalog(db: Db, clock: Clock) {
     },
 
     /**
-     * After a complete pass that started at `passStartedAt`: the live products it did not list and
-     * nothing wrote since it started (a product created by webhook meanwhile is not among them).
+     * The sweep after a complete pass that started at `passStartedAt`, a step at a time: of the
+     * store's next `limit` products after `after` (in id order, over the store's unique index), the
+     * live ones the pass did not list and nothing wrote since it started (a product created by
+     * webhook meanwhile is not among them).
      */
-    unlisted(storeId: string, passStartedAt: number): string[] {
-      return db
-        .select({ productId: products.productId })
+    unlistedAfter(storeId: string, passStartedAt: number, after: string, limit: number): UnlistedChunk {
+      const rows = db
+        .select({
+          id: products.productId,
+          unlisted: sql<number>`${products.removedAt} IS NULL AND (${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt}) AND ${products.syncedAt} < ${passStartedAt}`,
+        })
         .from(products)
-        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), sql`(${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt})`, sql`${products.syncedAt} < ${passStartedAt}`))
-        .all()
-        .map((row) => row.productId);
+        .where(and(eq(products.storeId, storeId), gt(products.productId, after)))
+        .orderBy(asc(products.productId))
+        .limit(limit)
+        .all();
+      return unlistedChunk(rows, limit);
     },
 
     get(storeId: string, productId: string): ProductRow | null {
