@@ -142,6 +142,13 @@ describe('platform A: product topics', () => {
     expect((await product('1001')).body).toMatchObject({ descriptionHtml: null, descriptionText: null });
   });
 
+  test('the product keeps the payload as it arrived (the verified body text)', async () => {
+    const body = JSON.stringify(platformAProduct(1001), null, 1);
+    const res = await fake.send(hookUrl, SHOP, 'products/create', null, { body });
+    expect(res.status).toBe(200);
+    expect(rows(t, 'products').find((p) => p.product_id === '1001')!.raw).toBe(body);
+  });
+
   test('products/delete removes the product (404 afterwards)', async () => {
     await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
     const [res] = await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-12T00:00:00Z' });

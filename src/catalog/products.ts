@@ -174,7 +174,7 @@ export function createCatalog(db: Db, clock: Clock) {
       product.url,
       JSON.stringify(product.options),
       product.updatedAt,
-      product.raw == null ? null : JSON.stringify(product.raw),
+      product.rawJson ?? (product.raw == null ? null : JSON.stringify(product.raw)),
       clock.now(),
     );
     if (!written) return 'stale';
