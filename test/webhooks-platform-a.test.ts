@@ -123,6 +123,16 @@ describe('platform A: product topics', () => {
     expect(body.priceMax).toBe('89.00');
   });
 
+  test('an update that changes one variant and reorders the others leaves exactly the payload\'s variants, in its order', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1005));
+    const next = platformAProduct(1005, { updatedAt: '2026-01-11T10:00:00-05:00', variants: [{ price: '79.00' }] });
+    await fake.deliver(SHOP, 'products/update', { ...next, variants: [next.variants[2], next.variants[0], next.variants[1]] });
+    const { body } = await product('1005');
+    expect(body.variants.map((v: any) => [v.variantId, v.price, v.title])).toEqual([['10052', '99.00', 'Sand'], ['10050', '79.00', 'Olive'], ['10051', '89.00', 'Navy']]);
+    await fake.deliver(SHOP, 'products/update', { ...next, updated_at: '2026-01-12T10:00:00-05:00', variants: [next.variants[1]] });
+    expect((await product('1005')).body.variants.map((v: any) => v.variantId)).toEqual(['10051']);
+  });
+
   test('products/update syncs the product\'s changes', async () => {
     await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
     await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Tote, renamed', updatedAt: '2026-01-11T10:00:00-05:00', inventory: 0 }));
