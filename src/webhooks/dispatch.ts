@@ -1,8 +1,8 @@
 import type { Database } from 'bun:sqlite';
-import { and, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Catalog } from '../catalog/products.ts';
 import type { Db } from '../db/index.ts';
-import { orderSignals, webhookDeliveries, type StoreRow } from '../db/schema/index.ts';
+import { orderSignals, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { commitGroup, EntryFailed } from '../lib/group-commit.ts';
@@ -105,37 +105,23 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     }
   }
 
-  // No conflict clause: the delivery was looked up first in the same transaction, so a conflict here is a bug, and fails loudly.
-  const logDelivery = db
-    .insert(webhookDeliveries)
-    .values({
-      id: sql.placeholder('id'),
-      storeId: sql.placeholder('storeId'),
-      platform: sql.placeholder('platform'),
-      topic: sql.placeholder('topic'),
-      dedupeKey: sql.placeholder('dedupeKey'),
-      productId: sql.placeholder('productId'),
-      outcome: sql.placeholder('outcome'),
-      receivedAt: sql.placeholder('receivedAt'),
-    })
-    .prepare();
-  const byDedupeKey = and(eq(webhookDeliveries.storeId, sql.placeholder('storeId')), eq(webhookDeliveries.dedupeKey, sql.placeholder('dedupeKey')));
-  const isLogged = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(byDedupeKey).prepare();
-  const countDuplicate = db
-    .update(webhookDeliveries)
-    .set({ duplicates: sql`${webhookDeliveries.duplicates} + 1` })
-    .where(byDedupeKey)
-    .prepare();
+  // Positional statements on the connection: run for every delivery. No conflict clause on the log
+  // row: the delivery was looked up first in the same transaction, so a conflict here is a bug, and fails loudly.
+  const logDelivery = sqlite.query<never, [string, string, string, string, string | null, string | null, Outcome, number]>(
+    'INSERT INTO webhook_deliveries (id, store_id, platform, topic, dedupe_key, product_id, outcome, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const isLogged = sqlite.query<{ found: 1 }, [string, string]>('SELECT 1 AS found FROM webhook_deliveries WHERE store_id = ? AND dedupe_key = ?');
+  const countDuplicate = sqlite.query<never, [string, string]>('UPDATE webhook_deliveries SET duplicates = duplicates + 1 WHERE store_id = ? AND dedupe_key = ?');
 
   /** One delivery inside the group's transaction: the log row is the dedupe point, so a delivery seen before is only counted. */
   function applyOne(delivery: VerifiedDelivery, event: WebhookEvent | null): Outcome {
     const { store, topic, dedupeKey } = delivery;
-    if (dedupeKey !== null && isLogged.get({ storeId: store.id, dedupeKey })) {
-      countDuplicate.run({ storeId: store.id, dedupeKey });
+    if (dedupeKey !== null && isLogged.get(store.id, dedupeKey)) {
+      countDuplicate.run(store.id, dedupeKey);
       return 'duplicate';
     }
     const result = event ? apply(store, topic, event) : { outcome: 'ignored_inactive' as const, productId: null };
-    logDelivery.run({ id: newId(), storeId: store.id, platform: store.platform, topic, dedupeKey, productId: result.productId, outcome: result.outcome, receivedAt: clock.now() });
+    logDelivery.run(newId(), store.id, store.platform, topic, dedupeKey, result.productId, result.outcome, clock.now());
     return result.outcome;
   }
 
