@@ -94,12 +94,12 @@ const SLICE_MS = 4;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * The byte spans of the items of `{"scans":[...]}`, from a structure scan run in slices (so a
- * 16 MiB body never holds the event loop), with the nesting and value limits applied to each item:
- * 400 naming the limit and the item that broke it, or `too_many_scans` as soon as there are more
- * than MAX_BULK_SCANS.
+ * The structure scan of `{"scans":[...]}`, run in slices (so a 16 MiB body never holds the event
+ * loop): the byte spans of its items and which of them need the reserved-key check, with the nesting
+ * and value limits applied to each item: 400 naming the limit and the item that broke it, or
+ * `too_many_scans` as soon as there are more than MAX_BULK_SCANS.
  */
-async function bulkItemSpans(bytes: Uint8Array): Promise<[number, number][]> {
+async function scanBulkItems(bytes: Uint8Array): Promise<JsonStructureScan> {
   const scan = new JsonStructureScan(bytes, JSON_LIMITS, 2, MAX_BULK_SCANS);
   for (;;) {
     scan.advance(scan.position + SCAN_SLICE_BYTES);
@@ -108,7 +108,7 @@ async function bulkItemSpans(bytes: Uint8Array): Promise<[number, number][]> {
   }
   if (scan.breach) throw jsonLimitError(scan.breach, JSON_LIMITS, 'scans');
   if (scan.tooManyItems) throw new ApiError(400, 'too_many_scans', `scans holds more than ${MAX_BULK_SCANS} items; at most ${MAX_BULK_SCANS} per request`);
-  return scan.items;
+  return scan;
 }
 
 const ITEM_PLACEHOLDER = new TextEncoder().encode('0');
@@ -153,7 +153,8 @@ export async function ingestBulk(
   const bytes = await readBodyLimited(request, bulkBodyLimit(deps.maxBodyBytes));
   const now = deps.clock.now();
   await authenticateProbe(admission.credentials, request.headers, bytes, now);
-  const spans = await bulkItemSpans(bytes);
+  const scan = await scanBulkItems(bytes);
+  const spans = scan.items;
   checkBulkEnvelope(bytes, spans);
   const capacity = admission.decision.limit;
   if (spans.length > capacity) {
@@ -177,7 +178,8 @@ export async function ingestBulk(
       errors.push({ index, error: 'scan_too_large', detail: `the scan takes ${end - start} bytes; one scan may take at most ${deps.maxBodyBytes} (SVC_MAX_BODY_BYTES)` });
       continue;
     }
-    const checked = validateScan(parseJsonBytes(bytes.subarray(start, end), null, `scans[${index}]`), now, deps.maxScanDataBytes);
+    const item = parseJsonBytes(bytes.subarray(start, end), null, `scans[${index}]`, !scan.unclearedItems.has(index));
+    const checked = validateScan(item, now, deps.maxScanDataBytes);
     if (checked.ok) valid.push(enrich(checked.scan, admission, deps.geo));
     else errors.push({ index, error: checked.error, detail: checked.detail });
   }
