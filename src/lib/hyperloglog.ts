@@ -65,7 +65,7 @@ export class HyperLogLog {
 
   /** Roughly the bytes this sketch holds in memory (for bounded caches of sketches). */
   get footprint(): number {
-    return this.dense ? REGISTERS : 64 + this.sparse!.size * 40;
+    return this.dense ? 256 + REGISTERS : 512 + this.sparse!.size * 96;
   }
 
   /** Merge an encoded sketch (register-wise max). */

@@ -7,8 +7,8 @@ import { DAY_MS } from '../lib/time.ts';
 /** At most this many scans folded per transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const ROLLUP_CHUNK_ROWS = 250;
 const SECOND_MS = 1000;
-/** Memory for the cells folded lately (a day's cells of every cuboid, on a busy server). */
-const CELL_CACHE_BYTES = 32 * 1024 * 1024;
+/** Memory for each generation of the cells folded lately (a day's cells of every cuboid, on a busy server). */
+const CELL_CACHE_BYTES = 8 * 1024 * 1024;
 /** At most this many rollup rows dropped per transaction by retention. */
 const DROP_ROWS = 1000;
 
@@ -109,34 +109,40 @@ interface StoredCell {
   bytes: number;
 }
 
-/** Stored cells folded lately, by cell key; at most CELL_CACHE_BYTES (the first cached go first). */
+/**
+ * Stored cells folded lately, by cell key, in two generations: when the newer one holds
+ * CELL_CACHE_BYTES it becomes the older one and the older one is dropped whole (a cell read from
+ * the older one moves back to the newer). Constant time per access, so a step never pays for an
+ * eviction sweep.
+ */
 class CellCache {
-  private readonly entries = new Map<string, StoredCell>();
+  private newer = new Map<string, StoredCell>();
+  private older = new Map<string, StoredCell>();
   private bytes = 0;
 
   get(id: string): StoredCell | undefined {
-    return this.entries.get(id);
+    return this.newer.get(id) ?? this.older.get(id);
   }
 
-  /** Caches a cell, or notes that a cached one's sketch grew; the oldest cached go when over the budget. */
+  /** Caches a cell, or notes that a cached one's sketch grew. */
   set(id: string, cell: StoredCell): void {
     const bytes = id.length + cell.sketch.footprint;
-    if (this.entries.get(id) === cell) this.bytes += bytes - cell.bytes;
+    if (this.newer.get(id) === cell) this.bytes += bytes - cell.bytes;
     else {
-      this.entries.set(id, cell);
+      this.newer.set(id, cell);
       this.bytes += bytes;
     }
     cell.bytes = bytes;
-    if (this.bytes <= CELL_CACHE_BYTES) return;
-    for (const [oldest, { bytes: freed }] of this.entries) {
-      if (this.bytes <= CELL_CACHE_BYTES * 0.75) break;
-      this.entries.delete(oldest);
-      this.bytes -= freed;
+    if (this.bytes > CELL_CACHE_BYTES) {
+      this.older = this.newer;
+      this.newer = new Map();
+      this.bytes = 0;
     }
   }
 
   clear(): void {
-    this.entries.clear();
+    this.newer = new Map();
+    this.older = new Map();
     this.bytes = 0;
   }
 }
