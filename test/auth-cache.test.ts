@@ -1,10 +1,11 @@
 import { Database } from 'bun:sqlite';
 import { afterEach, describe, expect, test } from 'bun:test';
+import path from 'node:path';
 import { createVerifiedCache } from '../src/auth/verified-cache.ts';
 import { createRecordRetention } from '../src/db/retention.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { DAY_MS } from '../src/lib/time.ts';
-import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
+import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, tokenInit } from './helpers/probe.ts';
 
 // Issue 12 item 3: verified keys and lead tokens are kept in memory (src/auth/verified-cache.ts), yet
@@ -89,29 +90,78 @@ describe('leads found by token kept in memory', () => {
 });
 
 describe('the verified cache', () => {
-  const sqlite = () => {
-    const db = new Database(':memory:');
-    db.run('CREATE TABLE t (x)');
+  const sqlite = (file = ':memory:') => {
+    const db = new Database(file);
+    db.run('PRAGMA journal_mode = WAL');
+    db.run('CREATE TABLE IF NOT EXISTS t (x)');
+    db.run('CREATE TABLE IF NOT EXISTS other (x)');
     return db;
   };
 
-  test('a verified secret is read again only after a commit', () => {
+  test('a verified secret is read again only after its table changes, not after other commits', () => {
     const db = sqlite();
-    const cache = createVerifiedCache<string>(db, 10);
+    const cache = createVerifiedCache<string>(db, 't', 10);
     let reads = 0;
     const verify = () => (reads++, 'value');
     expect(cache.get('hash-a', verify)).toBe('value');
     expect(cache.get('hash-a', verify)).toBe('value');
     expect(reads).toBe(1);
-    db.run('INSERT INTO t VALUES (1)');
+    // Telemetry batches commit all the time: a commit to another table keeps the secret.
+    db.run('INSERT INTO other VALUES (1)');
     expect(cache.get('hash-a', verify)).toBe('value');
+    expect(reads).toBe(1);
+    for (const write of ['INSERT INTO t VALUES (1)', 'UPDATE t SET x = 2', 'DELETE FROM t']) {
+      db.run(write);
+      expect(cache.get('hash-a', verify)).toBe('value');
+      expect(cache.get('hash-a', verify)).toBe('value');
+    }
+    expect(reads).toBe(4);
+    db.close();
+  });
+
+  test("a commit by another connection to the same file is seen on the next lookup", () => {
+    const dir = tempDir('svc-verified-cache-');
+    const file = path.join(dir.dir, 'cache.db');
+    const db = sqlite(file);
+    const cache = createVerifiedCache<string>(db, 't', 10);
+    let reads = 0;
+    const verify = () => (reads++, 'value');
+    cache.get('hash-a', verify);
+    cache.get('hash-a', verify);
+    expect(reads).toBe(1);
+    const other = new Database(file);
+    other.run('INSERT INTO t VALUES (1)');
+    other.close();
+    cache.get('hash-a', verify);
     expect(reads).toBe(2);
+    db.close();
+    dir.remove();
+  });
+
+  test('inside a transaction the cache is bypassed, and a rolled-back write leaves no stale entry behind', () => {
+    const db = sqlite();
+    const cache = createVerifiedCache<string>(db, 't', 10);
+    let value = 'committed';
+    let reads = 0;
+    const verify = () => (reads++, value);
+    expect(cache.get('hash-a', verify)).toBe('committed');
+    db.run('BEGIN');
+    db.run('INSERT INTO t VALUES (1)');
+    value = 'uncommitted';
+    expect(cache.get('hash-a', verify)).toBe('uncommitted');
+    db.run('ROLLBACK');
+    value = 'committed';
+    expect(cache.get('hash-a', verify)).toBe('committed');
+    // A committed write after the rollback still empties the cache.
+    db.run('INSERT INTO t VALUES (2)');
+    value = 'changed';
+    expect(cache.get('hash-a', verify)).toBe('changed');
     db.close();
   });
 
   test('a refused secret is never kept: each attempt is checked again', () => {
     const db = sqlite();
-    const cache = createVerifiedCache<string>(db, 10);
+    const cache = createVerifiedCache<string>(db, 't', 10);
     let reads = 0;
     const refuse = () => (reads++, null);
     expect(cache.get('hash-x', refuse)).toBeNull();
@@ -122,7 +172,7 @@ describe('the verified cache', () => {
 
   test('the cache holds at most its limit, dropping the oldest first', () => {
     const db = sqlite();
-    const cache = createVerifiedCache<string>(db, 2);
+    const cache = createVerifiedCache<string>(db, 't', 2);
     const reads: string[] = [];
     const verify = (hash: string) => () => (reads.push(hash), hash);
     for (const hash of ['a', 'b', 'c']) cache.get(hash, verify(hash));

@@ -174,6 +174,27 @@ describe('prototype-named keys anywhere in a JSON body are refused with 400 rese
     expect(scanCount()).toBe(0);
   });
 
+  test('a bulk item with a key spelt with \\u escapes, after clean items, refuses the request', async () => {
+    const clean = '{"hostname":"reserved.example.com","signals":{}}';
+    const response = await post('/api/v1/probe/scan-bulk', `{"scans":[${clean},${clean},{"hostname":"reserved.example.com","signals":{"title":{"\\u0063onstructor":1}}}]}`);
+    expect(await response.json()).toMatchObject({ error: 'reserved_key', key: 'constructor' });
+    expect(scanCount()).toBe(0);
+  });
+
+  test('a bulk item whose reserved key straddles a 64 KiB slice of the structure scan refuses the request', async () => {
+    // The structure scan runs in 64 KiB slices: put "valueOf" across the first slice end at each offset.
+    for (const cut of [1, 4, 8]) {
+      const head = '{"scans":[{"hostname":"reserved.example.com","signals":{},"pad":"';
+      const tail = '","valueOf":1}]}';
+      const pad = 'p'.repeat(64 * 1024 - head.length - '","'.length - cut);
+      const body = `${head}${pad}${tail}`;
+      expect(body.slice(64 * 1024 - cut, 64 * 1024 + 1)).toStartWith('valueOf'.slice(0, cut));
+      const response = await post('/api/v1/probe/scan-bulk', body);
+      expect(await response.json()).toMatchObject({ error: 'reserved_key', key: 'valueOf' });
+    }
+    expect(scanCount()).toBe(0);
+  });
+
   test('an admin body whose string field is an object with toString is 400, not 500', async () => {
     const response = await t.request('/api/v1/admin/faqs', { method: 'POST', body: '{"question":{"toString":1},"answer":"a"}', headers: { 'content-type': 'application/json', ...auth } });
     expect(response.status).toBe(400);
@@ -181,9 +202,12 @@ describe('prototype-named keys anywhere in a JSON body are refused with 400 rese
   });
 
   test('the same words inside string values, and as parts of longer keys, are accepted', async () => {
-    const payload = { hostname: 'reserved.example.com', signals: { title: { value: '{"constructor": 1, "__proto__": 2}' } }, notes: { toStringValue: 1, my_constructor: 2 } };
+    const payload = { hostname: 'reserved.example.com', signals: { title: { value: '{"constructor": 1, "__proto__": 2}' } }, notes: { toStringValue: 1, my_constructor: 2, valueO: 3, prototypes: 4 } };
     const response = await post('/api/v1/probe/telemetry', JSON.stringify(payload));
     expect(response.status).toBe(204);
     expect(scanCount()).toBe(1);
+    const bulk = await post('/api/v1/probe/scan-bulk', JSON.stringify({ scans: [{ ...payload, url: 'https://reserved.example.com/1' }, { ...payload, url: 'https://reserved.example.com/2', signals: { title: { value: 'constructor' } } }] }));
+    expect(await bulk.json()).toMatchObject({ inserted: 2, errors: [] });
+    expect(scanCount()).toBe(3);
   });
 });

@@ -174,4 +174,33 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
     await runSync(t, storeId);
     expect((await getProduct(t, storeId, 7050)).status).toBe(404);
   });
+
+  test('restart mid-sweep: the sweep after the last page goes on from its saved position; no page is read again', async () => {
+    const dir = tempDir();
+    try {
+      await setup(250, { dataDir: dir.dir });
+      const storeId = await connect();
+      await runSync(t, storeId);
+      fake.products.delete(7010);
+      fake.products.delete(7240); // both deleted on the platform, their deliveries lost
+      // The process stops once the step that confirms 7010 has been applied.
+      fake.pageHooks.beforeProductFetch = () => void t.webhooks.runner.stop();
+      await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+      await t.webhooks.runner.runDueJobs();
+      expect(fake.calls.productPages).toEqual([1, 2, 3, 1, 2, 3]);
+      expect(t.webhooks.sync.view(storeId).kinds.products.state).toBe('running');
+      expect((await getProduct(t, storeId, 7010)).status).toBe(404);
+      expect((await getProduct(t, storeId, 7240)).status).toBe(200);
+      t.close();
+      fake.pageHooks.beforeProductFetch = null;
+      t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 } }); // the stopped runner's leases are over
+      expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'manual', kinds: { products: { pages: 3, items: 248 } } });
+      expect(fake.calls.productPages).toEqual([1, 2, 3, 1, 2, 3]);
+      expect((await getProduct(t, storeId, 7240)).status).toBe(404);
+      expect((await listAllProducts(t, storeId)).length).toBe(248);
+      expect(t.logLines().filter((line) => line.msg === 'catalog sync completed' && line.kind === 'products').map((line) => line.removed)).toEqual([2]);
+    } finally {
+      dir.remove();
+    }
+  });
 });

@@ -47,6 +47,16 @@ describe('catalogue reconciliation', () => {
     expect(t.logLines().filter((line) => line.msg === 'catalog sync completed' && line.kind === 'products').map((line) => [line.trigger, line.removed])).toEqual([['connect', 0], ['manual', 1]]);
   });
 
+  test('a pass that finds most of the catalogue gone removes all of it, in steps through the catalogue', async () => {
+    const storeId = await setup(300);
+    const list = fake.productsOf(SHOP);
+    list.splice(0, list.length, ...list.filter((p) => p.id % 10 === 0)); // 270 deleted on the platform, their deliveries lost
+    await requestSync(storeId);
+    expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'manual', kinds: { products: { items: 30 } } });
+    expect((await listAllProducts(t, storeId)).map((p) => Number(p.productId)).sort()).toEqual(list.map((p) => p.id).sort());
+    expect(t.logLines().filter((line) => line.msg === 'catalog sync completed' && line.kind === 'products').map((line) => line.removed)).toEqual([0, 270]);
+  });
+
   test('a pass that does not complete removes nothing', async () => {
     const storeId = await setup(30);
     const list = fake.productsOf(SHOP);

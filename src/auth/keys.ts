@@ -82,8 +82,8 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
   // query path measured about three times slower than the lookup itself.
   const byHash = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?');
   const byId = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE id = ?');
-  // Verification runs on every authenticated request: a verified key is reused until the next commit.
-  const verified = createVerifiedCache<ApiKey>(db.$client, VERIFIED_KEYS);
+  // Verification runs on every authenticated request: a verified key is reused until api_keys changes.
+  const verified = createVerifiedCache<ApiKey>(db.$client, 'api_keys', VERIFIED_KEYS);
   const fromRaw = (row: RawKeyRow): ApiKey =>
     toApiKey({
       id: row.id,

@@ -59,8 +59,8 @@ export function createLeadStore(db: Db, clock: Clock) {
     .where(and(eq(leads.id, sql.placeholder('id')), isNull(leads.firstScanAt)))
     .prepare();
   const scanSeen = new Set<string>();
-  // A token is looked up on every mode-1 probe request: a found lead is reused until the next commit.
-  const foundByToken = createVerifiedCache<Lead>(db.$client, FOUND_BY_TOKEN);
+  // A token is looked up on every mode-1 probe request: a found lead is reused until leads changes.
+  const foundByToken = createVerifiedCache<Lead>(db.$client, 'leads', FOUND_BY_TOKEN);
 
   const issueToken = (id: string): string | null => {
     const apiToken = randomSecret(32);

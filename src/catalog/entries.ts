@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { catalogEntries, type CatalogEntryRow, type CatalogEntryType, type FaqEntityType } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -7,6 +7,7 @@ import { keysetPage } from '../lib/query.ts';
 import { isoOrNull } from '../lib/time.ts';
 import type { EntryData } from '../platforms/types.ts';
 import type { Catalog } from './products.ts';
+import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
 
 /** A category or content page as the admin API shows it; `id` is always the platform's id. */
 export interface EntryView {
@@ -69,14 +70,16 @@ export function createCatalogEntries(db: Db, clock: Clock) {
         .run();
     },
 
-    /** After a complete pass that started at `passStartedAt`: the entries it did not list. */
-    unlisted(storeId: string, type: CatalogEntryType, passStartedAt: number): string[] {
-      return db
-        .select({ entryId: catalogEntries.entryId })
+    /** The sweep after a complete pass that started at `passStartedAt`, a step at a time: of the next `limit` entries after `after` (in id order), those it did not list. */
+    unlistedAfter(storeId: string, type: CatalogEntryType, passStartedAt: number, after: string, limit: number): UnlistedChunk {
+      const rows = db
+        .select({ id: catalogEntries.entryId, unlisted: sql<number>`${catalogEntries.listedAt} < ${passStartedAt}` })
         .from(catalogEntries)
-        .where(and(whereType(storeId, type), lt(catalogEntries.listedAt, passStartedAt)))
-        .all()
-        .map((row) => row.entryId);
+        .where(and(whereType(storeId, type), gt(catalogEntries.entryId, after)))
+        .orderBy(asc(catalogEntries.entryId))
+        .limit(limit)
+        .all();
+      return unlistedChunk(rows, limit);
     },
 
     /** Entries the platform no longer has; returns how many were held. */

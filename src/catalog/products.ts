@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { SQLQueryBindings } from 'bun:sqlite';
 import type { Db } from '../db/index.ts';
 import { productVariants, products, type ProductRow, type ProductVariantRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -7,6 +8,7 @@ import { htmlToPlainText } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
 import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
+import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
 
 export type UpsertOutcome = 'applied' | 'stale';
 export type RemoveOutcome = 'removed' | 'stale';
@@ -107,25 +109,24 @@ export function toProductView(row: ProductRow, variants: ProductVariant[]): Prod
  * so retries and reordered deliveries converge on the newest state whatever order they arrive in.
  */
 export function createCatalog(db: Db, clock: Clock) {
-  const dataColumns = ['handle', 'title', 'descriptionHtml', 'descriptionText', 'price', 'currency', 'availability', 'sku', 'barcode', 'mpn', 'brand', 'images', 'url', 'options', 'platformUpdatedAt', 'raw', 'removedAt', 'syncedAt'] as const;
-  const placeholders = Object.fromEntries(dataColumns.map((c) => [c, sql.placeholder(c)])) as Record<(typeof dataColumns)[number], ReturnType<typeof sql.placeholder>>;
-  // Prepared once: the webhook hot path (drizzle still applies the JSON columns' encoding to placeholders).
-  const upsertStatement = db
-    .insert(products)
-    .values({ id: sql.placeholder('id'), storeId: sql.placeholder('storeId'), productId: sql.placeholder('productId'), createdAt: sql.placeholder('syncedAt'), ...placeholders })
-    .onConflictDoUpdate({
-      target: [products.storeId, products.productId],
-      // synced_at only moves forward, by at least 1 ms per applied write: it doubles as the row's version
-      // stamp (the signals capability keys its rendered output on it).
-      set: Object.fromEntries(
-        dataColumns.map((c) => [c, c === 'syncedAt' ? sql.raw('max(excluded.synced_at, products.synced_at + 1)') : sql.raw(`excluded.${products[c].name}`)]),
-      ),
-      setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
-        OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
-    })
-    .returning({ id: products.id })
-    .prepare();
   const sqlite = db.$client;
+  // Plain positional SQL, prepared once: the webhook hot path (drizzle's placeholder filling and JSON
+  // column encoding cost more than the write itself). The ordering rule is the WHERE of the update.
+  const upsertStatement = sqlite.query<{ id: string }, SQLQueryBindings[]>(
+    `INSERT INTO products (id, store_id, product_id, handle, title, description_html, description_text, price, currency, availability, sku, barcode, mpn, brand, images, url, options, platform_updated_at, raw, removed_at, synced_at, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, NULL, ?20, ?20)
+     ON CONFLICT (store_id, product_id) DO UPDATE SET
+       handle = excluded.handle, title = excluded.title, description_html = excluded.description_html, description_text = excluded.description_text,
+       price = excluded.price, currency = excluded.currency, availability = excluded.availability, sku = excluded.sku, barcode = excluded.barcode,
+       mpn = excluded.mpn, brand = excluded.brand, images = excluded.images, url = excluded.url, options = excluded.options,
+       platform_updated_at = excluded.platform_updated_at, raw = excluded.raw, removed_at = NULL,
+       -- synced_at only moves forward, by at least 1 ms per applied write: it doubles as the row's
+       -- version stamp (the signals capability keys its rendered output on it).
+       synced_at = max(excluded.synced_at, products.synced_at + 1)
+     WHERE (products.removed_at IS NULL AND excluded.platform_updated_at >= products.platform_updated_at)
+        OR (products.removed_at IS NOT NULL AND excluded.platform_updated_at > products.removed_at)
+     RETURNING id`,
+  );
   const deleteVariants = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ?');
   const insertVariant = sqlite.query(
     `INSERT INTO product_variants (product_row_id, position, variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url)
@@ -141,29 +142,28 @@ export function createCatalog(db: Db, clock: Clock) {
 
   // The product row and its variants change together or not at all (nested in the caller's transaction, if any).
   const applyUpsert = sqlite.transaction((storeId: string, currency: string | null, product: ProductData): UpsertOutcome => {
-    const written = upsertStatement.get({
-      id: newId(),
+    const written = upsertStatement.get(
+      newId(),
       storeId,
-      productId: product.productId,
-      handle: product.handle,
-      title: product.title,
-      descriptionHtml: product.descriptionHtml,
-      descriptionText: product.descriptionHtml === null ? null : htmlToPlainText(product.descriptionHtml),
-      price: product.price,
+      product.productId,
+      product.handle,
+      product.title,
+      product.descriptionHtml,
+      product.descriptionHtml === null ? null : htmlToPlainText(product.descriptionHtml),
+      product.price,
       currency,
-      availability: product.availability,
-      sku: product.sku,
-      barcode: product.barcode,
-      mpn: product.mpn,
-      brand: product.brand,
-      images: product.images,
-      url: product.url,
-      options: product.options,
-      platformUpdatedAt: product.updatedAt,
-      raw: product.raw,
-      removedAt: null,
-      syncedAt: clock.now(),
-    });
+      product.availability,
+      product.sku,
+      product.barcode,
+      product.mpn,
+      product.brand,
+      JSON.stringify(product.images),
+      product.url,
+      JSON.stringify(product.options),
+      product.updatedAt,
+      product.raw == null ? null : JSON.stringify(product.raw),
+      clock.now(),
+    );
     if (!written) return 'stale';
     deleteVariants.run(written.id);
     product.variants.forEach((v, position) =>
@@ -215,16 +215,23 @@ export function createCatalog(db: Db, clock: Clock) {
     },
 
     /**
-     * After a complete pass that started at `passStartedAt`: the live products it did not list and
-     * nothing wrote since it started (a product created by webhook meanwhile is not among them).
+     * The sweep after a complete pass that started at `passStartedAt`, a step at a time: of the
+     * store's next `limit` products after `after` (in id order, over the store's unique index), the
+     * live ones the pass did not list and nothing wrote since it started (a product created by
+     * webhook meanwhile is not among them).
      */
-    unlisted(storeId: string, passStartedAt: number): string[] {
-      return db
-        .select({ productId: products.productId })
+    unlistedAfter(storeId: string, passStartedAt: number, after: string, limit: number): UnlistedChunk {
+      const rows = db
+        .select({
+          id: products.productId,
+          unlisted: sql<number>`${products.removedAt} IS NULL AND (${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt}) AND ${products.syncedAt} < ${passStartedAt}`,
+        })
         .from(products)
-        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), sql`(${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt})`, sql`${products.syncedAt} < ${passStartedAt}`))
-        .all()
-        .map((row) => row.productId);
+        .where(and(eq(products.storeId, storeId), gt(products.productId, after)))
+        .orderBy(asc(products.productId))
+        .limit(limit)
+        .all();
+      return unlistedChunk(rows, limit);
     },
 
     get(storeId: string, productId: string): ProductRow | null {

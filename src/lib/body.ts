@@ -29,10 +29,13 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Parse raw body bytes as JSON: 400 naming the limit past `limits`, 400 `malformed_json` for invalid UTF-8 or JSON, 400 `reserved_key`. */
-export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits | null = JSON_LIMITS, what = 'request body'): unknown {
-  // null: the caller already scanned these bytes (a bulk item, checked with its whole body).
-  if (limits !== null) checkJsonStructure(bytes, limits);
+/**
+ * Parse raw body bytes as JSON: 400 naming the limit past `limits`, 400 `malformed_json` for invalid
+ * UTF-8 or JSON, 400 `reserved_key`. `limits` null: the caller already scanned these bytes (a bulk
+ * item, checked with its whole body), and says with `keysCleared` whether that scan cleared their keys.
+ */
+export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits | null = JSON_LIMITS, what = 'request body', keysCleared = false): unknown {
+  const cleared = limits !== null ? checkJsonStructure(bytes, limits) : keysCleared;
   let text: string;
   let value: unknown;
   try {
@@ -41,7 +44,7 @@ export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits | null = JS
   } catch (cause) {
     throw new ApiError(400, 'malformed_json', `${what} is not valid JSON: ${(cause as Error).message}`);
   }
-  checkReservedKeys(text, value);
+  if (!cleared) checkReservedKeys(text, value);
   return value;
 }
 

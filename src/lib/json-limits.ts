@@ -53,6 +53,15 @@ export class JsonStructureScan {
   tooManyItems = false;
   /** Item mode: [start, end) byte offsets of each item, in order. */
   readonly items: [number, number][] = [];
+  /**
+   * Item mode: the items whose keys the scan could not clear of reserved names (checkReservedKeys
+   * must look at them); every other item provably has none.
+   */
+  readonly unclearedItems = new Set<number>();
+  /** Whether a key so far (of the current item, in item mode) may be a reserved name: see clearsKeys. */
+  private keyInDoubt = false;
+  /** The first backslash at or after the last offset asked about (-1: none left), found natively. */
+  private nextBackslash = -2;
   private depth = 0;
   private values = 0;
   private expect = EXPECT_VALUE;
@@ -72,6 +81,15 @@ export class JsonStructureScan {
   ) {
     this.maxDepth = limits.depth + (itemDepth ?? 0);
     this.objects = new Uint8Array(this.maxDepth + 1);
+  }
+
+  /**
+   * Whether the scanned bytes provably hold no reserved key (whole-body mode): no key spells one,
+   * no key was cut by a slice end, and no byte is a backslash (an escape could spell one, or make
+   * checkReservedKeys' text pass see a key where there is none, which must stay refused alike).
+   */
+  get clearsKeys(): boolean {
+    return !this.keyInDoubt && !this.backslashBetween(0, this.bytes.length);
   }
 
   get done(): boolean {
@@ -104,7 +122,9 @@ export class JsonStructureScan {
         case QUOTE:
           if (this.expect === EXPECT_KEY) {
             this.expect = AFTER_VALUE;
-            i = this.skipString(i + 1, stop) - 1;
+            const end = this.skipString(i + 1, stop);
+            if (this.inString || isReservedKey(bytes, i + 1, end - 1)) this.keyInDoubt = true;
+            i = end - 1;
             continue;
           }
       }
@@ -171,6 +191,7 @@ export class JsonStructureScan {
         }
         this.itemStart = at;
         this.values = 0;
+        this.keyInDoubt = false;
       } else if (this.depth < this.itemDepth) {
         return true; // the envelope around the items
       }
@@ -183,8 +204,17 @@ export class JsonStructureScan {
   }
 
   private endItem(at: number): void {
-    if (this.itemStart >= 0) this.items.push([this.itemStart, at]);
+    if (this.itemStart >= 0) {
+      if (this.keyInDoubt || this.backslashBetween(this.itemStart, at)) this.unclearedItems.add(this.items.length);
+      this.items.push([this.itemStart, at]);
+    }
     this.itemStart = -1;
+  }
+
+  /** Whether a backslash lies in [start, end); asked with ascending starts, so each is found once. */
+  private backslashBetween(start: number, end: number): boolean {
+    if (this.nextBackslash !== -1 && this.nextBackslash < start) this.nextBackslash = this.bytes.indexOf(BACKSLASH, start);
+    return this.nextBackslash !== -1 && this.nextBackslash < end;
   }
 
   private itemIndex(): number | null {
@@ -200,11 +230,15 @@ export function jsonLimitError(breach: JsonLimitBreach, limits: JsonLimits, item
     : new ApiError(400, 'json_too_many_values', `${where} holds more than ${limits.values} JSON values (the limit)`, {}, { limit: limits.values });
 }
 
-/** Refuse bytes whose structure breaks `limits` (400), in one linear pass; for bodies up to a few MiB. */
-export function checkJsonStructure(bytes: Uint8Array, limits: JsonLimits = JSON_LIMITS): void {
+/**
+ * Refuse bytes whose structure breaks `limits` (400), in one linear pass; for bodies up to a few MiB.
+ * True when the pass also cleared the keys: checkReservedKeys need not look (JsonStructureScan.clearsKeys).
+ */
+export function checkJsonStructure(bytes: Uint8Array, limits: JsonLimits = JSON_LIMITS): boolean {
   const scan = new JsonStructureScan(bytes, limits);
   scan.advance(bytes.length);
   if (scan.breach) throw jsonLimitError(scan.breach, limits);
+  return scan.clearsKeys;
 }
 
 /**
@@ -215,6 +249,25 @@ export function checkJsonStructure(bytes: Uint8Array, limits: JsonLimits = JSON_
  */
 const RESERVED_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 const RESERVED_KEY_TEXT = new RegExp(`"(${[...RESERVED_KEYS].join('|')})"\\s*:`);
+/** The reserved keys as ASCII bytes, by length (the structure scan compares each key's bytes). */
+const RESERVED_KEY_BYTES: Uint8Array[][] = [];
+const RESERVED_KEY_FIRST_BYTES = new Uint8Array(256);
+for (const key of RESERVED_KEYS) {
+  (RESERVED_KEY_BYTES[key.length] ??= []).push(new TextEncoder().encode(key));
+  RESERVED_KEY_FIRST_BYTES[key.charCodeAt(0)] = 1;
+}
+
+/** Whether bytes [start, end) (a key without its quotes) spell a reserved key as is. */
+function isReservedKey(bytes: Uint8Array, start: number, end: number): boolean {
+  if (RESERVED_KEY_FIRST_BYTES[bytes[start]!] === 0) return false;
+  const candidates = RESERVED_KEY_BYTES[end - start];
+  if (candidates === undefined) return false;
+  next: for (const name of candidates) {
+    for (let i = 0; i < name.length; i++) if (bytes[start + i] !== name[i]) continue next;
+    return true;
+  }
+  return false;
+}
 
 /** The first reserved key anywhere in `value` (a parsed JSON value), or null. */
 function reservedKeyIn(value: unknown): string | null {

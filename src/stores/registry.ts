@@ -7,6 +7,7 @@ import { newId } from '../lib/ids.ts';
 import type { SecretBox } from '../lib/secrets.ts';
 import type { ParsedCredentials, StoreCredentials } from './credentials.ts';
 import type { StoreSettings } from './settings.ts';
+import { createTableWriteStamp } from '../lib/table-writes.ts';
 import { isoOrNull } from '../lib/time.ts';
 
 /** A store as the admin API shows it: never a credential or secret. */
@@ -86,14 +87,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
    * the operator created), never a miss keyed by client input.
    */
   const sqlite = db.$client;
-  sqlite.run('CREATE TEMP TABLE IF NOT EXISTS store_writes (n INTEGER NOT NULL)');
-  sqlite.run('INSERT INTO temp.store_writes (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM temp.store_writes)');
-  for (const write of ['INSERT', 'UPDATE', 'DELETE']) {
-    sqlite.run(`CREATE TEMP TRIGGER IF NOT EXISTS store_writes_${write.toLowerCase()} AFTER ${write} ON main.stores BEGIN UPDATE store_writes SET n = n + 1; END`);
-  }
-  // Two plain statements: measured several times cheaper than one SELECT over the pragma_data_version table function.
-  const ownWrites = sqlite.query<{ n: number }, []>('SELECT n FROM temp.store_writes');
-  const dataVersion = sqlite.query<{ data_version: number }, []>('PRAGMA data_version');
+  const storeWrites = createTableWriteStamp(sqlite, 'store_writes', ['stores']);
   let cachedStamp = '';
   const cachedById = new Map<string, StoreRow>();
   const cachedByRef = new Map<string, StoreRow>();
@@ -101,7 +95,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
   const openedWebhookSecrets = new WeakMap<StoreRow, string | null>();
   /** A lookup through the cache; rows read inside an open transaction are not kept (it may still roll back). */
   function cached(cache: Map<string, StoreRow>, key: string, read: () => StoreRow | undefined): StoreRow | null {
-    const stamp = `${ownWrites.get()!.n}:${dataVersion.get()!.data_version}`;
+    const stamp = storeWrites();
     if (stamp !== cachedStamp) {
       cachedById.clear();
       cachedByRef.clear();

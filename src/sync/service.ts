@@ -1,11 +1,12 @@
 import { createCatalogEntries } from '../catalog/entries.ts';
 import type { Catalog } from '../catalog/products.ts';
+import type { UnlistedChunk } from '../catalog/sweep.ts';
 import { SYNC_KINDS, type CatalogSyncRow, type JobRow, type StoreRow, type SyncKind, type SyncTrigger } from '../db/schema/index.ts';
 import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import { yieldToEventLoop } from '../lib/periodic.ts';
+import { inBatches, yieldToEventLoop } from '../lib/periodic.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { PlatformThrottled } from '../platforms/http.ts';
 import type { CatalogPage, EntryData, ProductData } from '../platforms/types.ts';
@@ -32,6 +33,8 @@ export const syncJobKind = (kind: SyncKind) => `catalog-sync.${kind}`;
 
 /** Items written per transaction: a page is applied in a few short transactions with a turn of the event loop between them. */
 const WRITE_BATCH = 25;
+/** Most items the sweep after a pass looks at per transaction (inBatches sizes its steps to the step budget). */
+const SWEEP_MAX_ROWS = 2000;
 
 const NO_API_ACCESS = "a store connected through svc's app gives svc no API access: its catalogue fills from webhooks only";
 
@@ -40,8 +43,8 @@ interface KindSync<T> {
   source: SyncSource<T>;
   /** Write mapped items listed by the pass that started at `passStartedAt` (inside the batch's transaction). */
   write(items: T[], passStartedAt: number): void;
-  /** After a complete pass: what it did not list (and nothing wrote since it started). */
-  unlisted(passStartedAt: number): string[];
+  /** A step of the sweep after a complete pass: the next `limit` items after `after` in id order, and which of them it did not list (nor was anything written since it started). */
+  unlistedAfter(passStartedAt: number, after: string, limit: number): UnlistedChunk;
   /** Remove what the platform no longer has; returns how many were removed. */
   remove(ids: string[]): number;
 }
@@ -68,7 +71,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
           for (const product of products) catalog.upsert(store.id, store.currency, product);
           catalog.markListed(store.id, products.map((product) => product.productId), passStartedAt);
         },
-        unlisted: (passStartedAt) => catalog.unlisted(store.id, passStartedAt),
+        unlistedAfter: (passStartedAt, after, limit) => catalog.unlistedAfter(store.id, passStartedAt, after, limit),
         remove(productIds) {
           const now = clock.now();
           return productIds.filter((productId) => catalog.remove(store.id, productId, now, true) === 'removed').length;
@@ -80,7 +83,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     return source && {
       source,
       write: (items: EntryData[], passStartedAt) => entries.upsert(store.id, type, items, passStartedAt),
-      unlisted: (passStartedAt) => entries.unlisted(store.id, type, passStartedAt),
+      unlistedAfter: (passStartedAt, after, limit) => entries.unlistedAfter(store.id, type, passStartedAt, after, limit),
       remove: (ids) => entries.remove(store.id, type, ids),
     } as KindSync<EntryData> as KindSync<unknown>;
   }
@@ -98,23 +101,61 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       }
     }
     sync.write(mapped, row.startedAt);
-    if (!end) return true;
-    // Only a complete pass knows what the platform no longer has: the sweep commits with its last page
-    // (where pages may shift, the candidates are confirmed one by one afterwards instead).
-    if (end.next === null && !sync.source.confirmGone) swept.set(row.runId, sync.remove(sync.unlisted(row.startedAt)));
-    state.advance(row, end.next, end.items.length);
+    if (end) state.advance(row, end.next, end.items.length);
     return true;
   });
-  /** Items removed by the sweep of a pass that just completed (for its log line). */
-  const swept = new Map<string, number>();
 
-  /** The unlisted items of a complete pass that the platform's own endpoint says are gone (404), removed. */
-  async function sweepConfirmed(row: CatalogSyncRow, sync: KindSync<unknown>): Promise<number> {
-    let removed = 0;
-    for (const id of sync.unlisted(row.startedAt)) {
-      if (await sync.source.confirmGone!(id)) removed += sync.remove([id]);
+  /** Inside a transaction: `gone` removed and the sweep's position saved (null: the pass is complete); false when the pass was superseded meanwhile. */
+  function sweptThrough(row: CatalogSyncRow, sync: KindSync<unknown>, gone: string[], through: string | null): boolean {
+    if (!state.isCurrent(row.storeId, row.kind, row.runId)) return false;
+    state.swept(row, through, sync.remove(gone));
+    return true;
+  }
+  const applySweep = database.sqlite.transaction(sweptThrough);
+
+  /**
+   * A step of the sweep: the next `rows` items after `after`. Where unlisted means gone (no
+   * confirmation), those are removed and the position saved in the same transaction as the look, so
+   * nothing a webhook wrote meanwhile is removed; where each must be confirmed, a chunk with
+   * unlisted items comes back unapplied. Null when the pass was superseded.
+   */
+  const sweepBatch = database.sqlite.transaction((row: CatalogSyncRow, sync: KindSync<unknown>, after: string, rows: number): UnlistedChunk | null => {
+    const chunk = sync.unlistedAfter(row.startedAt, after, rows);
+    if (sync.source.confirmGone && chunk.unlisted.length > 0) return state.isCurrent(row.storeId, row.kind, row.runId) ? chunk : null;
+    return sweptThrough(row, sync, chunk.unlisted, chunk.through) ? chunk : null;
+  });
+
+  /**
+   * One job step of the sweep after the last page: what the complete pass did not list is removed,
+   * in short transactions through the catalogue's ids in order (never all of them in memory), from
+   * the saved position. Where pages may shift (B, C), an unlisted item is removed only once the
+   * platform answers 404 for it, and a failed confirmation ends the sweep (what is left waits for
+   * the next pass; the pass itself is complete).
+   */
+  async function sweep(row: CatalogSyncRow, sync: KindSync<unknown>): Promise<void | JobContinuation> {
+    let after = row.sweptThrough!;
+    let chunk = null as UnlistedChunk | null;
+    await inBatches((rows) => {
+      chunk = sweepBatch(row, sync, after, rows);
+      if (!chunk || chunk.through === null || (sync.source.confirmGone && chunk.unlisted.length > 0)) return 0;
+      after = chunk.through;
+      return rows;
+    }, SWEEP_MAX_ROWS);
+    if (!chunk) return { runAgainAt: clock.now() };
+    let { through } = chunk;
+    if (sync.source.confirmGone && chunk.unlisted.length > 0) {
+      for (const id of chunk.unlisted) {
+        const gone = await sync.source.confirmGone(id).catch(() => null);
+        if (gone === null) {
+          through = null;
+          break;
+        }
+        if (!applySweep(row, sync, gone ? [id] : [], id)) return { runAgainAt: clock.now() };
+      }
+      if (!applySweep(row, sync, [], through)) return { runAgainAt: clock.now() };
     }
-    return removed;
+    if (through !== null) return { runAgainAt: clock.now() };
+    finished(row, 'completed');
   }
 
   function finished(row: CatalogSyncRow, outcome: 'completed' | 'failed', extra: Record<string, unknown> = {}): void {
@@ -125,6 +166,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       trigger: row.trigger,
       pages: now?.pages ?? row.pages,
       items: now?.items ?? row.items,
+      ...(outcome === 'completed' ? { removed: now?.removed ?? 0 } : {}),
       ms: clock.now() - row.startedAt,
       ...extra,
     });
@@ -143,6 +185,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     if (!store || store.status !== 'active') return fail(row, 'the store is inactive (uninstalled)');
     const sync = kindSync(kind, store);
     if (!sync) return fail(row, NO_API_ACCESS);
+    if (row.sweptThrough !== null) return sweep(row, sync);
 
     let page: CatalogPage<unknown>;
     try {
@@ -162,13 +205,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       if (last) break;
       await yieldToEventLoop();
     }
-    if (page.next === null) {
-      // A failed confirmation only leaves the item for the next pass: the pass itself is complete.
-      if (sync.source.confirmGone) swept.set(row.runId, await sweepConfirmed(row, sync).catch(() => 0));
-      finished(row, 'completed', { removed: swept.get(row.runId) ?? 0 });
-      swept.delete(row.runId);
-      return;
-    }
+    // After the last page, the sweep follows in steps of its own.
     return { runAgainAt: clock.now() + page.waitMs };
   };
 

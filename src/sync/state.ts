@@ -65,7 +65,7 @@ export function createSyncState(db: Db, clock: Clock) {
 
     /** A new pass from the first page; it supersedes any pass of this kind still running. */
     begin(storeId: string, kind: SyncKind, runId: string, trigger: SyncTrigger): void {
-      const fresh = { runId, trigger, status: 'running' as const, cursor: null, pages: 0, items: 0, error: null, startedAt: clock.now(), finishedAt: null };
+      const fresh = { runId, trigger, status: 'running' as const, cursor: null, pages: 0, items: 0, sweptThrough: null, removed: 0, error: null, startedAt: clock.now(), finishedAt: null };
       db.insert(catalogSyncs).values({ storeId, kind, ...fresh }).onConflictDoUpdate({ target: [catalogSyncs.storeId, catalogSyncs.kind], set: fresh }).run();
     },
 
@@ -78,12 +78,19 @@ export function createSyncState(db: Db, clock: Clock) {
     /** Whether a pass of this store is under way. */
     running: (storeId: string): boolean => db.select({ kind: catalogSyncs.kind }).from(catalogSyncs).where(and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.status, 'running'))).get() !== undefined,
 
-    /** A page applied: the next page's position and the counts move on (in the page's last transaction). `next` null ends the pass. */
+    /** A page applied: the next page's position and the counts move on (in the page's last transaction). `next` null: the sweep begins. */
     advance(row: CatalogSyncRow, next: string | null, items: number): void {
-      const now = clock.now();
-      const done = next === null;
       db.update(catalogSyncs)
-        .set({ cursor: next, pages: sql`${catalogSyncs.pages} + 1`, items: sql`${catalogSyncs.items} + ${items}`, error: null, ...(done ? { status: 'done', finishedAt: now, lastCompletedAt: now } : {}) })
+        .set({ cursor: next, pages: sql`${catalogSyncs.pages} + 1`, items: sql`${catalogSyncs.items} + ${items}`, error: null, ...(next === null ? { sweptThrough: '' } : {}) })
+        .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
+        .run();
+    },
+
+    /** A step of the sweep: it went through `through` (null: to the end, which completes the pass) and removed `removed` items. */
+    swept(row: CatalogSyncRow, through: string | null, removed: number): void {
+      const now = clock.now();
+      db.update(catalogSyncs)
+        .set({ removed: sql`${catalogSyncs.removed} + ${removed}`, error: null, ...(through === null ? { sweptThrough: null, status: 'done', finishedAt: now, lastCompletedAt: now } : { sweptThrough: through }) })
         .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
         .run();
     },

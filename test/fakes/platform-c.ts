@@ -29,7 +29,11 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
   /** Answers 429 (with Retry-After) to the next this-many list calls (products, categories, pages), as a host's rate limit in front of a site does. */
   const throttle = { next: 0, retryAfterSeconds: 1, ignoredRetryAfter: 0, refusedAt: 0 };
   type PageHook<A extends unknown[]> = ((...page: A) => Promise<Response | void> | Response | void) | null;
-  const pageHooks: { beforeProductsPage: PageHook<[number]>; beforeEntriesPage: PageHook<['category' | 'page', number]> } = { beforeProductsPage: null, beforeEntriesPage: null };
+  const pageHooks: { beforeProductsPage: PageHook<[number]>; beforeEntriesPage: PageHook<['category' | 'page', number]>; beforeProductFetch: PageHook<[number]> } = {
+    beforeProductsPage: null,
+    beforeEntriesPage: null,
+    beforeProductFetch: null,
+  };
   const outage: Outage = { status: null };
   let nextId = 1;
   const authorized = `Basic ${btoa(`${keys.consumerKey}:${keys.consumerSecret}`)}`;
@@ -110,6 +114,8 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
     }
     const productMatch = /^\/products\/(\d+)(\/variations)?$/.exec(path);
     if (productMatch && request.method === 'GET') {
+      const replaced = productMatch[2] ? undefined : await pageHooks.beforeProductFetch?.(Number(productMatch[1]));
+      if (replaced) return replaced;
       const product = products.get(Number(productMatch[1]));
       if (!product) return json(404, { code: 'woocommerce_rest_product_invalid_id', message: 'Invalid ID.', data: { status: 404 } });
       if (!productMatch[2]) {

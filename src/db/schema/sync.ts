@@ -11,7 +11,8 @@ export type SyncTrigger = 'connect' | 'credentials' | 'manual' | 'schedule';
 /**
  * The latest catalogue sync pass of a store, one row per kind. The position of the next page
  * (`cursor`) is committed in the same transaction as the page before it, so a pass resumes where it
- * stopped after a crash or restart and never applies a page twice; `runId` ties the pass to its
+ * stopped after a crash or restart and never applies a page twice (and the sweep after the last
+ * page, `sweptThrough`, goes on from the last id it went through); `runId` ties the pass to its
  * queued job, so a pass superseded by a newer trigger stops at its next page.
  */
 export const catalogSyncs = sqliteTable(
@@ -29,6 +30,13 @@ export const catalogSyncs = sqliteTable(
     pages: integer('pages').notNull().default(0),
     /** Items read from the platform in this pass (applied or older than what svc holds). */
     items: integer('items').notNull().default(0),
+    /**
+     * After the last page, the sweep for what the pass did not list, in steps: the last id it has gone
+     * through ('' when it has just begun). Null while pages are being read.
+     */
+    sweptThrough: text('swept_through'),
+    /** Items the sweep has removed (the platform no longer has them). */
+    removed: integer('removed').notNull().default(0),
     /** Failed: why. Running: the last error, being retried with backoff. */
     error: text('error'),
     startedAt: integer('started_at').notNull(),
