@@ -128,6 +128,8 @@ export function createCatalog(db: Db, clock: Clock) {
     .prepare();
   const sqlite = db.$client;
   const deleteVariants = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ?');
+  // One statement for any number of ids (a JSON array): prepared once, where an IN list is prepared per length.
+  const markListedStatement = sqlite.query('UPDATE products SET listed_at = ?1 WHERE store_id = ?2 AND product_id IN (SELECT value FROM json_each(?3))');
   const insertVariant = sqlite.query(
     `INSERT INTO product_variants (product_row_id, position, variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -211,8 +213,7 @@ export function createCatalog(db: Db, clock: Clock) {
 
     /** A catalogue sync pass started at `passStartedAt` listed these products on the platform. */
     markListed(storeId: string, productIds: string[], passStartedAt: number): void {
-      if (productIds.length === 0) return;
-      db.update(products).set({ listedAt: passStartedAt }).where(and(eq(products.storeId, storeId), inArray(products.productId, productIds))).run();
+      if (productIds.length > 0) markListedStatement.run(passStartedAt, storeId, JSON.stringify(productIds));
     },
 
     /**
