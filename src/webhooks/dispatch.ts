@@ -5,6 +5,7 @@ import type { Db } from '../db/index.ts';
 import { orderSignals, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
+import { commitGroup, EntryFailed } from '../lib/group-commit.ts';
 import { newId } from '../lib/ids.ts';
 import type { WebhookEvent } from '../platforms/types.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
@@ -131,14 +132,6 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     reject(error: unknown): void;
   }
 
-  /** Thrown out of a group's transaction (rolling all of it back) when one of its deliveries fails. */
-  class DeliveryFailed {
-    constructor(
-      readonly index: number,
-      readonly error: unknown,
-    ) {}
-  }
-
   // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
   const inGroup = sqlite.transaction((group: Pending[]): Outcome[] => {
     uninstalledInGroup.clear();
@@ -147,7 +140,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
         const { delivery } = entry;
         return applyOne(delivery, uninstalledInGroup.has(delivery.store.id) ? inactiveEvent(delivery) : entry.event);
       } catch (error) {
-        throw new DeliveryFailed(index, error);
+        throw new EntryFailed(index, error);
       }
     });
   });
@@ -158,30 +151,25 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
   /**
    * Group commit: every delivery verified during one turn of the event loop is applied in one
    * transaction, and each is answered only after its COMMIT. A delivery that fails rolls the whole
-   * transaction back (no savepoint per delivery: they cost more than the rare retry); it is refused
-   * with its error and the rest of the group is applied again without it.
+   * transaction back; it is refused with its error and the rest of the group is applied again
+   * without it (lib/group-commit.ts).
    */
   function commitPending(): void {
-    let group = pending.splice(0, MAX_GROUP);
+    const group = pending.splice(0, MAX_GROUP);
     // The rest waits for the next turn, so other requests are served between two transactions.
     if (pending.length > 0) setImmediate(commitPending);
-    while (group.length > 0) {
-      let outcomes: Outcome[];
-      try {
-        outcomes = inGroup(group);
-      } catch (failure) {
-        if (!(failure instanceof DeliveryFailed)) return group.forEach((entry) => entry.reject(failure)); // COMMIT itself failed: nothing was kept
-        group[failure.index]!.reject(failure.error);
-        group = group.filter((_, i) => i !== failure.index);
-        continue;
-      }
-      groups++;
-      group.forEach((entry, i) => {
-        if (outcomes[i] === 'queued') onJobQueued?.();
-        entry.resolve(outcomes[i]!);
-      });
-      return;
+    let applied: { committed: Pending[]; results: Outcome[] };
+    try {
+      applied = commitGroup(group, inGroup, (entry, error) => entry.reject(error));
+    } catch (failure) {
+      return group.forEach((entry) => entry.reject(failure)); // COMMIT itself failed: nothing was kept
     }
+    if (applied.committed.length === 0) return;
+    groups++;
+    applied.committed.forEach((entry, i) => {
+      if (applied.results[i] === 'queued') onJobQueued?.();
+      entry.resolve(applied.results[i]!);
+    });
   }
 
   /** Resolves with the delivery's outcome once it is committed; rejects with its own error (a 400 from its payload, a failed write). */
