@@ -52,6 +52,7 @@ const T = {
   signalsCache: 'test/signals-cache.test.ts',
   changeStamp: 'test/change-stamp.test.ts',
   hotPaths: 'test/hot-paths.test.ts',
+  publicGetsE2e: 'test/e2e/public-gets-server.test.ts',
   authCache: 'test/auth-cache.test.ts',
   memo: 'test/memo-until-change.test.ts',
   revocation: 'test/e2e/revocation.test.ts',
@@ -1496,6 +1497,30 @@ export const mutants: Mutant[] = [
     original: 'return function gate({ request, set }: Parameters<RequestCheck>[0]): Response | undefined {\n    const context = { request, set };',
     replacement: 'return function gate(context: Parameters<RequestCheck>[0]): Response | undefined {',
     tests: [T.hotPaths],
+  },
+  {
+    id: 'hot-route-ahead-ignores-declared-body',
+    bug: 'the server answers a hot GET ahead of the app even when it declares a body, so an oversize one is not refused',
+    file: 'src/lib/hot-route.ts',
+    original: "  if (request.headers.get('content-length') !== null) return false;\n",
+    replacement: '',
+    tests: [T.hotPaths, T.publicGetsE2e],
+  },
+  {
+    id: 'hot-route-ahead-ignores-escapes',
+    bug: 'the server answers a hot GET with percent-escapes ahead of the app, so a malformed escape is not refused',
+    file: 'src/lib/hot-route.ts',
+    original: "  if (path.includes('%')) return false;\n",
+    replacement: '',
+    tests: [T.hotPaths, T.publicGetsE2e],
+  },
+  {
+    id: 'hot-route-ahead-unobserved',
+    bug: 'answers given ahead of the app skip the observer (no request id, no nosniff, not counted or logged)',
+    file: 'src/lib/hot-route.ts',
+    original: 'answerableAhead(segments, request, params) ? observed(request, params) : fetch(request)',
+    replacement: 'answerableAhead(segments, request, params) ? route.answer(request, params) : fetch(request)',
+    tests: [T.hotPaths, T.publicGetsE2e],
   },
   // ── parsing limits: JSON structure, bulk items, storage per scan ───────────────────────────────
   {

@@ -17,14 +17,14 @@ import { createCatalogEntries, entityRefs } from './catalog/entries.ts';
 import { catalogRoutes } from './catalog/routes.ts';
 import { enrichmentRoutes } from './enrichment/routes.ts';
 import { createEnrichmentStore } from './enrichment/store.ts';
-import { adminFaqRoutes, publicFaqRoutes } from './faqs/routes.ts';
+import { adminFaqRoutes, publicFaqRoute, publicFaqRoutes } from './faqs/routes.ts';
 import { createPublicFaqs } from './faqs/public.ts';
 import { createFaqStore } from './faqs/store.ts';
-import { signalRoutes } from './signals/routes.ts';
+import { signalProductRoutes, signalRoutes } from './signals/routes.ts';
 import { createSignalService } from './signals/service.ts';
 import { createDiscoveryService } from './signals/discovery.ts';
 import { createScanReader } from './scans/queries.ts';
-import { badgeRoutes, dashboardRoutes } from './scans/routes.ts';
+import { badgeRoute, badgeRoutes, dashboardRoutes } from './scans/routes.ts';
 import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { WEBHOOK_PATHS, webhookRoutes } from './webhooks/routes.ts';
@@ -37,7 +37,7 @@ import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
-import { widgetRoutes } from './widget/routes.ts';
+import { embedRoute, widgetRoutes } from './widget/routes.ts';
 import { canonicalPath, refuseMalformedPath, requestPath } from './lib/request-path.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
@@ -51,6 +51,7 @@ import { routeSubject } from './ratelimit/guard.ts';
 import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { memoUntilChange } from './lib/memo-until-change.ts';
+import type { HotRoute } from './lib/hot-route.ts';
 
 export interface AppDeps {
   config: Config;
@@ -203,6 +204,16 @@ export function createApp(deps: AppDeps) {
   if (config.probeCorsOrigins.length > 0) checks.push(probeCors(config.probeCorsOrigins));
   checks.push(admission.guard, anonymousLimits, bodyCheck, scopes);
 
+  // The busiest public GETs, which the server also answers ahead of this app (lib/hot-route.ts). Of
+  // the checks above only two can refuse them: a malformed path and a declared oversize body, and
+  // the server leaves both kinds of request to the app. A check that applies to these paths must
+  // be added there too (answerableAhead).
+  const embed = embedRoute(widget);
+  const publicFaqList = publicFaqRoute(publicFaqs);
+  const signalProducts = signalProductRoutes(signals);
+  const badge = badgeRoute(badgeReader);
+  const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts, badge];
+
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
   const app = new Elysia({ normalize: false })
@@ -212,7 +223,7 @@ export function createApp(deps: AppDeps) {
     .onTransform(observer.routeHook)
     .use(healthRoutes(database.sqlite, clock))
     .use(metricsRoutes(metrics, keys))
-    .use(widgetRoutes(widget))
+    .use(widgetRoutes(embed))
     .use(publicLeadRoutes({ leads, maxBodyBytes }))
     .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, maxBodyBytes }))
     .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
@@ -220,11 +231,11 @@ export function createApp(deps: AppDeps) {
     .use(catalogRoutes(webhooks.catalog, entries, storeExists, enrichments.enrichedAt))
     .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
     .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
-    .use(publicFaqRoutes(publicFaqs))
-    .use(signalRoutes(signals, discovery))
+    .use(publicFaqRoutes(publicFaqList))
+    .use(signalRoutes(signalProducts, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: scansCommitted }))
-    .use(badgeRoutes(badgeReader))
+    .use(badgeRoutes(badge))
     .use(dashboardRoutes(scanReader))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
     .use(
@@ -247,7 +258,11 @@ export function createApp(deps: AppDeps) {
     );
   // The document describes the finished app; it is built on its first request, from this reference.
   const documented: AnyElysia = app;
-  return app;
+  return Object.assign(app, {
+    hotRoutes,
+    /** The app's answer to what a route threw (its error hook's), for answers given ahead of it. */
+    errorAnswer: (error: unknown, request: Request) => toErrorResponse('UNKNOWN', error, request, unexpected(request)),
+  });
 }
 
 export type App = ReturnType<typeof createApp>;

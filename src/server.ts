@@ -16,6 +16,7 @@ import { createScanRollups } from './scans/rollups.ts';
 import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
 import { loadLandingPage } from './landing/routes.ts';
+import { aheadOfTheApp } from './lib/hot-route.ts';
 
 export interface RunningServer {
   url: string;
@@ -80,6 +81,8 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
     peerAddress: (request) => server?.requestIP(request)?.address ?? null,
   });
   const fetch = observability.observer.handlerOf(app);
+  // The hot public GETs, matched by Bun's own router before `fetch` (lib/hot-route.ts).
+  const routes = aheadOfTheApp(app, observability.observer, fetch);
   try {
     server = Bun.serve({
       hostname: config.http.hostname,
@@ -92,6 +95,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
       // reading, streamed ones while reading). Bun's own transport-level 413 has no body, so it must
       // not fire first.
       maxRequestBodySize: 2 * bulkBodyLimit(config.maxBodyBytes),
+      routes,
       fetch,
     });
   } catch (error) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { addFaq, enrich, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
+import { aheadOfTheApp } from '../src/lib/hot-route.ts';
 
 // Issue 12 item 3: the public GETs are answered without a promise. Elysia guesses from each hook's
 // and handler's source whether it may be async and then answers through a promise (and prepares
@@ -35,4 +36,58 @@ describe('hot public GETs', () => {
       expect((await answer).status).toBe(200);
     });
   }
+});
+
+describe('hot public GETs answered ahead of the app (lib/hot-route.ts, as the server serves them)', () => {
+  /** Bun's router hands a route handler the request with its decoded parameters. */
+  const routed = (path: string, params: Record<string, string>, init: RequestInit = {}) => Object.assign(new Request(`http://localhost${path}`, init), { params });
+  const lanes = (app: Parameters<typeof aheadOfTheApp>[0] = t.app) => {
+    const fallbacks: string[] = [];
+    const routes = aheadOfTheApp(app, t.observability.observer, (request) => {
+      fallbacks.push(new URL(request.url).pathname);
+      return t.app.handle(request);
+    });
+    return { routes, fallbacks };
+  };
+  const PRODUCT = '/api/v1/platform-a/products/:file';
+
+  test('every hot route is one of the app\'s GET routes', () => {
+    const routes = new Set(t.app.routes.filter((route) => route.method === 'GET').map((route) => route.path.replace(/(.)\/$/, '$1')));
+    for (const hot of t.app.hotRoutes) expect(routes.has(hot.path)).toBe(true);
+    expect(t.app.hotRoutes.map((route) => route.path)).toContain(PRODUCT);
+  });
+
+  test('an ordinary request is answered by the route itself, observed (request id, nosniff, counted)', async () => {
+    const { routes, fallbacks } = lanes();
+    const res = await routes[PRODUCT]!.GET(routed('/api/v1/platform-a/products/424242.md', { file: '424242.md' }, { headers: { 'x-request-id': 'hot-1' } }));
+    expect(fallbacks).toEqual([]);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('hot-1');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(t.observability.metrics.render()).toContain(`svc_http_requests_total{route="${PRODUCT}",method="GET",status="2xx"}`);
+  });
+
+  test('a request the app might answer otherwise is left to it: percent-escapes, a doubled slash, a declared body', async () => {
+    const { routes, fallbacks } = lanes();
+    const product = routes[PRODUCT]!.GET;
+    await product(routed('/api/v1/platform-a/products/42424%32.md', { file: '424242.md' }));
+    await product(routed('/api/v1/platform-a/products/%zz.md', { file: '%zz.md' }));
+    await product(routed('/api/v1/platform-a//products/424242.md', { file: '424242.md' }));
+    await product(routed('/api/v1/platform-a/products/424242.md', { file: '424242.md' }, { headers: { 'content-length': '0' } }));
+    expect(fallbacks).toEqual(['/api/v1/platform-a/products/42424%32.md', '/api/v1/platform-a/products/%zz.md', '/api/v1/platform-a//products/424242.md', '/api/v1/platform-a/products/424242.md']);
+  });
+
+  test('what a route throws is answered as the app answers it: an ApiError as its JSON error, anything else as a logged 500', async () => {
+    const { routes } = lanes();
+    const refused = await routes['/api/v1/public/probe/badge']!.GET(routed('/api/v1/public/probe/badge', {}));
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe('invalid_query');
+    expect(refused.headers.get('x-svc-error-code')).toBeNull();
+
+    const broken = lanes({ hotRoutes: [{ path: '/broken', answer: () => { throw new Error('broken route'); } }], errorAnswer: t.app.errorAnswer });
+    const res = await broken.routes['/broken']!.GET(routed('/broken', {}, { headers: { 'x-request-id': 'hot-broken' } }));
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: string }).error).toBe('internal_error');
+    expect(t.logLines().find((line) => line.msg === 'unhandled error')).toMatchObject({ requestId: 'hot-broken' });
+  });
 });

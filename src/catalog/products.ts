@@ -127,11 +127,29 @@ export function createCatalog(db: Db, clock: Clock) {
         OR (products.removed_at IS NOT NULL AND excluded.platform_updated_at > products.removed_at)
      RETURNING id`,
   );
-  const deleteVariants = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ?');
-  const insertVariant = sqlite.query(
-    `INSERT INTO product_variants (product_row_id, position, variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  const storedDescription = sqlite.query<{ html: string | null; text: string | null }, [string, string]>(
+    'SELECT description_html AS html, description_text AS text FROM products WHERE store_id = ? AND product_id = ?',
   );
+  /**
+   * The plain text of a product's description. Most updates change stock or prices, not the
+   * description: text already derived from the same markup for this product is reused, not derived again.
+   */
+  const descriptionText = (storeId: string, product: ProductData): string | null => {
+    const html = product.descriptionHtml;
+    if (html === null) return null;
+    const stored = storedDescription.get(storeId, product.productId);
+    return stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+  };
+  // Variants are written in place by position, and a row only when it differs (most updates change
+  // the stock or price of one variant, if any): unchanged rows cost no page writes. Positions past
+  // the new list are deleted, so the stored list always equals the product's.
+  const VARIANT_COLUMNS = 'variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url';
+  const writeVariant = sqlite.query(
+    `INSERT INTO product_variants (product_row_id, position, ${VARIANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (product_row_id, position) DO UPDATE SET (${VARIANT_COLUMNS}) = (${VARIANT_COLUMNS.replace(/\w+/g, 'excluded.$&')})
+     WHERE (${VARIANT_COLUMNS.replace(/\w+/g, 'product_variants.$&')}) IS NOT (${VARIANT_COLUMNS.replace(/\w+/g, 'excluded.$&')})`,
+  );
+  const deleteVariantsFrom = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ? AND position >= ?');
   const variantsOf = (rowIds: string[]): Map<string, ProductVariant[]> => {
     const byRow = new Map<string, ProductVariant[]>(rowIds.map((id) => [id, []]));
     if (rowIds.length === 0) return byRow;
@@ -149,7 +167,7 @@ export function createCatalog(db: Db, clock: Clock) {
       product.handle,
       product.title,
       product.descriptionHtml,
-      product.descriptionHtml === null ? null : htmlToPlainText(product.descriptionHtml),
+      descriptionText(storeId, product),
       product.price,
       currency,
       product.availability,
@@ -161,14 +179,14 @@ export function createCatalog(db: Db, clock: Clock) {
       product.url,
       JSON.stringify(product.options),
       product.updatedAt,
-      product.raw == null ? null : JSON.stringify(product.raw),
+      product.rawJson ?? (product.raw == null ? null : JSON.stringify(product.raw)),
       clock.now(),
     );
     if (!written) return 'stale';
-    deleteVariants.run(written.id);
     product.variants.forEach((v, position) =>
-      insertVariant.run(written.id, position, v.variantId, v.title, v.sku, v.barcode, v.mpn, v.price, v.compareAtPrice, v.availability, JSON.stringify(v.options), v.image, v.url),
+      writeVariant.run(written.id, position, v.variantId, v.title, v.sku, v.barcode, v.mpn, v.price, v.compareAtPrice, v.availability, JSON.stringify(v.options), v.image, v.url),
     );
+    deleteVariantsFrom.run(written.id, product.variants.length);
     return 'applied';
   });
 

@@ -6,6 +6,7 @@ import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import type { PublicFaqs } from './public.ts';
 import { faqDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
+import type { HotRoute } from '../lib/hot-route.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
 
@@ -86,7 +87,7 @@ const BUILT_HEADERS = 1000;
  * request (403 otherwise); CORS echoes the verified origin only. Content depends on the key's store,
  * so shared caches must not share it: `private` and `Vary: Origin, X-Api-Key`.
  */
-export function publicFaqRoutes(publicFaqs: PublicFaqs) {
+export function publicFaqRoute(publicFaqs: PublicFaqs): HotRoute {
   // Response headers per answer and origin, built once: a Headers object is copied into a response
   // about three times faster than an object literal is converted. Bounded: origins come from clients.
   const built = new Map<string, { ok: Headers; notModified: Headers }>();
@@ -114,7 +115,11 @@ export function publicFaqRoutes(publicFaqs: PublicFaqs) {
       throw error;
     }
   };
-  return new Elysia({ name: 'faqs-public', prefix: '/api/v1/public/faqs' })
+  return { path: '/api/v1/public/faqs', answer };
+}
+
+export function publicFaqRoutes(list: HotRoute) {
+  return new Elysia({ name: 'faqs-public', prefix: list.path })
     .options('/', () => new Response(null, { status: 204, headers: PREFLIGHT_ANSWER }), { detail: docs.publicPreflight })
-    .get('/', syncRoute(answer), { detail: docs.publicList });
+    .get('/', syncRoute(list.answer), { detail: docs.publicList });
 }

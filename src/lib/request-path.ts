@@ -1,8 +1,8 @@
 import { errorResponse } from './errors.ts';
 
 /**
- * The path of a request, sliced from `request.url` without building a URL object: every global
- * hook needs it on every request. `request.url` is already normalized (dot segments resolved) by
+ * The path of a request, sliced from `request.url` without building a URL object: the request gate's
+ * checks need it on every request. `request.url` is already normalized (dot segments resolved) by
  * the Request itself, so this is the same path the router matches.
  */
 export function requestPath(request: Request): string {

@@ -58,6 +58,9 @@ function routeTable(routes: RouteDefinition[]) {
   };
 }
 
+/** For requests whose route is known (never looked up). */
+const NO_LOOKUP = (): RouteDefinition[] => [];
+
 const declaredBytes = (request: Request): number | null => {
   const length = request.headers.get('content-length');
   return length !== null && /^\d{1,15}$/.test(length) ? Number(length) : null;
@@ -74,6 +77,12 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
   const bootId = randomSecret(6);
   let sequence = 0;
   let lookup: ((method: string, path: string) => string | null) | null = null;
+
+  /** The incoming X-Request-Id if sane, else a new one. */
+  function requestIdFor(request: Request): string {
+    const incoming = request.headers.get('x-request-id');
+    return incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++sequence).toString(36)}`;
+  }
 
   function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[]): Response {
     const seconds = (performance.now() - started) / 1000;
@@ -132,9 +141,7 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
       const routes = () => app.routes;
       return (request: Request): Response | Promise<Response> => {
         const started = performance.now();
-        const incoming = request.headers.get('x-request-id');
-        const requestId = incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++sequence).toString(36)}`;
-        const noted: RequestFacts = { requestId, route: null, tier: null };
+        const noted: RequestFacts = { requestId: requestIdFor(request), route: null, tier: null };
         facts.set(request, noted);
         const result = app.fetch(request);
         return result instanceof Promise
@@ -142,6 +149,28 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
           : finish(request, result, started, noted, routes);
       };
     },
+    /**
+     * A route's answer observed as `handlerOf` observes the app's, for requests the server answers
+     * ahead of the app (src/server.ts): the same id, headers, metrics and log line, under `template`.
+     * What `answer` throws becomes `fail`'s response (the app's error answer).
+     */
+    routeHandlerOf<Params>(template: string, answer: (request: Request, params: Params) => Response, fail: (error: unknown, request: Request) => Response) {
+      const route = withoutTrailingSlash(template);
+      return (request: Request, params: Params): Response => {
+        const started = performance.now();
+        const noted: RequestFacts = { requestId: requestIdFor(request), route, tier: null };
+        let response: Response;
+        try {
+          response = answer(request, params);
+        } catch (error) {
+          facts.set(request, noted); // so the error's log line names the request
+          response = fail(error, request);
+        }
+        return finish(request, response, started, noted, NO_LOOKUP);
+      };
+    },
   };
 }
 
+
+export type RequestObserver = ReturnType<typeof createRequestObserver>;

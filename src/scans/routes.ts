@@ -3,6 +3,7 @@ import { orNotFound } from '../lib/errors.ts';
 import { etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
 import { syncRoute } from '../lib/sync-route.ts';
+import type { HotRoute } from '../lib/hot-route.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
 import {
   badParameter,
@@ -41,8 +42,12 @@ function badgeResponse(request: Request, reader: ScanReader): Response {
   return new Response(body, { headers: { ...headers, 'Content-Type': type } });
 }
 
-export function badgeRoutes(reader: ScanReader) {
-  return new Elysia({ name: 'badge' }).get('/api/v1/public/probe/badge', syncRoute((request) => badgeResponse(request, reader)), { detail: docs.badge });
+export function badgeRoute(reader: ScanReader): HotRoute {
+  return { path: '/api/v1/public/probe/badge', answer: (request) => badgeResponse(request, reader) };
+}
+
+export function badgeRoutes(badge: HotRoute) {
+  return new Elysia({ name: 'badge' }).get(badge.path, syncRoute(badge.answer), { detail: docs.badge });
 }
 
 /**

@@ -7,6 +7,7 @@ import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
 import type { RenderedSignal, SignalService } from './service.ts';
 import { signalDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
+import type { HotRoute } from '../lib/hot-route.ts';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -53,19 +54,31 @@ function serve(request: Request, contentType: string, render: () => RenderedSign
 const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
 
 /**
- * Public, cacheable signal URLs, validated by ETag:
+ * The product signal URLs of every platform, the busiest public GETs:
  * - GET /api/v1/{platform}/products/{id}.jsonld|.llm|.md|.meta (any store of the platform; 404 when two have it)
  * - GET /api/v1/{platform}/stores/{storeId}/products/{id}.{format} (never ambiguous)
+ */
+export function signalProductRoutes(signals: SignalService): HotRoute[] {
+  return PLATFORMS.flatMap((platform) => {
+    const answer = (request: Request, params: Record<string, string>) => {
+      const parsed = parseFile(params.file!);
+      if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
+      return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null));
+    };
+    return [
+      { path: `/api/v1/${platform}/products/:file`, answer },
+      { path: `/api/v1/${platform}/stores/:storeId/products/:file`, answer },
+    ];
+  });
+}
+
+/**
+ * Public, cacheable signal URLs, validated by ETag:
+ * - the product signals (`products`, from signalProductRoutes)
  * - GET /api/v1/{platform}/stores/{storeId}/sitemap.xml, sitemap-<n>.xml, llms.txt
  * - GET /robots.txt (the sitemaps of every store whose signals are served)
  */
-export function signalRoutes(signals: SignalService, discovery: DiscoveryService) {
-  const product = (platform: Platform) =>
-    syncRoute((request, params: { file: string; storeId?: string }) => {
-      const parsed = parseFile(params.file);
-      if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
-      return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null));
-    });
+export function signalRoutes(products: HotRoute[], discovery: DiscoveryService) {
   const storeFile = (platform: Platform) =>
     syncRoute((request, params: { file: string; storeId: string }) => {
       const file = parseDiscoveryFile(params.file);
@@ -74,8 +87,9 @@ export function signalRoutes(signals: SignalService, discovery: DiscoveryService
     });
   const app = new Elysia({ name: 'signals' }).get('/robots.txt', syncRoute((request) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots)), { detail: docs.robots });
   for (const platform of PLATFORMS) {
-    app.get(`/api/v1/${platform}/products/:file`, product(platform), { detail: docs.product(platform) });
-    app.get(`/api/v1/${platform}/stores/:storeId/products/:file`, product(platform), { detail: docs.storeProduct(platform) });
+    const [anyStore, oneStore] = products.filter((route) => route.path.startsWith(`/api/v1/${platform}/`));
+    app.get(anyStore!.path, syncRoute(anyStore!.answer), { detail: docs.product(platform) });
+    app.get(oneStore!.path, syncRoute(oneStore!.answer), { detail: docs.storeProduct(platform) });
     app.get(`/api/v1/${platform}/stores/:storeId/:file`, storeFile(platform), { detail: docs.storeFile(platform) });
   }
   return app;

@@ -64,7 +64,7 @@ interface GuardDeps {
 }
 
 /**
- * Steps 1–2 for every `/api/v1/probe/*` route, as a global `onRequest` hook: classify, then take one
+ * Steps 1–2 for every `/api/v1/probe/*` route, as a request gate check (src/app.ts): classify, then take one
  * token, before routing, authentication or reading the body (so token guessing is throttled too).
  * Routes get the result from `admissionOf(request)`. A bulk route takes its remaining tokens with
  * `limiter.take(admission.subject, scans - 1)` (all-or-nothing) once it knows the count.

@@ -15,9 +15,9 @@ const PREFLIGHT_ANSWER = {
 /**
  * CORS on the probe routes (SVC_PROBE_CORS_ORIGINS), for scanners in web pages that hold a lead token
  * (mode 1). Only `X-Probe-Token` and `Content-Type` are allowed request headers: a signing key
- * (mode 2) must never sit in a browser page, so its headers are not. A global `onRequest` hook,
- * registered only when origins are configured and placed before the rate limiter, so a preflight
- * costs no token. Browser extensions with host permission for svc need none of this.
+ * (mode 2) must never sit in a browser page, so its headers are not. A request gate check (src/app.ts,
+ * before routing), listed only when origins are configured and placed before the rate limiter, so a
+ * preflight costs no token. Browser extensions with host permission for svc need none of this.
  */
 export function probeCors(origins: string[]) {
   const anyOrigin = origins.includes('*');

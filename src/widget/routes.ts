@@ -3,6 +3,7 @@ import { acceptsGzip, matchesIfNoneMatch, notModified } from '../lib/http-cache.
 import type { WidgetBundle } from './bundle.ts';
 import { apiDoc } from '../lib/api-doc.ts';
 import { syncRoute } from '../lib/sync-route.ts';
+import type { HotRoute } from '../lib/hot-route.ts';
 
 const embedDoc = apiDoc({
   summary: 'The FAQ widget script',
@@ -16,7 +17,7 @@ const embedDoc = apiDoc({
  * GET /embed.js. The path is unversioned (spec §9), so caches revalidate after a short max-age
  * and the ETag turns most revalidations into an empty 304.
  */
-export function widgetRoutes(bundle: WidgetBundle) {
+export function embedRoute(bundle: WidgetBundle): HotRoute {
   const cacheHeaders = {
     'Cache-Control': 'public, max-age=300, stale-while-revalidate=86400',
     ETag: bundle.etag,
@@ -31,5 +32,9 @@ export function widgetRoutes(bundle: WidgetBundle) {
     if (matchesIfNoneMatch(request, bundle.etag)) return notModified(unchanged);
     return acceptsGzip(request) ? new Response(bundle.gzip, { headers: gzipped }) : new Response(bundle.js, { headers: plain });
   };
-  return new Elysia().get('/embed.js', syncRoute(serve), { detail: embedDoc });
+  return { path: '/embed.js', answer: serve };
+}
+
+export function widgetRoutes(embed: HotRoute) {
+  return new Elysia().get(embed.path, syncRoute(embed.answer), { detail: embedDoc });
 }

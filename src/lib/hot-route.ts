@@ -1,0 +1,62 @@
+import { requestPath } from './request-path.ts';
+
+/**
+ * A public GET answered two ways with one answer function: through the app (registered with
+ * `syncRoute`, so `app.handle`, tests and the OpenAPI document see it like any route) and, by the
+ * server, through Bun's own router ahead of the app (`aheadOfTheApp`), which skips the request
+ * gate, Elysia's router and its per-request context for the busiest public URLs (issue 12 item 3).
+ */
+export interface HotRoute {
+  /** The route template, as the app registers it and the request log and metrics name it (`:name` parameters). */
+  path: string;
+  answer: (request: Request, params: Record<string, string>) => Response;
+}
+
+type Handler = (request: Request) => Response | Promise<Response>;
+
+interface Observer {
+  /** The observed answer (request id, nosniff, metrics and log line, as for the app's requests). */
+  routeHandlerOf(template: string, answer: HotRoute['answer'], fail: (error: unknown, request: Request) => Response): (request: Request, params: Record<string, string>) => Response;
+}
+
+/**
+ * Whether the server may answer `request`, matched by Bun's router to the route of `segments` with
+ * `params`, without the app: only when the app would route it the same way and none of its request
+ * gate checks could refuse it. That is, its path as sent has no percent-escape (the gate refuses
+ * malformed ones; Bun and Elysia decode them differently) and is exactly the template filled with
+ * the parameters (not so for `//`, which Bun's router collapses and the app does not), and it
+ * declares no body (the gate refuses a declared oversize one). Any other request is the app's, as before.
+ */
+export function answerableAhead(segments: string[], request: Request, params: Record<string, string>): boolean {
+  if (request.headers.get('content-length') !== null) return false;
+  const path = requestPath(request);
+  if (path.includes('%')) return false;
+  let expected = '';
+  for (const segment of segments) expected += segment.charCodeAt(0) === 58 /* : */ ? `/${params[segment.slice(1)]}` : `/${segment}`;
+  return path === expected;
+}
+
+/**
+ * The app's hot routes for `Bun.serve`'s `routes`, which Bun matches natively before its `fetch`:
+ * each answered by the app's own answer function, observed like every request, its errors answered
+ * as the app's error hook answers them; a request the app might answer otherwise goes to `fetch`
+ * (the whole observed app). Bun answers HEAD with the GET's status and headers, as the app does.
+ */
+export function aheadOfTheApp(
+  app: { hotRoutes: HotRoute[]; errorAnswer: (error: unknown, request: Request) => Response },
+  observer: Observer,
+  fetch: Handler,
+): Record<string, { GET: (request: Request & { params: Record<string, string> }) => Response | Promise<Response> }> {
+  const routes: ReturnType<typeof aheadOfTheApp> = {};
+  for (const route of app.hotRoutes) {
+    const segments = route.path.split('/').slice(1);
+    const observed = observer.routeHandlerOf(route.path, route.answer, app.errorAnswer);
+    routes[route.path] = {
+      GET: (request) => {
+        const params = request.params;
+        return answerableAhead(segments, request, params) ? observed(request, params) : fetch(request);
+      },
+    };
+  }
+  return routes;
+}
