@@ -126,6 +126,16 @@ describe('country of a scan', () => {
     expect(await scanFrom('127.0.0.1', {}, scanPayload())).toBeNull();
   });
 
+  test('every scan of a bulk request without a country gets the GeoIP country of the client; explicit ones win', async () => {
+    t = await makeTestApp({ peerAddress: () => '81.2.69.160' });
+    const { apiToken } = t.leads.create('geo@example.com', true);
+    const scans = [scanPayload({ url: 'https://shop.example.com/1' }), scanPayload({ url: 'https://shop.example.com/2', country: 'JP' }), scanPayload({ url: 'https://shop.example.com/3' })];
+    const response = await t.request('/api/v1/probe/scan-bulk', tokenInit(apiToken, { scans }));
+    expect(await response.json()).toMatchObject({ inserted: 3 });
+    const countries = t.database.sqlite.query('SELECT country FROM scans ORDER BY rowid').all() as { country: string | null }[];
+    expect(countries.map((row) => row.country)).toEqual(['GB', 'JP', 'GB']);
+  });
+
   test('the client address is never stored', async () => {
     await scanFrom('81.2.69.160', {}, scanPayload());
     const row = t.database.sqlite.query('SELECT * FROM scans').get() as Record<string, unknown>;

@@ -60,16 +60,40 @@ describe('group-commit writer (DESIGN §6)', () => {
     await expect(writer.write(scan(), Date.now())).rejects.toBeInstanceOf(ApiError);
   });
 
-  test('a failed transaction rejects every scan of its batch and writes none of them', async () => {
+  test('a scan whose row the database refuses fails alone: the rest of its batch is committed', async () => {
     const database = freshDatabase();
     database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
-    const writer = createScanWriter(database.sqlite);
-    const results = await Promise.allSettled([writer.write(scan(), Date.now()), writer.write(scan('bad.example.com'), Date.now()), writer.write(scan(), Date.now())]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
-    expect(results.map((r) => r.status === 'rejected' && (r.reason as ApiError).code)).toEqual(['persistence_failed', 'persistence_failed', 'persistence_failed']);
-    expect(rows(database)).toBe(0);
+    const failures: number[] = [];
+    const commits: number[] = [];
+    const writer = createScanWriter(database.sqlite, undefined, { onCommit: (n) => commits.push(n), onFailure: (n) => failures.push(n) });
+    const results = await Promise.allSettled([
+      writer.write(scan('a.example.com'), Date.now()),
+      writer.write(scan('bad.example.com'), Date.now()),
+      writer.writeBulk([scan('b.example.com'), scan('bad.example.com')], Date.now()),
+      writer.write(scan('c.example.com'), Date.now()),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(results.map((r) => r.status === 'rejected' && (r.reason as ApiError).code)).toEqual([false, 'persistence_failed', 'persistence_failed', false]);
+    // One transaction for the rows that stayed; a refused bulk request keeps none of its rows.
+    expect(commits).toEqual([2]);
+    expect(failures).toEqual([1, 2]);
+    const hosts = database.sqlite.query('SELECT hostname FROM scans ORDER BY hostname').all() as { hostname: string }[];
+    expect(hosts.map((h) => h.hostname)).toEqual(['a.example.com', 'c.example.com']);
     await writer.write(scan(), Date.now()); // the next batch is unaffected
-    expect(rows(database)).toBe(1);
+    expect(rows(database)).toBe(3);
+  });
+
+  test('through HTTP: one telemetry request refused by the database in a group of concurrent ones gets 500, the others 204', async () => {
+    const t = await makeTestApp();
+    cleanups.push(() => t.close());
+    t.database.sqlite.run("CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    const key = t.keyWith('probe:scan');
+    const hosts = ['one.example.com', 'bad.example.com', 'two.example.com', 'three.example.com'];
+    const responses = await Promise.all(hosts.map((hostname) => t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload({ hostname })), Date.now()))));
+    expect(responses.map((r) => r.status)).toEqual([204, 500, 204, 204]);
+    expect(((await responses[1]!.json()) as { error: string }).error).toBe('persistence_failed');
+    const reader = committedReader(t.database.file);
+    expect(hosts.map(reader)).toEqual([1, 0, 1, 1]);
   });
 });
 

@@ -123,11 +123,40 @@ describe('platform A: product topics', () => {
     expect(body.priceMax).toBe('89.00');
   });
 
+  test('an update that changes one variant and reorders the others leaves exactly the payload\'s variants, in its order', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1005));
+    const next = platformAProduct(1005, { updatedAt: '2026-01-11T10:00:00-05:00', variants: [{ price: '79.00' }] });
+    await fake.deliver(SHOP, 'products/update', { ...next, variants: [next.variants[2], next.variants[0], next.variants[1]] });
+    const { body } = await product('1005');
+    expect(body.variants.map((v: any) => [v.variantId, v.price, v.title])).toEqual([['10052', '99.00', 'Sand'], ['10050', '79.00', 'Olive'], ['10051', '89.00', 'Navy']]);
+    await fake.deliver(SHOP, 'products/update', { ...next, updated_at: '2026-01-12T10:00:00-05:00', variants: [next.variants[1]] });
+    expect((await product('1005')).body.variants.map((v: any) => v.variantId)).toEqual(['10051']);
+  });
+
   test('products/update syncs the product\'s changes', async () => {
     await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
     await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Tote, renamed', updatedAt: '2026-01-11T10:00:00-05:00', inventory: 0 }));
     const { body } = await product('1001');
     expect(body).toMatchObject({ title: 'Tote, renamed', availability: 'out_of_stock' });
+  });
+
+  test('an update with a new description replaces its text; one that keeps the description keeps its text', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    const renamed = platformAProduct(1001, { title: 'Renamed', updatedAt: '2026-01-11T10:00:00-05:00' });
+    await fake.deliver(SHOP, 'products/update', renamed);
+    expect((await product('1001')).body).toMatchObject({ title: 'Renamed', descriptionText: expect.stringContaining('Brass rivets & hardware') });
+    const rewritten = { ...platformAProduct(1001, { updatedAt: '2026-01-12T10:00:00-05:00' }), body_html: '<p>Now in <b>recycled</b> canvas.</p><ul><li>Lighter</li></ul>' };
+    await fake.deliver(SHOP, 'products/update', rewritten);
+    expect((await product('1001')).body).toMatchObject({ descriptionHtml: rewritten.body_html, descriptionText: 'Now in recycled canvas.\nLighter' });
+    await fake.deliver(SHOP, 'products/update', { ...rewritten, body_html: null, updated_at: '2026-01-13T10:00:00-05:00' });
+    expect((await product('1001')).body).toMatchObject({ descriptionHtml: null, descriptionText: null });
+  });
+
+  test('the product keeps the payload as it arrived (the verified body text)', async () => {
+    const body = JSON.stringify(platformAProduct(1001), null, 1);
+    const res = await fake.send(hookUrl, SHOP, 'products/create', null, { body });
+    expect(res.status).toBe(200);
+    expect(rows(t, 'products').find((p) => p.product_id === '1001')!.raw).toBe(body);
   });
 
   test('products/delete removes the product (404 afterwards)', async () => {

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { SQLQueryBindings } from 'bun:sqlite';
 import type { Db } from '../db/index.ts';
 import { productVariants, products, type ProductRow, type ProductVariantRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -108,30 +109,47 @@ export function toProductView(row: ProductRow, variants: ProductVariant[]): Prod
  * so retries and reordered deliveries converge on the newest state whatever order they arrive in.
  */
 export function createCatalog(db: Db, clock: Clock) {
-  const dataColumns = ['handle', 'title', 'descriptionHtml', 'descriptionText', 'price', 'currency', 'availability', 'sku', 'barcode', 'mpn', 'brand', 'images', 'url', 'options', 'platformUpdatedAt', 'raw', 'removedAt', 'syncedAt'] as const;
-  const placeholders = Object.fromEntries(dataColumns.map((c) => [c, sql.placeholder(c)])) as Record<(typeof dataColumns)[number], ReturnType<typeof sql.placeholder>>;
-  // Prepared once: the webhook hot path (drizzle still applies the JSON columns' encoding to placeholders).
-  const upsertStatement = db
-    .insert(products)
-    .values({ id: sql.placeholder('id'), storeId: sql.placeholder('storeId'), productId: sql.placeholder('productId'), createdAt: sql.placeholder('syncedAt'), ...placeholders })
-    .onConflictDoUpdate({
-      target: [products.storeId, products.productId],
-      // synced_at only moves forward, by at least 1 ms per applied write: it doubles as the row's version
-      // stamp (the signals capability keys its rendered output on it).
-      set: Object.fromEntries(
-        dataColumns.map((c) => [c, c === 'syncedAt' ? sql.raw('max(excluded.synced_at, products.synced_at + 1)') : sql.raw(`excluded.${products[c].name}`)]),
-      ),
-      setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
-        OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
-    })
-    .returning({ id: products.id })
-    .prepare();
   const sqlite = db.$client;
-  const deleteVariants = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ?');
-  const insertVariant = sqlite.query(
-    `INSERT INTO product_variants (product_row_id, position, variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  // Plain positional SQL, prepared once: the webhook hot path (drizzle's placeholder filling and JSON
+  // column encoding cost more than the write itself). The ordering rule is the WHERE of the update.
+  const upsertStatement = sqlite.query<{ id: string }, SQLQueryBindings[]>(
+    `INSERT INTO products (id, store_id, product_id, handle, title, description_html, description_text, price, currency, availability, sku, barcode, mpn, brand, images, url, options, platform_updated_at, raw, removed_at, synced_at, created_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, NULL, ?20, ?20)
+     ON CONFLICT (store_id, product_id) DO UPDATE SET
+       handle = excluded.handle, title = excluded.title, description_html = excluded.description_html, description_text = excluded.description_text,
+       price = excluded.price, currency = excluded.currency, availability = excluded.availability, sku = excluded.sku, barcode = excluded.barcode,
+       mpn = excluded.mpn, brand = excluded.brand, images = excluded.images, url = excluded.url, options = excluded.options,
+       platform_updated_at = excluded.platform_updated_at, raw = excluded.raw, removed_at = NULL,
+       -- synced_at only moves forward, by at least 1 ms per applied write: it doubles as the row's
+       -- version stamp (the signals capability keys its rendered output on it).
+       synced_at = max(excluded.synced_at, products.synced_at + 1)
+     WHERE (products.removed_at IS NULL AND excluded.platform_updated_at >= products.platform_updated_at)
+        OR (products.removed_at IS NOT NULL AND excluded.platform_updated_at > products.removed_at)
+     RETURNING id`,
   );
+  const storedDescription = sqlite.query<{ html: string | null; text: string | null }, [string, string]>(
+    'SELECT description_html AS html, description_text AS text FROM products WHERE store_id = ? AND product_id = ?',
+  );
+  /**
+   * The plain text of a product's description. Most updates change stock or prices, not the
+   * description: text already derived from the same markup for this product is reused, not derived again.
+   */
+  const descriptionText = (storeId: string, product: ProductData): string | null => {
+    const html = product.descriptionHtml;
+    if (html === null) return null;
+    const stored = storedDescription.get(storeId, product.productId);
+    return stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+  };
+  // Variants are written in place by position, and a row only when it differs (most updates change
+  // the stock or price of one variant, if any): unchanged rows cost no page writes. Positions past
+  // the new list are deleted, so the stored list always equals the product's.
+  const VARIANT_COLUMNS = 'variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url';
+  const writeVariant = sqlite.query(
+    `INSERT INTO product_variants (product_row_id, position, ${VARIANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (product_row_id, position) DO UPDATE SET (${VARIANT_COLUMNS}) = (${VARIANT_COLUMNS.replace(/\w+/g, 'excluded.$&')})
+     WHERE (${VARIANT_COLUMNS.replace(/\w+/g, 'product_variants.$&')}) IS NOT (${VARIANT_COLUMNS.replace(/\w+/g, 'excluded.$&')})`,
+  );
+  const deleteVariantsFrom = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ? AND position >= ?');
   const variantsOf = (rowIds: string[]): Map<string, ProductVariant[]> => {
     const byRow = new Map<string, ProductVariant[]>(rowIds.map((id) => [id, []]));
     if (rowIds.length === 0) return byRow;
@@ -142,34 +160,33 @@ export function createCatalog(db: Db, clock: Clock) {
 
   // The product row and its variants change together or not at all (nested in the caller's transaction, if any).
   const applyUpsert = sqlite.transaction((storeId: string, currency: string | null, product: ProductData): UpsertOutcome => {
-    const written = upsertStatement.get({
-      id: newId(),
+    const written = upsertStatement.get(
+      newId(),
       storeId,
-      productId: product.productId,
-      handle: product.handle,
-      title: product.title,
-      descriptionHtml: product.descriptionHtml,
-      descriptionText: product.descriptionHtml === null ? null : htmlToPlainText(product.descriptionHtml),
-      price: product.price,
+      product.productId,
+      product.handle,
+      product.title,
+      product.descriptionHtml,
+      descriptionText(storeId, product),
+      product.price,
       currency,
-      availability: product.availability,
-      sku: product.sku,
-      barcode: product.barcode,
-      mpn: product.mpn,
-      brand: product.brand,
-      images: product.images,
-      url: product.url,
-      options: product.options,
-      platformUpdatedAt: product.updatedAt,
-      raw: product.raw,
-      removedAt: null,
-      syncedAt: clock.now(),
-    });
-    if (!written) return 'stale';
-    deleteVariants.run(written.id);
-    product.variants.forEach((v, position) =>
-      insertVariant.run(written.id, position, v.variantId, v.title, v.sku, v.barcode, v.mpn, v.price, v.compareAtPrice, v.availability, JSON.stringify(v.options), v.image, v.url),
+      product.availability,
+      product.sku,
+      product.barcode,
+      product.mpn,
+      product.brand,
+      JSON.stringify(product.images),
+      product.url,
+      JSON.stringify(product.options),
+      product.updatedAt,
+      product.rawJson ?? (product.raw == null ? null : JSON.stringify(product.raw)),
+      clock.now(),
     );
+    if (!written) return 'stale';
+    product.variants.forEach((v, position) =>
+      writeVariant.run(written.id, position, v.variantId, v.title, v.sku, v.barcode, v.mpn, v.price, v.compareAtPrice, v.availability, JSON.stringify(v.options), v.image, v.url),
+    );
+    deleteVariantsFrom.run(written.id, product.variants.length);
     return 'applied';
   });
 

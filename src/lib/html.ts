@@ -56,8 +56,6 @@ const isNameChar = (c: number) => isAsciiLetter(c) || (c >= 48 && c <= 57) || c 
 const isAttributeGap = (c: number) => c === 32 || c === 9 || c === 10 || c === 12 || c === 13 || c === 47;
 const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 12 || c === 13;
 
-const QUOTE_STATE: Record<number, number> = { 34: 2, 39: 4 };
-
 /**
  * Index of the `>` ending a tag whose attributes start at `from`, skipping `>` inside quoted
  * sections, or -1 when the tag never ends (then its `<` is text and scanning resumes after it).
@@ -67,23 +65,39 @@ const QUOTE_STATE: Record<number, number> = { 34: 2, 39: 4 };
  * state); once a walk from some point reached the end without finding `>`, any later walk that meets
  * the same position in the same state would too, so it stops there. A walk that finds `>` marks only
  * positions before it, which no later scan (they all start after it) visits. Each (position, state)
- * pair is therefore walked at most once per input.
+ * pair is therefore walked at most once per input once marking starts; it starts (and `seen` is
+ * allocated) only when a walk gets long, so ordinary tags cost no marking at all.
  */
-function findTagEnd(html: string, from: number, seen: Uint8Array, meter?: ScanMeter): number {
+function findTagEnd(html: string, from: number, scan: ScanState, meter?: ScanMeter): number {
   let state = 1; // 1 unquoted, 2 inside "...", 4 inside '...'
-  for (let i = from; i < html.length; i++) {
-    if (seen[i]! & state) return -1;
-    seen[i]! |= state;
+  let seen = scan.seen;
+  const n = html.length;
+  for (let i = from; i < n; i++) {
+    if (seen === null) {
+      if (i - from >= UNMARKED_WALK) seen = scan.seen = new Uint8Array(n);
+    }
+    if (seen !== null) {
+      if (seen[i]! & state) return -1;
+      seen[i]! |= state;
+    }
     if (meter) meter.steps++;
     const c = html.charCodeAt(i);
     if (state === 1) {
       if (c === 62) return i;
-      state = QUOTE_STATE[c] ?? 1;
+      if (c === 34) state = 2;
+      else if (c === 39) state = 4;
     } else if ((state === 2 && c === 34) || (state === 4 && c === 39)) {
       state = 1;
     }
   }
   return -1;
+}
+
+/** How far a tag scan walks before marking starts: later scans may walk these few positions again, once. */
+const UNMARKED_WALK = 256;
+
+interface ScanState {
+  seen: Uint8Array | null;
 }
 
 /** Attributes of one tag (`inner` is the text between its name and its `>`); the first of a repeated name wins. */
@@ -124,63 +138,94 @@ function parseAttributes(inner: string, meter?: ScanMeter): Map<string, string> 
   return attrs;
 }
 
+/** What a markup scan reports, in document order (see `scanMarkup`). */
+export interface MarkupVisitor {
+  /** Text between tags, entities decoded once, control characters removed. */
+  text(text: string): void;
+  /** An open tag: its lower-cased name; its attributes are `html.slice(attrsStart, attrsEnd)` (see `parseAttributes`). */
+  open(name: string, selfClosing: boolean, html: string, attrsStart: number, attrsEnd: number): void;
+  close(name: string): void;
+}
+
+/** Whitespace as `String.prototype.trim` sees it. */
+const isTrimmed = (c: number) => (c <= 32 ? c === 32 || (c >= 9 && c <= 13) : c >= 160 && /\s/.test(String.fromCharCode(c)));
+
+/** Whether the text before a tag's `>` ends with `/` (trailing whitespace aside): `<br/>`, `<img src=x />`. */
+function endsWithSlash(html: string, from: number, end: number): boolean {
+  let i = end - 1;
+  while (i >= from && isTrimmed(html.charCodeAt(i))) i--;
+  return i >= from && html.charCodeAt(i) === 47;
+}
+
 /**
- * Split markup into text, open and close tags (names lower-cased, entities decoded once);
+ * Walks markup once, reporting text, open and close tags (names lower-cased, entities decoded once);
  * comments, doctypes and processing instructions vanish, raw-content elements vanish with their
- * content, and a `<` that starts no complete tag is text.
+ * content, and a `<` that starts no complete tag is text. Attributes are left for the visitor to
+ * parse when it needs them.
  */
-export function* tokenize(html: string, meter?: ScanMeter): Generator<Token> {
+export function scanMarkup(html: string, visitor: MarkupVisitor, meter?: ScanMeter): void {
   const n = html.length;
-  const seen = new Uint8Array(n);
-  // `text` is where the text not yet yielded starts: a `<` that starts no tag stays part of it.
+  const scan: ScanState = { seen: null };
+  // `text` is where the text not yet reported starts: a `<` that starts no tag stays part of it.
   let text = 0;
   let at = 0;
   while (at < n) {
     const lt = html.indexOf('<', at);
     if (lt === -1) break;
-    let end: number;
+    const next = html.charCodeAt(lt + 1);
     let skipTo: number;
-    let token: Token | null = null;
-    if (html.startsWith('!--', lt + 1)) {
+    if (next === 33 && html.charCodeAt(lt + 2) === 45 && html.charCodeAt(lt + 3) === 45) {
       const close = html.indexOf('-->', lt + 4);
-      end = lt;
       skipTo = close === -1 ? n : close + 3;
-    } else if (html.charCodeAt(lt + 1) === 33 || html.charCodeAt(lt + 1) === 63) {
+      if (lt > text) visitor.text(decodeEntities(html.slice(text, lt)));
+    } else if (next === 33 || next === 63) {
       // <!doctype ...>, <![CDATA[...]]>, <?xml ...?>: markup declarations, never text.
       const close = html.indexOf('>', lt + 2);
-      end = lt;
       skipTo = close === -1 ? n : close + 1;
+      if (lt > text) visitor.text(decodeEntities(html.slice(text, lt)));
     } else {
-      const closing = html.charCodeAt(lt + 1) === 47;
+      const closing = next === 47;
       const nameStart = lt + 1 + (closing ? 1 : 0);
       let nameEnd = nameStart;
       if (isAsciiLetter(html.charCodeAt(nameStart))) while (nameEnd < n && isNameChar(html.charCodeAt(nameEnd))) nameEnd++;
       if (meter) meter.steps += nameEnd - nameStart + 1;
-      const tagEnd = nameEnd > nameStart ? findTagEnd(html, nameEnd, seen, meter) : -1;
+      const tagEnd = nameEnd > nameStart ? findTagEnd(html, nameEnd, scan, meter) : -1;
       if (tagEnd === -1) {
         // Not a tag (`a < b`, or a tag never closed): the `<` is text.
         at = lt + 1;
         continue;
       }
-      end = lt;
       skipTo = tagEnd + 1;
       const name = html.slice(nameStart, nameEnd).toLowerCase();
+      if (lt > text) visitor.text(decodeEntities(html.slice(text, lt)));
       const rawClose = closing ? undefined : RAW_CLOSE.get(name);
-      if (closing) token = { kind: 'close', name };
+      if (closing) visitor.close(name);
       else if (rawClose) {
         rawClose.lastIndex = skipTo;
         const close = rawClose.exec(html);
         skipTo = close ? close.index + close[0].length : n;
       } else {
-        const inner = html.slice(nameEnd, tagEnd);
-        token = { kind: 'open', name, attrs: parseAttributes(inner, meter), selfClosing: inner.trimEnd().endsWith('/') };
+        visitor.open(name, endsWithSlash(html, nameEnd, tagEnd), html, nameEnd, tagEnd);
       }
     }
-    if (end > text) yield { kind: 'text', text: decodeEntities(html.slice(text, end)) };
-    if (token) yield token;
     at = text = skipTo;
   }
-  if (text < n) yield { kind: 'text', text: decodeEntities(html.slice(text)) };
+  if (text < n) visitor.text(decodeEntities(html.slice(text)));
+}
+
+/** Markup as a list of text, open and close tags, attributes parsed (see `scanMarkup`). */
+export function tokenize(html: string, meter?: ScanMeter): Token[] {
+  const tokens: Token[] = [];
+  scanMarkup(
+    html,
+    {
+      text: (text) => tokens.push({ kind: 'text', text }),
+      open: (name, selfClosing, source, attrsStart, attrsEnd) => tokens.push({ kind: 'open', name, attrs: parseAttributes(source.slice(attrsStart, attrsEnd), meter), selfClosing }),
+      close: (name) => tokens.push({ kind: 'close', name }),
+    },
+    meter,
+  );
+  return tokens;
 }
 
 /** An absolute http(s) URL, normalised, or null (javascript:, data:, relative, malformed...). */
@@ -204,30 +249,27 @@ export function safeHttpUrl(value: string | null | undefined): string | null {
 export function sanitizeBasicHtml(html: string): string {
   const out: string[] = [];
   const open: string[] = [];
-  for (const token of tokenize(stripControlCharacters(html))) {
-    if (token.kind === 'text') {
-      out.push(escapeHtmlText(token.text));
-    } else if (token.kind === 'open') {
-      if (!ALLOWED.has(token.name)) continue;
-      if (token.name === 'br') {
-        out.push('<br>');
-        continue;
-      }
-      if (token.name === 'a') {
-        const href = safeHttpUrl(token.attrs.get('href'));
-        if (!href) continue;
+  scanMarkup(stripControlCharacters(html), {
+    text: (text) => out.push(escapeHtmlText(text)),
+    open(name, selfClosing, source, attrsStart, attrsEnd) {
+      if (!ALLOWED.has(name)) return;
+      if (name === 'br') return void out.push('<br>');
+      if (name === 'a') {
+        const href = safeHttpUrl(parseAttributes(source.slice(attrsStart, attrsEnd)).get('href'));
+        if (!href) return;
         out.push(`<a href="${escapeAttribute(href)}">`);
       } else {
-        out.push(`<${token.name}>`);
+        out.push(`<${name}>`);
       }
-      if (token.selfClosing) out.push(`</${token.name}>`);
-      else open.push(token.name);
-    } else {
-      const depth = open.lastIndexOf(token.name);
-      if (depth === -1) continue;
+      if (selfClosing) out.push(`</${name}>`);
+      else open.push(name);
+    },
+    close(name) {
+      const depth = open.lastIndexOf(name);
+      if (depth === -1) return;
       while (open.length > depth) out.push(`</${open.pop()}>`);
-    }
-  }
+    },
+  });
   while (open.length > 0) out.push(`</${open.pop()}>`);
   return out.join('');
 }
@@ -265,7 +307,7 @@ interface OpenItem {
 }
 
 /** Builds blocks from tokens: inline text is collected, whitespace collapsed, and each block boundary flushes it. */
-class BlockBuilder {
+class BlockBuilder implements MarkupVisitor {
   readonly blocks: TextBlock[] = [];
   private lines: string[] = [];
   private line = '';
@@ -326,7 +368,12 @@ class BlockBuilder {
     this.lines = [];
   }
 
-  open(name: string): void {
+  open(name: string, selfClosing: boolean): void {
+    this.start(name);
+    if (selfClosing && name !== 'br') this.close(name);
+  }
+
+  private start(name: string): void {
     if (name === 'br') return this.lineBreak();
     if (SOFT_BREAKS.has(name)) return this.softBreak();
     if (name === 'ul' || name === 'ol' || name === 'menu' || name === 'dir') {
@@ -423,13 +470,7 @@ class BlockBuilder {
  */
 export function htmlToBlocks(html: string): TextBlock[] {
   const builder = new BlockBuilder();
-  for (const token of tokenize(stripControlCharacters(html))) {
-    if (token.kind === 'text') builder.text(token.text);
-    else if (token.kind === 'open') {
-      builder.open(token.name);
-      if (token.selfClosing && token.name !== 'br') builder.close(token.name);
-    } else builder.close(token.name);
-  }
+  scanMarkup(stripControlCharacters(html), builder);
   return builder.finish();
 }
 

@@ -60,7 +60,10 @@ export interface ProductData {
   variants: ProductVariant[];
   /** The platform's modification time, epoch ms (for platform C: the newest of the product and its variations). */
   updatedAt: number;
+  /** The platform's payload, kept with the row. */
   raw: unknown;
+  /** `raw` as the JSON text it arrived in, when the caller holds it (a verified webhook body): stored as is, not serialised again. */
+  rawJson?: string;
 }
 
 /** Variants kept per product: more than any platform allows by default (A: 2048 in new versions, B: 600). */

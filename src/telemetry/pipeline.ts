@@ -73,6 +73,25 @@ export function enrich(scan: NormalizedScan, admission: Admission, geo: GeoLooku
 }
 
 /**
+ * `geo` remembering its last answer: every scan of a bulk request comes from one client address,
+ * looked up once instead of once per scan (2–4 µs each for a public address).
+ */
+function lastAnswerGeo(geo: GeoLookup): GeoLookup {
+  let lastIp: string | null = null;
+  let lastCountry: string | null = null;
+  return {
+    source: geo.source,
+    country(ip) {
+      if (ip !== lastIp) {
+        lastCountry = geo.country(ip);
+        lastIp = ip;
+      }
+      return lastCountry;
+    },
+  };
+}
+
+/**
  * Steps 3–8 of the telemetry pipeline (DESIGN §7); steps 1–2 (classify tier, rate limit) ran in
  * the probe admission hook. Resolves once the scan is committed; every step rejects with an ApiError.
  */
@@ -166,6 +185,7 @@ export async function ingestBulk(
   // covers the whole batch (one token more than this take missed), not only the rest of it.
   if (!decision.allowed) throw rateLimitedError({ ...decision, retryAfterSeconds: Math.ceil(decision.retryAfterSeconds + 60 / decision.limit) });
 
+  const geo = lastAnswerGeo(deps.geo);
   const valid: NormalizedScan[] = [];
   const errors: BulkResult['errors'] = [];
   let sliceStart = performance.now();
@@ -180,7 +200,7 @@ export async function ingestBulk(
     }
     const item = parseJsonBytes(bytes.subarray(start, end), null, `scans[${index}]`, !scan.unclearedItems.has(index));
     const checked = validateScan(item, now, deps.maxScanDataBytes);
-    if (checked.ok) valid.push(enrich(checked.scan, admission, deps.geo));
+    if (checked.ok) valid.push(enrich(checked.scan, admission, geo));
     else errors.push({ index, error: checked.error, detail: checked.detail });
   }
   const inserted = valid.length > 0 ? await deps.writer.writeBulk(valid, now) : 0;

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { ApiError } from '../lib/errors.ts';
+import { commitGroup, EntryFailed } from '../lib/group-commit.ts';
 import { newId } from '../lib/ids.ts';
 import type { NormalizedScan } from './payload.ts';
 
@@ -42,7 +43,9 @@ const persistenceFailed = () => new ApiError(500, 'persistence_failed', 'the sca
  * Group commit (DESIGN §6, feasibility §4): scans queue in memory until the end of the current
  * event-loop turn (setImmediate) or until MAX_BATCH_ROWS are waiting, then one transaction writes
  * them with prepared statements and every waiter is answered: resolved after COMMIT, or rejected
- * with 500 `persistence_failed` when the transaction fails (it rolls back: nothing partial).
+ * with 500 `persistence_failed` when the transaction fails (it rolls back: nothing partial). A
+ * request whose own rows the database refuses is refused alone: the rest of the batch is written
+ * again without it (lib/group-commit.ts); a failed COMMIT refuses the whole batch.
  *
  * Bulk duplicates are skipped by the database, not by a check made before queueing: the lookup
  * runs inside the one writing transaction over the (scanned_at, url) index, so
@@ -66,14 +69,18 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
   const stored = sqlite.prepare<unknown, [number, string]>('SELECT 1 FROM scans WHERE scanned_at = ? AND url = ?');
   const isStored = (row: Param[]) => stored.get(row[SCANNED_AT_PARAM] as number, row[URL_PARAM] as string) !== null;
   const writeBatch = sqlite.transaction((entries: Entry[]) =>
-    entries.map(({ rows, skipDuplicates }) => {
-      let inserted = 0;
-      for (const row of rows) {
-        if (skipDuplicates && isStored(row)) continue;
-        insert.run(...row);
-        inserted++;
+    entries.map(({ rows, skipDuplicates }, index) => {
+      try {
+        let inserted = 0;
+        for (const row of rows) {
+          if (skipDuplicates && isStored(row)) continue;
+          insert.run(...row);
+          inserted++;
+        }
+        return inserted;
+      } catch (error) {
+        throw new EntryFailed(index, error);
       }
-      return inserted;
     }),
   );
 
@@ -90,18 +97,23 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
     const rows = queuedRows;
     queue = [];
     queuedRows = 0;
-    let inserted: number[];
+    let written: { committed: Entry[]; results: number[] };
     const started = performance.now();
+    const refuse = (entry: Entry, error: unknown) => {
+      onFailure(entry.rows.length, error);
+      entry.reject(persistenceFailed());
+    };
     try {
-      inserted = writeBatch(batch);
+      written = commitGroup(batch, writeBatch, refuse);
     } catch (error) {
       onFailure(rows, error);
       const failure = persistenceFailed();
       for (const entry of batch) entry.reject(failure);
       return;
     }
-    onCommit?.(rows, (performance.now() - started) / 1000);
-    batch.forEach((entry, i) => entry.resolve(inserted[i]!));
+    if (written.committed.length === 0) return;
+    onCommit?.(written.committed.reduce((sum, entry) => sum + entry.rows.length, 0), (performance.now() - started) / 1000);
+    written.committed.forEach((entry, i) => entry.resolve(written.results[i]!));
   }
 
   function enqueue(rows: Param[][], skipDuplicates: boolean): Promise<number> {

@@ -1,10 +1,11 @@
 import type { Database } from 'bun:sqlite';
-import { and, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Catalog } from '../catalog/products.ts';
 import type { Db } from '../db/index.ts';
-import { orderSignals, webhookDeliveries, type StoreRow } from '../db/schema/index.ts';
+import { orderSignals, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
+import { commitGroup, EntryFailed } from '../lib/group-commit.ts';
 import { newId } from '../lib/ids.ts';
 import type { WebhookEvent } from '../platforms/types.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
@@ -104,37 +105,23 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     }
   }
 
-  // No conflict clause: the delivery was looked up first in the same transaction, so a conflict here is a bug, and fails loudly.
-  const logDelivery = db
-    .insert(webhookDeliveries)
-    .values({
-      id: sql.placeholder('id'),
-      storeId: sql.placeholder('storeId'),
-      platform: sql.placeholder('platform'),
-      topic: sql.placeholder('topic'),
-      dedupeKey: sql.placeholder('dedupeKey'),
-      productId: sql.placeholder('productId'),
-      outcome: sql.placeholder('outcome'),
-      receivedAt: sql.placeholder('receivedAt'),
-    })
-    .prepare();
-  const byDedupeKey = and(eq(webhookDeliveries.storeId, sql.placeholder('storeId')), eq(webhookDeliveries.dedupeKey, sql.placeholder('dedupeKey')));
-  const isLogged = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(byDedupeKey).prepare();
-  const countDuplicate = db
-    .update(webhookDeliveries)
-    .set({ duplicates: sql`${webhookDeliveries.duplicates} + 1` })
-    .where(byDedupeKey)
-    .prepare();
+  // Positional statements on the connection: run for every delivery. No conflict clause on the log
+  // row: the delivery was looked up first in the same transaction, so a conflict here is a bug, and fails loudly.
+  const logDelivery = sqlite.query<never, [string, string, string, string, string | null, string | null, Outcome, number]>(
+    'INSERT INTO webhook_deliveries (id, store_id, platform, topic, dedupe_key, product_id, outcome, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const isLogged = sqlite.query<{ found: 1 }, [string, string]>('SELECT 1 AS found FROM webhook_deliveries WHERE store_id = ? AND dedupe_key = ?');
+  const countDuplicate = sqlite.query<never, [string, string]>('UPDATE webhook_deliveries SET duplicates = duplicates + 1 WHERE store_id = ? AND dedupe_key = ?');
 
   /** One delivery inside the group's transaction: the log row is the dedupe point, so a delivery seen before is only counted. */
   function applyOne(delivery: VerifiedDelivery, event: WebhookEvent | null): Outcome {
     const { store, topic, dedupeKey } = delivery;
-    if (dedupeKey !== null && isLogged.get({ storeId: store.id, dedupeKey })) {
-      countDuplicate.run({ storeId: store.id, dedupeKey });
+    if (dedupeKey !== null && isLogged.get(store.id, dedupeKey)) {
+      countDuplicate.run(store.id, dedupeKey);
       return 'duplicate';
     }
     const result = event ? apply(store, topic, event) : { outcome: 'ignored_inactive' as const, productId: null };
-    logDelivery.run({ id: newId(), storeId: store.id, platform: store.platform, topic, dedupeKey, productId: result.productId, outcome: result.outcome, receivedAt: clock.now() });
+    logDelivery.run(newId(), store.id, store.platform, topic, dedupeKey, result.productId, result.outcome, clock.now());
     return result.outcome;
   }
 
@@ -145,14 +132,6 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     reject(error: unknown): void;
   }
 
-  /** Thrown out of a group's transaction (rolling all of it back) when one of its deliveries fails. */
-  class DeliveryFailed {
-    constructor(
-      readonly index: number,
-      readonly error: unknown,
-    ) {}
-  }
-
   // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
   const inGroup = sqlite.transaction((group: Pending[]): Outcome[] => {
     uninstalledInGroup.clear();
@@ -161,7 +140,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
         const { delivery } = entry;
         return applyOne(delivery, uninstalledInGroup.has(delivery.store.id) ? inactiveEvent(delivery) : entry.event);
       } catch (error) {
-        throw new DeliveryFailed(index, error);
+        throw new EntryFailed(index, error);
       }
     });
   });
@@ -172,30 +151,25 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
   /**
    * Group commit: every delivery verified during one turn of the event loop is applied in one
    * transaction, and each is answered only after its COMMIT. A delivery that fails rolls the whole
-   * transaction back (no savepoint per delivery: they cost more than the rare retry); it is refused
-   * with its error and the rest of the group is applied again without it.
+   * transaction back; it is refused with its error and the rest of the group is applied again
+   * without it (lib/group-commit.ts).
    */
   function commitPending(): void {
-    let group = pending.splice(0, MAX_GROUP);
+    const group = pending.splice(0, MAX_GROUP);
     // The rest waits for the next turn, so other requests are served between two transactions.
     if (pending.length > 0) setImmediate(commitPending);
-    while (group.length > 0) {
-      let outcomes: Outcome[];
-      try {
-        outcomes = inGroup(group);
-      } catch (failure) {
-        if (!(failure instanceof DeliveryFailed)) return group.forEach((entry) => entry.reject(failure)); // COMMIT itself failed: nothing was kept
-        group[failure.index]!.reject(failure.error);
-        group = group.filter((_, i) => i !== failure.index);
-        continue;
-      }
-      groups++;
-      group.forEach((entry, i) => {
-        if (outcomes[i] === 'queued') onJobQueued?.();
-        entry.resolve(outcomes[i]!);
-      });
-      return;
+    let applied: { committed: Pending[]; results: Outcome[] };
+    try {
+      applied = commitGroup(group, inGroup, (entry, error) => entry.reject(error));
+    } catch (failure) {
+      return group.forEach((entry) => entry.reject(failure)); // COMMIT itself failed: nothing was kept
     }
+    if (applied.committed.length === 0) return;
+    groups++;
+    applied.committed.forEach((entry, i) => {
+      if (applied.results[i] === 'queued') onJobQueued?.();
+      entry.resolve(applied.results[i]!);
+    });
   }
 
   /** Resolves with the delivery's outcome once it is committed; rejects with its own error (a 400 from its payload, a failed write). */
