@@ -40,23 +40,32 @@ export class HyperLogLog {
     this.addHash(hllHash(value));
   }
 
-  addHash(hash: number): void {
-    this.set(Math.floor(hash / 64), hash % 64);
+  /** Adds a value by its hllHash; false when that changed no register. */
+  addHash(hash: number): boolean {
+    return this.set(Math.floor(hash / 64), hash % 64);
   }
 
-  private set(index: number, rank: number): void {
+  /** Raises a register; false when it already held `rank` or more (the sketch is unchanged). */
+  private set(index: number, rank: number): boolean {
     if (this.dense) {
-      if (rank > this.dense[index]!) this.dense[index] = rank;
-      return;
+      if (rank <= this.dense[index]!) return false;
+      this.dense[index] = rank;
+      return true;
     }
     const sparse = this.sparse!;
-    if (rank <= (sparse.get(index) ?? 0)) return;
+    if (rank <= (sparse.get(index) ?? 0)) return false;
     sparse.set(index, rank);
     if (sparse.size > SPARSE_LIMIT) {
       this.dense = new Uint8Array(REGISTERS);
       for (const [i, r] of sparse) this.dense[i] = r;
       this.sparse = null;
     }
+    return true;
+  }
+
+  /** Roughly the bytes this sketch holds in memory (for bounded caches of sketches). */
+  get footprint(): number {
+    return this.dense ? 256 + REGISTERS : 512 + this.sparse!.size * 96;
   }
 
   /** Merge an encoded sketch (register-wise max). */

@@ -7,6 +7,8 @@ import { DAY_MS } from '../lib/time.ts';
 /** At most this many scans folded per transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const ROLLUP_CHUNK_ROWS = 250;
 const SECOND_MS = 1000;
+/** Memory for each generation of the cells folded lately (a day's cells of every cuboid, on a busy server). */
+const CELL_CACHE_BYTES = 8 * 1024 * 1024;
 /** At most this many rollup rows dropped per transaction by retention. */
 const DROP_ROWS = 1000;
 
@@ -39,6 +41,8 @@ export const NONE = '';
 export const PRESENT = PRESENCE_KEYS.map((k) => `present_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
 export const REPORTED = PRESENCE_KEYS.map((k) => `reported_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
 
+const PRESENCE_COLUMN_LIST = PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]);
+
 /** Additive measures of a set of scans, plus the sketch of their hostnames. */
 export class Measures {
   scans = 0;
@@ -48,15 +52,20 @@ export class Measures {
   readonly hostnames = new HyperLogLog();
 
   addRow(row: RawStatsRow, hostnameHash = hllHash(row.hostname)): void {
+    this.addCounts(row);
+    this.hostnames.addHash(hostnameHash);
+  }
+
+  /** The row's additive measures, without its hostname. */
+  addCounts(row: RawStatsRow): void {
     this.scans++;
     this.percentageSum += row.percentage;
-    PRESENCE_KEYS.forEach((k, i) => {
-      const value = row[PRESENCE_COLUMNS[k]];
-      if (value === null) return;
+    for (let i = 0; i < PRESENCE_COLUMN_LIST.length; i++) {
+      const value = row[PRESENCE_COLUMN_LIST[i]!];
+      if (value === null) continue;
       this.reported[i]!++;
       if (value === 1) this.present[i]!++;
-    });
-    this.hostnames.addHash(hostnameHash);
+    }
   }
 
   addRollup(row: Record<string, unknown>): void {
@@ -93,6 +102,51 @@ export function rollupState(sqlite: Database): { watermark: number; monthsFrom: 
   return { watermark: row?.watermark ?? 0, monthsFrom: monthsFrom === ANY_MONTH ? -Infinity : monthsFrom };
 }
 
+/** A stored rollup row: its rowid and decoded sketch. */
+interface StoredCell {
+  rowid: number;
+  sketch: HyperLogLog;
+  bytes: number;
+}
+
+/**
+ * Stored cells folded lately, by cell key, in two generations: when the newer one holds
+ * CELL_CACHE_BYTES it becomes the older one and the older one is dropped whole (a cell read from
+ * the older one moves back to the newer). Constant time per access, so a step never pays for an
+ * eviction sweep.
+ */
+class CellCache {
+  private newer = new Map<string, StoredCell>();
+  private older = new Map<string, StoredCell>();
+  private bytes = 0;
+
+  get(id: string): StoredCell | undefined {
+    return this.newer.get(id) ?? this.older.get(id);
+  }
+
+  /** Caches a cell, or notes that a cached one's sketch grew. */
+  set(id: string, cell: StoredCell): void {
+    const bytes = id.length + cell.sketch.footprint;
+    if (this.newer.get(id) === cell) this.bytes += bytes - cell.bytes;
+    else {
+      this.newer.set(id, cell);
+      this.bytes += bytes;
+    }
+    cell.bytes = bytes;
+    if (this.bytes > CELL_CACHE_BYTES) {
+      this.older = this.newer;
+      this.newer = new Map();
+      this.bytes = 0;
+    }
+  }
+
+  clear(): void {
+    this.newer = new Map();
+    this.older = new Map();
+    this.bytes = 0;
+  }
+}
+
 const CELL_COLUMNS = ['cuboid', ...ROLLUP_DIMENSIONS.map((d) => d.column), 'grade', 'day'];
 const MEASURE_COLUMNS = ['scans', 'percentage_sum', ...PRESENT, ...REPORTED];
 
@@ -108,12 +162,14 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const writeMonthsFrom = sqlite.prepare<unknown, [number]>('UPDATE scan_rollup_state SET months_from = max(months_from, ?) WHERE id = 1');
   const rowsAbove = sqlite.prepare<RawStatsRow, [number, number]>(`SELECT ${RAW_STATS_COLUMNS} FROM scans WHERE rowid > ? ORDER BY rowid LIMIT ?`);
   const cellWhere = CELL_COLUMNS.map((c) => `${c} = ?`).join(' AND ');
-  const sketchOf = sqlite.prepare<{ hostnames: Uint8Array }, (string | number)[]>(`SELECT hostnames FROM scan_rollups WHERE ${cellWhere}`);
-  const upsert = sqlite.prepare<unknown, (string | number | Uint8Array)[]>(
-    `INSERT INTO scan_rollups (${[...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'].join(', ')}) ` +
-      `VALUES (${[...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'].map(() => '?').join(', ')}) ` +
-      `ON CONFLICT (${CELL_COLUMNS.join(', ')}) DO UPDATE SET ${MEASURE_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}, hostnames = excluded.hostnames`,
+  const storedCell = sqlite.prepare<{ rowid: number; hostnames: Uint8Array }, (string | number)[]>(`SELECT rowid, hostnames FROM scan_rollups WHERE ${cellWhere}`);
+  const insertCell = sqlite.prepare<unknown, (string | number | Uint8Array)[]>(
+    `INSERT INTO scan_rollups (${[...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'].join(', ')}) VALUES (${[...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'].map(() => '?').join(', ')})`,
   );
+  const addToCell = (sketch: string) =>
+    sqlite.prepare<unknown, (number | Uint8Array)[]>(`UPDATE scan_rollups SET ${MEASURE_COLUMNS.map((c) => `${c} = ${c} + ?`).join(', ')}${sketch} WHERE rowid = ?`);
+  const addMeasures = addToCell('');
+  const addMeasuresAndSketch = addToCell(', hostnames = ?');
   // Over scan_rollups_cuboid_day_idx: a seek per cuboid into its oldest rows.
   const cuboids = (from: number) => Array.from({ length: MONTH }, (_, i) => from + i).join(', ');
   const dropOldest = (level: number) =>
@@ -124,44 +180,81 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
 
   const watermark = () => rollupState(sqlite).watermark;
 
-  /** Add rows to their day cell (and month cell) in each of the 8 cuboids, merging with the stored cells. */
+  const cache = new CellCache();
+  /** The watermark when the cached cells were last known to match the stored ones (-1: never). */
+  let cachedAt = -1;
+
+  /**
+   * Add rows to their day cell (and month cell) in each of the 8 cuboids: one statement per cell.
+   * Cells folded lately are cached with their decoded sketch and rowid, and a sketch is written only
+   * when the rows changed it: most rows of a large cell come from hostnames it already counts, and
+   * reading, decoding, re-encoding and rewriting its sketch (up to 4 KiB) took most of a step.
+   */
   function fold(rows: RawStatsRow[]): void {
     const { monthsFrom } = rollupState(sqlite);
-    const cells = new Map<string, { key: (string | number)[]; measures: Measures }>();
+    const cells = new Map<string, { key: (string | number)[]; measures: Measures; hashes: number[] }>();
     const months = new Map<number, number>();
     const add = (key: (string | number)[], row: RawStatsRow, hash: number) => {
       const id = key.join('\u0000');
       let cell = cells.get(id);
-      if (!cell) cells.set(id, (cell = { key, measures: new Measures() }));
-      cell.measures.addRow(row, hash);
+      if (!cell) cells.set(id, (cell = { key, measures: new Measures(), hashes: [] }));
+      cell.measures.addCounts(row);
+      cell.hashes.push(hash);
     };
     for (const row of rows) {
       const hash = hllHash(row.hostname);
       const day = dayOf(row.scanned_at);
       let month = months.get(day);
       if (month === undefined) months.set(day, (month = monthOf(day)));
+      const values = ROLLUP_DIMENSIONS.map((d) => (row[d.column] ?? NONE) as string);
       for (let cuboid = 0; cuboid < MONTH; cuboid++) {
-        const dimensions = ROLLUP_DIMENSIONS.map((d) => (cuboid & d.bit ? (row[d.column] ?? NONE) : ALL) as string);
+        const dimensions = ROLLUP_DIMENSIONS.map((d, i) => (cuboid & d.bit ? values[i]! : ALL));
         add([cuboid, ...dimensions, row.grade, day], row, hash);
         if (month >= monthsFrom) add([cuboid | MONTH, ...dimensions, row.grade, month], row, hash);
       }
     }
-    for (const { key, measures } of cells.values()) {
-      const stored = sketchOf.get(...key);
-      if (stored) measures.hostnames.mergeEncoded(stored.hostnames);
-      upsert.run(...key, measures.scans, measures.percentageSum, ...measures.present, ...measures.reported, measures.hostnames.encode());
+    for (const [id, { key, measures, hashes }] of cells) {
+      const values = [measures.scans, measures.percentageSum, ...measures.present, ...measures.reported];
+      let cell = cache.get(id);
+      if (!cell) {
+        const stored = storedCell.get(...key);
+        if (stored) cell = { rowid: stored.rowid, sketch: HyperLogLog.decode(stored.hostnames), bytes: 0 };
+      }
+      if (!cell) {
+        const sketch = new HyperLogLog();
+        for (const hash of hashes) sketch.addHash(hash);
+        const { lastInsertRowid } = insertCell.run(...key, ...values, sketch.encode());
+        cache.set(id, { rowid: Number(lastInsertRowid), sketch, bytes: 0 });
+        continue;
+      }
+      let changed = false;
+      for (const hash of hashes) if (cell.sketch.addHash(hash)) changed = true;
+      const { changes } = changed ? addMeasuresAndSketch.run(...values, cell.sketch.encode(), cell.rowid) : addMeasures.run(...values, cell.rowid);
+      // A cached rowid no longer there: the transaction rolls back and the next one reads the cells afresh.
+      if (changes !== 1) throw new Error(`scan rollup cell ${key.join(' ')} is not at rowid ${cell.rowid}`);
+      cache.set(id, cell);
     }
   }
 
   const rollChunk = sqlite.transaction((limit: number): number => {
-    const rows = rowsAbove.all(watermark(), limit);
+    const mark = watermark();
+    // Another roller or retention moved the watermark: cached cells may not match the stored ones.
+    if (mark !== cachedAt) cache.clear();
+    const rows = rowsAbove.all(mark, limit);
     if (rows.length === 0) return 0;
+    cachedAt = -1; // until this transaction commits
     fold(rows);
-    writeWatermark.run(rows.at(-1)!.rowid);
+    const next = rows.at(-1)!.rowid;
+    writeWatermark.run(next);
     return rows.length;
   });
+  const rollCommitted = (limit: number): number => {
+    const folded = rollChunk(limit);
+    cachedAt = watermark();
+    return folded;
+  };
 
-  const catchUp = (signal: AbortSignal): Promise<number> => inBatches(rollChunk, chunkRows, signal);
+  const catchUp = (signal: AbortSignal): Promise<number> => inBatches(rollCommitted, chunkRows, signal);
   const task = periodicTask('scan rollup', catchUp);
 
   return {
@@ -180,8 +273,13 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     async forgetBefore(day: number, signal?: AbortSignal): Promise<number> {
       const nextMonth = nextMonthOf(day - 1);
       writeMonthsFrom.run(nextMonth);
-      const months = await inBatches((rows) => dropMonthsBefore.run(nextMonth, rows).changes, DROP_ROWS, signal);
-      return months + (await inBatches((rows) => dropDaysBefore.run(day, rows).changes, DROP_ROWS, signal));
+      // The cells dropped may be cached.
+      const drop = (statement: typeof dropDaysBefore, before: number) => (rows: number) => {
+        cache.clear();
+        return statement.run(before, rows).changes;
+      };
+      const months = await inBatches(drop(dropMonthsBefore, nextMonth), DROP_ROWS, signal);
+      return months + (await inBatches(drop(dropDaysBefore, day), DROP_ROWS, signal));
     },
 
     /**

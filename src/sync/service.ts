@@ -6,7 +6,7 @@ import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
-import { inBatches, yieldToEventLoop } from '../lib/periodic.ts';
+import { inBatches } from '../lib/periodic.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { PlatformThrottled } from '../platforms/http.ts';
 import type { CatalogPage, EntryData, ProductData } from '../platforms/types.ts';
@@ -31,10 +31,13 @@ interface SyncDeps {
 /** The queue job that runs a store's pass of one kind, a page per step. */
 export const syncJobKind = (kind: SyncKind) => `catalog-sync.${kind}`;
 
-/** Items written per transaction: a page is applied in a few short transactions with a turn of the event loop between them. */
-const WRITE_BATCH = 25;
+/**
+ * Most items written per transaction: a page is applied in short transactions (inBatches sizes them
+ * to the step budget: an item's cost varies with its variants) with a turn of the event loop between.
+ */
+const MAX_WRITE_BATCH = 100;
 /** Most items the sweep after a pass looks at per transaction (inBatches sizes its steps to the step budget). */
-const SWEEP_MAX_ROWS = 2000;
+const SWEEP_MAX_ROWS = 500;
 
 const NO_API_ACCESS = "a store connected through svc's app gives svc no API access: its catalogue fills from webhooks only";
 
@@ -199,12 +202,18 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     }
 
     const readAt = clock.now();
-    for (let start = 0; ; start += WRITE_BATCH) {
-      const last = start + WRITE_BATCH >= page.items.length;
-      if (!applyBatch(row, sync, page.items.slice(start, start + WRITE_BATCH), readAt, last ? page : null)) return { runAgainAt: clock.now() };
-      if (last) break;
-      await yieldToEventLoop();
-    }
+    let applied = 0;
+    let done = false;
+    let superseded = false;
+    await inBatches((rows) => {
+      if (done) return 0;
+      const items = page.items.slice(applied, applied + rows);
+      applied += items.length;
+      done = applied >= page.items.length;
+      superseded = !applyBatch(row, sync, items, readAt, done ? page : null);
+      return superseded ? 0 : items.length;
+    }, MAX_WRITE_BATCH);
+    if (superseded) return { runAgainAt: clock.now() };
     // After the last page, the sweep follows in steps of its own.
     return { runAgainAt: clock.now() + page.waitMs };
   };

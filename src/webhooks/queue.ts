@@ -3,6 +3,7 @@ import type { Db } from '../db/index.ts';
 import { jobs, type JobRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
+import { yieldToEventLoop } from '../lib/periodic.ts';
 
 export interface QueueOptions {
   /** How long a started job is owned by its runner; after that (a crash) it is taken again. */
@@ -157,6 +158,8 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
         log({ level: 'warn', msg: 'job failed', job: job.id, kind: job.kind, attempt: job.attempts, error: message });
       }
       done++;
+      // A turn of the event loop between jobs: requests queued behind one job's last write do not also wait for the next job's first step.
+      await yieldToEventLoop();
     }
     return done;
   }
