@@ -150,6 +150,8 @@ export function createCatalog(db: Db, clock: Clock) {
      WHERE (${VARIANT_COLUMNS.replace(/\w+/g, 'product_variants.$&')}) IS NOT (${VARIANT_COLUMNS.replace(/\w+/g, 'excluded.$&')})`,
   );
   const deleteVariantsFrom = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ? AND position >= ?');
+  // One statement for any number of ids (a JSON array): prepared once, where an IN list is prepared per length.
+  const markListedStatement = sqlite.query('UPDATE products SET listed_at = ?1 WHERE store_id = ?2 AND product_id IN (SELECT value FROM json_each(?3))');
   const variantsOf = (rowIds: string[]): Map<string, ProductVariant[]> => {
     const byRow = new Map<string, ProductVariant[]>(rowIds.map((id) => [id, []]));
     if (rowIds.length === 0) return byRow;
@@ -228,8 +230,7 @@ export function createCatalog(db: Db, clock: Clock) {
 
     /** A catalogue sync pass started at `passStartedAt` listed these products on the platform. */
     markListed(storeId: string, productIds: string[], passStartedAt: number): void {
-      if (productIds.length === 0) return;
-      db.update(products).set({ listedAt: passStartedAt }).where(and(eq(products.storeId, storeId), inArray(products.productId, productIds))).run();
+      if (productIds.length > 0) markListedStatement.run(passStartedAt, storeId, JSON.stringify(productIds));
     },
 
     /**

@@ -18,13 +18,13 @@ const HOUR_MS = 3_600_000;
  * deleted scan.
  */
 export function createScanRetention(sqlite: Database, clock: Clock, days: number, rollups: ScanRollups, batchRows = RETENTION_BATCH_ROWS) {
-  const deleteOldest = sqlite.prepare<unknown, [number, number]>(
-    'DELETE FROM scans WHERE rowid IN (SELECT rowid FROM scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?)',
+  const deleteOldest = sqlite.prepare<{ rowid: number; hostname: string }, [number, number]>(
+    'DELETE FROM scans WHERE rowid IN (SELECT rowid FROM scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) RETURNING rowid, hostname',
   );
   const deleteBatch = sqlite.transaction((cutoff: number, rows: number): number => {
-    const deleted = deleteOldest.run(cutoff, rows).changes;
-    if (deleted > 0) rollups.afterDeleting();
-    return deleted;
+    const deleted = deleteOldest.all(cutoff, rows);
+    if (deleted.length > 0) rollups.afterDeleting(deleted);
+    return deleted.length;
   });
   const sweep = async (signal: AbortSignal): Promise<number> => {
     const firstKept = dayOf(clock.now() - days * DAY_MS);

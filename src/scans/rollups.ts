@@ -178,6 +178,12 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const dropDaysBefore = dropOldest(0);
   const dropMonthsBefore = dropOldest(MONTH);
   const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM scans');
+  const addToHostname = sqlite.prepare<unknown, [string, number, number]>(
+    'INSERT INTO scan_hostname_rollups (hostname, scans, last_scanned_at) VALUES (?, ?, ?) ' +
+      'ON CONFLICT (hostname) DO UPDATE SET scans = scans + excluded.scans, last_scanned_at = max(last_scanned_at, excluded.last_scanned_at)',
+  );
+  const takeFromHostname = sqlite.prepare<unknown, [number, string]>('UPDATE scan_hostname_rollups SET scans = scans - ? WHERE hostname = ?');
+  const dropHostnameIfEmpty = sqlite.prepare<unknown, [string]>('DELETE FROM scan_hostname_rollups WHERE hostname = ? AND scans = 0');
 
   const watermark = () => rollupState(sqlite).watermark;
 
@@ -186,7 +192,8 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   let cachedAt = -1;
 
   /**
-   * Add rows to their day cell (and month cell) in each of the 8 cuboids: one statement per cell.
+   * Add rows to their day cell (and month cell) in each of the 8 cuboids, and to their hostname's
+   * count: one statement per cell and per hostname.
    * Cells folded lately are cached with their decoded sketch and rowid, and a sketch is written only
    * when the rows changed it: most rows of a large cell come from hostnames it already counts, and
    * reading, decoding, re-encoding and rewriting its sketch (up to 4 KiB) took most of a step.
@@ -195,6 +202,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     const { monthsFrom } = rollupState(sqlite);
     const cells = new Map<string, { key: (string | number)[]; measures: Measures; hashes: number[] }>();
     const months = new Map<number, number>();
+    const hostnames = new Map<string, { scans: number; last: number }>();
     const add = (key: (string | number)[], row: RawStatsRow, hash: number) => {
       const id = key.join('\u0000');
       let cell = cells.get(id);
@@ -203,6 +211,11 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
       cell.hashes.push(hash);
     };
     for (const row of rows) {
+      const hostname = hostnames.get(row.hostname);
+      if (hostname) {
+        hostname.scans++;
+        hostname.last = Math.max(hostname.last, row.scanned_at);
+      } else hostnames.set(row.hostname, { scans: 1, last: row.scanned_at });
       const hash = hllHash(row.hostname);
       const day = dayOf(row.scanned_at);
       let month = months.get(day);
@@ -235,6 +248,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
       if (changes !== 1) throw new Error(`scan rollup cell ${key.join(' ')} is not at rowid ${cell.rowid}`);
       cache.set(id, cell);
     }
+    for (const [hostname, { scans, last }] of hostnames) addToHostname.run(hostname, scans, last);
   }
 
   const rollChunk = sqlite.transaction((limit: number): number => {
@@ -284,12 +298,21 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     },
 
     /**
-     * After retention deleted scans (inside the deleting transaction): SQLite gives new rows the
-     * rowids above the highest remaining one, so the watermark comes down to it if it was above.
+     * After retention deleted scans (inside the deleting transaction, oldest scannedAt first, so
+     * a hostname's latest scan goes only with its last): the folded ones leave their hostname's
+     * count. SQLite gives new rows the rowids above the highest remaining one, so the watermark
+     * comes down to it if it was above.
      */
-    afterDeleting(): void {
+    afterDeleting(deleted: { rowid: number; hostname: string }[]): void {
+      const mark = watermark();
+      const folded = new Map<string, number>();
+      for (const { rowid, hostname } of deleted) if (rowid <= mark) folded.set(hostname, (folded.get(hostname) ?? 0) + 1);
+      for (const [hostname, scans] of folded) {
+        takeFromHostname.run(scans, hostname);
+        dropHostnameIfEmpty.run(hostname);
+      }
       const highest = maxRowid.get()?.max ?? 0;
-      if (highest < watermark()) writeWatermark.run(highest);
+      if (highest < mark) writeWatermark.run(highest);
     },
 
     /** Catch up now and then every `intervalMs` (every second by default). */
