@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Clock } from '../lib/clock.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
+import { writePause } from '../lib/write-pause.ts';
 import { dayOf, type ScanRollups } from './rollups.ts';
 
 /** At most this many rows per deleting transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
@@ -30,7 +31,7 @@ export function createScanRetention(sqlite: Database, clock: Clock, days: number
     await rollups.forgetBefore(firstKept, signal);
     // Stopped before every expired day's rollups were dropped: no scan may go yet.
     if (signal.aborted) return 0;
-    const deleted = await inBatches((rows) => deleteBatch(firstKept * DAY_MS, rows), batchRows, signal);
+    const deleted = await inBatches((rows) => deleteBatch(firstKept * DAY_MS, rows), batchRows, signal, { pause: writePause(sqlite) });
     // Rollups the roller made meanwhile for expired days (also when stopped: they are cheap to drop).
     await rollups.forgetBefore(firstKept);
     return deleted;

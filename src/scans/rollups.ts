@@ -3,6 +3,7 @@ import { PRESENCE_COLUMNS, PRESENCE_KEYS } from '../db/schema/scans.ts';
 import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
+import { writePause } from '../lib/write-pause.ts';
 
 /** At most this many scans folded per transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const ROLLUP_CHUNK_ROWS = 250;
@@ -331,7 +332,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     return folded;
   };
 
-  const catchUp = (signal: AbortSignal): Promise<number> => inBatches(rollCommitted, chunkRows, signal);
+  const catchUp = (signal: AbortSignal): Promise<number> => inBatches(rollCommitted, chunkRows, signal, { pause: writePause(sqlite) });
   const task = periodicTask('scan rollup', catchUp);
 
   return {
