@@ -117,17 +117,17 @@ interface StoredCell {
  * eviction sweep.
  */
 class CellCache {
-  private newer = new Map<string, StoredCell>();
-  private older = new Map<string, StoredCell>();
+  private newer = new Map<number, StoredCell>();
+  private older = new Map<number, StoredCell>();
   private bytes = 0;
 
-  get(id: string): StoredCell | undefined {
+  get(id: number): StoredCell | undefined {
     return this.newer.get(id) ?? this.older.get(id);
   }
 
   /** Caches a cell, or notes that a cached one's sketch grew. */
-  set(id: string, cell: StoredCell): void {
-    const bytes = id.length + cell.sketch.footprint;
+  set(id: number, cell: StoredCell): void {
+    const bytes = 64 + cell.sketch.footprint;
     if (this.newer.get(id) === cell) this.bytes += bytes - cell.bytes;
     else {
       this.newer.set(id, cell);
@@ -145,6 +145,63 @@ class CellCache {
     this.newer = new Map();
     this.older = new Map();
     this.bytes = 0;
+  }
+}
+
+/** Combinations numbered before the numbering starts afresh (with an empty cache). */
+const MAX_COMBOS = 1 << 20;
+/** Day numbers of any JavaScript date (at most 10^8 days from 1970) shifted to be non-negative, below 2^28. */
+const DAY_OFFSET = 100_000_000;
+const DAYS = 2 ** 28;
+
+/** A cell as one number: its combination, cuboid (month bit included) and day. Below 2^53 while combos < MAX_COMBOS. */
+const cellId = (cuboid: number, combo: number, day: number) => (combo * 2 * MONTH + cuboid) * DAYS + day + DAY_OFFSET;
+
+/**
+ * Numbers for the (country, platform, page type, grade) values of the rows folded, and for each,
+ * the numbers of the same values as the 8 cuboids keep them ('*' outside the cuboid): a row's 16
+ * cells are then found by number, without building and hashing 16 string keys.
+ */
+class CellCombos {
+  private readonly numbers = new Map<string, number>();
+  private readonly byNumber: string[][] = [];
+  private readonly rowCombos = new Map<string, number[]>();
+
+  /** The combination number of each cuboid's cell of the row, by cuboid. */
+  ofRow(row: RawStatsRow): number[] {
+    const values = ROLLUP_DIMENSIONS.map((d) => (row[d.column] ?? NONE) as string);
+    const id = `${values.join('\u0000')}\u0000${row.grade}`;
+    let byCuboid = this.rowCombos.get(id);
+    if (!byCuboid) {
+      byCuboid = Array.from({ length: MONTH }, (_, cuboid) => this.number([...ROLLUP_DIMENSIONS.map((d, i) => (cuboid & d.bit ? values[i]! : ALL)), row.grade]));
+      this.rowCombos.set(id, byCuboid);
+    }
+    return byCuboid;
+  }
+
+  /** The country, platform, page type and grade of a combination number. */
+  values(combo: number): string[] {
+    return this.byNumber[combo]!;
+  }
+
+  get full(): boolean {
+    return this.byNumber.length >= MAX_COMBOS;
+  }
+
+  clear(): void {
+    this.numbers.clear();
+    this.rowCombos.clear();
+    this.byNumber.length = 0;
+  }
+
+  private number(values: string[]): number {
+    const id = values.join('\u0000');
+    let combo = this.numbers.get(id);
+    if (combo === undefined) {
+      combo = this.byNumber.push(values) - 1;
+      this.numbers.set(id, combo);
+    }
+    return combo;
   }
 }
 
@@ -190,6 +247,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const cache = new CellCache();
   /** The watermark when the cached cells were last known to match the stored ones (-1: never). */
   let cachedAt = -1;
+  const combos = new CellCombos();
 
   /**
    * Add rows to their day cell (and month cell) in each of the 8 cuboids, and to their hostname's
@@ -200,13 +258,13 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
    */
   function fold(rows: RawStatsRow[]): void {
     const { monthsFrom } = rollupState(sqlite);
-    const cells = new Map<string, { key: (string | number)[]; measures: Measures; hashes: number[] }>();
+    const cells = new Map<number, { cuboid: number; combo: number; day: number; measures: Measures; hashes: number[] }>();
     const months = new Map<number, number>();
     const hostnames = new Map<string, { scans: number; last: number }>();
-    const add = (key: (string | number)[], row: RawStatsRow, hash: number) => {
-      const id = key.join('\u0000');
+    const add = (cuboid: number, combo: number, day: number, row: RawStatsRow, hash: number) => {
+      const id = cellId(cuboid, combo, day);
       let cell = cells.get(id);
-      if (!cell) cells.set(id, (cell = { key, measures: new Measures(), hashes: [] }));
+      if (!cell) cells.set(id, (cell = { cuboid, combo, day, measures: new Measures(), hashes: [] }));
       cell.measures.addCounts(row);
       cell.hashes.push(hash);
     };
@@ -220,14 +278,14 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
       const day = dayOf(row.scanned_at);
       let month = months.get(day);
       if (month === undefined) months.set(day, (month = monthOf(day)));
-      const values = ROLLUP_DIMENSIONS.map((d) => (row[d.column] ?? NONE) as string);
+      const byCuboid = combos.ofRow(row);
       for (let cuboid = 0; cuboid < MONTH; cuboid++) {
-        const dimensions = ROLLUP_DIMENSIONS.map((d, i) => (cuboid & d.bit ? values[i]! : ALL));
-        add([cuboid, ...dimensions, row.grade, day], row, hash);
-        if (month >= monthsFrom) add([cuboid | MONTH, ...dimensions, row.grade, month], row, hash);
+        add(cuboid, byCuboid[cuboid]!, day, row, hash);
+        if (month >= monthsFrom) add(cuboid | MONTH, byCuboid[cuboid]!, month, row, hash);
       }
     }
-    for (const [id, { key, measures, hashes }] of cells) {
+    for (const [id, { cuboid, combo, day, measures, hashes }] of cells) {
+      const key = [cuboid, ...combos.values(combo), day];
       const values = [measures.scans, measures.percentageSum, ...measures.present, ...measures.reported];
       let cell = cache.get(id);
       if (!cell) {
@@ -255,6 +313,11 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     const mark = watermark();
     // Another roller or retention moved the watermark: cached cells may not match the stored ones.
     if (mark !== cachedAt) cache.clear();
+    // Cached cells are known by combination numbers: both go together.
+    if (combos.full) {
+      combos.clear();
+      cache.clear();
+    }
     const rows = rowsAbove.all(mark, limit);
     if (rows.length === 0) return 0;
     cachedAt = -1; // until this transaction commits
