@@ -13,6 +13,10 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 export const WAL_RESTART_PAGES = 8192;
 /** The longest the checkpointer pauses writes; past it they go on and it tries again next time. */
 const PAUSE_LIMIT_MS = 100;
+/** Pages committed during a checkpoint pass below which the rest is left for the pause (4 MiB). */
+const CAUGHT_UP_PAGES = 1024;
+/** Most passes before the pause, should the server write faster than a pass copies. */
+const CATCH_UP_PASSES = 4;
 
 // Runs in a Worker (inlined, so the compiled binary needs no second entry point). A PASSIVE
 // checkpoint never waits for, and never blocks, the server's readers and writers. A WAL past the
@@ -26,8 +30,15 @@ let intervalMs = 0;
 let restartPages = 0;
 const passive = () => db.query('PRAGMA wal_checkpoint(PASSIVE)').get();
 const checkpoint = () => {
-  const { log, checkpointed } = passive();
+  let { log, checkpointed } = passive();
   const full = log >= restartPages;
+  // Before asking for a pause, passes while the server goes on, each copying what was committed
+  // during the previous one, until one has little left: what is left for the pause is short.
+  for (let pass = 0; full && pass < ${CATCH_UP_PASSES}; pass++) {
+    const before = log;
+    ({ log, checkpointed } = passive());
+    if (log - before < ${CAUGHT_UP_PAGES}) break;
+  }
   postMessage({ log, checkpointed, full });
   if (!full) timer = setTimeout(checkpoint, intervalMs);
 };
