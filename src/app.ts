@@ -50,7 +50,6 @@ import { fromOwnPage } from './lib/same-origin.ts';
 import { routeSubject } from './ratelimit/guard.ts';
 import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
-import { memoUntilChange } from './lib/memo-until-change.ts';
 import type { HotRoute } from './lib/hot-route.ts';
 
 export interface AppDeps {
@@ -71,9 +70,6 @@ export interface AppDeps {
   /** The landing page and the console's page shell with their bundled scripts and styles. */
   pages: { landing: PageBundle; console: PageBundle };
 }
-
-/** Hosts whose latest scan the badge keeps in memory between commits (hosts come from clients). */
-const BADGE_HOSTS = 1000;
 
 /** First validation failure as one sentence naming the field. */
 function validationDetail(error: unknown): string {
@@ -160,8 +156,6 @@ export function createApp(deps: AppDeps) {
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   const scanReader = createScanReader(database.sqlite);
-  // The public badge reads a host's latest scan on every request; its answer changes only with a commit.
-  const badgeReader = { ...scanReader, latestOf: memoUntilChange(changeStamp, BADGE_HOSTS, scanReader.latestOf) };
   metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const unexpected = (request: Request) => (error: unknown) =>
@@ -211,7 +205,7 @@ export function createApp(deps: AppDeps) {
   const embed = embedRoute(widget);
   const publicFaqList = publicFaqRoute(publicFaqs);
   const signalProducts = signalProductRoutes(signals);
-  const badge = badgeRoute(badgeReader);
+  const badge = badgeRoute(scanReader, changeStamp);
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts, badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of

@@ -18,8 +18,10 @@ export interface PublicFaqDeps {
   isOwnPage: (request: Request) => boolean;
 }
 
+/** One answer to one verified origin; the same object while it is served from the cache (so its response headers can be built once). */
 export interface PublicFaqAnswer {
-  body: string;
+  /** The JSON as UTF-8 bytes, encoded once. */
+  body: Blob;
   etag: string;
   /** The verified Origin to echo in Access-Control-Allow-Origin (null when the Referer was used). */
   origin: string | null;
@@ -28,9 +30,9 @@ export interface PublicFaqAnswer {
 interface CacheEntry {
   dbStamp: number;
   allowedDomains: string[];
-  /** Origins already found in allowedDomains for this answer (a few, so a page's repeat calls skip parsing its Origin). */
-  origins: Set<string>;
-  body: string;
+  /** The answers to origins already found in allowedDomains (a few, so a page's repeat calls skip parsing its Origin). */
+  origins: Map<string, PublicFaqAnswer>;
+  body: Blob;
   etag: string;
 }
 
@@ -66,11 +68,13 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const cached = cacheKey === null ? undefined : cache.get(cacheKey);
       if (cached?.dbStamp === dbStamp) {
         const origin = request.headers.get('origin');
-        if (origin !== null && cached.origins.has(origin)) return { body: cached.body, etag: cached.etag, origin };
+        const known = origin !== null ? cached.origins.get(origin) : undefined;
+        if (known !== undefined) return known;
         const host = origin !== null ? hostOf(origin) : hostOf(request.headers.get('referer'));
         if (host !== null && hostAllowed(host, cached.allowedDomains)) {
-          if (origin !== null && cached.origins.size < ORIGINS_PER_ANSWER) cached.origins.add(origin);
-          return { body: cached.body, etag: cached.etag, origin };
+          const answer = { body: cached.body, etag: cached.etag, origin };
+          if (origin !== null && cached.origins.size < ORIGINS_PER_ANSWER) cached.origins.set(origin, answer);
+          return answer;
         }
       }
 
@@ -83,11 +87,12 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc; its content is withdrawn');
       if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
       const refs = catalog.refsOf(store.id, type, ref);
-      const body = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });
-      const etag = etagOf(body);
+      const json = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });
+      const etag = etagOf(json);
+      const body = new Blob([json]);
       cache.delete(cacheKey!);
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-      cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, origins: new Set(), body, etag });
+      cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
       return { body, etag, origin };
     },
   };

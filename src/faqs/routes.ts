@@ -3,7 +3,7 @@ import type { StoreRow } from '../db/schema/index.ts';
 import { jsonBodyParser } from '../lib/body.ts';
 import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
 import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
-import type { PublicFaqs } from './public.ts';
+import type { PublicFaqAnswer, PublicFaqs } from './public.ts';
 import { faqDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
 import type { HotRoute } from '../lib/hot-route.ts';
@@ -79,39 +79,33 @@ const PREFLIGHT_ANSWER = {
   'Access-Control-Max-Age': '600',
 };
 
-/** Header sets of public FAQ answers kept (one per answer and origin); all dropped when full. */
-const BUILT_HEADERS = 1000;
-
 /**
  * GET /api/v1/public/faqs for the embed widget: key, scope, store binding and origin checked on every
  * request (403 otherwise); CORS echoes the verified origin only. Content depends on the key's store,
  * so shared caches must not share it: `private` and `Vary: Origin, X-Api-Key`.
  */
 export function publicFaqRoute(publicFaqs: PublicFaqs): HotRoute {
-  // Response headers per answer and origin, built once: a Headers object is copied into a response
-  // about three times faster than an object literal is converted. Bounded: origins come from clients.
-  const built = new Map<string, { ok: Headers; notModified: Headers }>();
-  const headersOf = (etag: string, origin: string | null) => {
-    const key = `${etag}\n${origin ?? ''}`;
-    let found = built.get(key);
+  // Response headers per answer (one per cached answer and verified origin), built once: a Headers
+  // object is copied into a response about three times faster than an object literal is converted.
+  const built = new WeakMap<PublicFaqAnswer, { ok: Headers; notModified: Headers }>();
+  const headersOf = (answer: PublicFaqAnswer) => {
+    let found = built.get(answer);
     if (found === undefined) {
-      const headers: Record<string, string> = { Vary: 'Origin, X-Api-Key', ETag: etag, 'Cache-Control': 'private, max-age=60' };
-      if (origin) headers['Access-Control-Allow-Origin'] = origin;
+      const headers: Record<string, string> = { Vary: 'Origin, X-Api-Key', ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
+      if (answer.origin) headers['Access-Control-Allow-Origin'] = answer.origin;
       found = { notModified: new Headers(headers), ok: new Headers({ ...headers, 'Content-Type': 'application/json' }) };
-      if (built.size >= BUILT_HEADERS) built.clear();
-      built.set(key, found);
+      built.set(answer, found);
     }
     return found;
   };
   const answer = (request: Request) => {
-    const cors: Record<string, string> = { Vary: 'Origin, X-Api-Key' };
     try {
       const answer = publicFaqs.answer(request);
-      const headers = headersOf(answer.etag, answer.origin);
+      const headers = headersOf(answer);
       if (matchesIfNoneMatch(request, answer.etag)) return notModified(headers.notModified);
       return new Response(answer.body, { headers: headers.ok });
     } catch (error) {
-      if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { ...cors, ...error.headers });
+      if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { Vary: 'Origin, X-Api-Key', ...error.headers });
       throw error;
     }
   };

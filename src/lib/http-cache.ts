@@ -18,14 +18,21 @@ export function notModified(headers: HeadersInit): Response {
   return new Response(null, { status: 304, headers });
 }
 
+/** The last Accept-Encoding value parsed and its answer: clients repeat theirs on every request. */
+let lastAcceptEncoding = '';
+let lastAcceptsGzip = false;
+
 /** True when the client accepts gzip (and did not refuse it with q=0). */
 export function acceptsGzip(request: Request): boolean {
   const header = request.headers.get('accept-encoding');
   if (!header) return false;
-  return header.split(',').some((part) => {
+  if (header === lastAcceptEncoding) return lastAcceptsGzip;
+  lastAcceptEncoding = header;
+  lastAcceptsGzip = header.split(',').some((part) => {
     const [coding, ...params] = part.trim().toLowerCase().split(';');
     if (coding !== 'gzip' && coding !== '*') return false;
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     return !q || Number(q.slice(2)) > 0;
   });
+  return lastAcceptsGzip;
 }

@@ -4,6 +4,7 @@ import { etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
 import { syncRoute } from '../lib/sync-route.ts';
 import type { HotRoute } from '../lib/hot-route.ts';
+import { memoUntilChange } from '../lib/memo-until-change.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
 import {
   badParameter,
@@ -24,9 +25,20 @@ const TOP_HOSTNAMES = { fallback: 10, max: 100 };
 /** Shields' endpoint caching (DESIGN §7): badges may be five minutes stale at browsers and CDNs. */
 const BADGE_CACHE = 'max-age=300, s-maxage=300';
 
+/** Badge answers kept between commits, one per URL as sent (URLs come from clients). */
+const BADGE_ANSWERS = 1000;
+
+/** A badge answer: its bytes, validator and response headers (with and without Content-Type, for 200 and 304). */
+interface BadgeAnswer {
+  body: Blob;
+  etag: string;
+  ok: Headers;
+  notModified: Headers;
+}
+
 /** The public badge of a hostname's latest scan: SVG (default) or the shields endpoint JSON. */
-function badgeResponse(request: Request, reader: ScanReader): Response {
-  const params = queryParams(request.url, ['domain', 'format']);
+function badgeAnswer(url: string, reader: ScanReader): BadgeAnswer {
+  const params = queryParams(url, ['domain', 'format']);
   const domainParam = params.get('domain');
   if (domainParam === undefined) throw badParameter('domain', 'required, the host name of the site (domain=shop.example.com)');
   const domain = normalizeHostname(domainParam);
@@ -36,14 +48,24 @@ function badgeResponse(request: Request, reader: ScanReader): Response {
 
   const badge = badgeFor(reader.latestOf(domain));
   const body = format === 'svg' ? badgeSvg(badge) : JSON.stringify(badgeJson(badge));
-  const headers = { 'Cache-Control': BADGE_CACHE, ETag: etagOf(body) };
-  if (matchesIfNoneMatch(request, headers.ETag)) return notModified(headers);
+  const etag = etagOf(body);
+  const headers = { 'Cache-Control': BADGE_CACHE, ETag: etag };
   const type = format === 'svg' ? 'image/svg+xml; charset=utf-8' : 'application/json';
-  return new Response(body, { headers: { ...headers, 'Content-Type': type } });
+  return { body: new Blob([body]), etag, notModified: new Headers(headers), ok: new Headers({ ...headers, 'Content-Type': type }) };
 }
 
-export function badgeRoute(reader: ScanReader): HotRoute {
-  return { path: '/api/v1/public/probe/badge', answer: (request) => badgeResponse(request, reader) };
+/**
+ * GET /api/v1/public/probe/badge. A badge changes only with a commit (a new scan), so each URL's
+ * whole answer is kept until the database changes (`changeStamp`, moved by any process's commit).
+ */
+export function badgeRoute(reader: ScanReader, changeStamp: () => number): HotRoute {
+  const answerOf = memoUntilChange(changeStamp, BADGE_ANSWERS, (url) => badgeAnswer(url, reader));
+  const answer = (request: Request) => {
+    const badge = answerOf(request.url);
+    if (matchesIfNoneMatch(request, badge.etag)) return notModified(badge.notModified);
+    return new Response(badge.body, { headers: badge.ok });
+  };
+  return { path: '/api/v1/public/probe/badge', answer };
 }
 
 export function badgeRoutes(badge: HotRoute) {

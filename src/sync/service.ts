@@ -38,6 +38,8 @@ export const syncJobKind = (kind: SyncKind) => `catalog-sync.${kind}`;
 const MAX_WRITE_BATCH = 100;
 /** Most items the sweep after a pass looks at per transaction (inBatches sizes its steps to the step budget). */
 const SWEEP_MAX_ROWS = 500;
+/** Items the sweep looks at per job run: then the job is queued again, so other jobs get their turn and a shutdown does not wait for a whole catalogue. */
+const SWEEP_ROWS_PER_RUN = 5000;
 
 const NO_API_ACCESS = "a store connected through svc's app gives svc no API access: its catalogue fills from webhooks only";
 
@@ -137,12 +139,14 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
    */
   async function sweep(row: CatalogSyncRow, sync: KindSync<unknown>): Promise<void | JobContinuation> {
     let after = row.sweptThrough!;
+    let looked = 0;
     let chunk = null as UnlistedChunk | null;
     await inBatches((rows) => {
       chunk = sweepBatch(row, sync, after, rows);
       if (!chunk || chunk.through === null || (sync.source.confirmGone && chunk.unlisted.length > 0)) return 0;
       after = chunk.through;
-      return rows;
+      looked += rows;
+      return looked < SWEEP_ROWS_PER_RUN ? rows : 0;
     }, SWEEP_MAX_ROWS);
     if (!chunk) return { runAgainAt: clock.now() };
     let { through } = chunk;

@@ -28,9 +28,12 @@ export function embedRoute(bundle: WidgetBundle): HotRoute {
   const unchanged = new Headers(cacheHeaders);
   const plain = new Headers({ ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8' });
   const gzipped = new Headers({ ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8', 'Content-Encoding': 'gzip' });
+  // Bodies as Blobs, which responses share: a byte array is copied into every response, a string encoded.
+  const gzip = new Blob([bundle.gzip]);
+  const js = new Blob([bundle.js]);
   const serve = (request: Request) => {
     if (matchesIfNoneMatch(request, bundle.etag)) return notModified(unchanged);
-    return acceptsGzip(request) ? new Response(bundle.gzip, { headers: gzipped }) : new Response(bundle.js, { headers: plain });
+    return acceptsGzip(request) ? new Response(gzip, { headers: gzipped }) : new Response(js, { headers: plain });
   };
   return { path: '/embed.js', answer: serve };
 }
