@@ -34,7 +34,7 @@ function runQueueWaitMs(): number {
 
 const CLOCK_THREAD_CPUTIME_ID = 3;
 /** Milliseconds of CPU this thread has used (Linux's per-thread clock through libc; NaN elsewhere). */
-const threadCpuMs: () => number = (() => {
+export const threadCpuMs: () => number = (() => {
   try {
     const libc = dlopen('libc.so.6', { clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
     const timespec = new BigInt64Array(2);
