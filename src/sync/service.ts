@@ -7,6 +7,7 @@ import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { inBatches } from '../lib/periodic.ts';
+import { writePause } from '../lib/write-pause.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { PlatformThrottled } from '../platforms/http.ts';
 import type { CatalogPage, EntryData, ProductData } from '../platforms/types.ts';
@@ -95,6 +96,8 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     } as KindSync<EntryData> as KindSync<unknown>;
   }
 
+  // Paused while the WAL checkpointer catches up with the log (lib/write-pause.ts).
+  const writes = writePause(database.sqlite);
   /** A page's items (already read), applied; false when the pass was superseded meanwhile (nothing of the batch is written). */
   const applyBatch = database.sqlite.transaction((row: CatalogSyncRow, sync: KindSync<unknown>, items: unknown[], readAt: number, end: CatalogPage<unknown> | null): boolean => {
     if (!state.isCurrent(row.storeId, row.kind, row.runId)) return false;
@@ -149,7 +152,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       after = chunk.through;
       looked += rows;
       return looked < SWEEP_ROWS_PER_RUN ? rows : 0;
-    }, SWEEP_MAX_ROWS);
+    }, SWEEP_MAX_ROWS, undefined, { pause: writes });
     if (!chunk) return { runAgainAt: clock.now() };
     let { through } = chunk;
     if (sync.source.confirmGone && chunk.unlisted.length > 0) {
@@ -221,7 +224,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       done = applied >= page.items.length;
       superseded = !applyBatch(row, sync, items, readAt, done ? page : null);
       return superseded ? 0 : items.length;
-    }, MAX_WRITE_BATCH);
+    }, MAX_WRITE_BATCH, undefined, { pause: writes });
     if (superseded) return { runAgainAt: clock.now() };
     // After the last page, the sweep follows in steps of its own.
     return { runAgainAt: clock.now() + page.waitMs };
