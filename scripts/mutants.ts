@@ -1280,9 +1280,25 @@ export const mutants: Mutant[] = [
     id: 'leaks-nosniff-missing',
     bug: 'responses leave without X-Content-Type-Options: nosniff',
     file: 'src/observability/requests.ts',
-    original: "headers.set('x-content-type-options', 'nosniff');",
-    replacement: '',
+    original: "      headers.set('x-content-type-options', 'nosniff');\n      if (status >= 400) {",
+    replacement: '      if (status >= 400) {',
     tests: [T.nosniff],
+  },
+  {
+    id: 'leaks-nosniff-missing-ahead',
+    bug: 'answers the server gives ahead of the app (the hot public GETs) leave without X-Content-Type-Options: nosniff',
+    file: 'src/observability/requests.ts',
+    original: "        headers.set('x-content-type-options', 'nosniff');\n        stamped = true;",
+    replacement: '        stamped = true;',
+    tests: [T.hotPaths, T.publicGetsE2e],
+  },
+  {
+    id: 'hot-route-ahead-id-missing',
+    bug: 'answers the server gives ahead of the app carry no X-Request-Id',
+    file: 'src/observability/requests.ts',
+    original: "        headers.set('x-request-id', answering!.requestId);\n",
+    replacement: '',
+    tests: [T.hotPaths, T.publicGetsE2e],
   },
 
   // ── growth with a bound: record retention, the signal cache's byte budget ─────────────────────

@@ -2,11 +2,11 @@ import { Elysia } from 'elysia';
 import type { StoreRow } from '../db/schema/index.ts';
 import { jsonBodyParser } from '../lib/body.ts';
 import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
-import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { matchesIfNoneMatch } from '../lib/http-cache.ts';
 import type { PublicFaqAnswer, PublicFaqs } from './public.ts';
 import { faqDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import type { HotRoute } from '../lib/hot-route.ts';
+import { appRoute, type HotRoute, type Respond } from '../lib/hot-route.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
 
@@ -98,12 +98,12 @@ export function publicFaqRoute(publicFaqs: PublicFaqs): HotRoute {
     }
     return found;
   };
-  const answer = (request: Request) => {
+  const answer = (request: Request, _params: unknown, respond: Respond) => {
     try {
       const answer = publicFaqs.answer(request);
       const headers = headersOf(answer);
-      if (matchesIfNoneMatch(request, answer.etag)) return notModified(headers.notModified);
-      return new Response(answer.body, { headers: headers.ok });
+      if (matchesIfNoneMatch(request, answer.etag)) return respond(null, headers.notModified, 304);
+      return respond(answer.body, headers.ok);
     } catch (error) {
       if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { Vary: 'Origin, X-Api-Key', ...error.headers });
       throw error;
@@ -115,5 +115,5 @@ export function publicFaqRoute(publicFaqs: PublicFaqs): HotRoute {
 export function publicFaqRoutes(list: HotRoute) {
   return new Elysia({ name: 'faqs-public', prefix: list.path })
     .options('/', () => new Response(null, { status: 204, headers: PREFLIGHT_ANSWER }), { detail: docs.publicPreflight })
-    .get('/', syncRoute(list.answer), { detail: docs.publicList });
+    .get('/', appRoute(list), { detail: docs.publicList });
 }

@@ -1,4 +1,5 @@
 import { requestPath } from './request-path.ts';
+import { syncRoute } from './sync-route.ts';
 
 /**
  * A public GET answered two ways with one answer function: through the app (registered with
@@ -9,8 +10,21 @@ import { requestPath } from './request-path.ts';
 export interface HotRoute {
   /** The route template, as the app registers it and the request log and metrics name it (`:name` parameters). */
   path: string;
-  answer: (request: Request, params: Record<string, string>) => Response;
+  /** Builds its successful responses (200, 304) with `respond`; errors as usual. */
+  answer: (request: Request, params: Record<string, string>, respond: Respond) => Response;
 }
+
+/**
+ * How a hot route builds a response from a body and its prebuilt headers. Through the app, plainly
+ * (`plainResponse`); ahead of it, the observer's, which puts the request id and nosniff in first
+ * (observability/requests.ts).
+ */
+export type Respond = (body: Blob | null, headers: Headers, status?: number) => Response;
+
+export const plainResponse: Respond = (body, headers, status = 200) => new Response(body, { status, headers });
+
+/** The handler the app registers for a hot route (Elysia composes it without a promise: lib/sync-route.ts). */
+export const appRoute = (route: HotRoute) => syncRoute((request, params: Record<string, string>) => route.answer(request, params, plainResponse));
 
 type Handler = (request: Request) => Response | Promise<Response>;
 

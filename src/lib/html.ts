@@ -301,6 +301,8 @@ const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 const SOFT_BREAKS = new Set(['img', 'input', 'select', 'button', 'video', 'audio', 'canvas', 'embed', 'wbr']);
 const PUNCTUATION = /^[,.;:!?)\]}%…]/;
 const WHITESPACE_RUN = /[\s\u00a0]+/g;
+/** Whitespace that is not a single space: what collapsing would change. */
+const UNCOLLAPSED = /[^\S ]| {2}/;
 
 interface OpenItem {
   depth: number;
@@ -327,21 +329,19 @@ class BlockBuilder implements MarkupVisitor {
   private tables = 0;
 
   text(raw: string): void {
-    const text = raw.replace(WHITESPACE_RUN, ' ');
-    if (text === '') return;
-    let rest = text;
-    if (rest.startsWith(' ')) {
-      if (this.line !== '') this.space = 1;
-      rest = rest.slice(1);
-    }
-    const trailing = rest.endsWith(' ');
-    if (trailing) rest = rest.slice(0, -1);
-    if (rest !== '') {
-      if (this.space === 1 || (this.space === 2 && !PUNCTUATION.test(rest))) this.line += ' ';
-      this.line += rest;
-      this.space = 0;
-    }
-    if (trailing && this.line !== '') this.space = 1;
+    // Whitespace at either end becomes a pending space; inside, runs collapse to one space (the
+    // text is rebuilt only when it has a run other than single spaces).
+    let start = 0;
+    let end = raw.length;
+    while (start < end && isTrimmed(raw.charCodeAt(start))) start++;
+    while (end > start && isTrimmed(raw.charCodeAt(end - 1))) end--;
+    if (start > 0 && this.line !== '') this.space = 1;
+    if (start === end) return;
+    let rest = start > 0 || end < raw.length ? raw.slice(start, end) : raw;
+    if (UNCOLLAPSED.test(rest)) rest = rest.replace(WHITESPACE_RUN, ' ');
+    if (this.space === 1 || (this.space === 2 && !PUNCTUATION.test(rest))) this.line += ' ';
+    this.line += rest;
+    this.space = end < raw.length ? 1 : 0;
   }
 
   softBreak(): void {

@@ -1,6 +1,7 @@
 import { ERROR_CODE_HEADER } from '../lib/errors.ts';
 import { randomSecret } from '../lib/crypto.ts';
 import { requestPath } from '../lib/request-path.ts';
+import type { Respond } from '../lib/hot-route.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -84,7 +85,8 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     return incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++sequence).toString(36)}`;
   }
 
-  function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[]): Response {
+  /** Counts, logs and stamps an answer (unless it was built with the id and nosniff: `stamped`). */
+  function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[], stamped = false): Response {
     const seconds = (performance.now() - started) / 1000;
     const status = response.status;
     // Read once: request.method and response.headers are getters into native objects.
@@ -93,15 +95,17 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     const route = noted.route ?? (lookup ??= routeTable(routes()))(sent, requestPath(request)) ?? 'unmatched';
     metrics.request(route, method, status, seconds);
     const requestId = noted.requestId;
-    const headers = response.headers;
-    headers.set('x-request-id', requestId);
-    // Every answer, whatever produced it (routes, early refusals, static files, errors): a browser
-    // must never sniff an error body or a user-influenced JSON/text answer into a script or page.
-    headers.set('x-content-type-options', 'nosniff');
     let code: string | null = null;
-    if (status >= 400) {
-      code = headers.get(ERROR_CODE_HEADER);
-      if (code !== null) headers.delete(ERROR_CODE_HEADER);
+    if (!stamped) {
+      const headers = response.headers;
+      headers.set('x-request-id', requestId);
+      // Every answer, whatever produced it (routes, early refusals, static files, errors): a browser
+      // must never sniff an error body or a user-influenced JSON/text answer into a script or page.
+      headers.set('x-content-type-options', 'nosniff');
+      if (status >= 400) {
+        code = headers.get(ERROR_CODE_HEADER);
+        if (code !== null) headers.delete(ERROR_CODE_HEADER);
+      }
     }
     logger.access(status, () => ({
       method,
@@ -154,19 +158,34 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
      * ahead of the app (src/server.ts): the same id, headers, metrics and log line, under `template`.
      * What `answer` throws becomes `fail`'s response (the app's error answer).
      */
-    routeHandlerOf<Params>(template: string, answer: (request: Request, params: Params) => Response, fail: (error: unknown, request: Request) => Response) {
+    routeHandlerOf<Params>(template: string, answer: (request: Request, params: Params, respond: Respond) => Response, fail: (error: unknown, request: Request) => Response) {
       const route = withoutTrailingSlash(template);
+      let answering: RequestFacts | null = null;
+      let stamped = false;
+      // The id and nosniff go into the answer's prebuilt headers just before its response is built
+      // from them (which copies them): set on a built response, they cost about as much again as
+      // building it. Every response built from those headers gets its own id, here or in finish.
+      const respond: Respond = (body, headers, status = 200) => {
+        headers.set('x-request-id', answering!.requestId);
+        headers.set('x-content-type-options', 'nosniff');
+        stamped = true;
+        return new Response(body, { status, headers });
+      };
       return (request: Request, params: Params): Response => {
         const started = performance.now();
         const noted: RequestFacts = { requestId: requestIdFor(request), route, tier: null };
+        answering = noted;
+        stamped = false;
         let response: Response;
         try {
-          response = answer(request, params);
+          response = answer(request, params, respond);
         } catch (error) {
           facts.set(request, noted); // so the error's log line names the request
           response = fail(error, request);
+          stamped = false;
         }
-        return finish(request, response, started, noted, NO_LOOKUP);
+        answering = null;
+        return finish(request, response, started, noted, NO_LOOKUP, stamped);
       };
     },
   };

@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia';
 import { orNotFound } from '../lib/errors.ts';
-import { etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { etagOf, matchesIfNoneMatch } from '../lib/http-cache.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import type { HotRoute } from '../lib/hot-route.ts';
+import { appRoute, type HotRoute, type Respond } from '../lib/hot-route.ts';
 import { memoUntilChange } from '../lib/memo-until-change.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
 import {
@@ -60,16 +60,16 @@ function badgeAnswer(url: string, reader: ScanReader): BadgeAnswer {
  */
 export function badgeRoute(reader: ScanReader, changeStamp: () => number): HotRoute {
   const answerOf = memoUntilChange(changeStamp, BADGE_ANSWERS, (url) => badgeAnswer(url, reader));
-  const answer = (request: Request) => {
+  const answer = (request: Request, _params: unknown, respond: Respond) => {
     const badge = answerOf(request.url);
-    if (matchesIfNoneMatch(request, badge.etag)) return notModified(badge.notModified);
-    return new Response(badge.body, { headers: badge.ok });
+    if (matchesIfNoneMatch(request, badge.etag)) return respond(null, badge.notModified, 304);
+    return respond(badge.body, badge.ok);
   };
   return { path: '/api/v1/public/probe/badge', answer };
 }
 
 export function badgeRoutes(badge: HotRoute) {
-  return new Elysia({ name: 'badge' }).get(badge.path, syncRoute(badge.answer), { detail: docs.badge });
+  return new Elysia({ name: 'badge' }).get(badge.path, appRoute(badge), { detail: docs.badge });
 }
 
 /**

@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia';
 import { PLATFORMS, type Platform } from '../db/schema/index.ts';
 import { ApiError, errorResponse } from '../lib/errors.ts';
-import { matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { matchesIfNoneMatch } from '../lib/http-cache.ts';
 import { DISCOVERY_CONTENT_TYPES, parseDiscoveryFile, type DiscoveryService } from './discovery.ts';
 import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
 import type { RenderedSignal, SignalService } from './service.ts';
 import { signalDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import type { HotRoute } from '../lib/hot-route.ts';
+import { appRoute, plainResponse, type HotRoute, type Respond } from '../lib/hot-route.ts';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -38,7 +38,7 @@ function headersOf(rendered: RenderedSignal, contentType: string): SignalHeaders
 }
 
 /** The cached bytes with their validators (304 on If-None-Match). 404/410 are answered here rather than through the app's error hook: crawlers ask for many unknown URLs. */
-function serve(request: Request, contentType: string, render: () => RenderedSignal): Response {
+function serve(request: Request, contentType: string, render: () => RenderedSignal, respond: Respond = plainResponse): Response {
   let rendered: RenderedSignal;
   try {
     rendered = render();
@@ -47,8 +47,8 @@ function serve(request: Request, contentType: string, render: () => RenderedSign
     throw error;
   }
   const headers = headersOf(rendered, contentType);
-  if (matchesIfNoneMatch(request, rendered.etag)) return notModified(headers.notModified);
-  return new Response(rendered.body, { headers: headers.ok });
+  if (matchesIfNoneMatch(request, rendered.etag)) return respond(null, headers.notModified, 304);
+  return respond(rendered.body, headers.ok);
 }
 
 const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
@@ -60,10 +60,10 @@ const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
  */
 export function signalProductRoutes(signals: SignalService): HotRoute[] {
   return PLATFORMS.flatMap((platform) => {
-    const answer = (request: Request, params: Record<string, string>) => {
+    const answer = (request: Request, params: Record<string, string>, respond: Respond) => {
       const parsed = parseFile(params.file!);
       if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
-      return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null));
+      return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null), respond);
     };
     return [
       { path: `/api/v1/${platform}/products/:file`, answer },
@@ -88,8 +88,8 @@ export function signalRoutes(products: HotRoute[], discovery: DiscoveryService) 
   const app = new Elysia({ name: 'signals' }).get('/robots.txt', syncRoute((request) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots)), { detail: docs.robots });
   for (const platform of PLATFORMS) {
     const [anyStore, oneStore] = products.filter((route) => route.path.startsWith(`/api/v1/${platform}/`));
-    app.get(anyStore!.path, syncRoute(anyStore!.answer), { detail: docs.product(platform) });
-    app.get(oneStore!.path, syncRoute(oneStore!.answer), { detail: docs.storeProduct(platform) });
+    app.get(anyStore!.path, appRoute(anyStore!), { detail: docs.product(platform) });
+    app.get(oneStore!.path, appRoute(oneStore!), { detail: docs.storeProduct(platform) });
     app.get(`/api/v1/${platform}/stores/:storeId/:file`, storeFile(platform), { detail: docs.storeFile(platform) });
   }
   return app;

@@ -41,6 +41,8 @@ const MAX_WRITE_BATCH = 100;
 const SWEEP_MAX_ROWS = 500;
 /** Items the sweep looks at per job run: then the job is queued again, so other jobs get their turn and a shutdown does not wait for a whole catalogue. */
 const SWEEP_ROWS_PER_RUN = 5000;
+/** Unlisted items confirmed with the platform (a request each) per job run, for the same reason. */
+const CONFIRMS_PER_RUN = 25;
 
 const NO_API_ACCESS = "a store connected through svc's app gives svc no API access: its catalogue fills from webhooks only";
 
@@ -154,14 +156,17 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     if (!chunk) return { runAgainAt: clock.now() };
     let { through } = chunk;
     if (sync.source.confirmGone && chunk.unlisted.length > 0) {
-      for (const id of chunk.unlisted) {
+      const confirming = chunk.unlisted.slice(0, CONFIRMS_PER_RUN);
+      let failed = false;
+      for (const id of confirming) {
         const gone = await sync.source.confirmGone(id).catch(() => null);
-        if (gone === null) {
-          through = null;
-          break;
-        }
+        failed = gone === null;
+        if (failed) break;
         if (!applySweep(row, sync, gone ? [id] : [], id)) return { runAgainAt: clock.now() };
       }
+      if (failed) through = null;
+      // More to confirm: the next run goes on after the last one confirmed.
+      else if (confirming.length < chunk.unlisted.length) return { runAgainAt: clock.now() };
       if (!applySweep(row, sync, [], through)) return { runAgainAt: clock.now() };
     }
     if (through !== null) return { runAgainAt: clock.now() };

@@ -1,9 +1,8 @@
 import { Elysia } from 'elysia';
-import { acceptsGzip, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
+import { acceptsGzip, matchesIfNoneMatch } from '../lib/http-cache.ts';
 import type { WidgetBundle } from './bundle.ts';
 import { apiDoc } from '../lib/api-doc.ts';
-import { syncRoute } from '../lib/sync-route.ts';
-import type { HotRoute } from '../lib/hot-route.ts';
+import { appRoute, type HotRoute, type Respond } from '../lib/hot-route.ts';
 
 const embedDoc = apiDoc({
   summary: 'The FAQ widget script',
@@ -31,13 +30,13 @@ export function embedRoute(bundle: WidgetBundle): HotRoute {
   // Bodies as Blobs, which responses share: a byte array is copied into every response, a string encoded.
   const gzip = new Blob([bundle.gzip]);
   const js = new Blob([bundle.js]);
-  const serve = (request: Request) => {
-    if (matchesIfNoneMatch(request, bundle.etag)) return notModified(unchanged);
-    return acceptsGzip(request) ? new Response(gzip, { headers: gzipped }) : new Response(js, { headers: plain });
+  const serve = (request: Request, _params: unknown, respond: Respond) => {
+    if (matchesIfNoneMatch(request, bundle.etag)) return respond(null, unchanged, 304);
+    return acceptsGzip(request) ? respond(gzip, gzipped) : respond(js, plain);
   };
   return { path: '/embed.js', answer: serve };
 }
 
 export function widgetRoutes(embed: HotRoute) {
-  return new Elysia().get(embed.path, syncRoute(embed.answer), { detail: embedDoc });
+  return new Elysia().get(embed.path, appRoute(embed), { detail: embedDoc });
 }
