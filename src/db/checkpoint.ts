@@ -7,10 +7,16 @@ const CHECKPOINT_INTERVAL_MS = 250;
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 /**
  * A WAL past this many pages (32 MiB of 4 KiB pages) is started over: the checkpointer pauses the
- * writes that can wait until its checkpoint has caught up with the last COMMIT. Also the size a
- * restarted WAL file is truncated back to (journal_size_limit).
+ * writes that can wait until its checkpoint has caught up with the last COMMIT.
  */
 export const WAL_RESTART_PAGES = 8192;
+/**
+ * A restarted WAL file larger than this many times the threshold (128 MiB) is cut back to it
+ * (journal_size_limit). Not to the threshold itself: the first COMMIT after the restart truncates
+ * the file on the request thread, and cutting ~250 MB held it 30–60 ms (bench/stalls.ts (4)); a
+ * file that sustained load keeps below this is reused as it is.
+ */
+const WAL_FILE_LIMIT_FACTOR = 4;
 /** The longest the checkpointer pauses writes; past it they go on and it tries again next time. */
 const PAUSE_LIMIT_MS = 100;
 /** Pages committed during a checkpoint pass below which the rest is left for the pause (4 MiB). */
@@ -128,7 +134,7 @@ export async function startCheckpointer(
   });
   sqlite.exec('PRAGMA wal_autocheckpoint = 0');
   const { page_size: pageSize } = sqlite.query<{ page_size: number }, []>('PRAGMA page_size').get()!;
-  sqlite.exec(`PRAGMA journal_size_limit = ${restartPages * pageSize}`);
+  sqlite.exec(`PRAGMA journal_size_limit = ${WAL_FILE_LIMIT_FACTOR * restartPages * pageSize}`);
 
   return {
     /** Checkpoints run so far (for tests and /metrics). */
