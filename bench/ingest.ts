@@ -7,7 +7,7 @@
 // rolled up (issue 12, item 5), so the roller folds that backlog while wrk runs; prints (c) and c/a.
 // Usage: bun bench/ingest.ts [--duration 10] [--threads 2] [--connections 64] [--backlog 1000000]
 import { Database } from 'bun:sqlite';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,6 +33,7 @@ cleanupOnExit(work);
 const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'probe:scan', '--data-dir', work], { cwd: ROOT });
 if (created.exitCode !== 0) throw new Error(`keys create failed: ${created.stderr}`);
 const key: string = JSON.parse(created.stdout.toString()).key;
+const metricsKey: string = JSON.parse(Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'metrics:read', '--data-dir', work], { cwd: ROOT }).stdout.toString()).key;
 
 const bodies = Array.from({ length: BODIES }, (_, i) => JSON.stringify(scanReport(i, new Date().toISOString())));
 const script = path.join(work, 'telemetry.lua');
@@ -68,7 +69,27 @@ const target = `${svc.url}/api/v1/probe/telemetry`;
 await wrk(bare.url, 2, options); // warm-up
 const a = await wrk(bare.url, SECONDS, options);
 await wrk(target, 2, options);
+const wal = walWatch(path.join(work, 'svc.db-wal'));
 const b = await wrk(target, SECONDS, options);
+wal.stop();
+const restarts = await walRestarts(svc.url);
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+/** The largest size of the WAL file while wrk runs (sampled every 50 ms), and the last. */
+function walWatch(file: string) {
+  const watch = { largest: 0, last: 0, stop: () => clearInterval(timer) };
+  const timer = setInterval(() => {
+    watch.last = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+    watch.largest = Math.max(watch.largest, watch.last);
+  }, 50);
+  return watch;
+}
+/** The WAL restarts of the server and its longest write pause, from its /metrics. */
+async function walRestarts(url: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsKey}` } })).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return `${value('svc_wal_restarts_total')} restarts, longest pause of the group commits ${(value('svc_wal_pause_longest_seconds') * 1000).toFixed(1)} ms`;
+}
 
 const row = (name: string, f: WrkResult) =>
   `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} ${f.p50.toFixed(2).padStart(8)} ${f.p99.toFixed(2).padStart(8)}   ${f.requests} requests, ${f.errors} non-2xx/errors`;
@@ -76,6 +97,7 @@ console.log(`${'server'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8
 console.log(row('(a) bare Bun.serve + JSON, 204', a));
 console.log(row('(b) svc telemetry, signed, SQLite', b));
 console.log(`ratio b/a: throughput ${(b.rps / a.rps).toFixed(2)} (goal >= 0.5), p99 ${(b.p99 / a.p99).toFixed(2)}x (goal <= 3x)`);
+console.log(`(b) WAL file: largest ${mb(wal.largest)}, at the end ${mb(wal.last)}; ${restarts}`);
 
 svc.proc.kill('SIGTERM'); // graceful: flushes the writer
 await svc.proc.exited;

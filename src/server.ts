@@ -8,7 +8,7 @@ import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
 import { acquireInstanceLock } from './lib/instance-lock.ts';
-import { createObservability, writerHooks } from './observability/service.ts';
+import { checkpointCollector, createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { startCheckpointer } from './db/checkpoint.ts';
 import { createRecordRetention } from './db/retention.ts';
@@ -105,6 +105,7 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
   const listening = server;
   // WAL checkpoints in a Worker, so no request's COMMIT copies the WAL into the database file.
   const checkpointer = await startCheckpointer(database.sqlite, database.file, observability.logger.log);
+  observability.metrics.addCollector(checkpointCollector(checkpointer));
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
   // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval.

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test';
+import { migrateDatabase, MIGRATIONS_FOLDER } from '../src/db/index.ts';
 import { GRADES, PAGE_TYPES, PRESENCE_COLUMNS, PRESENCE_KEYS } from '../src/db/schema/scans.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
@@ -297,4 +298,72 @@ describe('scan list guided by the day rollups (issue 12: index diet)', () => {
     await createScanRetention(t.database.sqlite, t.clock, 80, rollups, 97).runOnce();
     await expectSameAsRaw();
   }, 30_000);
+});
+
+/** The top hostnames as the dashboard lists them, all 80 of the test data. */
+async function hostnamesList(): Promise<unknown[]> {
+  const response = await t.request('/api/v1/dashboard/hostnames?limit=100', { headers: bearer(t.keyWith('dashboard:read')) });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { items: unknown[] }).items;
+}
+
+/** The straightforward list: counted over every row. */
+function rawHostnames(): unknown[] {
+  return t.database.sqlite
+    .query<{ hostname: string; scans: number; last: number }, []>('SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans GROUP BY hostname ORDER BY scans DESC, hostname LIMIT 100')
+    .all()
+    .map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: at(row.last) }));
+}
+
+/** The per-hostname rollups hold exactly the scans up to the watermark (no row for a hostname with none). */
+function expectHostnameRollupsOfFoldedScans() {
+  const { sqlite } = t.database;
+  const stored = sqlite.query('SELECT hostname, scans, last_scanned_at AS last FROM scan_hostname_rollups ORDER BY hostname').all();
+  const folded = sqlite
+    .query('SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans WHERE rowid <= (SELECT watermark FROM scan_rollup_state) GROUP BY hostname ORDER BY hostname')
+    .all();
+  expect(stored).toEqual(folded);
+}
+
+describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M scans)', () => {
+  test('the hostnames list without filters, from the per-hostname rollups plus the scans above the watermark, equals the raw list, across retention', async () => {
+    await setup();
+    const key = t.keyWith('probe:scan');
+    // Hostnames whose scans all expire: one folded, one above the watermark when retention runs.
+    const old = (hostname: string, days: number) => scanPayload({ hostname, url: `https://${hostname}/p/${days}`, scannedAt: at(NOW - days * DAY) });
+    const bulk = async (scans: unknown[]) => expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW))).status).toBe(200);
+    await bulk([old('gone.example.com', 90), old('gone.example.com', 80)]);
+    await ingest(1500);
+    expect(await hostnamesList()).toEqual(rawHostnames()); // nothing folded yet
+    const rollups = createScanRollups(t.database.sqlite, 300);
+    await rollups.runOnce();
+    await ingest(300); // above the watermark
+    await bulk([old('late.example.com', 70)]);
+    expect(await hostnamesList()).toEqual(rawHostnames());
+    expectHostnameRollupsOfFoldedScans();
+    // Retention deletes folded scans and scans above the watermark alike.
+    expect(await createScanRetention(t.database.sqlite, t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
+    expect(await hostnamesList()).toEqual(rawHostnames());
+    expectHostnameRollupsOfFoldedScans();
+    expect(t.database.sqlite.query("SELECT count(*) AS n FROM scan_hostname_rollups WHERE hostname LIKE '%gone%' OR hostname LIKE '%late%'").get()).toEqual({ n: 0 });
+    await ingest(200, 30);
+    await rollups.runOnce();
+    expect(await hostnamesList()).toEqual(rawHostnames());
+    expectHostnameRollupsOfFoldedScans();
+  }, 30_000);
+
+  test('a database rolled up before the per-hostname rollups existed gets them from its folded scans when migrated', async () => {
+    await setup();
+    await ingest(800);
+    await createScanRollups(t.database.sqlite).runOnce();
+    await ingest(100); // above the watermark
+    // As the previous release left it: no per-hostname rollups, their two migrations not applied.
+    const journal = (await Bun.file(`${MIGRATIONS_FOLDER}/meta/_journal.json`).json()) as { entries: { tag: string; when: number }[] };
+    const created = journal.entries.find((entry) => entry.tag.endsWith('_scan_hostname_rollups'))!.when;
+    t.database.sqlite.exec('DROP TABLE scan_hostname_rollups');
+    t.database.sqlite.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [created]);
+    expect(migrateDatabase(t.database).applied).toBe(2);
+    expectHostnameRollupsOfFoldedScans();
+    expect(await hostnamesList()).toEqual(rawHostnames());
+  });
 });

@@ -3,6 +3,7 @@ import { Database } from 'bun:sqlite';
 import { loadConfig } from '../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../src/db/index.ts';
 import { ApiError } from '../src/lib/errors.ts';
+import { writePause } from '../src/lib/write-pause.ts';
 import { startServer } from '../src/server.ts';
 import { normalizeScan, type NormalizedScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';
@@ -50,9 +51,25 @@ describe('group-commit writer (DESIGN §6)', () => {
     expect(rows(database)).toBe(7);
   });
 
-  test('close() commits the rows still queued and refuses new ones', async () => {
+  test('while the WAL checkpointer pauses writes, rows wait; then they are committed in batches of at most the batch size', async () => {
+    const database = freshDatabase();
+    const commits: number[] = [];
+    const writer = createScanWriter(database.sqlite, 3, { onCommit: (n) => commits.push(n) });
+    const pause = writePause(database.sqlite);
+    pause.pause();
+    const written = Array.from({ length: 7 }, () => writer.write(scan(), Date.now()));
+    await Bun.sleep(5);
+    expect(rows(database)).toBe(0);
+    pause.resume();
+    await Promise.all(written);
+    expect(rows(database)).toBe(7);
+    expect(commits).toEqual([3, 3, 1]);
+  });
+
+  test('close() commits the rows still queued, even during a pause, and refuses new ones', async () => {
     const database = freshDatabase();
     const writer = createScanWriter(database.sqlite);
+    writePause(database.sqlite).pause();
     const pending = [writer.write(scan(), Date.now()), writer.write(scan(), Date.now())];
     writer.close();
     expect(rows(database)).toBe(2);

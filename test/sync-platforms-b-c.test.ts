@@ -175,6 +175,17 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
     expect((await getProduct(t, storeId, 7050)).status).toBe(404);
   });
 
+  test('reconciliation: many vanished products are each confirmed and removed, over several runs of the job', async () => {
+    await setup(300);
+    const storeId = await connect();
+    await runSync(t, storeId);
+    for (let id = 7261; id <= 7300; id++) fake.products.delete(id); // the last 40, their deliveries lost
+    await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'manual', kinds: { products: { items: 260 } } });
+    expect((await listAllProducts(t, storeId)).length).toBe(260);
+    expect(t.logLines().filter((line) => line.msg === 'catalog sync completed' && line.kind === 'products').map((line) => line.removed)).toEqual([0, 40]);
+  });
+
   test('restart mid-sweep: the sweep after the last page goes on from its saved position; no page is read again', async () => {
     const dir = tempDir();
     try {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 // Benchmark: signed platform-A products/update deliveries verified and applied per second by svc,
-// beside a bare Bun.serve baseline measured in the same run. Usage: bun bench/webhooks/run.ts [seconds] [--cpu-prof DIR]
+// beside a bare Bun.serve baseline measured in the same run. Usage: bun bench/webhooks/run.ts [seconds] [--cpu-prof DIR] [--vary]
 // Needs wrk (apt-get install -y wrk). Each request carries a fresh X-Platform-A-Event-Id (unsigned
 // header, as on the platform), so no delivery is deduplicated: every one is verified, logged and upserted.
 import { Database } from 'bun:sqlite';
@@ -13,12 +13,17 @@ import { platformAProduct } from '../../test/fakes/payloads.ts';
 import { ROOT, cleanupOnExit, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
 
 // `--cpu-prof DIR`: svc writes a CPU profile of the whole run into DIR when the bench ends.
-const { values: flags, positionals } = parseArgs({ args: Bun.argv.slice(2), options: { 'cpu-prof': { type: 'string' } }, allowPositionals: true });
+// `--vary`: every delivery of a product brings a description and variant prices other than the one
+// before it (by default a product comes back unchanged, as most stock-only updates do).
+const { values: flags, positionals } = parseArgs({ args: Bun.argv.slice(2), options: { 'cpu-prof': { type: 'string' }, vary: { type: 'boolean' } }, allowPositionals: true });
 const SECONDS = Number(positionals[0] ?? 10);
 const profileDir = flags['cpu-prof'];
 const SHOP = 'bench.myplatform-a.com';
 const APP_SECRET = 'bench-app-secret';
-const BODIES = 64;
+const PRODUCTS = 64;
+/** Versions of each product cycled through with --vary (each differs from the one before it). */
+const VERSIONS = flags.vary ? 16 : 1;
+const BODIES = PRODUCTS * VERSIONS;
 
 requireWrk();
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-webhooks-'));
@@ -27,20 +32,24 @@ cleanupOnExit(work);
 /** A wrk script cycling through signed ~3 KB bodies (distinct product ids) with a unique event id per request. */
 function writeLuaScript(): { file: string; bytes: number } {
   const bodies = Array.from({ length: BODIES }, (_, i) => {
-    const product = platformAProduct(100_000 + i, { updatedAt: '2026-01-10T10:00:00Z' });
+    const version = Math.floor(i / PRODUCTS);
+    const product = platformAProduct(100_000 + (i % PRODUCTS), { updatedAt: '2026-01-10T10:00:00Z', ...(version > 0 && { price: `${80 + version}.00` }) });
     // Pad the description to the ~3 KB of a typical real product payload.
-    return JSON.stringify({ ...product, body_html: product.body_html + '<p>Care: wipe clean with a damp cloth; re-wax once a year.</p>'.repeat(10) });
+    const care = version > 0 ? `<p>Batch ${version}: wipe clean with a damp cloth; re-wax once a year.</p>` : '<p>Care: wipe clean with a damp cloth; re-wax once a year.</p>';
+    return JSON.stringify({ ...product, body_html: product.body_html + care.repeat(10) });
   });
   const sigs = bodies.map((b) => createHmac('sha256', APP_SECRET).update(b).digest('base64'));
   const lua = `
 local bodies = { ${bodies.map((b) => `[==[${b}]==]`).join(',\n')} }
 local sigs = { ${sigs.map((s) => `"${s}"`).join(', ')} }
-local counter = 0
+counter = 0
 local thread_no = 0
 prefix = "t"
 function setup(thread)
   thread_no = thread_no + 1
   thread:set("prefix", "t" .. thread_no)
+  -- Threads start half the bodies apart, so with --vary they rarely send the same version of a product at once.
+  thread:set("counter", (thread_no - 1) * math.floor(#bodies / 2))
 end
 -- The run id (wrk argument) keeps event ids unique across the warm-up and measured runs.
 function init(args)
@@ -97,7 +106,7 @@ if (store.status !== 201) throw new Error(`store creation failed: ${store.status
 const { url: baselineUrl, proc: baselineProc } = await spawnServer(['bench/webhooks/baseline.ts']);
 
 const { file: script, bytes } = writeLuaScript();
-console.log(`webhook bench: wrk -t2 -c64 -d${SECONDS}s, signed platform-A products/update, ~${bytes} B body, unique event id per request`);
+console.log(`webhook bench: wrk -t2 -c64 -d${SECONDS}s, signed platform-A products/update, ~${bytes} B body, unique event id per request${flags.vary ? ', description and prices changed on every delivery of a product' : ''}`);
 await run(baselineUrl, script, 3); // warm-up
 const baseline = await measured(baselineUrl, baselineProc.pid);
 await run(svcUrl, script, 3);

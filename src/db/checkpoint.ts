@@ -1,29 +1,49 @@
 import type { Database } from 'bun:sqlite';
+import { writePause } from '../lib/write-pause.ts';
 
 /** How often the checkpointer copies the WAL into the database file. */
 const CHECKPOINT_INTERVAL_MS = 250;
 /** SQLite's default: a COMMIT that takes the WAL past this many pages checkpoints it. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+/**
+ * A WAL past this many pages (32 MiB of 4 KiB pages) is started over: the checkpointer pauses the
+ * writes that can wait until its checkpoint has caught up with the last COMMIT. Also the size a
+ * restarted WAL file is truncated back to (journal_size_limit).
+ */
+export const WAL_RESTART_PAGES = 8192;
+/** The longest the checkpointer pauses writes; past it they go on and it tries again next time. */
+const PAUSE_LIMIT_MS = 100;
 
 // Runs in a Worker (inlined, so the compiled binary needs no second entry point). A PASSIVE
-// checkpoint never waits for, and never blocks, the server's readers and writers.
+// checkpoint never waits for, and never blocks, the server's readers and writers. A WAL past the
+// restart threshold is reported, and the Worker waits for the server to pause its writes: the
+// checkpoint it then runs copies the last pages, so the next COMMIT writes the log from its start.
 const WORKER_SOURCE = `
 import { Database } from 'bun:sqlite';
 let db = null;
 let timer = null;
+let intervalMs = 0;
+let restartPages = 0;
+const passive = () => db.query('PRAGMA wal_checkpoint(PASSIVE)').get();
 const checkpoint = () => {
-  const { log, checkpointed } = db.query('PRAGMA wal_checkpoint(PASSIVE)').get();
-  postMessage({ log, checkpointed });
+  const { log, checkpointed } = passive();
+  const full = log >= restartPages;
+  postMessage({ log, checkpointed, full });
+  if (!full) timer = setTimeout(checkpoint, intervalMs);
 };
 self.onmessage = ({ data }) => {
   if (data.file) {
     db = new Database(data.file);
     db.exec('PRAGMA busy_timeout = 0');
-    timer = setInterval(checkpoint, data.intervalMs);
+    ({ intervalMs, restartPages } = data);
+    timer = setTimeout(checkpoint, intervalMs);
     postMessage({ ready: true });
+  } else if (data.paused) {
+    postMessage({ ...passive(), caughtUp: true });
+    timer = setTimeout(checkpoint, intervalMs);
   } else if (data.stop) {
-    clearInterval(timer);
-    checkpoint();
+    clearTimeout(timer);
+    postMessage(passive());
     db.close();
     postMessage({ stopped: true });
   }
@@ -37,32 +57,80 @@ self.onmessage = ({ data }) => {
  * taking a third of the roller's time. While the checkpointer runs, the server's own connection
  * never checkpoints (wal_autocheckpoint 0) and a Worker with its own connection does, every
  * 250 ms. If the Worker fails, the connection goes back to checkpointing itself.
+ *
+ * A checkpoint only copies the pages committed before it started, and a writer starts the WAL over
+ * only when every page has been copied: under steady writes that never happens and the WAL grows
+ * without limit. Past `restartPages`, the writes that can wait are paused (lib/write-pause.ts, at
+ * most PAUSE_LIMIT_MS, the event loop stays free) while the Worker copies the last pages; if no
+ * other COMMIT came in between, the next one restarts the WAL. Neither thread takes the write lock
+ * (a RESTART checkpoint would: every server COMMIT would wait for it on the event loop, and a
+ * transaction that had read first would be refused).
  */
-export async function startCheckpointer(sqlite: Database, file: string, log: (level: 'error', msg: string, fields: { error: string }) => void, intervalMs = CHECKPOINT_INTERVAL_MS) {
+export async function startCheckpointer(
+  sqlite: Database,
+  file: string,
+  log: (level: 'error', msg: string, fields: { error: string }) => void,
+  intervalMs = CHECKPOINT_INTERVAL_MS,
+  restartPages = WAL_RESTART_PAGES,
+) {
   const worker = new Worker(URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'application/javascript' })));
+  const pause = writePause(sqlite);
+  // Rows written by this connection: unchanged over a pause means no COMMIT of the server in it.
+  const changes = sqlite.prepare<{ n: number }, []>('SELECT total_changes() AS n');
   let checkpoints = 0;
+  let restarts = 0;
+  let longestPauseMs = 0;
+  let paused: { changes: number; started: number; limit: ReturnType<typeof setTimeout> } | null = null;
   let stopped: (() => void) | null = null;
   const selfCheckpointing = () => sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+  const pauseWrites = () => {
+    paused = { changes: changes.get()!.n, started: performance.now(), limit: setTimeout(() => resumeWrites(false), PAUSE_LIMIT_MS) };
+    pause.pause();
+    worker.postMessage({ paused: true });
+  };
+  const resumeWrites = (caughtUp: boolean) => {
+    if (!paused) return;
+    clearTimeout(paused.limit);
+    longestPauseMs = Math.max(longestPauseMs, performance.now() - paused.started);
+    if (caughtUp && changes.get()!.n === paused.changes) restarts++;
+    paused = null;
+    pause.resume();
+  };
   await new Promise<void>((resolve, reject) => {
     worker.onmessage = ({ data }) => {
       if (data.ready) resolve();
       else if (data.stopped) stopped?.();
-      else checkpoints++;
+      else {
+        checkpoints++;
+        if (data.caughtUp) resumeWrites(data.log === data.checkpointed);
+        else if (data.full && !stopped) pauseWrites();
+      }
     };
     worker.onerror = (event) => {
       selfCheckpointing();
+      resumeWrites(false);
       log('error', 'checkpointer failed; the server connection checkpoints the WAL itself again', { error: event.message });
       reject(new Error(event.message));
       stopped?.();
     };
-    worker.postMessage({ file, intervalMs });
+    worker.postMessage({ file, intervalMs, restartPages });
   });
   sqlite.exec('PRAGMA wal_autocheckpoint = 0');
+  const { page_size: pageSize } = sqlite.query<{ page_size: number }, []>('PRAGMA page_size').get()!;
+  sqlite.exec(`PRAGMA journal_size_limit = ${restartPages * pageSize}`);
 
   return {
     /** Checkpoints run so far (for tests and /metrics). */
     get checkpoints(): number {
       return checkpoints;
+    },
+    /** Pauses after which the WAL was fully copied with no COMMIT since: the next one started it over. */
+    get restarts(): number {
+      return restarts;
+    },
+    /** The longest the checkpointer paused writes, in ms. */
+    get longestPauseMs(): number {
+      return longestPauseMs;
     },
     /** A last checkpoint, then the Worker ends; the connection checkpoints itself again. */
     async stop(): Promise<void> {
@@ -71,6 +139,7 @@ export async function startCheckpointer(sqlite: Database, file: string, log: (le
         stopped = resolve;
         worker.postMessage({ stop: true });
       });
+      resumeWrites(false);
       worker.terminate();
     },
   };

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../lib/clock.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
+import { writePause } from '../lib/write-pause.ts';
 
 /** At most this many rows per deleting transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const RECORD_RETENTION_BATCH_ROWS = 500;
@@ -40,7 +41,7 @@ export function createRecordRetention(sqlite: Database, clock: Clock, days: Conf
     let deleted = 0;
     for (const rule of rules) {
       const cutoff = clock.now() - rule.days * DAY_MS;
-      deleted += await inBatches((rows) => rule.deleteOldest.run(cutoff, rows).changes, batchRows, signal);
+      deleted += await inBatches((rows) => rule.deleteOldest.run(cutoff, rows).changes, batchRows, signal, { pause: writePause(sqlite) });
     }
     return deleted;
   }

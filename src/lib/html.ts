@@ -138,6 +138,9 @@ function parseAttributes(inner: string, meter?: ScanMeter): Map<string, string> 
   return attrs;
 }
 
+/** Text between tags of markup without control characters: only a character reference can bring one back. */
+const textOf = (chunk: string): string => (chunk.includes('&') ? decodeEntities(chunk) : chunk);
+
 /** What a markup scan reports, in document order (see `scanMarkup`). */
 export interface MarkupVisitor {
   /** Text between tags, entities decoded once, control characters removed. */
@@ -158,12 +161,13 @@ function endsWithSlash(html: string, from: number, end: number): boolean {
 }
 
 /**
- * Walks markup once, reporting text, open and close tags (names lower-cased, entities decoded once);
+ * Walks markup once, without its control characters, reporting text, open and close tags (names lower-cased, entities decoded once);
  * comments, doctypes and processing instructions vanish, raw-content elements vanish with their
  * content, and a `<` that starts no complete tag is text. Attributes are left for the visitor to
  * parse when it needs them.
  */
-export function scanMarkup(html: string, visitor: MarkupVisitor, meter?: ScanMeter): void {
+export function scanMarkup(markup: string, visitor: MarkupVisitor, meter?: ScanMeter): void {
+  const html = stripControlCharacters(markup);
   const n = html.length;
   const scan: ScanState = { seen: null };
   // `text` is where the text not yet reported starts: a `<` that starts no tag stays part of it.
@@ -177,12 +181,12 @@ export function scanMarkup(html: string, visitor: MarkupVisitor, meter?: ScanMet
     if (next === 33 && html.charCodeAt(lt + 2) === 45 && html.charCodeAt(lt + 3) === 45) {
       const close = html.indexOf('-->', lt + 4);
       skipTo = close === -1 ? n : close + 3;
-      if (lt > text) visitor.text(decodeEntities(html.slice(text, lt)));
+      if (lt > text) visitor.text(textOf(html.slice(text, lt)));
     } else if (next === 33 || next === 63) {
       // <!doctype ...>, <![CDATA[...]]>, <?xml ...?>: markup declarations, never text.
       const close = html.indexOf('>', lt + 2);
       skipTo = close === -1 ? n : close + 1;
-      if (lt > text) visitor.text(decodeEntities(html.slice(text, lt)));
+      if (lt > text) visitor.text(textOf(html.slice(text, lt)));
     } else {
       const closing = next === 47;
       const nameStart = lt + 1 + (closing ? 1 : 0);
@@ -197,7 +201,7 @@ export function scanMarkup(html: string, visitor: MarkupVisitor, meter?: ScanMet
       }
       skipTo = tagEnd + 1;
       const name = html.slice(nameStart, nameEnd).toLowerCase();
-      if (lt > text) visitor.text(decodeEntities(html.slice(text, lt)));
+      if (lt > text) visitor.text(textOf(html.slice(text, lt)));
       const rawClose = closing ? undefined : RAW_CLOSE.get(name);
       if (closing) visitor.close(name);
       else if (rawClose) {
@@ -210,7 +214,7 @@ export function scanMarkup(html: string, visitor: MarkupVisitor, meter?: ScanMet
     }
     at = text = skipTo;
   }
-  if (text < n) visitor.text(decodeEntities(html.slice(text)));
+  if (text < n) visitor.text(textOf(html.slice(text)));
 }
 
 /** Markup as a list of text, open and close tags, attributes parsed (see `scanMarkup`). */
@@ -249,7 +253,7 @@ export function safeHttpUrl(value: string | null | undefined): string | null {
 export function sanitizeBasicHtml(html: string): string {
   const out: string[] = [];
   const open: string[] = [];
-  scanMarkup(stripControlCharacters(html), {
+  scanMarkup(html, {
     text: (text) => out.push(escapeHtmlText(text)),
     open(name, selfClosing, source, attrsStart, attrsEnd) {
       if (!ALLOWED.has(name)) return;
@@ -297,6 +301,8 @@ const HEADINGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
 const SOFT_BREAKS = new Set(['img', 'input', 'select', 'button', 'video', 'audio', 'canvas', 'embed', 'wbr']);
 const PUNCTUATION = /^[,.;:!?)\]}%…]/;
 const WHITESPACE_RUN = /[\s\u00a0]+/g;
+/** Whitespace that is not a single space: what collapsing would change. */
+const UNCOLLAPSED = /[^\S ]| {2}/;
 
 interface OpenItem {
   depth: number;
@@ -323,21 +329,19 @@ class BlockBuilder implements MarkupVisitor {
   private tables = 0;
 
   text(raw: string): void {
-    const text = raw.replace(WHITESPACE_RUN, ' ');
-    if (text === '') return;
-    let rest = text;
-    if (rest.startsWith(' ')) {
-      if (this.line !== '') this.space = 1;
-      rest = rest.slice(1);
-    }
-    const trailing = rest.endsWith(' ');
-    if (trailing) rest = rest.slice(0, -1);
-    if (rest !== '') {
-      if (this.space === 1 || (this.space === 2 && !PUNCTUATION.test(rest))) this.line += ' ';
-      this.line += rest;
-      this.space = 0;
-    }
-    if (trailing && this.line !== '') this.space = 1;
+    // Whitespace at either end becomes a pending space; inside, runs collapse to one space (the
+    // text is rebuilt only when it has a run other than single spaces).
+    let start = 0;
+    let end = raw.length;
+    while (start < end && isTrimmed(raw.charCodeAt(start))) start++;
+    while (end > start && isTrimmed(raw.charCodeAt(end - 1))) end--;
+    if (start > 0 && this.line !== '') this.space = 1;
+    if (start === end) return;
+    let rest = start > 0 || end < raw.length ? raw.slice(start, end) : raw;
+    if (UNCOLLAPSED.test(rest)) rest = rest.replace(WHITESPACE_RUN, ' ');
+    if (this.space === 1 || (this.space === 2 && !PUNCTUATION.test(rest))) this.line += ' ';
+    this.line += rest;
+    this.space = end < raw.length ? 1 : 0;
   }
 
   softBreak(): void {
@@ -470,7 +474,7 @@ class BlockBuilder implements MarkupVisitor {
  */
 export function htmlToBlocks(html: string): TextBlock[] {
   const builder = new BlockBuilder();
-  scanMarkup(stripControlCharacters(html), builder);
+  scanMarkup(html, builder);
   return builder.finish();
 }
 

@@ -1,3 +1,5 @@
+import type { WritePause } from './write-pause.ts';
+
 /** A turn of the event loop: lets queued requests and group commits run between batches of background work. */
 export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -15,9 +17,15 @@ const FIRST_STEP_ROWS = 8;
  * Batch sizes follow the time each batch took, aiming at STEP_BUDGET_MS (at most doubling from
  * one batch to the next, never above `maxRows`): the cost of a row varies with the table, the
  * machine and its load, so a fixed count cannot keep steps short everywhere. An aborted `signal`
- * (the task is stopping) ends the run at the next turn.
+ * (the task is stopping) ends the run at the next turn. Writes of the connection paused (`pause`,
+ * by the WAL checkpointer): the next batch waits for the pause to end.
  */
-export async function inBatches(batch: (rows: number) => number, maxRows: number, signal?: AbortSignal, now = () => performance.now()): Promise<number> {
+export async function inBatches(
+  batch: (rows: number) => number,
+  maxRows: number,
+  signal?: AbortSignal,
+  { now = () => performance.now(), pause }: { now?: () => number; pause?: WritePause } = {},
+): Promise<number> {
   let total = 0;
   let rows = Math.min(FIRST_STEP_ROWS, maxRows);
   for (;;) {
@@ -28,6 +36,7 @@ export async function inBatches(batch: (rows: number) => number, maxRows: number
     if (changes < rows) return total;
     rows = Math.max(1, Math.min(maxRows, rows * 2, Math.floor((rows * STEP_BUDGET_MS) / Math.max(elapsed, 0.01))));
     await yieldToEventLoop();
+    if (pause?.paused) await new Promise<void>((resolve) => pause.afterPause(resolve));
     if (signal?.aborted) return total;
   }
 }

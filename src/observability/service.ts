@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { statSync } from 'node:fs';
+import type { Checkpointer } from '../db/checkpoint.ts';
 import { buildInfo } from '../lib/build-info.ts';
 import type { TierLimiter } from '../ratelimit/tiers.ts';
 import { createLogger, type LogSettings } from './log.ts';
@@ -43,6 +44,15 @@ function fileBytes(file: string): number {
   } catch {
     return 0;
   }
+}
+
+/** Scrape-time figures of the WAL checkpointer: the times it started the log over, and its longest write pause. */
+export function checkpointCollector(checkpointer: Checkpointer): () => string {
+  return () =>
+    [
+      sample('svc_wal_restarts_total', 'counter', 'Times the write-ahead log, past its threshold, was copied up to its last commit so the next one started it over.', [{ value: checkpointer.restarts }]),
+      sample('svc_wal_pause_longest_seconds', 'gauge', 'Longest pause of the writes that can wait (group commits) while the checkpointer caught up with the log.', [{ value: checkpointer.longestPauseMs / 1000 }]),
+    ].join('');
 }
 
 const JOB_STATUSES = ['queued', 'running', 'done', 'dead'] as const;

@@ -7,6 +7,7 @@ import { readRollups, rollupCellsOf, StatsGroups } from './stats.ts';
 
 type Param = string | number;
 type Row = Record<string, string | number | null>;
+type HostnameRow = { hostname: string; scans: number; last: number };
 
 const FILTER_COLUMNS = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' } as const;
 /** The scans table read through one of its two dashboard indexes (src/db/schema/scans.ts), named so the plan never depends on statistics. */
@@ -79,6 +80,11 @@ export function createScanReader(sqlite: Database) {
     // The most trusted scan, then the most recently received (telemetry/payload.ts ScanTrust): from
     // the end of scans_badge_idx; rowid breaks ties within one bulk request, in its order.
     'SELECT grade, percentage FROM scans INDEXED BY scans_badge_idx WHERE hostname = ? ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
+  );
+  const hostnamesFromRollups = sqlite.prepare<HostnameRow, [number, number]>(
+    'SELECT hostname, sum(scans) AS scans, max(last) AS last FROM (' +
+      'SELECT hostname, scans, last_scanned_at AS last FROM scan_hostname_rollups UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ?' +
+      ') GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?',
   );
   const byId = sqlite.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
@@ -154,18 +160,20 @@ export function createScanReader(sqlite: Database) {
     }),
 
     /**
-     * The hostnames with the most scans (ties by name), with their latest scan time, read from
-     * index entries alone (both indexes carry every filter column).
+     * The hostnames with the most scans (ties by name), with their latest scan time. Without
+     * filters, from the per-hostname rollups plus the scans above the watermark (read in one
+     * transaction, so they agree); with filters, from index entries alone (both indexes carry
+     * every filter column).
      */
-    topHostnames(filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] {
+    topHostnames: sqlite.transaction((filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] => {
       const { where, params } = whereOf(filters);
-      return sqlite
-        .query<{ hostname: string; scans: number; last: number }, Param[]>(
-          `SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`,
-        )
-        .all(...params, limit)
-        .map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: iso(row.last) }));
-    },
+      const rows = where
+        ? sqlite
+            .query<HostnameRow, Param[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`)
+            .all(...params, limit)
+        : hostnamesFromRollups.all(rollupState(sqlite).watermark, limit);
+      return rows.map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: iso(row.last) }));
+    }),
 
     /** The full record, the stored JSON included, or null. */
     get(id: string) {

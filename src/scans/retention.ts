@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Clock } from '../lib/clock.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
+import { writePause } from '../lib/write-pause.ts';
 import { dayOf, type ScanRollups } from './rollups.ts';
 
 /** At most this many rows per deleting transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
@@ -17,20 +18,20 @@ const HOUR_MS = 3_600_000;
  * deleted scan.
  */
 export function createScanRetention(sqlite: Database, clock: Clock, days: number, rollups: ScanRollups, batchRows = RETENTION_BATCH_ROWS) {
-  const deleteOldest = sqlite.prepare<unknown, [number, number]>(
-    'DELETE FROM scans WHERE rowid IN (SELECT rowid FROM scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?)',
+  const deleteOldest = sqlite.prepare<{ rowid: number; hostname: string }, [number, number]>(
+    'DELETE FROM scans WHERE rowid IN (SELECT rowid FROM scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) RETURNING rowid, hostname',
   );
   const deleteBatch = sqlite.transaction((cutoff: number, rows: number): number => {
-    const deleted = deleteOldest.run(cutoff, rows).changes;
-    if (deleted > 0) rollups.afterDeleting();
-    return deleted;
+    const deleted = deleteOldest.all(cutoff, rows);
+    if (deleted.length > 0) rollups.afterDeleting(deleted);
+    return deleted.length;
   });
   const sweep = async (signal: AbortSignal): Promise<number> => {
     const firstKept = dayOf(clock.now() - days * DAY_MS);
     await rollups.forgetBefore(firstKept, signal);
     // Stopped before every expired day's rollups were dropped: no scan may go yet.
     if (signal.aborted) return 0;
-    const deleted = await inBatches((rows) => deleteBatch(firstKept * DAY_MS, rows), batchRows, signal);
+    const deleted = await inBatches((rows) => deleteBatch(firstKept * DAY_MS, rows), batchRows, signal, { pause: writePause(sqlite) });
     // Rollups the roller made meanwhile for expired days (also when stopped: they are cheap to drop).
     await rollups.forgetBefore(firstKept);
     return deleted;

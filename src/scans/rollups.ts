@@ -3,6 +3,7 @@ import { PRESENCE_COLUMNS, PRESENCE_KEYS } from '../db/schema/scans.ts';
 import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
+import { writePause } from '../lib/write-pause.ts';
 
 /** At most this many scans folded per transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const ROLLUP_CHUNK_ROWS = 250;
@@ -116,17 +117,17 @@ interface StoredCell {
  * eviction sweep.
  */
 class CellCache {
-  private newer = new Map<string, StoredCell>();
-  private older = new Map<string, StoredCell>();
+  private newer = new Map<number, StoredCell>();
+  private older = new Map<number, StoredCell>();
   private bytes = 0;
 
-  get(id: string): StoredCell | undefined {
+  get(id: number): StoredCell | undefined {
     return this.newer.get(id) ?? this.older.get(id);
   }
 
   /** Caches a cell, or notes that a cached one's sketch grew. */
-  set(id: string, cell: StoredCell): void {
-    const bytes = id.length + cell.sketch.footprint;
+  set(id: number, cell: StoredCell): void {
+    const bytes = 64 + cell.sketch.footprint;
     if (this.newer.get(id) === cell) this.bytes += bytes - cell.bytes;
     else {
       this.newer.set(id, cell);
@@ -144,6 +145,63 @@ class CellCache {
     this.newer = new Map();
     this.older = new Map();
     this.bytes = 0;
+  }
+}
+
+/** Combinations numbered before the numbering starts afresh (with an empty cache). */
+const MAX_COMBOS = 1 << 20;
+/** Day numbers of any JavaScript date (at most 10^8 days from 1970) shifted to be non-negative, below 2^28. */
+const DAY_OFFSET = 100_000_000;
+const DAYS = 2 ** 28;
+
+/** A cell as one number: its combination, cuboid (month bit included) and day. Below 2^53 while combos < MAX_COMBOS. */
+const cellId = (cuboid: number, combo: number, day: number) => (combo * 2 * MONTH + cuboid) * DAYS + day + DAY_OFFSET;
+
+/**
+ * Numbers for the (country, platform, page type, grade) values of the rows folded, and for each,
+ * the numbers of the same values as the 8 cuboids keep them ('*' outside the cuboid): a row's 16
+ * cells are then found by number, without building and hashing 16 string keys.
+ */
+class CellCombos {
+  private readonly numbers = new Map<string, number>();
+  private readonly byNumber: string[][] = [];
+  private readonly rowCombos = new Map<string, number[]>();
+
+  /** The combination number of each cuboid's cell of the row, by cuboid. */
+  ofRow(row: RawStatsRow): number[] {
+    const values = ROLLUP_DIMENSIONS.map((d) => (row[d.column] ?? NONE) as string);
+    const id = `${values.join('\u0000')}\u0000${row.grade}`;
+    let byCuboid = this.rowCombos.get(id);
+    if (!byCuboid) {
+      byCuboid = Array.from({ length: MONTH }, (_, cuboid) => this.number([...ROLLUP_DIMENSIONS.map((d, i) => (cuboid & d.bit ? values[i]! : ALL)), row.grade]));
+      this.rowCombos.set(id, byCuboid);
+    }
+    return byCuboid;
+  }
+
+  /** The country, platform, page type and grade of a combination number. */
+  values(combo: number): string[] {
+    return this.byNumber[combo]!;
+  }
+
+  get full(): boolean {
+    return this.byNumber.length >= MAX_COMBOS;
+  }
+
+  clear(): void {
+    this.numbers.clear();
+    this.rowCombos.clear();
+    this.byNumber.length = 0;
+  }
+
+  private number(values: string[]): number {
+    const id = values.join('\u0000');
+    let combo = this.numbers.get(id);
+    if (combo === undefined) {
+      combo = this.byNumber.push(values) - 1;
+      this.numbers.set(id, combo);
+    }
+    return combo;
   }
 }
 
@@ -177,43 +235,57 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const dropDaysBefore = dropOldest(0);
   const dropMonthsBefore = dropOldest(MONTH);
   const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM scans');
+  const addToHostname = sqlite.prepare<unknown, [string, number, number]>(
+    'INSERT INTO scan_hostname_rollups (hostname, scans, last_scanned_at) VALUES (?, ?, ?) ' +
+      'ON CONFLICT (hostname) DO UPDATE SET scans = scans + excluded.scans, last_scanned_at = max(last_scanned_at, excluded.last_scanned_at)',
+  );
+  const takeFromHostname = sqlite.prepare<unknown, [number, string]>('UPDATE scan_hostname_rollups SET scans = scans - ? WHERE hostname = ?');
+  const dropHostnameIfEmpty = sqlite.prepare<unknown, [string]>('DELETE FROM scan_hostname_rollups WHERE hostname = ? AND scans = 0');
 
   const watermark = () => rollupState(sqlite).watermark;
 
   const cache = new CellCache();
   /** The watermark when the cached cells were last known to match the stored ones (-1: never). */
   let cachedAt = -1;
+  const combos = new CellCombos();
 
   /**
-   * Add rows to their day cell (and month cell) in each of the 8 cuboids: one statement per cell.
+   * Add rows to their day cell (and month cell) in each of the 8 cuboids, and to their hostname's
+   * count: one statement per cell and per hostname.
    * Cells folded lately are cached with their decoded sketch and rowid, and a sketch is written only
    * when the rows changed it: most rows of a large cell come from hostnames it already counts, and
    * reading, decoding, re-encoding and rewriting its sketch (up to 4 KiB) took most of a step.
    */
   function fold(rows: RawStatsRow[]): void {
     const { monthsFrom } = rollupState(sqlite);
-    const cells = new Map<string, { key: (string | number)[]; measures: Measures; hashes: number[] }>();
+    const cells = new Map<number, { cuboid: number; combo: number; day: number; measures: Measures; hashes: number[] }>();
     const months = new Map<number, number>();
-    const add = (key: (string | number)[], row: RawStatsRow, hash: number) => {
-      const id = key.join('\u0000');
+    const hostnames = new Map<string, { scans: number; last: number }>();
+    const add = (cuboid: number, combo: number, day: number, row: RawStatsRow, hash: number) => {
+      const id = cellId(cuboid, combo, day);
       let cell = cells.get(id);
-      if (!cell) cells.set(id, (cell = { key, measures: new Measures(), hashes: [] }));
+      if (!cell) cells.set(id, (cell = { cuboid, combo, day, measures: new Measures(), hashes: [] }));
       cell.measures.addCounts(row);
       cell.hashes.push(hash);
     };
     for (const row of rows) {
+      const hostname = hostnames.get(row.hostname);
+      if (hostname) {
+        hostname.scans++;
+        hostname.last = Math.max(hostname.last, row.scanned_at);
+      } else hostnames.set(row.hostname, { scans: 1, last: row.scanned_at });
       const hash = hllHash(row.hostname);
       const day = dayOf(row.scanned_at);
       let month = months.get(day);
       if (month === undefined) months.set(day, (month = monthOf(day)));
-      const values = ROLLUP_DIMENSIONS.map((d) => (row[d.column] ?? NONE) as string);
+      const byCuboid = combos.ofRow(row);
       for (let cuboid = 0; cuboid < MONTH; cuboid++) {
-        const dimensions = ROLLUP_DIMENSIONS.map((d, i) => (cuboid & d.bit ? values[i]! : ALL));
-        add([cuboid, ...dimensions, row.grade, day], row, hash);
-        if (month >= monthsFrom) add([cuboid | MONTH, ...dimensions, row.grade, month], row, hash);
+        add(cuboid, byCuboid[cuboid]!, day, row, hash);
+        if (month >= monthsFrom) add(cuboid | MONTH, byCuboid[cuboid]!, month, row, hash);
       }
     }
-    for (const [id, { key, measures, hashes }] of cells) {
+    for (const [id, { cuboid, combo, day, measures, hashes }] of cells) {
+      const key = [cuboid, ...combos.values(combo), day];
       const values = [measures.scans, measures.percentageSum, ...measures.present, ...measures.reported];
       let cell = cache.get(id);
       if (!cell) {
@@ -234,12 +306,18 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
       if (changes !== 1) throw new Error(`scan rollup cell ${key.join(' ')} is not at rowid ${cell.rowid}`);
       cache.set(id, cell);
     }
+    for (const [hostname, { scans, last }] of hostnames) addToHostname.run(hostname, scans, last);
   }
 
   const rollChunk = sqlite.transaction((limit: number): number => {
     const mark = watermark();
     // Another roller or retention moved the watermark: cached cells may not match the stored ones.
     if (mark !== cachedAt) cache.clear();
+    // Cached cells are known by combination numbers: both go together.
+    if (combos.full) {
+      combos.clear();
+      cache.clear();
+    }
     const rows = rowsAbove.all(mark, limit);
     if (rows.length === 0) return 0;
     cachedAt = -1; // until this transaction commits
@@ -254,7 +332,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     return folded;
   };
 
-  const catchUp = (signal: AbortSignal): Promise<number> => inBatches(rollCommitted, chunkRows, signal);
+  const catchUp = (signal: AbortSignal): Promise<number> => inBatches(rollCommitted, chunkRows, signal, { pause: writePause(sqlite) });
   const task = periodicTask('scan rollup', catchUp);
 
   return {
@@ -283,12 +361,21 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     },
 
     /**
-     * After retention deleted scans (inside the deleting transaction): SQLite gives new rows the
-     * rowids above the highest remaining one, so the watermark comes down to it if it was above.
+     * After retention deleted scans (inside the deleting transaction, oldest scannedAt first, so
+     * a hostname's latest scan goes only with its last): the folded ones leave their hostname's
+     * count. SQLite gives new rows the rowids above the highest remaining one, so the watermark
+     * comes down to it if it was above.
      */
-    afterDeleting(): void {
+    afterDeleting(deleted: { rowid: number; hostname: string }[]): void {
+      const mark = watermark();
+      const folded = new Map<string, number>();
+      for (const { rowid, hostname } of deleted) if (rowid <= mark) folded.set(hostname, (folded.get(hostname) ?? 0) + 1);
+      for (const [hostname, scans] of folded) {
+        takeFromHostname.run(scans, hostname);
+        dropHostnameIfEmpty.run(hostname);
+      }
       const highest = maxRowid.get()?.max ?? 0;
-      if (highest < watermark()) writeWatermark.run(highest);
+      if (highest < mark) writeWatermark.run(highest);
     },
 
     /** Catch up now and then every `intervalMs` (every second by default). */

@@ -38,6 +38,10 @@ export const syncJobKind = (kind: SyncKind) => `catalog-sync.${kind}`;
 const MAX_WRITE_BATCH = 100;
 /** Most items the sweep after a pass looks at per transaction (inBatches sizes its steps to the step budget). */
 const SWEEP_MAX_ROWS = 500;
+/** Items the sweep looks at per job run: then the job is queued again, so other jobs get their turn and a shutdown does not wait for a whole catalogue. */
+const SWEEP_ROWS_PER_RUN = 5000;
+/** Unlisted items confirmed with the platform (a request each) per job run, for the same reason. */
+const CONFIRMS_PER_RUN = 25;
 
 const NO_API_ACCESS = "a store connected through svc's app gives svc no API access: its catalogue fills from webhooks only";
 
@@ -137,24 +141,29 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
    */
   async function sweep(row: CatalogSyncRow, sync: KindSync<unknown>): Promise<void | JobContinuation> {
     let after = row.sweptThrough!;
+    let looked = 0;
     let chunk = null as UnlistedChunk | null;
     await inBatches((rows) => {
       chunk = sweepBatch(row, sync, after, rows);
       if (!chunk || chunk.through === null || (sync.source.confirmGone && chunk.unlisted.length > 0)) return 0;
       after = chunk.through;
-      return rows;
+      looked += rows;
+      return looked < SWEEP_ROWS_PER_RUN ? rows : 0;
     }, SWEEP_MAX_ROWS);
     if (!chunk) return { runAgainAt: clock.now() };
     let { through } = chunk;
     if (sync.source.confirmGone && chunk.unlisted.length > 0) {
-      for (const id of chunk.unlisted) {
+      const confirming = chunk.unlisted.slice(0, CONFIRMS_PER_RUN);
+      let failed = false;
+      for (const id of confirming) {
         const gone = await sync.source.confirmGone(id).catch(() => null);
-        if (gone === null) {
-          through = null;
-          break;
-        }
+        failed = gone === null;
+        if (failed) break;
         if (!applySweep(row, sync, gone ? [id] : [], id)) return { runAgainAt: clock.now() };
       }
+      if (failed) through = null;
+      // More to confirm: the next run goes on after the last one confirmed.
+      else if (confirming.length < chunk.unlisted.length) return { runAgainAt: clock.now() };
       if (!applySweep(row, sync, [], through)) return { runAgainAt: clock.now() };
     }
     if (through !== null) return { runAgainAt: clock.now() };

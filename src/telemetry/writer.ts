@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { ApiError } from '../lib/errors.ts';
 import { commitGroup, EntryFailed } from '../lib/group-commit.ts';
 import { newId } from '../lib/ids.ts';
+import { writePause } from '../lib/write-pause.ts';
 import type { NormalizedScan } from './payload.ts';
 
 /** A batch never holds more rows than this; a full batch is written at once (DESIGN §6). */
@@ -84,19 +85,34 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
     }),
   );
 
-  let queue: Entry[] = [];
+  const queue: Entry[] = [];
   let queuedRows = 0;
   let scheduled: ReturnType<typeof setImmediate> | null = null;
   let closed = false;
+  // While the WAL checkpointer pauses writes (a few ms to tens of ms), rows queue up; they are then
+  // written in batches of at most maxBatchRows, one per turn of the event loop.
+  const pause = writePause(sqlite);
+  let waitingForPause = false;
+  const afterPause = () => {
+    waitingForPause = false;
+    flush();
+  };
 
   function flush(): void {
     if (scheduled) clearImmediate(scheduled);
     scheduled = null;
     if (queue.length === 0) return;
-    const batch = queue;
-    const rows = queuedRows;
-    queue = [];
-    queuedRows = 0;
+    if (pause.paused && !closed) {
+      if (!waitingForPause) pause.afterPause(afterPause);
+      waitingForPause = true;
+      return;
+    }
+    let taken = 0;
+    let rows = 0;
+    while (taken < queue.length && rows < maxBatchRows) rows += queue[taken++]!.rows.length;
+    const batch = queue.splice(0, taken);
+    queuedRows -= rows;
+    if (queue.length > 0) scheduled = setImmediate(flush);
     let written: { committed: Entry[]; results: number[] };
     const started = performance.now();
     const refuse = (entry: Entry, error: unknown) => {
@@ -142,8 +158,8 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
 
     /** Flush pending rows and refuse new ones (graceful shutdown, before the database closes). */
     close(): void {
-      flush();
       closed = true;
+      while (queue.length > 0) flush();
     },
   };
 }

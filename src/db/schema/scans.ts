@@ -125,6 +125,17 @@ export const scanRollups = sqliteTable(
   ],
 );
 
+/**
+ * The dashboard's hostnames list without filters (src/scans/rollups.ts): per hostname, how many
+ * of its scans are folded (rowid up to the rollup watermark) and the latest scannedAt among them.
+ * Kept by the roller and by scan retention, in the transactions that fold or delete the scans.
+ */
+export const scanHostnameRollups = sqliteTable('scan_hostname_rollups', {
+  hostname: text('hostname').primaryKey(),
+  scans: integer('scans').notNull(),
+  lastScannedAt: integer('last_scanned_at').notNull(),
+});
+
 /** One row (id 1): scans with rowid <= watermark are folded into scan_rollups. */
 export const scanRollupState = sqliteTable('scan_rollup_state', {
   id: integer('id').primaryKey(),

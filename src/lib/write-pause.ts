@@ -1,0 +1,52 @@
+import type { Database } from 'bun:sqlite';
+
+/**
+ * A short pause of the writes of one connection that can wait. Under steady writes a WAL
+ * checkpoint never catches up with the last COMMIT, so no writer ever starts the log over and it
+ * grows without limit; the checkpointer (db/checkpoint.ts) pauses writes for the time its
+ * checkpoint copies the last pages. Writers that can wait (the scan writer's group commits) hold
+ * their batch until the pause ends: the event loop goes on serving requests, only those commits wait.
+ */
+export interface WritePause {
+  readonly paused: boolean;
+  pause(): void;
+  /** Ends the pause and runs every function queued by `afterPause`. */
+  resume(): void;
+  /** Runs `fn` once the pause ends (at once when there is none). */
+  afterPause(fn: () => void): void;
+}
+
+/** One pause per connection, shared by its writers and its checkpointer (collected with the connection). */
+const pauses = new WeakMap<Database, WritePause>();
+
+export function writePause(sqlite: Database): WritePause {
+  let pause = pauses.get(sqlite);
+  if (!pause) {
+    pause = createWritePause();
+    pauses.set(sqlite, pause);
+  }
+  return pause;
+}
+
+function createWritePause(): WritePause {
+  let paused = false;
+  let waiting: (() => void)[] = [];
+  return {
+    get paused() {
+      return paused;
+    },
+    pause() {
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      const run = waiting;
+      waiting = [];
+      for (const fn of run) fn();
+    },
+    afterPause(fn) {
+      if (paused) waiting.push(fn);
+      else fn();
+    },
+  };
+}
