@@ -34,20 +34,35 @@ interface Observer {
 }
 
 /**
- * Whether the server may answer `request`, matched by Bun's router to the route of `segments` with
- * `params`, without the app: only when the app would route it the same way and none of its request
- * gate checks could refuse it. That is, its path as sent has no percent-escape (the gate refuses
- * malformed ones; Bun and Elysia decode them differently) and is exactly the template filled with
- * the parameters (not so for `//`, which Bun's router collapses and the app does not), and it
- * declares no body (the gate refuses a declared oversize one). Any other request is the app's, as before.
+ * Whether a path as sent is exactly `template` filled with `params`: the template's literal runs and
+ * the parameters' values in turn, compared in place (nothing is built per request).
  */
-export function answerableAhead(segments: string[], request: Request, params: Record<string, string>): boolean {
+function exactPath(template: string): (path: string, params: Record<string, string>) => boolean {
+  // '/a/:x/b' -> ['/a/', ':x', '/b']: literal runs and parameter names alternate.
+  const parts = template.split(/(?<=\/)(:[^/]+)/).filter((part) => part !== '');
+  return (path, params) => {
+    let at = 0;
+    for (const part of parts) {
+      const text = part.charCodeAt(0) === 58 /* : */ ? params[part.slice(1)] : part;
+      if (text === undefined || !path.startsWith(text, at)) return false;
+      at += text.length;
+    }
+    return at === path.length;
+  };
+}
+
+/**
+ * Whether the server may answer `request`, matched by Bun's router to `route` with `params`, without
+ * the app: only when the app would route it the same way and none of its request gate checks could
+ * refuse it. That is, its path as sent has no percent-escape (the gate refuses malformed ones; Bun
+ * and Elysia decode them differently) and is exactly the template filled with the parameters (not so
+ * for `//`, which Bun's router collapses and the app does not), and it declares no body (the gate
+ * refuses a declared oversize one). Any other request is the app's, as before.
+ */
+export function answerableAhead(exact: (path: string, params: Record<string, string>) => boolean, request: Request, params: Record<string, string>): boolean {
   if (request.headers.get('content-length') !== null) return false;
   const path = requestPath(request);
-  if (path.includes('%')) return false;
-  let expected = '';
-  for (const segment of segments) expected += segment.charCodeAt(0) === 58 /* : */ ? `/${params[segment.slice(1)]}` : `/${segment}`;
-  return path === expected;
+  return !path.includes('%') && exact(path, params);
 }
 
 /**
@@ -63,12 +78,12 @@ export function aheadOfTheApp(
 ): Record<string, { GET: (request: Request & { params: Record<string, string> }) => Response | Promise<Response> }> {
   const routes: ReturnType<typeof aheadOfTheApp> = {};
   for (const route of app.hotRoutes) {
-    const segments = route.path.split('/').slice(1);
+    const exact = exactPath(route.path);
     const observed = observer.routeHandlerOf(route.path, route.answer, app.errorAnswer);
     routes[route.path] = {
       GET: (request) => {
         const params = request.params;
-        return answerableAhead(segments, request, params) ? observed(request, params) : fetch(request);
+        return answerableAhead(exact, request, params) ? observed(request, params) : fetch(request);
       },
     };
   }
