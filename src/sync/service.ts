@@ -230,6 +230,15 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     return { runAgainAt: clock.now() + page.waitMs };
   };
 
+  /** Every kind's pass begun and its job queued in one transaction: one commit in the turn of the request that started them. */
+  const beginPasses = database.sqlite.transaction((storeId: string, trigger: SyncTrigger, viaApp: boolean) => {
+    for (const kind of SYNC_KINDS) {
+      state.begin(storeId, kind, newId(), trigger);
+      if (viaApp) fail(state.get(storeId, kind)!, NO_API_ACCESS);
+      else queue.enqueueOnce(syncJobKind(kind), storeId, {});
+    }
+  });
+
   const handlers: Record<string, JobHandler> = Object.fromEntries(SYNC_KINDS.map((kind) => [syncJobKind(kind), step(kind)]));
 
   return {
@@ -244,11 +253,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       if (!store || store.status !== 'active') return;
       const credentials = stores.credentialsOf(store);
       if (credentials.kind !== 'via-app' && !clientFor(store, credentials, settings)) return;
-      for (const kind of SYNC_KINDS) {
-        state.begin(storeId, kind, newId(), trigger);
-        if (credentials.kind === 'via-app') fail(state.get(storeId, kind)!, NO_API_ACCESS);
-        else queue.enqueueOnce(syncJobKind(kind), storeId, {});
-      }
+      beginPasses(storeId, trigger, credentials.kind === 'via-app');
       onQueued?.();
     },
 

@@ -59,20 +59,32 @@ export function toSyncView(rows: CatalogSyncRow[]): SyncView {
 /** The rows of `catalog_syncs`: one pass per store and kind, its position and counts. */
 export function createSyncState(db: Db, clock: Clock) {
   const where = (storeId: string, kind: SyncKind) => and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.kind, kind));
-  // Prepared once: asked before every write batch of a pass (building and preparing it each time cost more than the read).
+  const byStoreAndKind = and(eq(catalogSyncs.storeId, sql.placeholder('storeId')), eq(catalogSyncs.kind, sql.placeholder('kind')));
+  // Prepared once, like the two below: read at every step of a pass (building and preparing it each time cost more than the read).
+  const passRow = db.select().from(catalogSyncs).where(byStoreAndKind).prepare();
+  // A pass's start runs in the turn of the request that triggered it: no statement is built there.
+  const fresh = { status: 'running' as const, cursor: null, pages: 0, items: 0, sweptThrough: null, removed: 0, error: null, finishedAt: null };
+  const beginPass = db
+    .insert(catalogSyncs)
+    .values({ storeId: sql.placeholder('storeId'), kind: sql.placeholder('kind'), runId: sql.placeholder('runId'), trigger: sql.placeholder('trigger'), startedAt: sql.placeholder('startedAt'), ...fresh })
+    .onConflictDoUpdate({
+      target: [catalogSyncs.storeId, catalogSyncs.kind],
+      set: { runId: sql`excluded.run_id`, trigger: sql`excluded.trigger`, startedAt: sql`excluded.started_at`, ...fresh },
+    })
+    .prepare();
+  // Asked before every write batch of a pass.
   const currentRun = db
     .select({ runId: catalogSyncs.runId, status: catalogSyncs.status })
     .from(catalogSyncs)
-    .where(and(eq(catalogSyncs.storeId, sql.placeholder('storeId')), eq(catalogSyncs.kind, sql.placeholder('kind'))))
+    .where(byStoreAndKind)
     .prepare();
   return {
-    get: (storeId: string, kind: SyncKind): CatalogSyncRow | null => db.select().from(catalogSyncs).where(where(storeId, kind)).get() ?? null,
+    get: (storeId: string, kind: SyncKind): CatalogSyncRow | null => passRow.get({ storeId, kind }) ?? null,
     of: (storeId: string): CatalogSyncRow[] => db.select().from(catalogSyncs).where(eq(catalogSyncs.storeId, storeId)).all(),
 
     /** A new pass from the first page; it supersedes any pass of this kind still running. */
     begin(storeId: string, kind: SyncKind, runId: string, trigger: SyncTrigger): void {
-      const fresh = { runId, trigger, status: 'running' as const, cursor: null, pages: 0, items: 0, sweptThrough: null, removed: 0, error: null, startedAt: clock.now(), finishedAt: null };
-      db.insert(catalogSyncs).values({ storeId, kind, ...fresh }).onConflictDoUpdate({ target: [catalogSyncs.storeId, catalogSyncs.kind], set: fresh }).run();
+      beginPass.run({ storeId, kind, runId, trigger, startedAt: clock.now() });
     },
 
     /** True while `runId` is the running pass of this kind (a newer trigger replaces it). */

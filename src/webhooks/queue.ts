@@ -35,6 +35,24 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
     .values({ id: sql.placeholder('id'), kind: sql.placeholder('kind'), storeId: sql.placeholder('storeId'), payload: sql.placeholder('payload'), status: 'queued', runAt: sql.placeholder('now'), createdAt: sql.placeholder('now') })
     .returning()
     .prepare();
+  // Prepared once, like the one below: asked for each kind when a catalogue sync starts, in the turn of the request that starts it.
+  const unfinishedJob = db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.kind, sql.placeholder('kind')), eq(jobs.storeId, sql.placeholder('storeId')), inArray(jobs.status, ['queued', 'running'])))
+    .prepare();
+  // Prepared once: taken before every step of every job.
+  const claimNext = db
+    .update(jobs)
+    .set({ status: 'running', attempts: sql`${jobs.attempts} + 1`, leaseUntil: sql`${sql.placeholder('leaseUntil')}` })
+    .where(
+      eq(
+        jobs.id,
+        sql`(SELECT id FROM jobs WHERE (status = 'queued' AND run_at <= ${sql.placeholder('now')}) OR (status = 'running' AND lease_until <= ${sql.placeholder('now')}) ORDER BY run_at, id LIMIT 1)`,
+      ),
+    )
+    .returning()
+    .prepare();
 
   return {
     enqueue(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
@@ -46,7 +64,7 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
      * is left to its runner (which rereads what it works on before each step); else a new one.
      */
     enqueueOnce(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
-      const active = db.select().from(jobs).where(and(eq(jobs.kind, kind), eq(jobs.storeId, storeId), inArray(jobs.status, ['queued', 'running']))).get();
+      const active = unfinishedJob.get({ kind, storeId });
       if (!active) return this.enqueue(kind, storeId, payload);
       if (active.status !== 'queued') return active;
       return db.update(jobs).set({ runAt: Math.min(active.runAt, clock.now()) }).where(eq(jobs.id, active.id)).returning().get()!;
@@ -58,19 +76,7 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
     /** Take the next due job (queued and due, or running with an expired lease) and count the attempt. */
     claim(): JobRow | null {
       const now = clock.now();
-      return (
-        db
-          .update(jobs)
-          .set({ status: 'running', attempts: sql`${jobs.attempts} + 1`, leaseUntil: now + leaseMs })
-          .where(
-            eq(
-              jobs.id,
-              sql`(SELECT id FROM jobs WHERE (status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND lease_until <= ${now}) ORDER BY run_at, id LIMIT 1)`,
-            ),
-          )
-          .returning()
-          .get() ?? null
-      );
+      return claimNext.get({ now, leaseUntil: now + leaseMs }) ?? null;
     },
 
     /**
@@ -144,6 +150,9 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
 
   async function drain(): Promise<number> {
     let done = 0;
+    // The first job runs in a turn of its own, not in that of the request that queued it (notify).
+    await yieldToEventLoop();
+    if (stopped) return done;
     for (let job = queue.claim(); job && !stopped; job = queue.claim()) {
       const handler = handlers[job.kind];
       try {
