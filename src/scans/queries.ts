@@ -86,6 +86,8 @@ export function createScanReader(sqlite: Database) {
       'SELECT hostname, scans, last_scanned_at AS last FROM scan_hostname_rollups UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ?' +
       ') GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?',
   );
+  // The rollups and the scans above the watermark read in one transaction, so they agree.
+  const hostnamesRolledUp = sqlite.transaction((limit: number) => hostnamesFromRollups.all(rollupState(sqlite).watermark, limit));
   const byId = sqlite.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
   const newestRows = (source: string, filters: ScanFilters, cursor: Cursor | null, take: number, extra: [string, Param][] = []): Row[] => {
@@ -161,19 +163,18 @@ export function createScanReader(sqlite: Database) {
 
     /**
      * The hostnames with the most scans (ties by name), with their latest scan time. Without
-     * filters, from the per-hostname rollups plus the scans above the watermark (read in one
-     * transaction, so they agree); with filters, from index entries alone (both indexes carry
-     * every filter column).
+     * filters, from the per-hostname rollups plus the scans above the watermark; with filters,
+     * from index entries alone (both indexes carry every filter column).
      */
-    topHostnames: sqlite.transaction((filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] => {
+    topHostnames(filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] {
       const { where, params } = whereOf(filters);
       const rows = where
         ? sqlite
             .query<HostnameRow, Param[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`)
             .all(...params, limit)
-        : hostnamesFromRollups.all(rollupState(sqlite).watermark, limit);
+        : hostnamesRolledUp(limit);
       return rows.map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: iso(row.last) }));
-    }),
+    },
 
     /** The full record, the stored JSON included, or null. */
     get(id: string) {

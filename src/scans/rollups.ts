@@ -13,8 +13,9 @@ const CELL_CACHE_BYTES = 8 * 1024 * 1024;
 /** At most this many rollup rows dropped per transaction by retention. */
 const DROP_ROWS = 1000;
 
+const PRESENCE_COLUMN_LIST = PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]);
 /** The columns of a scan that the stats read (raw rows below and above the watermark alike). */
-export const RAW_STATS_COLUMNS = `rowid, scanned_at, hostname, country, platform, page_type, grade, percentage, ${PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]).join(', ')}`;
+export const RAW_STATS_COLUMNS = `rowid, scanned_at, hostname, country, platform, page_type, grade, percentage, ${PRESENCE_COLUMN_LIST.join(', ')}`;
 
 export interface RawStatsRow {
   rowid: number;
@@ -41,8 +42,6 @@ export const NONE = '';
 
 export const PRESENT = PRESENCE_KEYS.map((k) => `present_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
 export const REPORTED = PRESENCE_KEYS.map((k) => `reported_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
-
-const PRESENCE_COLUMN_LIST = PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]);
 
 /** Additive measures of a set of scans, plus the sketch of their hostnames. */
 export class Measures {
