@@ -848,8 +848,8 @@ export const mutants: Mutant[] = [
     id: 'stores-cache-ignores-other-connections',
     bug: 'the table write stamp behind the in-memory store cache ignores commits by other processes, so a secret changed there is not used until a restart',
     file: 'src/lib/table-writes.ts',
-    original: 'return () => `${ownWrites.get()!.n}:${dataVersion.get()!.data_version}`;',
-    replacement: 'return () => `${ownWrites.get()!.n}`;',
+    original: 'const read = () => `${ownWrites.get()!.n}:${dataVersion.get()!.data_version}`;',
+    replacement: 'const read = () => `${ownWrites.get()!.n}`;',
     tests: [T.webhooksA],
   },
   {
@@ -858,6 +858,14 @@ export const mutants: Mutant[] = [
     file: 'src/lib/table-writes.ts',
     original: 'AFTER ${write} ON main.${table} BEGIN',
     replacement: "AFTER ${write} ON main.${table} WHEN ${write === 'INSERT' ? 1 : 0} BEGIN",
+    tests: [T.webhooksA],
+  },
+  {
+    id: 'stores-cache-stamp-never-reread',
+    bug: 'the table write stamp is read once and then served from memory even after commits move the change stamp, so a rotated secret is never noticed',
+    file: 'src/lib/table-writes.ts',
+    original: '      checkedAt = now;\n      stamp = read();\n',
+    replacement: '      checkedAt = now;\n',
     tests: [T.webhooksA],
   },
   {
@@ -1461,8 +1469,8 @@ export const mutants: Mutant[] = [
     id: 'cache-verified-ignores-stamp',
     bug: 'a verified key or lead token is reused after the database changed (a revocation is not seen)',
     file: 'src/auth/verified-cache.ts',
-    original: '        if (moved !== stamp) {\n          stamp = moved;\n          entries.clear();\n        }\n',
-    replacement: '        stamp = moved;\n',
+    original: '      if (moved !== stamp) {\n        stamp = moved;\n        entries.clear();\n      }\n',
+    replacement: '      stamp = moved;\n',
     tests: [T.authCache, T.revocation],
   },
   {

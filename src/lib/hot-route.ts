@@ -59,7 +59,7 @@ function exactPath(template: string): (path: string, params: Record<string, stri
  * for `//`, which Bun's router collapses and the app does not), and it declares no body (the gate
  * refuses a declared oversize one). Any other request is the app's, as before.
  */
-export function answerableAhead(exact: (path: string, params: Record<string, string>) => boolean, request: Request, params: Record<string, string>): boolean {
+function answerableAhead(exact: (path: string, params: Record<string, string>) => boolean, request: Request, params: Record<string, string>): boolean {
   if (request.headers.get('content-length') !== null) return false;
   const path = requestPath(request);
   return !path.includes('%') && exact(path, params);

@@ -190,6 +190,3 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     },
   };
 }
-
-
-export type RequestObserver = ReturnType<typeof createRequestObserver>;
