@@ -73,9 +73,7 @@ function findTagEnd(html: string, from: number, scan: ScanState, meter?: ScanMet
   let seen = scan.seen;
   const n = html.length;
   for (let i = from; i < n; i++) {
-    if (seen === null) {
-      if (i - from >= UNMARKED_WALK) seen = scan.seen = new Uint8Array(n);
-    }
+    if (seen === null && i - from >= UNMARKED_WALK) seen = scan.seen = new Uint8Array(n);
     if (seen !== null) {
       if (seen[i]! & state) return -1;
       seen[i]! |= state;
