@@ -71,7 +71,9 @@ describe('group-commit writer (DESIGN §6)', () => {
     pause.resume();
     await Promise.all(written);
     expect(rows(database)).toBe(7);
-    expect(commits).toEqual([3, 3, 1]);
+    // Slices of the backlog: never more than the batch size (fewer when a slice's time runs out first).
+    expect(commits.length).toBeGreaterThanOrEqual(3);
+    expect(commits.every((n) => n <= 3)).toBe(true);
   });
 
   test('a backlog left by a write pause is written in slices of about 2 ms, one group per turn of the event loop, in the order queued', async () => {
