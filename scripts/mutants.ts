@@ -661,7 +661,7 @@ export const mutants: Mutant[] = [
     id: 'writer-backlog-unsliced',
     bug: 'a backlog left by a write pause is written in one group, however long it holds the event loop',
     file: 'src/telemetry/writer.ts',
-    original: 'else if (now - sliceStarted >= BACKLOG_SLICE_MS) break;',
+    original: 'if (rowsTaken >= groupFloorRows && pastFloor++ > 0 && performance.now() - started >= GROUP_SLICE_MS) break;',
     replacement: '',
     tests: [T.scanWriter],
   },
