@@ -716,6 +716,24 @@ export const mutants: Mutant[] = [
     tests: [T.scanRollups],
   },
 
+  // ── stats roller: steps sized by their new cells ─────────────────────────────────────────────────
+  {
+    id: 'rollups-step-ignores-new-cells',
+    bug: 'a roller step costs every cell as a cached one, so a step starting a new day folds as many scans as a cached day',
+    file: 'src/scans/rollups.ts',
+    original: 'cache.get(id) ? ROLLUP_UNITS.cachedCell : ROLLUP_UNITS.newCell',
+    replacement: 'ROLLUP_UNITS.cachedCell',
+    tests: [T.scanRollups],
+  },
+  {
+    id: 'rollups-step-may-fold-nothing',
+    bug: 'a scan costing more than a step may is never folded, so the roller stalls on it',
+    file: 'src/scans/rollups.ts',
+    original: 'if (scans > 0 && spent + cost > units) {',
+    replacement: 'if (spent + cost > units) {',
+    tests: [T.scanRollups],
+  },
+
   // ── webhooks, platform A ───────────────────────────────────────────────────────────────────────
   {
     id: 'webhooks-signature-prefix-only',

@@ -3,7 +3,7 @@ import { migrateDatabase, MIGRATIONS_FOLDER } from '../src/db/index.ts';
 import { GRADES, PAGE_TYPES, PRESENCE_COLUMNS, PRESENCE_KEYS } from '../src/db/schema/scans.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
-import { createScanRollups } from '../src/scans/rollups.ts';
+import { createScanRollups, ROLLUP_UNITS } from '../src/scans/rollups.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit } from './helpers/probe.ts';
 
@@ -135,6 +135,23 @@ async function setup() {
   t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' } });
 }
 
+/** Every rollup row, sums rounded (float addition order differs), sketches as bytes. */
+const rollupRows = () =>
+  t.database.sqlite
+    .query('SELECT *, round(percentage_sum, 6) AS percentage_sum, hex(hostnames) AS hostnames FROM scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day')
+    .all();
+
+/** The rollups folded so far are the rows one fresh pass over the same scans builds, up to the same watermark. */
+async function expectSameAsFreshPass() {
+  const { sqlite } = t.database;
+  const folded = rollupRows();
+  const { watermark } = sqlite.query('SELECT watermark FROM scan_rollup_state').get() as { watermark: number };
+  sqlite.exec('DELETE FROM scan_rollups; UPDATE scan_rollup_state SET watermark = 0');
+  await createScanRollups(sqlite, 100_000).runOnce();
+  expect(sqlite.query('SELECT watermark FROM scan_rollup_state').get()).toEqual({ watermark });
+  expect(folded).toEqual(rollupRows());
+}
+
 describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
   test('stats from rollups plus rows above the watermark equal stats from raw rows, for every groupBy and filter', async () => {
     await setup();
@@ -199,19 +216,6 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
   test('cells folded step by step (cached between steps, across another roller and retention) are the rows one fresh pass builds', async () => {
     await setup();
     const { sqlite } = t.database;
-    // Every rollup row, sums rounded (float addition order differs), sketches as bytes.
-    const rollupRows = () =>
-      sqlite
-        .query('SELECT *, round(percentage_sum, 6) AS percentage_sum, hex(hostnames) AS hostnames FROM scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day')
-        .all();
-    const expectSameAsFreshPass = async () => {
-      const folded = rollupRows();
-      const { watermark } = sqlite.query('SELECT watermark FROM scan_rollup_state').get() as { watermark: number };
-      sqlite.exec('DELETE FROM scan_rollups; UPDATE scan_rollup_state SET watermark = 0');
-      await createScanRollups(sqlite, 100_000).runOnce();
-      expect(sqlite.query('SELECT watermark FROM scan_rollup_state').get()).toEqual({ watermark });
-      expect(folded).toEqual(rollupRows());
-    };
     await ingest(1500);
     const rollups = createScanRollups(sqlite, 40);
     await rollups.runOnce();
@@ -226,6 +230,49 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     await expectSameAsFreshPass();
     await expectAllSameAsRaw();
   }, 30_000);
+
+  test('a step is sized by its new cells: it stops before a new day whose cells do not fit, and the next resumes there with identical totals', async () => {
+    await setup();
+    const key = t.keyWith('probe:scan');
+    // One combination of dimensions; days in the same month, so a scan of a new day has 8 new day cells and 8 cached month cells.
+    let sent = 0;
+    const scansOn = (day: number, count: number) =>
+      Array.from({ length: count }, (_, i) =>
+        scanPayload({
+          hostname: `shop-${i % 7}.example.com`,
+          url: `https://shop.example.com/p/${sent++}`,
+          scannedAt: at(NOW - day * DAY + i * 60_000),
+          country: 'DE',
+          platform: { platform: 'platform-a' },
+          pageType: 'product',
+          quality: { grade: 'B', percentage: 50 + i },
+        }),
+      );
+    const send = async (scans: unknown[]) =>
+      expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW))).status).toBe(200);
+    await send(scansOn(3, 20));
+    const rollups = createScanRollups(t.database.sqlite);
+    expect(await rollups.runOnce()).toBe(20); // the 16 cells of day 3 are now cached
+    await send(scansOn(3, 20));
+    await send(scansOn(2, 20));
+    const { scan, cachedCell, newCell } = ROLLUP_UNITS;
+    const cachedDay = 20 * scan + 16 * cachedCell;
+    const firstOfNewDay = scan + 8 * newCell;
+    // Room for the 20 scans of the cached day and most of the first scan of the new one.
+    const units = cachedDay + firstOfNewDay - 1;
+    const mark = rollups.watermark();
+    expect(rollups.step(units)).toEqual({ scans: 20, more: true });
+    expect(rollups.watermark()).toBe(mark + 20);
+    // The new day's scans after its first touch only cells the step already has.
+    expect(firstOfNewDay + 19 * scan).toBeLessThanOrEqual(units);
+    expect(rollups.step(units)).toEqual({ scans: 20, more: false });
+    // A scan that costs more than the step's units is folded all the same: every step moves on.
+    await send(scansOn(1, 2));
+    expect(rollups.step(1)).toEqual({ scans: 1, more: true });
+    expect(await rollups.runOnce()).toBe(1);
+    await expectSameAsFreshPass();
+    await expectSameAsRaw(new URLSearchParams({ groupBy: 'day' }));
+  });
 
   test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted', async () => {
     await setup();

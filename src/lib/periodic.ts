@@ -15,19 +15,21 @@ const FIRST_STEP_ROWS = 8;
  * Runs `batch(rows)` (one short transaction over at most `rows` rows, returning how many) until a
  * batch comes back short, with a turn of the event loop between batches; resolves with the total.
  * Batch sizes follow the time each batch took, aiming at STEP_BUDGET_MS (at most doubling from
- * one batch to the next, never above `maxRows`): the cost of a row varies with the table, the
- * machine and its load, so a fixed count cannot keep steps short everywhere. An aborted `signal`
- * (the task is stopping) ends the run at the next turn. Writes of the connection paused (`pause`,
- * by the WAL checkpointer): the next batch waits for the pause to end.
+ * one batch to the next, never above `maxRows`; the first is `firstRows`): the cost of a row varies
+ * with the table, the machine and its load, so a fixed count cannot keep steps short everywhere.
+ * (A batch whose rows differ widely in cost counts weighted work units instead of rows, so that a
+ * size that fit one batch fits the next.) An aborted `signal` (the task is stopping) ends the run
+ * at the next turn. Writes of the connection paused (`pause`, by the WAL checkpointer): the next
+ * batch waits for the pause to end.
  */
 export async function inBatches(
   batch: (rows: number) => number,
   maxRows: number,
   signal?: AbortSignal,
-  { now = () => performance.now(), pause }: { now?: () => number; pause?: WritePause } = {},
+  { now = () => performance.now(), pause, firstRows = FIRST_STEP_ROWS }: { now?: () => number; pause?: WritePause; firstRows?: number } = {},
 ): Promise<number> {
   let total = 0;
-  let rows = Math.min(FIRST_STEP_ROWS, maxRows);
+  let rows = Math.min(firstRows, maxRows);
   for (;;) {
     const started = now();
     const changes = batch(rows);
