@@ -81,9 +81,9 @@ const micros = (seconds: number, count: number) => `${((seconds / count) * 1e6).
 /** "main thread 84.4 µs, all threads 98.0 µs (other threads, busiest: JITWorker 5.1 µs, …)" per unit, or "n/a". */
 function perUnit({ use, count, note }: CpuSide): string {
   if (!use) return 'n/a (no /proc)';
-  const busiest = use.others.filter((t) => t.seconds > 0).slice(0, 3);
+  const busiest = use.others.filter((t) => (t.seconds / count) * 1e6 >= 0.05).slice(0, 3);
   const others = busiest.length ? `; other threads, busiest: ${busiest.map((t) => `${t.name} ${micros(t.seconds, count)}`).join(', ')}` : '';
-  return `main thread ${micros(use.main, count)}, all threads ${micros(use.all, count)}${others}${note ? ` (${note})` : ''}`;
+  return `main thread ${micros(use.main, count)}, all threads ${micros(use.all, count)}${note ? ` (${note})` : ''}${others}`;
 }
 
 /**
