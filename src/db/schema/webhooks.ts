@@ -19,9 +19,10 @@ export const webhookDeliveries = sqliteTable(
     duplicates: integer('duplicates').notNull().default(0),
     receivedAt: integer('received_at').notNull(),
   },
+  // Only the indexes a query uses: each one is another B-tree written by every delivery.
   (table) => [
+    // The dedupe point: every delivery looks itself up here (src/webhooks/dispatch.ts).
     uniqueIndex('webhook_deliveries_dedupe_idx').on(table.storeId, table.dedupeKey).where(sql`dedupe_key IS NOT NULL`),
-    index('webhook_deliveries_store_idx').on(table.storeId, table.receivedAt),
     // Retention deletes the oldest first (src/db/retention.ts).
     index('webhook_deliveries_received_idx').on(table.receivedAt),
   ],
@@ -38,5 +39,6 @@ export const orderSignals = sqliteTable(
     status: text('status'),
     receivedAt: integer('received_at').notNull(),
   },
-  (table) => [index('order_signals_store_idx').on(table.storeId, table.receivedAt), index('order_signals_received_idx').on(table.receivedAt)],
+  // Retention deletes the oldest first (src/db/retention.ts); nothing else reads them.
+  (table) => [index('order_signals_received_idx').on(table.receivedAt)],
 );
