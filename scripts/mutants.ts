@@ -1441,22 +1441,6 @@ export const mutants: Mutant[] = [
     tests: [T.changeStamp],
   },
   {
-    id: 'cache-stamp-mapping-outlives-database',
-    bug: 'the -shm page the change stamp maps stays mapped after its database closes (another process may then shrink the file under it: SIGBUS)',
-    file: 'src/lib/change-stamp.ts',
-    original: '  if (shm.mapped !== null) memoryMapping()!.munmap(shm.mapped.address);\n',
-    replacement: '',
-    tests: [T.changeStamp],
-  },
-  {
-    id: 'cache-stamp-read-after-close',
-    bug: 'a change stamp read after its database closed reads the unmapped page instead of failing',
-    file: 'src/lib/change-stamp.ts',
-    original: '    return () => {\n      if (!file.open) throw closed();\n      return header;',
-    replacement: '    return () => {\n      return header;',
-    tests: [T.changeStamp],
-  },
-  {
     id: 'cache-faq-answer-never-revalidated',
     bug: 'a cached public FAQ answer is reused after the database changed',
     file: 'src/faqs/public.ts',
