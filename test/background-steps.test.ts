@@ -71,12 +71,33 @@ describe('stopping background work', () => {
 });
 
 describe('paused writes', () => {
-  test('background steps of a connection whose writes are paused wait for the pause to end', async () => {
+  test('background steps of a connection whose writes are paused wait for the pause to end, the first step included', async () => {
     const sqlite = new Database(':memory:');
     const pause = writePause(sqlite);
     let batches = 0;
     pause.pause();
     const run = inBatches((rows) => (++batches < 3 ? rows : 0), 10, undefined, { pause });
+    await Bun.sleep(20);
+    expect(batches).toBe(0);
+    pause.resume();
+    expect(await run).toBe(8 + 10);
+    expect(batches).toBe(3);
+    sqlite.close();
+  });
+
+  test('a pause that begins during a run holds its next step until the pause ends', async () => {
+    const sqlite = new Database(':memory:');
+    const pause = writePause(sqlite);
+    let batches = 0;
+    const run = inBatches(
+      (rows) => {
+        if (++batches === 1) pause.pause();
+        return batches < 3 ? rows : 0;
+      },
+      10,
+      undefined,
+      { pause },
+    );
     await Bun.sleep(20);
     expect(batches).toBe(1);
     pause.resume();

@@ -19,8 +19,8 @@ const FIRST_STEP_ROWS = 8;
  * with the table, the machine and its load, so a fixed count cannot keep steps short everywhere.
  * (A batch whose rows differ widely in cost counts weighted work units instead of rows, so that a
  * size that fit one batch fits the next.) An aborted `signal` (the task is stopping) ends the run
- * at the next turn. Writes of the connection paused (`pause`, by the WAL checkpointer): the next
- * batch waits for the pause to end.
+ * at the next turn. Writes of the connection paused (`pause`, by the WAL checkpointer): no batch
+ * starts, the first included, until the pause ends.
  */
 export async function inBatches(
   batch: (rows: number) => number,
@@ -31,6 +31,9 @@ export async function inBatches(
   let total = 0;
   let rows = Math.min(firstRows, maxRows);
   for (;;) {
+    // Before every batch, the first included: a run that starts during a pause waits for its end too.
+    if (pause?.paused) await new Promise<void>((resolve) => pause.afterPause(resolve));
+    if (signal?.aborted) return total;
     const started = now();
     const changes = batch(rows);
     const elapsed = now() - started;
@@ -38,8 +41,6 @@ export async function inBatches(
     if (changes < rows) return total;
     rows = Math.max(1, Math.min(maxRows, rows * 2, Math.floor((rows * STEP_BUDGET_MS) / Math.max(elapsed, 0.01))));
     await yieldToEventLoop();
-    if (pause?.paused) await new Promise<void>((resolve) => pause.afterPause(resolve));
-    if (signal?.aborted) return total;
   }
 }
 
