@@ -206,7 +206,7 @@ export function createApp(deps: AppDeps) {
   const publicFaqList = publicFaqRoute(publicFaqs);
   const signalProducts = signalProductRoutes(signals);
   const badge = badgeRoute(scanReader, changeStamp);
-  const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts, badge];
+  const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).

@@ -8,6 +8,7 @@ import { startServer } from '../src/server.ts';
 import { normalizeScan, type NormalizedScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';
 import { makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { failCommits } from './helpers/failing-commits.ts';
 import { TELEMETRY, scanPayload, signedInit } from './helpers/probe.ts';
 
 const cleanups: (() => void)[] = [];
@@ -27,6 +28,13 @@ function freshDatabase(): AppDatabase {
   migrateDatabase(database);
   cleanups.push(() => dir.remove(), () => database.close());
   return database;
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Makes every scan row take a few ms to insert (longer than a group's backlog slice). */
+function slowRows(sqlite: Database): void {
+  sqlite.run('CREATE TRIGGER slow_row AFTER INSERT ON scans BEGIN SELECT sum(x) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) SELECT x FROM c); END');
 }
 
 const rows = (database: AppDatabase) => (database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
@@ -63,7 +71,66 @@ describe('group-commit writer (DESIGN §6)', () => {
     pause.resume();
     await Promise.all(written);
     expect(rows(database)).toBe(7);
-    expect(commits).toEqual([3, 3, 1]);
+    // Slices of the backlog: never more than the batch size (fewer when a slice's time runs out first).
+    expect(commits.length).toBeGreaterThanOrEqual(3);
+    expect(commits.every((n) => n <= 3)).toBe(true);
+  });
+
+  test('a backlog left by a write pause is written in slices of about 2 ms, one group per turn of the event loop, in the order queued', async () => {
+    const database = freshDatabase();
+    slowRows(database.sqlite);
+    const events: string[] = [];
+    const writer = createScanWriter(database.sqlite, undefined, { onCommit: (n) => events.push(`commit ${n}`) });
+    const pause = writePause(database.sqlite);
+    pause.pause();
+    const hosts = Array.from({ length: 12 }, (_, i) => `h${i}.example.com`);
+    const written = Promise.all(hosts.map((host) => writer.write(scan(host), Date.now())));
+    await nextTurn();
+    let ticking = true;
+    const tick = () => {
+      if (events.at(-1) !== 'turn') events.push('turn');
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    pause.resume();
+    await written;
+    ticking = false;
+    const commits = events.filter((e) => e !== 'turn').map((e) => Number(e.split(' ')[1]));
+    // Each row takes longer than a slice here, so the backlog goes out in several groups...
+    expect(commits.length).toBeGreaterThan(1);
+    expect(commits.reduce((a, b) => a + b, 0)).toBe(hosts.length);
+    // ...each in a turn of its own, other work running in between.
+    expect(events.join(',')).not.toMatch(/commit \d+,commit/);
+    const stored = database.sqlite.query('SELECT hostname FROM scans ORDER BY rowid').all() as { hostname: string }[];
+    expect(stored.map((row) => row.hostname)).toEqual(hosts);
+  });
+
+  test('while a backlog is written, each group also writes at least the rows that arrived during the turn before it (the writer keeps up), in the order queued', async () => {
+    const database = freshDatabase();
+    slowRows(database.sqlite);
+    let committed = 0;
+    // A small batch size: a group considers only part of the queue, and leaves part of that part.
+    const writer = createScanWriter(database.sqlite, 4, { onCommit: (n) => (committed += n) });
+    const pause = writePause(database.sqlite);
+    pause.pause();
+    const sent = Array.from({ length: 6 }, (_, i) => `backlog${i}.example.com`);
+    const backlog = sent.map((host) => writer.write(scan(host), Date.now()));
+    await nextTurn();
+    pause.resume();
+    const arriving: Promise<void>[] = [];
+    for (let turn = 0; turn < 10; turn++) {
+      for (let i = 0; i < 3; i++) {
+        sent.push(`t${turn}-${i}.example.com`);
+        arriving.push(writer.write(scan(sent.at(-1)), Date.now()));
+      }
+      await nextTurn();
+    }
+    await nextTurn();
+    // One slow backlog row per turn would leave most of the 30 arrivals queued by now.
+    expect(committed).toBeGreaterThanOrEqual(arriving.length);
+    await Promise.all([...backlog, ...arriving]);
+    const stored = database.sqlite.query('SELECT hostname FROM scans ORDER BY rowid').all() as { hostname: string }[];
+    expect(stored.map((row) => row.hostname)).toEqual(sent); // the backlog first, then each turn's rows
   });
 
   test('close() commits the rows still queued, even during a pause, and refuses new ones', async () => {
@@ -114,17 +181,6 @@ describe('group-commit writer (DESIGN §6)', () => {
   });
 });
 
-/**
- * Makes every COMMIT that wrote a scan fail, after the INSERTs themselves succeeded: each new scan row
- * adds a deferred foreign-key violation, which SQLite checks only at COMMIT. Returns the undo.
- */
-function failCommits(sqlite: Database): () => void {
-  sqlite.run('CREATE TABLE commit_gate_parent (id INTEGER PRIMARY KEY)');
-  sqlite.run('CREATE TABLE commit_gate (parent INTEGER REFERENCES commit_gate_parent(id) DEFERRABLE INITIALLY DEFERRED)');
-  sqlite.run('CREATE TRIGGER commit_gate AFTER INSERT ON scans BEGIN INSERT INTO commit_gate VALUES (1); END');
-  return () => sqlite.run('DROP TRIGGER commit_gate');
-}
-
 /** A second connection: what it sees is committed. */
 function committedReader(file: string) {
   const reader = new Database(file, { readonly: true });
@@ -147,7 +203,7 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
 
   test('a COMMIT that fails is never acknowledged: every waiter of the batch is rejected and nothing is stored', async () => {
     const database = freshDatabase();
-    const restore = failCommits(database.sqlite);
+    const restore = failCommits(database.sqlite, 'scans');
     const writer = createScanWriter(database.sqlite);
     const results = await Promise.allSettled([writer.write(scan('a.example.com'), Date.now()), writer.writeBulk([scan('b.example.com')], Date.now())]);
     expect(results.map((r) => (r.status === 'rejected' ? (r.reason as ApiError).code : r.status))).toEqual(['persistence_failed', 'persistence_failed']);
@@ -155,6 +211,23 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
     restore();
     await writer.write(scan(), Date.now());
     expect(rows(database)).toBe(1);
+  });
+
+  test('a COMMIT that fails after one request of the batch was refused reports each failed row once', async () => {
+    const database = freshDatabase();
+    database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    failCommits(database.sqlite, 'scans');
+    const failures: number[] = [];
+    const writer = createScanWriter(database.sqlite, undefined, { onFailure: (n) => failures.push(n) });
+    const results = await Promise.allSettled([
+      writer.write(scan('a.example.com'), Date.now()),
+      writer.write(scan('bad.example.com'), Date.now()),
+      writer.writeBulk([scan('b.example.com'), scan('c.example.com')], Date.now()),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    // The refused request's row, then the three rows of the failed COMMIT: four rows sent, four reported.
+    expect(failures).toEqual([1, 3]);
+    expect(rows(database)).toBe(0);
   });
 
   test('through HTTP: telemetry 204 and bulk 200 come only after their rows are visible to another connection', async () => {
@@ -169,10 +242,23 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
     expect(bulk).toEqual([200, 1]);
   });
 
+  test('through HTTP: when the COMMIT fails after one request of the group was refused, the log counts each failed scan once', async () => {
+    const t = await makeTestApp();
+    cleanups.push(() => t.close());
+    t.database.sqlite.run("CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    failCommits(t.database.sqlite, 'scans');
+    const key = t.keyWith('probe:scan');
+    const hosts = ['one.example.com', 'bad.example.com', 'two.example.com'];
+    const responses = await Promise.all(hosts.map((hostname) => t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload({ hostname })), Date.now()))));
+    expect(responses.map((r) => r.status)).toEqual([500, 500, 500]);
+    const failed = t.logLines().filter((line) => line.msg === 'scan batch failed');
+    expect(failed.map((line) => line.rows)).toEqual([1, 2]);
+  });
+
   test('through HTTP: when the COMMIT fails, telemetry and bulk answer 500 persistence_failed, never 204/200', async () => {
     const t = await makeTestApp();
     cleanups.push(() => t.close());
-    failCommits(t.database.sqlite);
+    failCommits(t.database.sqlite, 'scans');
     const key = t.keyWith('probe:scan');
     const single = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), Date.now()));
     const bulk = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [scanPayload()] }), Date.now()));

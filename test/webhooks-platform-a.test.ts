@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { failCommits } from './helpers/failing-commits.ts';
 import { createHmac } from 'node:crypto';
 import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
 import { openDatabase } from '../src/db/index.ts';
@@ -312,6 +313,20 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
     t.database.sqlite.exec('DROP TRIGGER refuse_1002');
     expect((await (await delivery(platformAProduct(1002), 'evt-1002')).json()).outcome).toBe('applied');
+  });
+
+  test('a COMMIT that fails after one delivery of the group was refused: every delivery is refused, none is kept, and their retries are applied', async () => {
+    t.database.sqlite.exec("CREATE TRIGGER refuse_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ABORT, 'planted failure'); END");
+    const commitsFailNoMore = failCommits(t.database.sqlite, 'webhook_deliveries');
+    const { answers, groups } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    expect(groups).toBe(0);
+    expect(answers.map((a) => a.status)).toEqual([500, 500, 500]);
+    expect(deliveries()).toEqual([]);
+    for (const id of ['1001', '1002', '1003']) expect((await product(id)).status).toBe(404);
+    t.database.sqlite.exec('DROP TRIGGER refuse_1002');
+    commitsFailNoMore();
+    const retried = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    expect(retried.answers.map((a) => a.body.outcome)).toEqual(['applied', 'applied', 'applied']);
   });
 
   test('a failure that makes SQLite roll the whole transaction back: the others are applied again without it and committed', async () => {

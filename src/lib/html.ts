@@ -1,19 +1,14 @@
 /**
- * A small HTML tokenizer and what is built on it: basic-HTML sanitizing for FAQ answers and the one
+ * A small HTML scanner and what is built on it: basic-HTML sanitizing for FAQ answers and the one
  * HTML-to-text routine (block-aware text for descriptions and answers, one line for short fields).
- * Merchant markup is never trusted: output is rebuilt from tokens, so nothing the input says about
- * attributes, comments or unbalanced tags reaches a page.
+ * Merchant markup is never trusted: output is rebuilt from what the scan reports, so nothing the
+ * input says about attributes, comments or unbalanced tags reaches a page.
  *
  * Everything here runs in time linear in the input, whatever the input: each character is looked at
  * a bounded number of times (see `findTagEnd` for the one place where that needs care).
  */
 
 import { decodeHTML, decodeHTMLAttribute } from 'entities/decode';
-
-export type Token =
-  | { kind: 'text'; text: string }
-  | { kind: 'open'; name: string; attrs: Map<string, string>; selfClosing: boolean }
-  | { kind: 'close'; name: string };
 
 /** Counts the characters the tag scanner inspects: tests use it to show the work is linear. */
 export interface ScanMeter {
@@ -215,21 +210,6 @@ export function scanMarkup(markup: string, visitor: MarkupVisitor, meter?: ScanM
   if (text < n) visitor.text(textOf(html.slice(text)));
 }
 
-/** Markup as a list of text, open and close tags, attributes parsed (see `scanMarkup`). */
-export function tokenize(html: string, meter?: ScanMeter): Token[] {
-  const tokens: Token[] = [];
-  scanMarkup(
-    html,
-    {
-      text: (text) => tokens.push({ kind: 'text', text }),
-      open: (name, selfClosing, source, attrsStart, attrsEnd) => tokens.push({ kind: 'open', name, attrs: parseAttributes(source.slice(attrsStart, attrsEnd), meter), selfClosing }),
-      close: (name) => tokens.push({ kind: 'close', name }),
-    },
-    meter,
-  );
-  return tokens;
-}
-
 /** An absolute http(s) URL, normalised, or null (javascript:, data:, relative, malformed...). */
 export function safeHttpUrl(value: string | null | undefined): string | null {
   if (!value) return null;
@@ -246,9 +226,9 @@ export function safeHttpUrl(value: string | null | undefined): string | null {
 /**
  * FAQ answer markup reduced to `p br ul ol li strong b em i` and `a href="http(s)://..."` (no other
  * attribute), balanced and escaped. Other tags are dropped with their text kept; script/style
- * content is dropped; control characters removed.
+ * content is dropped; control characters removed. `meter` counts the scanner's work (see ScanMeter).
  */
-export function sanitizeBasicHtml(html: string): string {
+export function sanitizeBasicHtml(html: string, meter?: ScanMeter): string {
   const out: string[] = [];
   const open: string[] = [];
   scanMarkup(html, {
@@ -257,7 +237,7 @@ export function sanitizeBasicHtml(html: string): string {
       if (!ALLOWED.has(name)) return;
       if (name === 'br') return void out.push('<br>');
       if (name === 'a') {
-        const href = safeHttpUrl(parseAttributes(source.slice(attrsStart, attrsEnd)).get('href'));
+        const href = safeHttpUrl(parseAttributes(source.slice(attrsStart, attrsEnd), meter).get('href'));
         if (!href) return;
         out.push(`<a href="${escapeAttribute(href)}">`);
       } else {
@@ -271,7 +251,7 @@ export function sanitizeBasicHtml(html: string): string {
       if (depth === -1) return;
       while (open.length > depth) out.push(`</${open.pop()}>`);
     },
-  });
+  }, meter);
   while (open.length > 0) out.push(`</${open.pop()}>`);
   return out.join('');
 }
@@ -468,11 +448,12 @@ class BlockBuilder implements MarkupVisitor {
  * The one HTML-to-text routine: merchant markup as blocks of plain text. Paragraphs, line breaks,
  * list items (with their nesting), headings and table cells keep their boundaries; inline tags add
  * nothing (so `seam-sealed</strong>,` stays `seam-sealed,`); entities are decoded once; whitespace is
- * collapsed; script/style content and comments are dropped; control characters removed.
+ * collapsed; script/style content and comments are dropped; control characters removed. `meter`
+ * counts the scanner's work (see ScanMeter).
  */
-export function htmlToBlocks(html: string): TextBlock[] {
+export function htmlToBlocks(html: string, meter?: ScanMeter): TextBlock[] {
   const builder = new BlockBuilder();
-  scanMarkup(html, builder);
+  scanMarkup(html, builder, meter);
   return builder.finish();
 }
 

@@ -53,22 +53,28 @@ function serve(request: Request, contentType: string, render: () => RenderedSign
 
 const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
 
-/**
- * The product signal URLs of every platform, the busiest public GETs:
- * - GET /api/v1/{platform}/products/{id}.jsonld|.llm|.md|.meta (any store of the platform; 404 when two have it)
- * - GET /api/v1/{platform}/stores/{storeId}/products/{id}.{format} (never ambiguous)
- */
-export function signalProductRoutes(signals: SignalService): HotRoute[] {
-  return PLATFORMS.flatMap((platform) => {
+/** One platform's product signal routes. */
+export interface PlatformSignalRoutes {
+  platform: Platform;
+  /** GET /api/v1/{platform}/products/{id}.jsonld|.llm|.md|.meta (any store of the platform; 404 when two have it) */
+  anyStore: HotRoute;
+  /** GET /api/v1/{platform}/stores/{storeId}/products/{id}.{format} (never ambiguous) */
+  oneStore: HotRoute;
+}
+
+/** The product signal URLs of every platform, the busiest public GETs. */
+export function signalProductRoutes(signals: SignalService): PlatformSignalRoutes[] {
+  return PLATFORMS.map((platform) => {
     const answer = (request: Request, params: Record<string, string>, respond: Respond) => {
       const parsed = parseFile(params.file!);
       if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
       return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null), respond);
     };
-    return [
-      { path: `/api/v1/${platform}/products/:file`, answer },
-      { path: `/api/v1/${platform}/stores/:storeId/products/:file`, answer },
-    ];
+    return {
+      platform,
+      anyStore: { path: `/api/v1/${platform}/products/:file`, answer },
+      oneStore: { path: `/api/v1/${platform}/stores/:storeId/products/:file`, answer },
+    };
   });
 }
 
@@ -78,7 +84,7 @@ export function signalProductRoutes(signals: SignalService): HotRoute[] {
  * - GET /api/v1/{platform}/stores/{storeId}/sitemap.xml, sitemap-<n>.xml, llms.txt
  * - GET /robots.txt (the sitemaps of every store whose signals are served)
  */
-export function signalRoutes(products: HotRoute[], discovery: DiscoveryService) {
+export function signalRoutes(products: PlatformSignalRoutes[], discovery: DiscoveryService) {
   const storeFile = (platform: Platform) =>
     syncRoute((request, params: { file: string; storeId: string }) => {
       const file = parseDiscoveryFile(params.file);
@@ -86,10 +92,9 @@ export function signalRoutes(products: HotRoute[], discovery: DiscoveryService) 
       return serve(request, DISCOVERY_CONTENT_TYPES[file.kind], () => discovery.render(platform, params.storeId, file));
     });
   const app = new Elysia({ name: 'signals' }).get('/robots.txt', syncRoute((request) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots)), { detail: docs.robots });
-  for (const platform of PLATFORMS) {
-    const [anyStore, oneStore] = products.filter((route) => route.path.startsWith(`/api/v1/${platform}/`));
-    app.get(anyStore!.path, appRoute(anyStore!), { detail: docs.product(platform) });
-    app.get(oneStore!.path, appRoute(oneStore!), { detail: docs.storeProduct(platform) });
+  for (const { platform, anyStore, oneStore } of products) {
+    app.get(anyStore.path, appRoute(anyStore), { detail: docs.product(platform) });
+    app.get(oneStore.path, appRoute(oneStore), { detail: docs.storeProduct(platform) });
     app.get(`/api/v1/${platform}/stores/:storeId/:file`, storeFile(platform), { detail: docs.storeFile(platform) });
   }
   return app;

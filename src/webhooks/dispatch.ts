@@ -5,7 +5,7 @@ import type { Db } from '../db/index.ts';
 import { orderSignals, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
-import { commitGroup, EntryFailed } from '../lib/group-commit.ts';
+import { commitGroup, EntryFailed, type GroupOutcome } from '../lib/group-commit.ts';
 import { newId } from '../lib/ids.ts';
 import type { WebhookEvent } from '../platforms/types.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
@@ -145,6 +145,11 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     });
   });
 
+  const outcome: GroupOutcome<Pending> = {
+    refuse: (entry, error) => entry.reject(error),
+    fail: (entries, error) => entries.forEach((entry) => entry.reject(error)), // COMMIT itself failed: nothing was kept
+  };
+
   let pending: Pending[] = [];
   let groups = 0;
 
@@ -158,12 +163,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     const group = pending.splice(0, MAX_GROUP);
     // The rest waits for the next turn, so other requests are served between two transactions.
     if (pending.length > 0) setImmediate(commitPending);
-    let applied: { committed: Pending[]; results: Outcome[] };
-    try {
-      applied = commitGroup(group, inGroup, (entry, error) => entry.reject(error));
-    } catch (failure) {
-      return group.forEach((entry) => entry.reject(failure)); // COMMIT itself failed: nothing was kept
-    }
+    const applied = commitGroup(group, inGroup, outcome);
     if (applied.committed.length === 0) return;
     groups++;
     applied.committed.forEach((entry, i) => {
