@@ -117,6 +117,6 @@ console.log(`${SCANS} scans over a year; steps aim at ${STEP_BUDGET_MS} ms; ${na
 console.log(holdsRow('idle loop (machine noise)', idle));
 for (const [name, holds] of results) console.log(holdsRow(name, holds));
 console.log(`WAL file after (1)–(3): ${(walBefore / 1e6).toFixed(1)} MB; during (4) at most ${(largestWal / 1e6).toFixed(1)} MB; group commits paused ${checkpointer.longestPauseMs.toFixed(1)} ms at most`);
-console.log(`(4) ${groups} group commits, the largest of ${largestGroup} rows`);
+if (telemetry) console.log(`(4) ${groups} group commits, the largest of ${largestGroup} rows`);
 const worst = results.reduce((a, b) => (b[1].heldMs > a[1].heldMs ? b : a));
 console.log(`worst: ${worst[0]}, held ${worst[1].heldMs.toFixed(1)} ms (goal <= ${GOAL_MS} ms for every task: ${worst[1].heldMs <= GOAL_MS ? 'met' : 'NOT met'})`);
