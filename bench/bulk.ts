@@ -4,7 +4,9 @@
 // 1000-scan batches of realistic ~2 KB scans (bench/scan-report.ts)) against
 // the raw SQLite ceiling: the same rows inserted with a prepared INSERT in one transaction into a
 // scans table with two indexes (raw bun:sqlite), in the same run. Prints both and the ratio (goal >= 0.6).
-// Usage: bun bench/bulk.ts [--batches 20]
+// Also prints the CPU per scan of this process (main thread and all threads, bench/lib/thread-cpu.ts);
+// the svc side's includes the client's fetches, which share the process.
+// Usage: bun bench/bulk.ts [--batches 20]; a CPU profile: bun --cpu-prof --cpu-prof-dir=DIR bench/bulk.ts
 import { Database } from 'bun:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ import { hmacSha256 } from '../src/lib/crypto.ts';
 import { startServer } from '../src/server.ts';
 import { normalizeScan } from '../src/telemetry/payload.ts';
 import { newId } from '../src/lib/ids.ts';
+import { cpuReport, measureCpu } from './lib/thread-cpu.ts';
 import { scanReport } from './scan-report.ts';
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { batches: { type: 'string', default: '20' } } });
@@ -53,10 +56,12 @@ const rows = Array.from({ length: total }, (_, i) => {
 });
 const insert = raw.prepare(`INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data) VALUES (${rows[0]!.map(() => '?').join(',')})`);
 let started = performance.now();
+let cpu = measureCpu(process.pid);
 raw.transaction(() => {
   for (const row of rows) insert.run(...(row as (string | number | null)[]));
 })();
 const rawRate = total / ((performance.now() - started) / 1000);
+const rawCpu = { label: 'raw', use: cpu.stop(), count: total };
 raw.close();
 rmSync(rawDir, { recursive: true, force: true });
 
@@ -78,6 +83,7 @@ const requests = batches.map((json) => {
 });
 let inserted = 0;
 started = performance.now();
+cpu = measureCpu(process.pid);
 for (const { body, signature } of requests) {
   const response = await fetch(`${server.url}/api/v1/probe/scan-bulk`, {
     method: 'POST',
@@ -88,9 +94,11 @@ for (const { body, signature } of requests) {
   inserted += ((await response.json()) as { inserted: number }).inserted;
 }
 const bulkRate = total / ((performance.now() - started) / 1000);
+const bulkCpu = { label: 'svc', use: cpu.stop(), count: total, note: 'the client, in this process, included' };
 await server.shutdown();
 rmSync(dir, { recursive: true, force: true });
 
 console.log(`raw SQLite ceiling (prepared INSERT, one transaction, 2 indexes): ${Math.round(rawRate).toLocaleString('en')} scans/s`);
 console.log(`svc bulk endpoint (HTTP, 1000-scan batches):          ${Math.round(bulkRate).toLocaleString('en')} scans/s (${inserted} inserted)`);
 console.log(`ratio bulk / raw: ${(bulkRate / rawRate).toFixed(2)} (goal >= 0.6)`);
+for (const line of cpuReport('scan', rawCpu, bulkCpu)) console.log(line);

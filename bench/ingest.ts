@@ -5,7 +5,9 @@
 // Prints req/s, p50 and p99 of each and the ratios b/a. Figures, not assertions.
 // With --backlog N: then (c) the same svc restarted over its database plus N older scans not yet
 // rolled up (issue 12, item 5), so the roller folds that backlog while wrk runs; prints (c) and c/a.
-// Usage: bun bench/ingest.ts [--duration 10] [--threads 2] [--connections 64] [--backlog 1000000]
+// Also prints each server's CPU per request (main thread and all threads, bench/lib/thread-cpu.ts).
+// Usage: bun bench/ingest.ts [--duration 10] [--threads 2] [--connections 64] [--backlog 1000000] [--cpu-prof DIR]
+// `--cpu-prof DIR`: each svc process writes a CPU profile (.cpuprofile) into DIR when it exits.
 import { Database } from 'bun:sqlite';
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,11 +17,12 @@ import { openDatabase } from '../src/db/index.ts';
 import { hmacSha256 } from '../src/lib/crypto.ts';
 import { ROOT, cleanupOnExit, requireWrk, spawnServer, wrk, type WrkOptions, type WrkResult } from './lib/harness.ts';
 import { generateScans } from './lib/scans.ts';
+import { cpuReport, measureCpu } from './lib/thread-cpu.ts';
 import { scanReport } from './scan-report.ts';
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { duration: { type: 'string', default: '10' }, threads: { type: 'string', default: '2' }, connections: { type: 'string', default: '64' }, backlog: { type: 'string', default: '0' } },
+  options: { duration: { type: 'string', default: '10' }, threads: { type: 'string', default: '2' }, connections: { type: 'string', default: '64' }, backlog: { type: 'string', default: '0' }, 'cpu-prof': { type: 'string' } },
 });
 const SECONDS = Number(values.duration);
 const BODIES = 64;
@@ -63,14 +66,20 @@ const options: WrkOptions = { flags: ['-s', script], threads: Number(values.thre
 console.log(`body ${Math.min(...sizes)}–${Math.max(...sizes)} bytes; wrk -t${options.threads} -c${options.connections} -d${SECONDS}s; ${navigator.hardwareConcurrency} CPUs`);
 
 const bare = await spawnServer(['bench/bare-server.ts']);
-const svc = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', work], { SVC_RATE_AGENT: '10000000' });
+const profileFlags = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`] : [];
+const serveSvc = () => spawnServer([...profileFlags, 'src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', work], { SVC_RATE_AGENT: '10000000' });
+const svc = await serveSvc();
 const target = `${svc.url}/api/v1/probe/telemetry`;
 
 await wrk(bare.url, 2, options); // warm-up
+let cpu = measureCpu(bare.proc.pid);
 const a = await wrk(bare.url, SECONDS, options);
+const cpuA = { label: 'a', use: cpu.stop(), count: a.requests };
 await wrk(target, 2, options);
 const wal = walWatch(path.join(work, 'svc.db-wal'));
+cpu = measureCpu(svc.proc.pid);
 const b = await wrk(target, SECONDS, options);
+const cpuB = { label: 'b', use: cpu.stop(), count: b.requests };
 wal.stop();
 const restarts = await walRestarts(svc.url);
 
@@ -97,6 +106,7 @@ console.log(`${'server'.padEnd(34)} ${'req/s'.padStart(8)} ${'p50 ms'.padStart(8
 console.log(row('(a) bare Bun.serve + JSON, 204', a));
 console.log(row('(b) svc telemetry, signed, SQLite', b));
 console.log(`ratio b/a: throughput ${(b.rps / a.rps).toFixed(2)} (goal >= 0.5), p99 ${(b.p99 / a.p99).toFixed(2)}x (goal <= 3x)`);
+for (const line of cpuReport('request', cpuA, cpuB)) console.log(line);
 console.log(`(b) WAL file: largest ${mb(wal.largest)}, at the end ${mb(wal.last)}; ${restarts}`);
 
 svc.proc.kill('SIGTERM'); // graceful: flushes the writer
@@ -113,10 +123,12 @@ if (BACKLOG > 0) {
   database.close();
   console.log(`backlog: ${BACKLOG.toLocaleString('en')} older scans added above the rollup watermark in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   writeScript();
-  const loaded = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', work], { SVC_RATE_AGENT: '10000000' });
+  const loaded = await serveSvc();
   started = performance.now();
   await wrk(`${loaded.url}/api/v1/probe/telemetry`, 2, options);
+  cpu = measureCpu(loaded.proc.pid);
   const c = await wrk(`${loaded.url}/api/v1/probe/telemetry`, SECONDS, options);
+  const cpuC = { label: 'c', use: cpu.stop(), count: c.requests };
   const seconds = (performance.now() - started) / 1000;
   const reader = new Database(file, { readonly: true });
   const state = reader.query('SELECT watermark FROM scan_rollup_state').get() as { watermark: number };
@@ -126,5 +138,7 @@ if (BACKLOG > 0) {
   await loaded.proc.exited;
   console.log(row('(c) svc telemetry, backlog rolling', c));
   console.log(`ratio c/a: throughput ${(c.rps / a.rps).toFixed(2)}, p99 ${(c.p99 / a.p99).toFixed(2)}x (goal <= 3x); p99 with/without the backlog ${(c.p99 / b.p99).toFixed(2)}x; ${left.toLocaleString('en')} scans still to roll up after ${seconds.toFixed(0)} s`);
+  for (const line of cpuReport('request', cpuA, cpuC)) console.log(line);
 }
+if (values['cpu-prof']) console.log(`svc CPU profile written to ${path.resolve(values['cpu-prof'])}`);
 process.exit(0); // the exit hook stops the bare server and removes the data directory

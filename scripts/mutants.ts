@@ -1346,8 +1346,8 @@ export const mutants: Mutant[] = [
     id: 'leaks-nosniff-missing-ahead',
     bug: 'answers the server gives ahead of the app (the hot public GETs) leave without X-Content-Type-Options: nosniff',
     file: 'src/observability/requests.ts',
-    original: "        headers.set('x-content-type-options', 'nosniff');\n        stamped = true;",
-    replacement: '        stamped = true;',
+    original: "          headers.set('x-content-type-options', 'nosniff');\n          withNosniff.add(headers);",
+    replacement: '          withNosniff.add(headers);',
     tests: [T.hotPaths, T.publicGetsE2e],
   },
   {
@@ -1470,8 +1470,8 @@ export const mutants: Mutant[] = [
     id: 'cache-faq-key-ignores-entity',
     bug: 'the public FAQ cache is keyed by the API key only, not the entity asked for',
     file: 'src/faqs/public.ts',
-    original: "`${sha256Hex(raw.trim())}\\n${query === -1 ? '' : request.url.slice(query)}`",
-    replacement: 'sha256Hex(raw.trim())',
+    original: "`${keyDigest}\\n${query === -1 ? '' : request.url.slice(query)}`",
+    replacement: 'keyDigest',
     tests: [T.faqs],
   },
   {

@@ -5,12 +5,13 @@
 // header, as on the platform), so no delivery is deduplicated: every one is verified, logged and upserted.
 import { Database } from 'bun:sqlite';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
 import { ROOT, cleanupOnExit, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
+import { cpuReport, measureCpu } from '../lib/thread-cpu.ts';
 
 // `--cpu-prof DIR`: svc writes a CPU profile of the whole run into DIR when the bench ends.
 // `--vary`: every delivery of a product brings a description and variant prices other than the one
@@ -76,16 +77,11 @@ end
 let runs = 0;
 const run = (url: string, script: string, seconds: number) => wrk(url, seconds, { flags: ['-s', script], scriptArgs: [String(++runs)] });
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-/** A measured run with the server's CPU time per request: a figure other processes on the machine barely move. */
+/** A measured run with the server's CPU time over it: a figure other processes on the machine barely move. */
 async function measured(url: string, pid: number) {
-  const before = cpuSeconds(pid);
+  const cpu = measureCpu(pid);
   const result = await run(url, script, SECONDS);
-  return { ...result, cpuMicros: ((cpuSeconds(pid) - before) / result.requests) * 1e6 };
+  return { ...result, cpu: cpu.stop() };
 }
 
 const dataDir = path.join(work, 'data');
@@ -119,7 +115,7 @@ db.close();
 console.log(resultRow('baseline (bare Bun.serve)', baseline));
 console.log(resultRow('svc (verify + log + upsert)', svc));
 console.log(`ratio svc/baseline: ${(svc.rps / baseline.rps).toFixed(3)}`);
-console.log(`server CPU per request: svc ${svc.cpuMicros.toFixed(0)} µs, baseline ${baseline.cpuMicros.toFixed(0)} µs (ratio ${(baseline.cpuMicros / svc.cpuMicros).toFixed(3)}; less moved by other load on the machine)`);
+for (const line of cpuReport('request', { label: 'baseline', use: baseline.cpu, count: baseline.requests }, { label: 'svc', use: svc.cpu, count: svc.requests })) console.log(line);
 console.log(`delivery outcomes recorded by svc: ${JSON.stringify(outcomes)}`);
 if (profileDir) {
   // The profile is written when svc exits on its own after SIGTERM.

@@ -26,6 +26,8 @@ export const plainResponse: Respond = (body, headers, status = 200) => new Respo
 /** The handler the app registers for a hot route (Elysia composes it without a promise: lib/sync-route.ts). */
 export const appRoute = (route: HotRoute) => syncRoute((request, params: Record<string, string>) => route.answer(request, params, plainResponse));
 
+const NO_PARAMS: Record<string, string> = Object.freeze({});
+
 type Handler = (request: Request) => Response | Promise<Response>;
 
 interface Observer {
@@ -35,15 +37,20 @@ interface Observer {
 
 /**
  * Whether a path as sent is exactly `template` filled with `params`: the template's literal runs and
- * the parameters' values in turn, compared in place (nothing is built per request).
+ * the parameters' values in turn, compared in place (parameter names are split out once; nothing is
+ * built per request).
  */
 function exactPath(template: string): (path: string, params: Record<string, string>) => boolean {
   // '/a/:x/b' -> ['/a/', ':x', '/b']: literal runs and parameter names alternate.
-  const parts = template.split(/(?<=\/)(:[^/]+)/).filter((part) => part !== '');
+  const parts = template
+    .split(/(?<=\/)(:[^/]+)/)
+    .filter((part) => part !== '')
+    .map((part) => (part.charCodeAt(0) === 58 /* : */ ? { param: part.slice(1) } : { literal: part }));
+  if (parts.length === 1 && 'literal' in parts[0]!) return (path) => path === template;
   return (path, params) => {
     let at = 0;
     for (const part of parts) {
-      const text = part.charCodeAt(0) === 58 /* : */ ? params[part.slice(1)] : part;
+      const text = 'literal' in part ? part.literal : params[part.param];
       if (text === undefined || !path.startsWith(text, at)) return false;
       at += text.length;
     }
@@ -80,9 +87,11 @@ export function aheadOfTheApp(
   for (const route of app.hotRoutes) {
     const exact = exactPath(route.path);
     const observed = observer.routeHandlerOf(route.path, route.answer, app.errorAnswer);
+    // Bun builds a request's params object when asked: a route without parameters never asks.
+    const hasParams = route.path.includes(':');
     routes[route.path] = {
       GET: (request) => {
-        const params = request.params;
+        const params = hasParams ? request.params : NO_PARAMS;
         return answerableAhead(exact, request, params) ? observed(request, params) : fetch(request);
       },
     };

@@ -164,10 +164,15 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
       let stamped = false;
       // The id and nosniff go into the answer's prebuilt headers just before its response is built
       // from them (which copies them): set on a built response, they cost about as much again as
-      // building it. Every response built from those headers gets its own id, here or in finish.
+      // building it. Every response built from those headers gets its own id, here or in finish;
+      // nosniff, the same for all, is set once per headers object.
+      const withNosniff = new WeakSet<Headers>();
       const respond: Respond = (body, headers, status = 200) => {
         headers.set('x-request-id', answering!.requestId);
-        headers.set('x-content-type-options', 'nosniff');
+        if (!withNosniff.has(headers)) {
+          headers.set('x-content-type-options', 'nosniff');
+          withNosniff.add(headers);
+        }
         stamped = true;
         return new Response(body, { status, headers });
       };
