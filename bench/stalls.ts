@@ -11,7 +11,8 @@
 //   (4) telemetry scans committed by the scan writer non-stop for S seconds, 64 per turn of the event
 //       loop: the WAL passes its restart threshold and the checkpointer pauses the group commits
 //       until it caught up (the rows queued meanwhile are then written a ~2 ms slice per turn)
-// Usage: bun bench/stalls.ts [--scans 50000] [--telemetry-seconds 4]
+// Usage: bun bench/stalls.ts [--scans 50000] [--telemetry-seconds 4] [--only 1,2,3,4]
+// (--only: the tasks to run, by number; the others are skipped, e.g. --only 1 for the roller alone)
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,9 +30,15 @@ import { holdsRow, measureHolds, type Holds } from './lib/holds.ts';
 import { generateScans, SPAN_MS } from './lib/scans.ts';
 import { scanReport } from './scan-report.ts';
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { scans: { type: 'string', default: '50000' }, 'telemetry-seconds': { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: { scans: { type: 'string', default: '50000' }, 'telemetry-seconds': { type: 'string', default: '4' }, only: { type: 'string', default: '1,2,3,4' } },
+});
 const SCANS = Number(values.scans);
 const TELEMETRY_SECONDS = Number(values['telemetry-seconds']);
+const ONLY = new Set(values.only.split(',').map(Number));
+/** The holds of a task, or null when --only leaves it out. */
+const measured = (task: number, work: () => Promise<unknown>): Promise<Holds | null> => (ONLY.has(task) ? measureHolds(work) : Promise.resolve(null));
 const GOAL_MS = 5;
 const NOW = Date.now();
 
@@ -63,15 +70,15 @@ const telemetryScan = (i: number) => {
 const idle = await measureHolds(() => Bun.sleep(1000));
 const rollups = createScanRollups(sqlite);
 let rolled = 0;
-const roller = await measureHolds(async () => {
+const roller = await measured(1, async () => {
   rolled = await rollups.runOnce();
 });
 let deletedScans = 0;
-const scanRetention = await measureHolds(async () => {
+const scanRetention = await measured(2, async () => {
   deletedScans = await createScanRetention(sqlite, clock, SPAN_MS / DAY_MS / 2, rollups).runOnce();
 });
 let deletedRecords = 0;
-const recordRetention = await measureHolds(async () => {
+const recordRetention = await measured(3, async () => {
   const days = { webhookDeliveryDays: 30, jobDays: 0, storeEventDays: 0, orderSignalDays: 0, unusedLeadDays: 0 };
   deletedRecords = await createRecordRetention(sqlite, clock, days).runOnce();
 });
@@ -87,7 +94,7 @@ const writer = createScanWriter(sqlite, undefined, {
 });
 let written = 0;
 let largestWal = 0;
-const telemetry = await measureHolds(async () => {
+const telemetry = await measured(4, async () => {
   // One Promise.all per turn: a single one over all of the ~100k writes at the end would itself
   // hold the loop for several ms (it counted in this task's longest turn before).
   const turns: Promise<void[]>[] = [];
@@ -104,16 +111,18 @@ writer.close();
 await checkpointer.stop();
 database.close();
 
-const results: [string, Holds][] = [
-  [`(1) roller: ${rolled} scans folded`, roller],
-  [`(2) scan retention: ${deletedScans} deleted`, scanRetention],
-  [`(3) record retention: ${deletedRecords} deleted`, recordRetention],
-  [`(4) telemetry: ${written} scans, ${checkpointer.restarts} WAL restarts`, telemetry],
-];
+const results = (
+  [
+    [`(1) roller: ${rolled} scans folded`, roller],
+    [`(2) scan retention: ${deletedScans} deleted`, scanRetention],
+    [`(3) record retention: ${deletedRecords} deleted`, recordRetention],
+    [`(4) telemetry: ${written} scans, ${checkpointer.restarts} WAL restarts`, telemetry],
+  ] as [string, Holds | null][]
+).filter((result): result is [string, Holds] => result[1] !== null);
 console.log(`${SCANS} scans over a year; steps aim at ${STEP_BUDGET_MS} ms; ${navigator.hardwareConcurrency} CPUs`);
 console.log(holdsRow('idle loop (machine noise)', idle));
 for (const [name, holds] of results) console.log(holdsRow(name, holds));
 console.log(`WAL file after (1)–(3): ${(walBefore / 1e6).toFixed(1)} MB; during (4) at most ${(largestWal / 1e6).toFixed(1)} MB; group commits paused ${checkpointer.longestPauseMs.toFixed(1)} ms at most`);
-console.log(`(4) ${groups} group commits, the largest of ${largestGroup} rows`);
+if (telemetry) console.log(`(4) ${groups} group commits, the largest of ${largestGroup} rows`);
 const worst = results.reduce((a, b) => (b[1].heldMs > a[1].heldMs ? b : a));
 console.log(`worst: ${worst[0]}, held ${worst[1].heldMs.toFixed(1)} ms (goal <= ${GOAL_MS} ms for every task: ${worst[1].heldMs <= GOAL_MS ? 'met' : 'NOT met'})`);

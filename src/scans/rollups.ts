@@ -56,18 +56,12 @@ export const NONE = '';
 export const PRESENT = PRESENCE_KEYS.map((k) => `present_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
 export const REPORTED = PRESENCE_KEYS.map((k) => `reported_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
 
-/** Additive measures of a set of scans, plus the sketch of their hostnames. */
-export class Measures {
+/** Additive measures of a set of scans (what the roller adds to a cell). */
+class Counts {
   scans = 0;
   percentageSum = 0;
   readonly present = new Array<number>(PRESENCE_KEYS.length).fill(0);
   readonly reported = new Array<number>(PRESENCE_KEYS.length).fill(0);
-  readonly hostnames = new HyperLogLog();
-
-  addRow(row: RawStatsRow, hostnameHash = hllHash(row.hostname)): void {
-    this.addCounts(row);
-    this.hostnames.addHash(hostnameHash);
-  }
 
   /** The row's additive measures, without its hostname. */
   addCounts(row: RawStatsRow): void {
@@ -79,6 +73,16 @@ export class Measures {
       this.reported[i]!++;
       if (value === 1) this.present[i]!++;
     }
+  }
+}
+
+/** Additive measures of a set of scans, plus the sketch of their hostnames. */
+export class Measures extends Counts {
+  readonly hostnames = new HyperLogLog();
+
+  addRow(row: RawStatsRow, hostnameHash = hllHash(row.hostname)): void {
+    this.addCounts(row);
+    this.hostnames.addHash(hostnameHash);
   }
 
   addRollup(row: Record<string, unknown>): void {
@@ -278,14 +282,14 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
    */
   function fold(mark: number, units: number): Step & { last: number } {
     const { monthsFrom } = rollupState(sqlite);
-    const cells = new Map<number, { cuboid: number; combo: number; day: number; measures: Measures; hashes: number[] }>();
+    const cells = new Map<number, { cuboid: number; combo: number; day: number; measures: Counts; hashes: number[] }>();
     const months = new Map<number, number>();
     const hostnames = new Map<string, { scans: number; last: number }>();
     const cellUnits = (id: number) => (cells.has(id) ? 0 : cache.get(id) ? ROLLUP_UNITS.cachedCell : ROLLUP_UNITS.newCell);
     const add = (cuboid: number, combo: number, day: number, row: RawStatsRow, hash: number) => {
       const id = cellId(cuboid, combo, day);
       let cell = cells.get(id);
-      if (!cell) cells.set(id, (cell = { cuboid, combo, day, measures: new Measures(), hashes: [] }));
+      if (!cell) cells.set(id, (cell = { cuboid, combo, day, measures: new Counts(), hashes: [] }));
       cell.measures.addCounts(row);
       cell.hashes.push(hash);
     };
