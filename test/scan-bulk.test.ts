@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
 import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 
 const BULK = '/api/v1/probe/scan-bulk';
@@ -113,6 +114,17 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
     expect(scanCount()).toBe(3);
+  });
+
+  test('a bulk request that meets a write of another connection (CLI, checkpointer) waits for it and is stored, never refused as locked', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    // Its duplicate probe reads before it writes: started DEFERRED, it could not take the write lock held meanwhile.
+    const foreign = await foreignWriteInProgress(t.config.databaseFile);
+    const body = await okBulk(key, [item(1), item(2)]);
+    await foreign.committed;
+    expect(body).toEqual({ inserted: 2, skipped: 0, errors: [] });
+    expect(scanCount()).toBe(2);
   });
 
   test('two racing bulk requests with the same scans store each pair once', async () => {

@@ -3,6 +3,7 @@ import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { failCommits } from './helpers/failing-commits.ts';
+import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
 import { createHmac } from 'node:crypto';
 import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
 import { openDatabase } from '../src/db/index.ts';
@@ -298,6 +299,17 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect((await product('1001')).status).toBe(200);
     expect((await product('1002')).status).toBe(404);
     expect((await product('1003')).status).toBe(200);
+  });
+
+  test('a delivery that meets a write of another connection (CLI, checkpointer) waits for it and is committed, never refused as locked', async () => {
+    // The group reads (duplicates) before it writes: started DEFERRED, it could not take the write lock held meanwhile.
+    const foreign = await foreignWriteInProgress(t.config.databaseFile);
+    const { answers, groups } = await together([1001, 1002].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
+    await foreign.committed;
+    expect(answers).toEqual([200, 200].map((status) => ({ status, body: { received: true, outcome: 'applied' } })));
+    expect(groups).toBe(1);
+    expect((await product('1001')).status).toBe(200);
+    expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1002']);
   });
 
   test('a delivery whose write fails inside a group is refused alone; the others are committed', async () => {

@@ -4,6 +4,7 @@ import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
 import { writePause } from '../lib/write-pause.ts';
+import { writeTransaction } from '../lib/write-transaction.ts';
 
 /** At most this many scans folded per transaction; fewer when that would take longer than a step may (lib/periodic.ts). */
 export const ROLLUP_CHUNK_ROWS = 250;
@@ -352,7 +353,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     return { scans, more: more || scans === chunkRows, last };
   }
 
-  const rollStep = sqlite.transaction((units: number): Step => {
+  const rollStep = writeTransaction(sqlite, (units: number): Step => {
     const mark = watermark();
     // Another roller or retention moved the watermark: cached cells may not match the stored ones.
     if (mark !== cachedAt) cache.clear();

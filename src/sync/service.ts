@@ -8,6 +8,7 @@ import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { inBatches } from '../lib/periodic.ts';
 import { writePause } from '../lib/write-pause.ts';
+import { writeTransaction } from '../lib/write-transaction.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { PlatformThrottled } from '../platforms/http.ts';
 import type { CatalogPage, EntryData, ProductData } from '../platforms/types.ts';
@@ -99,7 +100,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
   // Paused while the WAL checkpointer catches up with the log (lib/write-pause.ts).
   const writes = writePause(database.sqlite);
   /** A page's items (already read), applied; false when the pass was superseded meanwhile (nothing of the batch is written). */
-  const applyBatch = database.sqlite.transaction((row: CatalogSyncRow, sync: KindSync<unknown>, items: unknown[], readAt: number, end: CatalogPage<unknown> | null): boolean => {
+  const applyBatch = writeTransaction(database.sqlite, (row: CatalogSyncRow, sync: KindSync<unknown>, items: unknown[], readAt: number, end: CatalogPage<unknown> | null): boolean => {
     if (!state.isCurrent(row.storeId, row.kind, row.runId)) return false;
     const mapped: unknown[] = [];
     for (const item of items) {
@@ -121,7 +122,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     state.swept(row, through, sync.remove(gone));
     return true;
   }
-  const applySweep = database.sqlite.transaction(sweptThrough);
+  const applySweep = writeTransaction(database.sqlite, sweptThrough);
 
   /**
    * A step of the sweep: the next `rows` items after `after`. Where unlisted means gone (no
@@ -129,7 +130,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
    * nothing a webhook wrote meanwhile is removed; where each must be confirmed, a chunk with
    * unlisted items comes back unapplied. Null when the pass was superseded.
    */
-  const sweepBatch = database.sqlite.transaction((row: CatalogSyncRow, sync: KindSync<unknown>, after: string, rows: number): UnlistedChunk | null => {
+  const sweepBatch = writeTransaction(database.sqlite, (row: CatalogSyncRow, sync: KindSync<unknown>, after: string, rows: number): UnlistedChunk | null => {
     const chunk = sync.unlistedAfter(row.startedAt, after, rows);
     if (sync.source.confirmGone && chunk.unlisted.length > 0) return state.isCurrent(row.storeId, row.kind, row.runId) ? chunk : null;
     return sweptThrough(row, sync, chunk.unlisted, chunk.through) ? chunk : null;
@@ -231,7 +232,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
   };
 
   /** Every kind's pass begun and its job queued in one transaction: one commit in the turn of the request that started them. */
-  const beginPasses = database.sqlite.transaction((storeId: string, trigger: SyncTrigger, viaApp: boolean) => {
+  const beginPasses = writeTransaction(database.sqlite, (storeId: string, trigger: SyncTrigger, viaApp: boolean) => {
     for (const kind of SYNC_KINDS) {
       state.begin(storeId, kind, newId(), trigger);
       if (viaApp) fail(state.get(storeId, kind)!, NO_API_ACCESS);

@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import { ApiError } from '../lib/errors.ts';
 import { commitGroup, EntryFailed, type GroupOutcome } from '../lib/group-commit.ts';
+import { writeTransaction } from '../lib/write-transaction.ts';
 import { newId } from '../lib/ids.ts';
 import { writePause } from '../lib/write-pause.ts';
 import type { NormalizedScan } from './payload.ts';
@@ -84,7 +85,7 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
   // The rows the group in progress writes however long they take: as many as arrived during the
   // turn before it (see flush).
   let groupFloorRows = 0;
-  const writeGroup = sqlite.transaction((entries: Entry[]) => {
+  const writeGroup = writeTransaction(sqlite, (entries: Entry[]) => {
     const started = performance.now();
     const inserted: number[] = [];
     let rowsTaken = 0;

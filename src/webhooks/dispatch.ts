@@ -6,6 +6,7 @@ import { orderSignals, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { commitGroup, EntryFailed, type GroupOutcome } from '../lib/group-commit.ts';
+import { writeTransaction } from '../lib/write-transaction.ts';
 import { newId } from '../lib/ids.ts';
 import type { WebhookEvent } from '../platforms/types.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
@@ -133,7 +134,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
   }
 
   // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
-  const inGroup = sqlite.transaction((group: Pending[]): Outcome[] => {
+  const inGroup = writeTransaction(sqlite, (group: Pending[]): Outcome[] => {
     uninstalledInGroup.clear();
     return group.map((entry, index) => {
       try {
