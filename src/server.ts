@@ -31,6 +31,27 @@ export class ListenError extends Error {
   override name = 'ListenError';
 }
 
+/** Starts the WAL checkpointer; a stand-in lets tests fail a start after it listens. */
+export interface StartOptions {
+  startCheckpointer?: typeof startCheckpointer;
+}
+
+/** One thing a start has started, undone by a failed start and by shutdown. */
+type Undo = () => unknown;
+
+/** Undoes what was started, last first; every step runs even when one fails (the first failure is thrown after). */
+async function undoInReverse(started: Undo[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const undo of started.splice(0).reverse()) {
+    try {
+      await undo();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0) throw failures[0];
+}
+
 /** A free TCP port on `hostname`, found by binding port 0 and releasing it. */
 function freePort(hostname: string): number {
   const probe = Bun.serve({ hostname, port: 0, reusePort: false, fetch: () => new Response(null, { status: 503 }) });
@@ -43,24 +64,27 @@ function freePort(hostname: string): number {
  * Start serving `requested`: holds the data directory's instance lock for the process's life (a
  * second svc on the same directory refuses to start), binds the address without SO_REUSEPORT (a
  * port in use is a ListenError, never a shared port), migrates, then starts the background work.
+ * A start that fails at any step undoes the steps before it, last first: no port, Worker, database
+ * or lock is left held in the process.
  */
-export async function startServer(requested: Config): Promise<RunningServer> {
+export async function startServer(requested: Config, options: StartOptions = {}): Promise<RunningServer> {
   // Port 0 means "any free port": pick it before the app is built, so the default base URL (used in
   // signal links and hook registration) names the port actually served.
   const config = requested.http.port === 0 ? withListenPort(requested, freePort(requested.http.hostname)) : requested;
   const lock = acquireInstanceLock(config.dataDir, `pid ${process.pid}, serving ${listenUrl(config.http)} since ${new Date().toISOString()}`);
-  const cleanup: (() => void)[] = [lock.release];
+  const started: Undo[] = [lock.release];
   try {
-    return await serve(config, cleanup);
+    return await serve(config, started, options);
   } catch (error) {
-    for (const undo of cleanup.reverse()) undo();
+    // The start's own failure is the one reported; one of undoing it is logged.
+    await undoInReverse(started).catch((undoFailure) => console.error(JSON.stringify({ level: 'error', msg: 'undoing a failed start failed', error: String(undoFailure) })));
     throw error;
   }
 }
 
-async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningServer> {
+async function serve(config: Config, started: Undo[], options: StartOptions): Promise<RunningServer> {
   const database = openDatabase(config.databaseFile);
-  cleanup.push(database.close);
+  started.push(database.close);
   const { applied } = migrateDatabase(database);
   const widget = await buildWidget();
   const observability = createObservability(config.log);
@@ -103,33 +127,35 @@ async function serve(config: Config, cleanup: (() => void)[]): Promise<RunningSe
     throw new ListenError(`cannot listen on ${listenUrl(config.http).slice('http://'.length)}: ${reason}`);
   }
   const listening = server;
+  started.push(() => listening.stop(true));
   // WAL checkpoints in a Worker, so no request's COMMIT copies the WAL into the database file.
-  const checkpointer = await startCheckpointer(database.sqlite, database.file, observability.logger.log);
+  const checkpointer = await (options.startCheckpointer ?? startCheckpointer)(database.sqlite, database.file, observability.logger.log);
+  started.push(() => checkpointer.stop());
   observability.metrics.addCollector(checkpointCollector(checkpointer));
+  // Undone after every background task has stopped (they come later): rows still queued are committed before the checkpointer and the database stop.
+  started.push(() => scanWriter.close());
   // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
+  started.push(() => webhooks.runner.stop());
   // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval.
   const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue(config.syncIntervalHours * 3_600_000));
   if (config.syncIntervalHours > 0) reconciliation.start(5 * 60_000);
+  started.push(() => reconciliation.stop());
   const rollups = createScanRollups(database.sqlite);
   rollups.start();
+  started.push(() => rollups.stop());
   const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays, rollups);
   retention.start();
+  started.push(() => retention.stop());
   const records = createRecordRetention(database.sqlite, systemClock, config.retention);
   records.start();
+  started.push(() => records.stop());
 
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= (async () => {
-      await listening.stop(false);
-      await reconciliation.stop();
-      await webhooks.runner.stop();
-      await retention.stop();
-      await records.stop();
-      await rollups.stop();
-      scanWriter.close(); // rows still queued are committed before the database closes
-      await checkpointer.stop();
-      for (const undo of cleanup.reverse()) undo(); // the database, then the instance lock
+      await listening.stop(false); // no new requests; those in flight finish first
+      await undoInReverse(started); // background work, queued scans, checkpointer, database, instance lock
       observability.logger.flush();
     })();
     return stopping;

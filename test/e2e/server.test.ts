@@ -4,6 +4,8 @@ import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { spawnServer } from '../helpers/server.ts';
+import { loadConfig } from '../../src/config.ts';
+import { startServer } from '../../src/server.ts';
 
 let tmp: ReturnType<typeof tempDir>;
 let dataDir: string;
@@ -148,5 +150,30 @@ describe('svc serve (spawned process)', () => {
     const res = await runCli(['serve', '--http', 'nowhere', '--data-dir', dataDir]);
     expect(res.code).toBe(2);
     expect(res.stderr.trim()).toBe('svc: invalid --http: expected <host>:<port> with a port from 0 to 65535, got "nowhere"');
+  });
+});
+
+describe('a start that fails', () => {
+  test('a failure after listening (the checkpointer Worker does not start) frees the port and the data directory: the next start on both serves', async () => {
+    const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, reusePort: false, fetch: () => new Response(null) });
+    const port = probe.port!;
+    probe.stop(true);
+    const config = loadConfig({ http: `127.0.0.1:${port}`, 'data-dir': dataDir }, {});
+    let listened = false;
+    const failing = startServer(config, {
+      startCheckpointer: async () => {
+        listened = (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200;
+        throw new Error('planted: the checkpointer Worker failed to start');
+      },
+    });
+    await expect(failing).rejects.toThrow('planted: the checkpointer Worker failed to start');
+    expect(listened).toBe(true);
+    const server = await startServer(config);
+    try {
+      expect(server.url).toBe(`http://127.0.0.1:${port}`);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.shutdown();
+    }
   });
 });
