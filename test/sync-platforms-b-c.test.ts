@@ -3,6 +3,7 @@ import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
 import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
 import { platformBProduct, platformCProduct, platformCVariableProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
 import { createStore, getProduct, rows } from './helpers/stores.ts';
 import { listAllProducts, runSync } from './helpers/sync.ts';
 
@@ -69,6 +70,20 @@ describe('platform B catalogue sync (v3 catalog API, page by page)', () => {
     } finally {
       dir.remove();
     }
+  });
+
+  test('a page applied while another connection (CLI, checkpointer) writes waits for it and is committed, never failed as locked', async () => {
+    await setup(100);
+    const storeId = await connect();
+    let foreign: Promise<void> | null = null;
+    // Held from before the page is answered until after it arrives: the page's transaction reads (is the pass current?) before it writes.
+    fake.pageHooks.beforeProductsPage = async (page) => {
+      if (page === 2) foreign = (await foreignWriteInProgress(t.config.databaseFile)).committed;
+    };
+    expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', error: null, kinds: { products: { items: 100 } } });
+    await foreign;
+    expect(foreign).not.toBeNull();
+    expect(rows(t, 'jobs').filter((job) => job.kind === 'catalog-sync.products')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
   });
 
   test('a product deleted by webhook during the import does not come back', async () => {

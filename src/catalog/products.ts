@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.ts';
 import { checkGtin, validGtin } from '../lib/gtin.ts';
 import { htmlToPlainText } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
+import { writeTransaction } from '../lib/write-transaction.ts';
 import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
 import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
@@ -161,7 +162,7 @@ export function createCatalog(db: Db, clock: Clock) {
   };
 
   // The product row and its variants change together or not at all (nested in the caller's transaction, if any).
-  const applyUpsert = sqlite.transaction((storeId: string, currency: string | null, product: ProductData): UpsertOutcome => {
+  const applyUpsert = writeTransaction(sqlite, (storeId: string, currency: string | null, product: ProductData): UpsertOutcome => {
     const written = upsertStatement.get(
       newId(),
       storeId,
