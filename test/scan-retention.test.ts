@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
+import { writePause } from '../src/lib/write-pause.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
 import { createScanRollups } from '../src/scans/rollups.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
@@ -66,6 +67,29 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     const afterIngest = scanCount();
     expect(await sweep).toBe(25);
     expect(afterIngest).toBeGreaterThan(1);
+    expect(scanCount()).toBe(1);
+  });
+
+  test('a sweep commits nothing while the WAL checkpointer pauses background writes, the expired days\' rollups included', async () => {
+    const clock = fixedClock(NOW);
+    t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '100000' } });
+    await seed([100, 101, 102, 1]);
+    const { sqlite } = t.database;
+    const rollups = createScanRollups(sqlite);
+    await rollups.runOnce();
+    const rollupRows = () => (sqlite.query('SELECT count(*) AS n FROM scan_rollups').get() as { n: number }).n;
+    const before = rollupRows();
+    expect(before).toBeGreaterThan(0);
+    // A commit during the pause keeps the next one from starting the WAL over (db/checkpoint.ts).
+    const pause = writePause(sqlite);
+    pause.pause();
+    const sweep = createScanRetention(sqlite, clock, 30, rollups).runOnce();
+    await Bun.sleep(20);
+    expect(rollupRows()).toBe(before);
+    expect(scanCount()).toBe(4);
+    pause.resume();
+    expect(await sweep).toBe(3);
+    expect(rollupRows()).toBeLessThan(before);
     expect(scanCount()).toBe(1);
   });
 

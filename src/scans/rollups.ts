@@ -399,7 +399,8 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     /**
      * Retention is about to delete every scan before `day` (whole UTC days): drop the rollups of
      * those days, and of every month holding one of them (such a month is from now on read from
-     * its day rows), in timed steps. Run it again after the scans are deleted, for rows the roller
+     * its day rows), in timed steps that wait out a WAL write pause like the sweep's own (a drop
+     * committed during the pause kept the log from starting over). Run it again after the scans are deleted, for rows the roller
      * folded meanwhile. Stats stop counting those scans a little before they are deleted, never after.
      */
     async forgetBefore(day: number, signal?: AbortSignal): Promise<number> {
@@ -410,8 +411,9 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
         cache.clear();
         return statement.run(before, rows).changes;
       };
-      const months = await inBatches(drop(dropMonthsBefore, nextMonth), DROP_ROWS, signal);
-      return months + (await inBatches(drop(dropDaysBefore, day), DROP_ROWS, signal));
+      const pause = { pause: writePause(sqlite) };
+      const months = await inBatches(drop(dropMonthsBefore, nextMonth), DROP_ROWS, signal, pause);
+      return months + (await inBatches(drop(dropDaysBefore, day), DROP_ROWS, signal, pause));
     },
 
     /**
