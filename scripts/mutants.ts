@@ -978,6 +978,14 @@ export const mutants: Mutant[] = [
     tests: [T.webhooksA],
   },
   {
+    id: 'webhooks-burst-applies-after-uninstall',
+    bug: 'a delivery after app/uninstalled, left for a later group of the same burst, is applied to the uninstalled store',
+    file: 'src/webhooks/dispatch.ts',
+    original: 'if (uninstalledInGroup.size > 0) for (const entry of pending) if (uninstalledInGroup.has(entry.delivery.store.id)) entry.event = inactiveEvent(entry.delivery);',
+    replacement: '',
+    tests: [T.webhooksA],
+  },
+  {
     id: 'webhooks-group-unbounded',
     bug: 'a burst of deliveries is applied in one transaction of any length, holding the event loop throughout',
     file: 'src/webhooks/dispatch.ts',

@@ -226,6 +226,15 @@ describe('platform A: group commit (deliveries arriving together share one trans
       headers: { 'content-type': 'application/json', 'x-platform-a-hmac-sha256': signature, 'x-platform-a-shop-domain': SHOP, 'x-platform-a-topic': 'products/update', 'x-platform-a-event-id': eventId },
       body: JSON.stringify(payload),
     });
+  /** The shop's app/uninstalled delivery. */
+  const uninstalled = () => {
+    const uninstall = { id: 1, domain: SHOP };
+    return t.request('/api/v1/webhooks/platform-a', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-platform-a-hmac-sha256': signatureOf('acme-client-secret', uninstall), 'x-platform-a-shop-domain': SHOP, 'x-platform-a-topic': 'app/uninstalled', 'x-platform-a-event-id': 'evt-uninstall' },
+      body: JSON.stringify(uninstall),
+    });
+  };
   /** Sends all at once and returns each answer's status and body, with the number of transactions they took. */
   async function together(sends: (() => Promise<Response>)[]) {
     const groupsBefore = t.webhooks.dispatch.groups;
@@ -310,20 +319,25 @@ describe('platform A: group commit (deliveries arriving together share one trans
   });
 
   test('a delivery after app/uninstalled in the same group is ignored like any for an inactive store', async () => {
-    const uninstall = { id: 1, domain: SHOP };
     const { answers, groups } = await together([
       () => delivery(platformAProduct(1001), 'evt-before'),
-      () =>
-        t.request('/api/v1/webhooks/platform-a', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-platform-a-hmac-sha256': signatureOf('acme-client-secret', uninstall), 'x-platform-a-shop-domain': SHOP, 'x-platform-a-topic': 'app/uninstalled', 'x-platform-a-event-id': 'evt-uninstall' },
-          body: JSON.stringify(uninstall),
-        }),
+      uninstalled,
       () => delivery(platformAProduct(1002), 'evt-after'),
     ]);
     expect(groups).toBe(1);
     expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'deactivated', 'ignored_inactive']);
     expect(rows(t, 'products').map((p) => p.product_id)).toEqual(['1001']);
+  });
+
+  test('a delivery after app/uninstalled that is left for a later group of the same burst is ignored like any for an inactive store', async () => {
+    const { answers, groups } = await together([
+      ...Array.from({ length: 63 }, (_, i) => () => delivery(platformAProduct(5000 + i), `evt-${5000 + i}`)),
+      uninstalled,
+      () => delivery(platformAProduct(6000), 'evt-after'),
+    ]);
+    expect(groups).toBeGreaterThan(1);
+    expect(answers.slice(-2).map((a) => a.body.outcome)).toEqual(['deactivated', 'ignored_inactive']);
+    expect(rows(t, 'products').map((p) => p.product_id)).not.toContain('6000');
   });
 
   test('a bad signature in the middle of a group does not affect the others', async () => {

@@ -74,7 +74,8 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
 
   /**
    * Stores uninstalled earlier in the group being applied: each delivery's store was read before the
-   * group began, so their later deliveries in it are ignored here, as any for an inactive store.
+   * group began, so their later deliveries in it are ignored here, as any for an inactive store (and
+   * those left for a later group, by commitPending).
    */
   const uninstalledInGroup = new Set<string>();
 
@@ -179,6 +180,9 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     // The rest waits for the next turn, so other requests are served between two transactions.
     if (pending.length > 0) setImmediate(commitPending);
     if (applied.committed.length === 0) return;
+    // Deliveries still waiting were verified while their store was active: an uninstall now
+    // committed makes them ignored too, as it does in its own group.
+    if (uninstalledInGroup.size > 0) for (const entry of pending) if (uninstalledInGroup.has(entry.delivery.store.id)) entry.event = inactiveEvent(entry.delivery);
     groups++;
     applied.committed.forEach((entry, i) => {
       if (applied.results[i] === 'queued') onJobQueued?.();
