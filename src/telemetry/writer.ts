@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { ApiError } from '../lib/errors.ts';
-import { commitGroup, EntryFailed, type GroupOutcome } from '../lib/group-commit.ts';
+import { commitGroup, EntryFailed, groupSlice, type GroupOutcome } from '../lib/group-commit.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
 import { newId } from '../lib/ids.ts';
 import { writePause } from '../lib/write-pause.ts';
@@ -8,16 +8,10 @@ import type { NormalizedScan } from './payload.ts';
 
 /**
  * Rows arriving within one turn past which they are written at once, without waiting for the end of
- * the turn (DESIGN §6); also the most rows of a backlog one group considers (GROUP_SLICE_MS).
+ * the turn (DESIGN §6); also the most rows of a backlog (a write pause, a burst) one group considers,
+ * of which it writes a slice of about 2 ms (lib/group-commit.ts, groupSlice).
  */
 export const MAX_BATCH_ROWS = 512;
-/**
- * How long a group writing a backlog (rows queued before the last turn: a write pause, a burst) goes
- * on taking rows, counted from its first INSERT. Its COMMIT adds about half as much again
- * (measured: 25–40% of a group's time), so a group holds the loop about 2 ms, and the rest of the
- * backlog waits for the next turn (issue 12, item 5: no stretch over 5 ms).
- */
-export const GROUP_SLICE_MS = 1.25;
 
 const COLUMNS = [
   'id', 'hostname', 'url', 'scanned_at', 'received_at', 'country', 'platform', 'platform_confidence', 'page_type',
@@ -82,17 +76,13 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
   // NOT EXISTS, whose 24 bound columns go through a SELECT first (bench/bulk.ts).
   const stored = sqlite.prepare<unknown, [number, string]>('SELECT 1 FROM scans WHERE scanned_at = ? AND url = ?');
   const isStored = (row: Param[]) => stored.get(row[SCANNED_AT_PARAM] as number, row[URL_PARAM] as string) !== null;
-  // The rows the group in progress writes however long they take: as many as arrived during the
-  // turn before it (see flush).
-  let groupFloorRows = 0;
+  // Its floor, in rows: as many as arrived during the turn before the group (see flush).
+  const slice = groupSlice();
   const writeGroup = writeTransaction(sqlite, (entries: Entry[]) => {
-    const started = performance.now();
+    slice.start();
     const inserted: number[] = [];
-    let rowsTaken = 0;
-    let pastFloor = 0;
     for (const { rows, skipDuplicates } of entries) {
-      // Past the floor, at least one entry (the backlog always shrinks), then only within the slice.
-      if (rowsTaken >= groupFloorRows && pastFloor++ > 0 && performance.now() - started >= GROUP_SLICE_MS) break;
+      if (!slice.takes(rows.length)) break;
       try {
         let written = 0;
         for (const row of rows) {
@@ -104,7 +94,6 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
       } catch (error) {
         throw new EntryFailed(inserted.length, error);
       }
-      rowsTaken += rows.length;
     }
     return inserted;
   });
@@ -138,12 +127,12 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
   /**
    * Writes one group from the head of the queue: at least as many rows as arrived during the last
    * turn and one entry more, so a backlog shrinks at any rate of arrivals, and more only within
-   * GROUP_SLICE_MS; what is left waits for the next turn, so other requests are served in between.
+   * its slice; what is left waits for the next turn, so other requests are served in between.
    */
   function flush(): void {
     if (scheduled) clearImmediate(scheduled);
     scheduled = null;
-    groupFloorRows = arrivedRows;
+    slice.floor = arrivedRows;
     arrivedRows = 0;
     if (queue.length === 0) return;
     if (pause.paused && !closed) {
@@ -152,7 +141,7 @@ export function createScanWriter(sqlite: Database, maxBatchRows = MAX_BATCH_ROWS
       return;
     }
     let taken = 0;
-    for (let rows = 0; taken < queue.length && rows < groupFloorRows + maxBatchRows; ) rows += queue[taken++]!.rows.length;
+    for (let rows = 0; taken < queue.length && rows < slice.floor + maxBatchRows; ) rows += queue[taken++]!.rows.length;
     const started = performance.now();
     const written = commitGroup(queue.splice(0, taken), writeGroup, outcome);
     queue.unshift(...written.left);

@@ -5,7 +5,7 @@ import type { Db } from '../db/index.ts';
 import { orderSignals, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
-import { commitGroup, EntryFailed, type GroupOutcome } from '../lib/group-commit.ts';
+import { commitGroup, EntryFailed, groupSlice, type GroupOutcome } from '../lib/group-commit.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
 import { newId } from '../lib/ids.ts';
 import type { WebhookEvent } from '../platforms/types.ts';
@@ -51,10 +51,12 @@ interface DispatchDeps {
  * first delivery, never half of one. Deliveries arriving together share that transaction (group commit).
  */
 /**
- * The most deliveries one transaction applies. A group holds the event loop for its whole length
- * (~0.25 ms of writes per product update), so a burst is committed in slices other requests fit
- * between; larger groups cost less per delivery (bench/webhooks, 64 connections: ~480 us of server
- * CPU per delivery in groups of up to 64 against ~580 us in groups of 16), hence this size.
+ * The most deliveries one transaction considers. A group holds the event loop for its whole length
+ * (~0.25 ms of writes per product update): it applies the deliveries verified during the turn before
+ * it, up to this many, and of a backlog only a slice of about 2 ms (lib/group-commit.ts, groupSlice),
+ * so other requests fit between two groups; larger groups cost less per delivery (bench/webhooks,
+ * 64 connections: ~480 us of server CPU per delivery in groups of up to 64 against ~580 us in
+ * groups of 16), hence this size.
  */
 const MAX_GROUP = 64;
 
@@ -72,7 +74,8 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
 
   /**
    * Stores uninstalled earlier in the group being applied: each delivery's store was read before the
-   * group began, so their later deliveries in it are ignored here, as any for an inactive store.
+   * group began, so their later deliveries in it are ignored here, as any for an inactive store (and
+   * those left for a later group, by commitPending).
    */
   const uninstalledInGroup = new Set<string>();
 
@@ -133,17 +136,23 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     reject(error: unknown): void;
   }
 
+  // Its floor, in deliveries: as many as were verified during the turn before the group (see commitPending).
+  const slice = groupSlice();
   // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
   const inGroup = writeTransaction(sqlite, (group: Pending[]): Outcome[] => {
     uninstalledInGroup.clear();
-    return group.map((entry, index) => {
+    slice.start();
+    const outcomes: Outcome[] = [];
+    for (const entry of group) {
+      if (!slice.takes(1)) break;
       try {
         const { delivery } = entry;
-        return applyOne(delivery, uninstalledInGroup.has(delivery.store.id) ? inactiveEvent(delivery) : entry.event);
+        outcomes.push(applyOne(delivery, uninstalledInGroup.has(delivery.store.id) ? inactiveEvent(delivery) : entry.event));
       } catch (error) {
-        throw new EntryFailed(index, error);
+        throw new EntryFailed(outcomes.length, error);
       }
-    });
+    }
+    return outcomes;
   });
 
   const outcome: GroupOutcome<Pending> = {
@@ -151,21 +160,29 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     fail: (entries, error) => entries.forEach((entry) => entry.reject(error)), // COMMIT itself failed: nothing was kept
   };
 
-  let pending: Pending[] = [];
+  const pending: Pending[] = [];
+  /** Deliveries verified since the last group began: those of the current turn. */
+  let arrived = 0;
   let groups = 0;
 
   /**
    * Group commit: every delivery verified during one turn of the event loop is applied in one
-   * transaction, and each is answered only after its COMMIT. A delivery that fails rolls the whole
-   * transaction back; it is refused with its error and the rest of the group is applied again
-   * without it (lib/group-commit.ts).
+   * transaction (up to MAX_GROUP), and each is answered only after its COMMIT. A backlog is applied
+   * a slice of about 2 ms per turn, in order. A delivery that fails rolls the whole transaction back;
+   * it is refused with its error and the rest of the group is applied again without it
+   * (lib/group-commit.ts).
    */
   function commitPending(): void {
-    const group = pending.splice(0, MAX_GROUP);
+    slice.floor = arrived;
+    arrived = 0;
+    const applied = commitGroup(pending.splice(0, MAX_GROUP), inGroup, outcome);
+    pending.unshift(...applied.left);
     // The rest waits for the next turn, so other requests are served between two transactions.
     if (pending.length > 0) setImmediate(commitPending);
-    const applied = commitGroup(group, inGroup, outcome);
     if (applied.committed.length === 0) return;
+    // Deliveries still waiting were verified while their store was active: an uninstall now
+    // committed makes them ignored too, as it does in its own group.
+    if (uninstalledInGroup.size > 0) for (const entry of pending) if (uninstalledInGroup.has(entry.delivery.store.id)) entry.event = inactiveEvent(entry.delivery);
     groups++;
     applied.committed.forEach((entry, i) => {
       if (applied.results[i] === 'queued') onJobQueued?.();
@@ -185,6 +202,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     return new Promise<Outcome>((resolve, reject) => {
       if (pending.length === 0) setImmediate(commitPending);
       pending.push({ delivery, event, resolve, reject });
+      arrived++;
     });
   }
 
