@@ -1478,8 +1478,8 @@ export const mutants: Mutant[] = [
     id: 'cache-faq-key-ignores-entity',
     bug: 'the public FAQ cache is keyed by the API key only, not the entity asked for',
     file: 'src/faqs/public.ts',
-    original: "`${keyDigest}\\n${query === -1 ? '' : request.url.slice(query)}`",
-    replacement: 'keyDigest',
+    original: "`${sha256Hex(raw.trim())}\\n${query === -1 ? '' : request.url.slice(query)}`",
+    replacement: 'sha256Hex(raw.trim())',
     tests: [T.faqs],
   },
   {

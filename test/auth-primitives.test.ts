@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { hmacSha256, safeEqual, secretDigests, sha256Hex } from '../src/lib/crypto.ts';
+import { hmacSha256, safeEqual, sha256Hex } from '../src/lib/crypto.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -76,29 +76,6 @@ describe('constant-time comparison', () => {
     expect(safeEqual('abc', 'abcd')).toBe(false);
     expect(safeEqual('', '')).toBe(true);
     expect(safeEqual('é', 'e\u0301')).toBe(false);
-  });
-});
-
-describe('remembered secret digests (the widget key on every page view)', () => {
-  const KEY = 'sk_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
-  test('a secret never remembered is hashed: its SHA-256', () => {
-    expect(secretDigests(4).of(KEY)).toBe(sha256Hex(KEY));
-  });
-
-  test('a remembered secret gives the digest remembered with it; any other secret, even one character off, its own SHA-256', () => {
-    const digests = secretDigests(4);
-    digests.remember(KEY, 'remembered');
-    expect(digests.of(KEY)).toBe('remembered');
-    expect(digests.of(`${KEY.slice(0, -1)}B`)).toBe(sha256Hex(`${KEY.slice(0, -1)}B`));
-    expect(digests.of(KEY.slice(0, -1))).toBe(sha256Hex(KEY.slice(0, -1)));
-  });
-
-  test('at most `limit` secrets are remembered: the oldest is forgotten first', () => {
-    const digests = secretDigests(2);
-    digests.remember('one', 'd1');
-    digests.remember('two', 'd2');
-    digests.remember('three', 'd3');
-    expect([digests.of('one'), digests.of('two'), digests.of('three')]).toEqual([sha256Hex('one'), 'd2', 'd3']);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { KeyStore } from '../auth/keys.ts';
 import type { EntityRefs } from '../catalog/entries.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType, type StoreRow } from '../db/schema/index.ts';
-import { secretDigests } from '../lib/crypto.ts';
+import { sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
 import { authorizeWidget, hostAllowed, hostOf } from './access.ts';
@@ -57,8 +57,6 @@ function entityOf(url: URL, fail: (status: number, code: string, detail: string)
  */
 export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, isOwnPage }: PublicFaqDeps) {
   const cache = new Map<string, CacheEntry>();
-  // The SHA-256 of keys already verified here, found again without hashing on each page view.
-  const keyDigests = secretDigests(CACHE_LIMIT);
 
   return {
     answer(request: Request): PublicFaqAnswer {
@@ -66,8 +64,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const dbStamp = changeStamp();
       // By the key's SHA-256 and the query as sent (it names the entity; other spellings of it get entries of their own).
       const query = request.url.indexOf('?');
-      const keyDigest = raw ? keyDigests.of(raw.trim()) : null;
-      const cacheKey = keyDigest === null ? null : `${keyDigest}\n${query === -1 ? '' : request.url.slice(query)}`;
+      const cacheKey = raw ? `${sha256Hex(raw.trim())}\n${query === -1 ? '' : request.url.slice(query)}` : null;
       const cached = cacheKey === null ? undefined : cache.get(cacheKey);
       if (cached?.dbStamp === dbStamp) {
         const origin = request.headers.get('origin');
@@ -96,7 +93,6 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       cache.delete(cacheKey!);
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
       cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
-      keyDigests.remember(raw!.trim(), keyDigest!);
       return { body, etag, origin };
     },
   };
