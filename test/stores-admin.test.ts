@@ -111,6 +111,23 @@ describe('admin store endpoints', () => {
     expect(store.currency).toBeNull();
     expect(store.currencyError).toContain('currency');
   });
+
+  test('a currency the platform cannot report is set afterwards with the credentials; a bad one is 400 and changes nothing', async () => {
+    const { store } = await createStore(t, { platform: 'platform-a', domain: 'viaapp.myplatform-a.com', credentials: { viaApp: true } });
+    expect(store.currencyError).toContain('PUT /api/v1/admin/stores/:id/credentials');
+    const put = (body: unknown) => t.request(`/api/v1/admin/stores/${store.id}/credentials`, jsonRequest('PUT', body, admin()));
+    const bad = await put({ credentials: { viaApp: true }, currency: 'euro' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toBe('invalid_request');
+    expect((await (await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() })).json()).currency).toBeNull();
+    const saved = await put({ credentials: { viaApp: true }, currency: 'EUR' });
+    expect(saved.status).toBe(200);
+    const body = await saved.json();
+    expect(body.currency).toBe('EUR');
+    expect(body.currencyError).toBeUndefined();
+    const read = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() });
+    expect((await read.json()).currency).toBe('EUR');
+  });
 });
 
 test('outbound platform calls time out: a platform that never answers makes registration fail, not hang', async () => {
