@@ -1912,7 +1912,7 @@ export const mutants: Mutant[] = [
     id: 'sync-a-throttle-ignored',
     bug: "platform A's cost bucket is not consulted: queries are sent whatever the throttle status said",
     file: 'src/platforms/platform-a.ts',
-    original: 'return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, Date.now()) : 0;',
+    original: 'return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, performance.now()) : 0;',
     replacement: 'return 0;',
     tests: [T.syncA],
   },
