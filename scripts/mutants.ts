@@ -2069,6 +2069,14 @@ export const mutants: Mutant[] = [
     tests: [T.scanRetention],
   },
   {
+    id: 'retention-months-bound-ignores-pause',
+    bug: "scan retention commits the rollups' months bound while the WAL checkpointer pauses background writes",
+    file: 'src/scans/rollups.ts',
+    original: 'await inBatches(writeBound, 1, signal, pause);',
+    replacement: 'writeBound();',
+    tests: [T.scanRetention],
+  },
+  {
     id: 'background-first-step-ignores-pause',
     bug: 'a run of background steps that starts during a write pause runs its first step anyway',
     file: 'src/lib/periodic.ts',
