@@ -64,6 +64,7 @@ const T = {
   backgroundSteps: 'test/background-steps.test.ts',
   scanBadge: 'test/scan-badge.test.ts',
   scanRollups: 'test/scan-rollups.test.ts',
+  hyperloglog: 'test/hyperloglog.test.ts',
   scanWriter: 'test/scan-writer.test.ts',
   secretComparisons: 'test/secret-comparisons.test.ts',
   signals: 'test/signals.test.ts',
@@ -734,6 +735,32 @@ export const mutants: Mutant[] = [
     original: 'if (scans > 0 && spent + cost > units) {',
     replacement: 'if (spent + cost > units) {',
     tests: [T.scanRollups],
+  },
+
+  // ── hostname sketch: one typed array, encoded as the Map-based sketch was ──────────────────────────
+  {
+    id: 'hll-dense-one-register-early',
+    bug: 'a sparse sketch turns dense one register early, so its stored bytes differ from those of the sketch rollups were written with',
+    file: 'src/lib/hyperloglog.ts',
+    original: 'if (this.size === SPARSE_LIMIT) {',
+    replacement: 'if (this.size === SPARSE_LIMIT - 1) {',
+    tests: [T.hyperloglog],
+  },
+  {
+    id: 'hll-sparse-merge-keeps-own-rank',
+    bug: "merging a sparse sketch keeps the sketch's own rank of a register both set, even when the other's is larger",
+    file: 'src/lib/hyperloglog.ts',
+    original: 'merged[size++] = Math.max(own[mine++]!, incoming);',
+    replacement: 'merged[size++] = own[mine++]!;',
+    tests: [T.hyperloglog],
+  },
+  {
+    id: 'hll-sparse-merge-trusts-order',
+    bug: 'a sparse merge takes bytes with a register twice as ordered, so the sketch holds that register twice',
+    file: 'src/lib/hyperloglog.ts',
+    original: 'if (index <= previous || index >= REGISTERS) return false;',
+    replacement: 'if (index < previous || index >= REGISTERS) return false;',
+    tests: [T.hyperloglog],
   },
 
   // ── webhooks, platform A ───────────────────────────────────────────────────────────────────────
