@@ -1955,7 +1955,7 @@ export const mutants: Mutant[] = [
     id: 'sync-a-throttle-ignored',
     bug: "platform A's cost bucket is not consulted: queries are sent whatever the throttle status said",
     file: 'src/platforms/platform-a.ts',
-    original: 'return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, Date.now()) : 0;',
+    original: 'return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, performance.now()) : 0;',
     replacement: 'return 0;',
     tests: [T.syncA],
   },
@@ -2109,6 +2109,14 @@ export const mutants: Mutant[] = [
     file: 'src/scans/rollups.ts',
     original: 'const pause = { pause: writePause(sqlite) };',
     replacement: 'const pause = {};',
+    tests: [T.scanRetention],
+  },
+  {
+    id: 'retention-months-bound-ignores-pause',
+    bug: "scan retention commits the rollups' months bound while the WAL checkpointer pauses background writes",
+    file: 'src/scans/rollups.ts',
+    original: 'await inBatches(writeBound, 1, signal, pause);',
+    replacement: 'writeBound();',
     tests: [T.scanRetention],
   },
   {

@@ -193,6 +193,23 @@ describe('OpenAPI document', () => {
     expect(Object.keys(unauthorized.content['application/json'].examples)).toEqual(expect.arrayContaining(['unauthorized', 'invalid_api_key']));
   });
 
+  test('documents what the routes do: stats require groupBy, sign-up never answers 409, the widget tag uses data-api-key', async () => {
+    const groupBy = doc.paths['/api/v1/dashboard/stats'].get.parameters.find((p: Json) => p.name === 'groupBy');
+    expect(groupBy).toMatchObject({ in: 'query', required: true });
+    const noGroupBy = await t.request('/api/v1/dashboard/stats', { headers: { authorization: `Bearer ${t.keyWith('dashboard:read')}` } });
+    expect(noGroupBy.status).toBe(400);
+    expect((await noGroupBy.json()).detail).toStartWith('groupBy: required');
+
+    expect(Object.keys(doc.paths['/api/v1/public/leads'].post.responses)).not.toContain('409');
+    const signUp = () => t.request('/api/v1/public/leads', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'twice@example.com' }) });
+    expect((await signUp()).status).toBe(201);
+    expect((await signUp()).status).toBe(201);
+
+    const embed = doc.paths['/embed.js'].get.description as string;
+    expect(embed).toContain('data-api-key=');
+    expect(embed).not.toMatch(/\sdata-key=/);
+  });
+
   test('/openapi.json is built once and then served as the same bytes, with an ETag', async () => {
     const first = await t.request('/openapi.json');
     const second = await t.request('/openapi.json', { headers: { 'accept-encoding': 'gzip' } });

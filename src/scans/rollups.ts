@@ -526,19 +526,25 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     /**
      * Retention is about to delete every scan before `day` (whole UTC days): drop the rollups of
      * those days, and of every month holding one of them (such a month is from now on read from
-     * its day rows), in timed steps that wait out a WAL write pause like the sweep's own (a drop
-     * committed during the pause kept the log from starting over). Run it again after the scans are deleted, for rows the roller
-     * folded meanwhile. Stats stop counting those scans a little before they are deleted, never after.
+     * its day rows), in timed steps. Every commit, the months bound's first, waits out a WAL write
+     * pause like the sweep's own (a commit during the pause keeps the log from starting over). Run
+     * it again after the scans are deleted, for rows the roller folded meanwhile. Stats stop
+     * counting those scans a little before they are deleted, never after.
      */
     async forgetBefore(day: number, signal?: AbortSignal): Promise<number> {
       const nextMonth = nextMonthOf(day - 1);
-      writeMonthsFrom.run(nextMonth);
+      const pause = { pause: writePause(sqlite) };
+      // The months bound first, a step of its own (it changes no row of the drops: 0 ends the run).
+      const writeBound = () => {
+        writeMonthsFrom.run(nextMonth);
+        return 0;
+      };
+      await inBatches(writeBound, 1, signal, pause);
       // The cells dropped may be cached.
       const drop = (statement: typeof dropDaysBefore, before: number) => (rows: number) => {
         cache.clear();
         return statement.run(before, rows).changes;
       };
-      const pause = { pause: writePause(sqlite) };
       const months = await inBatches(drop(dropMonthsBefore, nextMonth), DROP_ROWS, signal, pause);
       return months + (await inBatches(drop(dropDaysBefore, day), DROP_ROWS, signal, pause));
     },

@@ -146,7 +146,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
      * Replace the credentials; the webhook secret is kept so hooks already registered stay valid.
      * Saving credentials again reconnects an uninstalled store. Null on a reference conflict.
      */
-    saveCredentials(row: StoreRow, parsed: ParsedCredentials): StoreRow | null {
+    saveCredentials(row: StoreRow, parsed: ParsedCredentials, currency?: string): StoreRow | null {
       const conflict = db.select({ id: stores.id }).from(stores).where(and(eq(stores.platform, row.platform), eq(stores.platformRef, parsed.platformRef))).get();
       if (conflict && conflict.id !== row.id) return null;
       return db
@@ -162,6 +162,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
           status: 'active',
           deactivatedAt: null,
           signalsWithdrawnAt: null,
+          ...(currency === undefined ? {} : { currency }),
           updatedAt: clock.now(),
         })
         .where(eq(stores.id, row.id))

@@ -24,7 +24,7 @@ const delivery = (platform: string, inputs: Input[], description: string) =>
     errors: [
       [401, 'unverified_webhook', 'the signature does not match the store’s webhook secret'],
       [400, 'missing_product_id', 'the payload names no product id'],
-      [413, 'payload_too_large', 'request body exceeds the limit of 65536 bytes'],
+      [413, 'payload_too_large', 'request body exceeds the limit of 524288 bytes'],
     ],
   });
 
