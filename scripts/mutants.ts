@@ -729,6 +729,22 @@ export const mutants: Mutant[] = [
     tests: [T.scanRollups],
   },
   {
+    id: 'rollups-step-cells-keep-measures',
+    bug: "a roller step's reused cell slots keep the measures of the step before, so scans are counted twice",
+    file: 'src/scans/rollups.ts',
+    original: 'this.measures.fill(0, slot * MEASURES, (slot + 1) * MEASURES);',
+    replacement: '',
+    tests: [T.scanRollups],
+  },
+  {
+    id: 'rollups-sketch-change-unnoticed',
+    bug: 'a step that adds a new hostname to a stored cell does not write its sketch',
+    file: 'src/scans/rollups.ts',
+    original: 'if (this.sketches[slot]!.addHash(hostnameHash)) this.changed[slot] = 1;',
+    replacement: 'this.sketches[slot]!.addHash(hostnameHash);',
+    tests: [T.scanRollups],
+  },
+  {
     id: 'rollups-step-may-fold-nothing',
     bug: 'a scan costing more than a step may is never folded, so the roller stalls on it',
     file: 'src/scans/rollups.ts',

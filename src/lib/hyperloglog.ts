@@ -9,6 +9,8 @@
  */
 export const HLL_PRECISION = 12;
 const REGISTERS = 1 << HLL_PRECISION;
+/** The most bytes a sketch encodes to (dense). */
+export const HLL_MAX_BYTES = REGISTERS + 1;
 const SPARSE = 1;
 const DENSE = 2;
 /**
@@ -189,22 +191,25 @@ export class HyperLogLog {
   }
 
   encode(): Uint8Array {
+    return this.encodeInto(new Uint8Array(this.dense ? REGISTERS + 1 : 1 + this.size * 3));
+  }
+
+  /** Encodes into the start of `buffer` (HLL_MAX_BYTES at least) and returns that part of it (a view: copy it to keep it). */
+  encodeInto(buffer: Uint8Array): Uint8Array {
     if (this.dense) {
-      const bytes = new Uint8Array(REGISTERS + 1);
-      bytes[0] = DENSE;
-      bytes.set(this.dense, 1);
-      return bytes;
+      buffer[0] = DENSE;
+      buffer.set(this.dense, 1);
+      return buffer.subarray(0, REGISTERS + 1);
     }
     const sparse = this.sparse!;
-    const bytes = new Uint8Array(1 + this.size * 3);
-    bytes[0] = SPARSE;
+    buffer[0] = SPARSE;
     for (let n = 0; n < this.size; n++) {
       const index = indexOf(sparse[n]!);
-      bytes[1 + n * 3] = index & 0xff;
-      bytes[2 + n * 3] = index >>> 8;
-      bytes[3 + n * 3] = rankOf(sparse[n]!);
+      buffer[1 + n * 3] = index & 0xff;
+      buffer[2 + n * 3] = index >>> 8;
+      buffer[3 + n * 3] = rankOf(sparse[n]!);
     }
-    return bytes;
+    return buffer.subarray(0, 1 + this.size * 3);
   }
 
   /** The estimated number of distinct values added (rounded). */
