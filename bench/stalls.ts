@@ -11,6 +11,8 @@
 //   (4) telemetry scans committed by the scan writer non-stop for S seconds, 64 per turn of the event
 //       loop: the WAL passes its restart threshold and the checkpointer pauses the group commits
 //       until it caught up (the rows queued meanwhile are then written a ~2 ms slice per turn)
+// Under each task, the garbage collections in its turns (bench/lib/holds.ts, withGcLog): the longest
+// turn without one is the task's own step.
 // Usage: bun bench/stalls.ts [--scans 50000] [--telemetry-seconds 4] [--only 1,2,3,4]
 // (--only: the tasks to run, by number; the others are skipped, e.g. --only 1 for the roller alone)
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -26,7 +28,7 @@ import { createScanRetention } from '../src/scans/retention.ts';
 import { createScanRollups } from '../src/scans/rollups.ts';
 import { normalizeScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';
-import { holdsRow, measureHolds, type Holds } from './lib/holds.ts';
+import { holdsRow, measureHolds, withGcLog, type Holds } from './lib/holds.ts';
 import { generateScans, SPAN_MS } from './lib/scans.ts';
 import { scanReport } from './scan-report.ts';
 
@@ -37,10 +39,13 @@ const { values } = parseArgs({
 const SCANS = Number(values.scans);
 const TELEMETRY_SECONDS = Number(values['telemetry-seconds']);
 const ONLY = new Set(values.only.split(',').map(Number));
+// Runs the bench again with the garbage collector's log on, to tell each turn's collections from the task's own work.
+withGcLog();
 /** The holds of a task, or null when --only leaves it out. */
 const measured = (task: number, work: () => Promise<unknown>): Promise<Holds | null> => (ONLY.has(task) ? measureHolds(work) : Promise.resolve(null));
 const GOAL_MS = 5;
-const NOW = Date.now();
+// A fixed clock: the same scans, the same rollups, in every run (their digest is printed).
+const NOW = Date.UTC(2026, 10, 1);
 
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-stalls-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
@@ -73,6 +78,21 @@ let rolled = 0;
 const roller = await measured(1, async () => {
   rolled = await rollups.runOnce();
 });
+/**
+ * SHA-256 of the rollups as stored, to compare two versions of the roller on the same scans. Sums of
+ * percentages are rounded to 1e-6: their last bits follow the order of addition, which follows the
+ * timed step sizes.
+ */
+const rollupDigest = () => {
+  const hasher = new Bun.CryptoHasher('sha256');
+  for (const table of ['SELECT * FROM scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day', 'SELECT * FROM scan_hostname_rollups ORDER BY hostname']) {
+    for (const row of sqlite.query<Record<string, unknown>, []>(table).iterate()) {
+      for (const value of Object.values(row)) hasher.update(value instanceof Uint8Array ? value : `${typeof value === 'number' ? Math.round(value * 1e6) / 1e6 : value}\u0000`);
+    }
+  }
+  return hasher.digest('hex').slice(0, 16);
+};
+const rolledDigest = roller ? rollupDigest() : '';
 let deletedScans = 0;
 const scanRetention = await measured(2, async () => {
   deletedScans = await createScanRetention(sqlite, clock, SPAN_MS / DAY_MS / 2, rollups).runOnce();
@@ -121,6 +141,7 @@ const results = (
 ).filter((result): result is [string, Holds] => result[1] !== null);
 console.log(`${SCANS} scans over a year; steps aim at ${STEP_BUDGET_MS} ms; ${navigator.hardwareConcurrency} CPUs`);
 console.log(holdsRow('idle loop (machine noise)', idle));
+if (roller) console.log(`rollups after (1): sha256 ${rolledDigest} (the same scans give the same digest whichever version rolled them)`);
 for (const [name, holds] of results) console.log(holdsRow(name, holds));
 console.log(`WAL file after (1)–(3): ${(walBefore / 1e6).toFixed(1)} MB; during (4) at most ${(largestWal / 1e6).toFixed(1)} MB; group commits paused ${checkpointer.longestPauseMs.toFixed(1)} ms at most`);
 if (telemetry) console.log(`(4) ${groups} group commits, the largest of ${largestGroup} rows`);

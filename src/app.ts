@@ -72,11 +72,18 @@ export interface AppDeps {
 }
 
 /** First validation failure as one sentence naming the field. */
-function validationDetail(error: unknown): string {
-  const first = (error as { all?: { path?: string; summary?: string; message?: string }[] }).all?.[0];
+function validationDetail(error: unknown, request: Request): string {
+  const { type, value, all } = error as { type?: string; value?: unknown; all?: { path?: string; summary?: string; message?: string }[] };
+  const first = all?.[0];
   if (!first) return 'the request does not match the expected shape';
-  const where = first.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : 'body';
+  const where = first.path ? first.path.replace(/^\//, '').replaceAll('/', '.') : type === 'property' ? coercedParameter(request, value) : 'body';
   return `${where || 'body'}: ${first.summary ?? first.message ?? 'invalid value'}`;
+}
+
+/** Elysia checks the bounds of a number it read from the query string on the value alone, without its name: find the parameter holding it. */
+function coercedParameter(request: Request, value: unknown): string {
+  for (const [name, raw] of new URL(request.url).searchParams) if (raw !== '' && Number(raw) === value) return name;
+  return `value ${JSON.stringify(value)}`;
 }
 
 /** Every failure leaves as `{ error, detail }` with the status the spec names. */
@@ -92,7 +99,7 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
     case 'NOT_FOUND':
       return errorResponse(404, 'not_found', `no route for ${request.method} ${requestPath(request)}`);
     case 'VALIDATION':
-      return errorResponse(400, 'invalid_request', validationDetail(error));
+      return errorResponse(400, 'invalid_request', validationDetail(error, request));
     case 'PARSE':
       return errorResponse(400, 'malformed_body', 'the request body could not be parsed');
     case 'INVALID_COOKIE_SIGNATURE':

@@ -88,6 +88,13 @@ function parseHostPort(src: Source): { hostname: string; port: number } {
   return { hostname: (match[1] ?? match[2])!, port };
 }
 
+/** svc answers at the root of its host: its pages, the widget and the signal links all assume it, so a path prefix would half work. */
+function parseOrigin(src: Source): string {
+  const url = parseHttpUrl(src);
+  if (new URL(url).pathname !== '/') throw new ConfigError(src.setting, `expected an origin such as https://svc.example.com: svc is served at the root of its host (no path prefix), got ${JSON.stringify(src.value)}`);
+  return url;
+}
+
 function parseHttpUrl(src: Source): string {
   let url: URL;
   try {
@@ -206,7 +213,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
   const dataDir = path.resolve(dataDirSrc ? nonEmpty(dataDirSrc) : './data');
 
   const baseUrlSrc = pick(flags, 'base-url', env, 'SVC_BASE_URL');
-  const baseUrl = baseUrlSrc ? parseHttpUrl(baseUrlSrc) : listenUrl(http);
+  const baseUrl = baseUrlSrc ? parseOrigin(baseUrlSrc) : listenUrl(http);
 
   const geoSrc = pick(flags, null, env, 'SVC_GEOIP_DB');
   if (geoSrc && !existsSync(geoSrc.value)) throw new ConfigError(geoSrc.setting, `no file at ${JSON.stringify(geoSrc.value)}`);

@@ -129,6 +129,7 @@ describe('config', () => {
     expectInvalid(() => loadConfig({}, { SVC_HTTP: '127.0.0.1:70000' }), 'SVC_HTTP');
     expectInvalid(() => loadConfig({ 'base-url': 'ftp://x' }, {}), '--base-url');
     expectInvalid(() => loadConfig({}, { SVC_BASE_URL: 'not a url' }), 'SVC_BASE_URL');
+    expectInvalid(() => loadConfig({}, { SVC_BASE_URL: 'https://example.com/svc' }), 'SVC_BASE_URL');
     expectInvalid(() => loadConfig({}, { SVC_TRUST_PROXY: '-1' }), 'SVC_TRUST_PROXY');
     expectInvalid(() => loadConfig({}, { SVC_MAX_BODY_BYTES: '12kb' }), 'SVC_MAX_BODY_BYTES');
     expectInvalid(() => loadConfig({}, { SVC_RATE_ANONYMOUS: '0' }), 'SVC_RATE_ANONYMOUS');

@@ -193,6 +193,40 @@ describe('OpenAPI document', () => {
     expect(Object.keys(unauthorized.content['application/json'].examples)).toEqual(expect.arrayContaining(['unauthorized', 'invalid_api_key']));
   });
 
+  test('documents what the routes do: stats require groupBy, sign-up never answers 409, the widget tag uses data-api-key', async () => {
+    const groupBy = doc.paths['/api/v1/dashboard/stats'].get.parameters.find((p: Json) => p.name === 'groupBy');
+    expect(groupBy).toMatchObject({ in: 'query', required: true });
+    const noGroupBy = await t.request('/api/v1/dashboard/stats', { headers: { authorization: `Bearer ${t.keyWith('dashboard:read')}` } });
+    expect(noGroupBy.status).toBe(400);
+    expect((await noGroupBy.json()).detail).toStartWith('groupBy: required');
+
+    expect(Object.keys(doc.paths['/api/v1/public/leads'].post.responses)).not.toContain('409');
+    const signUp = () => t.request('/api/v1/public/leads', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'twice@example.com' }) });
+    expect((await signUp()).status).toBe(201);
+    expect((await signUp()).status).toBe(201);
+
+    const embed = doc.paths['/embed.js'].get.description as string;
+    expect(embed).toContain('data-api-key=');
+    expect(embed).not.toMatch(/\sdata-key=/);
+  });
+
+  test('the webhook receivers document what they read and answer: platform C\'s store parameter, each malformed-delivery 400', async () => {
+    const c = doc.paths['/api/v1/platform-c/webhooks'].post;
+    expect(c.parameters.find((p: Json) => p.name === 'store')).toMatchObject({ in: 'query', required: true });
+    const documented400 = (path: string) => Object.keys(doc.paths[path].post.responses['400'].content['application/json'].examples);
+    const deliveries: [string, Record<string, string>, string][] = [
+      ['/api/v1/platform-c/webhooks', { 'x-platform-c-webhook-signature': 'c2lnbmF0dXJl', 'x-platform-c-webhook-source': 'https://shop.example.com' }, 'missing_store'],
+      ['/api/v1/webhooks/platform-a', { 'x-platform-a-hmac-sha256': 'c2lnbmF0dXJl', 'x-platform-a-topic': 'products/update', 'x-platform-a-shop-domain': 'shop.example.com' }, 'invalid_shop_domain'],
+    ];
+    for (const [path, headers, code] of deliveries) {
+      const res = await t.request(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+      expect(res.status, path).toBe(400);
+      expect((await res.json()).error, path).toBe(code);
+      expect(documented400(path), path).toContain(code);
+    }
+    expect(doc.paths['/api/v1/webhooks/platform-a'].post.description).toContain('client secret of the store’s own app');
+  });
+
   test('/openapi.json is built once and then served as the same bytes, with an ETag', async () => {
     const first = await t.request('/openapi.json');
     const second = await t.request('/openapi.json', { headers: { 'accept-encoding': 'gzip' } });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import { fixedClock } from '../src/lib/clock.ts';
 import { writePause } from '../src/lib/write-pause.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
@@ -81,12 +82,18 @@ describe('scan retention (SVC_SCAN_RETENTION_DAYS)', () => {
     const before = rollupRows();
     expect(before).toBeGreaterThan(0);
     // A commit during the pause keeps the next one from starting the WAL over (db/checkpoint.ts).
+    // Another connection's data_version moves with any commit: the months bound's one-row update too.
+    const other = new Database(t.database.file, { readonly: true });
+    const dataVersion = () => (other.query('PRAGMA data_version').get() as { data_version: number }).data_version;
+    const version = dataVersion();
     const pause = writePause(sqlite);
     pause.pause();
     const sweep = createScanRetention(sqlite, clock, 30, rollups).runOnce();
     await Bun.sleep(20);
+    expect(dataVersion()).toBe(version);
     expect(rollupRows()).toBe(before);
     expect(scanCount()).toBe(4);
+    other.close();
     pause.resume();
     expect(await sweep).toBe(3);
     expect(rollupRows()).toBeLessThan(before);

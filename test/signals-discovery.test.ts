@@ -215,4 +215,17 @@ describe('llms.txt', () => {
     }
     expect((await get(`${storePath('platform-a', storeId)}/llms.txt`)).status).toBe(200);
   });
+
+  test('another platform\'s path stays 404 once the store\'s own files are cached', async () => {
+    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
+    for (const file of ['sitemap.xml', 'llms.txt']) {
+      expect((await get(`${storePath('platform-a', storeId)}/${file}`)).status).toBe(200);
+      for (const other of ['platform-b', 'platform-c']) {
+        const res = await get(`${storePath(other, storeId)}/${file}`);
+        expect(res.status).toBe(404);
+        expect((await res.json()).error).toBe('not_found');
+      }
+    }
+  });
 });

@@ -41,6 +41,8 @@ describe('store settings through the admin API', () => {
     ['an unknown item condition', { itemCondition: 'mint' }, 'itemCondition: expected one of new, used, refurbished, damaged'],
     ['an unknown field', { shippingDays: 3 }, 'settings: unknown field "shippingDays"'],
     ['a finite window without days', { returnPolicy: { ...SETTINGS.returnPolicy, days: undefined } }, 'returnPolicy.days:'],
+    ['a return window over ten years', { returnPolicy: { ...SETTINGS.returnPolicy, days: 3651 } }, 'returnPolicy.days: expected a whole number of days from 1 to 3650'],
+    ['a finite window of 0 days', { returnPolicy: { ...SETTINGS.returnPolicy, days: 0 } }, 'returnPolicy.days: a finite return window has at least 1 day'],
     ['days with an unlimited window', { returnPolicy: { ...SETTINGS.returnPolicy, window: 'unlimited' } }, 'returnPolicy.days: only allowed with window "finite"'],
     ['a shipping fee without the shipping_fee kind', { returnPolicy: { ...SETTINGS.returnPolicy, fees: 'free' } }, 'returnPolicy.shippingFee: only allowed with fees "shipping_fee"'],
     ['fees when returns are not permitted', { returnPolicy: { countries: ['US'], window: 'not_permitted', fees: 'free' } }, 'returnPolicy.fees: not allowed when returns are not permitted'],

@@ -111,6 +111,23 @@ describe('admin store endpoints', () => {
     expect(store.currency).toBeNull();
     expect(store.currencyError).toContain('currency');
   });
+
+  test('a currency the platform cannot report is set afterwards with the credentials; a bad one is 400 and changes nothing', async () => {
+    const { store } = await createStore(t, { platform: 'platform-a', domain: 'viaapp.myplatform-a.com', credentials: { viaApp: true } });
+    expect(store.currencyError).toContain('PUT /api/v1/admin/stores/:id/credentials');
+    const put = (body: unknown) => t.request(`/api/v1/admin/stores/${store.id}/credentials`, jsonRequest('PUT', body, admin()));
+    const bad = await put({ credentials: { viaApp: true }, currency: 'euro' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toBe('invalid_request');
+    expect((await (await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() })).json()).currency).toBeNull();
+    const saved = await put({ credentials: { viaApp: true }, currency: 'EUR' });
+    expect(saved.status).toBe(200);
+    const body = await saved.json();
+    expect(body.currency).toBe('EUR');
+    expect(body.currencyError).toBeUndefined();
+    const read = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() });
+    expect((await read.json()).currency).toBe('EUR');
+  });
 });
 
 test('outbound platform calls time out: a platform that never answers makes registration fail, not hang', async () => {
@@ -127,6 +144,21 @@ test('outbound platform calls time out: a platform that never answers makes regi
 });
 
 describe('admin catalogue endpoints', () => {
+  test('a page size out of bounds is 400 naming the query parameter (not "body")', async () => {
+    const { store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
+    for (const path of [
+      `/api/v1/admin/stores/${store.id}/products?limit=1000`,
+      `/api/v1/admin/stores/${store.id}/categories?cursor=x&limit=0`,
+      `/api/v1/admin/faqs?storeId=${store.id}&limit=501`,
+    ]) {
+      const res = await t.request(path, { headers: admin() });
+      expect(res.status, path).toBe(400);
+      const body = await res.json();
+      expect(body.error, path).toBe('invalid_request');
+      expect(body.detail, path).toMatch(/^limit: Expected number to be (less|greater) or equal to (500|1)$/);
+    }
+  });
+
   test('GET /api/v1/admin/stores/:id/products pages through live products with nextCursor', async () => {
     const { store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
     for (const id of [1, 2, 3]) await fake.deliver(SHOP, 'products/create', platformAProduct(id));

@@ -3,7 +3,7 @@ import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { createStore, getProduct, rows } from './helpers/stores.ts';
-import { getStore, listAllProducts, runSync } from './helpers/sync.ts';
+import { getStore, listAllProducts, runSync, runSyncAcrossClockStep } from './helpers/sync.ts';
 
 const SHOP = 'sync.myplatform-a.com';
 const CREDENTIALS = { clientSecret: 'sync-client-secret', accessToken: 'tok-sync' };
@@ -89,6 +89,16 @@ describe('platform A catalogue sync', () => {
     // ... and not one query arrived before it had refilled enough to pay for it.
     expect(fake.stats.requestsWhileEmpty).toBe(0);
     expect((await listAllProducts(t, storeId)).length).toBe(150);
+  });
+
+  test('throttling: the refill is timed on a monotonic clock, so a wall-clock step forward sends no query before the bucket can pay', async () => {
+    // A page costs 92 of 100 points and takes ~0.2 s to refill: far longer than a turn of the queue.
+    await setup(catalogue(30), { bucket: { maximumAvailable: 100, restoreRate: 400 } });
+    const storeId = await connect();
+    const sync = await runSyncAcrossClockStep(t, storeId, () => fake.stats.productPages.length > 0);
+    expect(sync).toMatchObject({ state: 'idle', error: null, kinds: { products: { items: 30 } } });
+    expect(fake.stats.productPages).toHaveLength(3);
+    expect(fake.stats.requestsWhileEmpty).toBe(0);
   });
 
   test('a query refused as throttled is asked again after the refill, not counted as a failure', async () => {

@@ -5,7 +5,7 @@ import { platformBProduct, platformCProduct, platformCVariableProduct } from './
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
 import { createStore, getProduct, rows } from './helpers/stores.ts';
-import { listAllProducts, runSync } from './helpers/sync.ts';
+import { listAllProducts, runSync, runSyncAcrossClockStep } from './helpers/sync.ts';
 
 let t: TestApp;
 let stop: (() => void) | null = null;
@@ -129,6 +129,16 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
     fake.throttle.next = 1;
     const storeId = await connect();
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', error: null, kinds: { products: { items: 120 } } });
+    expect(fake.throttle.ignoredRetryAfter).toBe(0);
+    expect(fake.calls.productPages).toEqual([1, 2]);
+  });
+
+  test('a 429 with Retry-After is timed on a monotonic clock: a wall-clock step forward does not end it early', async () => {
+    await setup(120);
+    fake.throttle.next = 1;
+    const storeId = await connect();
+    const sync = await runSyncAcrossClockStep(t, storeId, () => fake.throttle.refusedAt > 0);
+    expect(sync).toMatchObject({ state: 'idle', error: null, kinds: { products: { items: 120 } } });
     expect(fake.throttle.ignoredRetryAfter).toBe(0);
     expect(fake.calls.productPages).toEqual([1, 2]);
   });

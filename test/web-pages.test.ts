@@ -208,6 +208,25 @@ describe('the widget preview and svc’s own pages', () => {
     expect(preview.status).toBe(403);
   });
 
+  test('every page of svc names an inline icon, so a browser never asks for /favicon.ico (a 404 in the log on each visit)', async () => {
+    t = await makeTestApp();
+    const cookie = await adminSession();
+    const pages: [string, RequestInit][] = [
+      ['/', {}],
+      ['/console', {}],
+      ['/docs/api', {}],
+      ['/console/widget-preview', previewForm({ key: 'sk_live_x' }, { origin: 'http://localhost', cookie })],
+    ];
+    for (const [path, init] of pages) {
+      const res = await t.request(path, init);
+      expect(res.status, path).toBe(200);
+      expect(await res.text(), path).toContain('<link rel="icon" href="data:,">');
+      // The icon is a data: URL, which each page's policy admits as an image.
+      expect(res.headers.get('content-security-policy'), path).toMatch(/img-src [^;]*data:/);
+    }
+    expect((await t.request('/favicon.ico')).status).toBe(404);
+  });
+
   test('the public FAQ endpoint lets svc’s own pages through the domain check, and only them', async () => {
     t = await makeTestApp();
     const store = await t.request(

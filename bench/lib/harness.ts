@@ -81,5 +81,46 @@ export async function wrk(url: string, seconds: number, options: WrkOptions = {}
   };
 }
 
+/** Whole-second slices adding up to `seconds`, about `sliceSeconds` each (wrk's -d takes whole seconds). */
+export function slicesOf(seconds: number, sliceSeconds: number): number[] {
+  const count = Math.max(1, Math.round(seconds / sliceSeconds));
+  return Array.from({ length: count }, (_, i) => Math.floor(seconds / count) + (i < seconds % count ? 1 : 0));
+}
+
+export interface AlternatingResult {
+  /** The slices together: requests/s over their summed time, requests and errors summed, p50 the median of the slices', p99 the highest. */
+  total: WrkResult;
+  /** One per round, in order. */
+  slices: WrkResult[];
+}
+
+/**
+ * wrk against each target in turn, `seconds` in all for each, in rounds of one slice per target
+ * (slicesOf): each round starts one target later than the round before, so load that drifts
+ * during the run weighs on every target alike instead of on whichever ran last.
+ */
+export async function wrkAlternating<Name extends string>(targets: Record<Name, { url: string; options?: WrkOptions }>, seconds: number, sliceSeconds: number): Promise<Record<Name, AlternatingResult>> {
+  const names = Object.keys(targets) as Name[];
+  const slices = new Map(names.map((name) => [name, [] as WrkResult[]]));
+  for (const [round, length] of slicesOf(seconds, sliceSeconds).entries()) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length]!;
+      slices.get(name)!.push(await wrk(targets[name].url, length, targets[name].options));
+    }
+  }
+  const summed = (runs: WrkResult[]): WrkResult => {
+    const requests = runs.reduce((sum, r) => sum + r.requests, 0);
+    const p50s = runs.map((r) => r.p50).sort((a, b) => a - b);
+    return {
+      rps: requests / runs.reduce((sum, r) => sum + r.requests / r.rps, 0),
+      p50: p50s[Math.floor(p50s.length / 2)]!,
+      p99: Math.max(...runs.map((r) => r.p99)),
+      requests,
+      errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    };
+  };
+  return Object.fromEntries(names.map((name) => [name, { total: summed(slices.get(name)!), slices: slices.get(name)! }])) as Record<Name, AlternatingResult>;
+}
+
 export const resultRow = (name: string, r: WrkResult) =>
   `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${r.p50.toFixed(2).padStart(7)}ms   p99 ${r.p99.toFixed(2).padStart(7)}ms   non-2xx/errors ${r.errors}`;

@@ -7,8 +7,16 @@
 // for a CPU, or while a write waits for a disk other processes keep busy), so `cpu` reports the
 // thread's own CPU time between two ticks (CLOCK_THREAD_CPUTIME_ID): the work itself, which load
 // does not change.
+//
+// Garbage collections inside a turn: with JavaScriptCore's GC log on (BUN_JSC_logGC=1, written to
+// stderr as each collection runs; `withGcLog` re-runs a bench with it on and stderr in a file), the
+// ticker notes how far the log had grown at each tick, so every collection is known by the turn it
+// ran in. A turn with none is the task's own work; the CPU a turn with one used above the task's
+// typical turn without one is what the collection cost the thread.
 import { dlopen, FFIType, ptr } from 'bun:ffi';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 export interface Holds {
   /** Longest gap between ticks (wall clock), ms. */
@@ -20,7 +28,51 @@ export interface Holds {
   /** Most CPU time the thread used between two ticks, ms (NaN where the clock cannot be read). */
   cpuMs: number;
   totalMs: number;
+  /** The collections during the task, when the GC log is on (withGcLog). */
+  gc?: GcInTurns;
 }
+
+export interface GcInTurns {
+  /** Collections that ended during the task (eden: young objects only; full: the whole heap). */
+  eden: number;
+  full: number;
+  /** The time the collections stopped the thread in all (JSC's pauses; the thread mostly sleeps through them), ms. */
+  pausedMs: number;
+  /** Most CPU the thread used in a turn without a collection: the task's own longest step, ms. */
+  ownCpuMs: number;
+  /** The CPU of the task's typical (median) step without a collection (turns of at least STEP_MIN_MS), ms. */
+  medianOwnCpuMs: number;
+  /** Most CPU the thread used in a turn with a collection, and the pauses in that turn, ms. */
+  gcTurnCpuMs: number;
+  gcTurnPausedMs: number;
+  /** Turns over `GC_GOAL_MS` on CPU, and how many of them held a collection. */
+  turnsOverGoal: number;
+  turnsOverGoalWithGc: number;
+  /** The CPU that turns with a collection used above the typical turn, as a share of the task's CPU. */
+  share: number;
+}
+
+/** The turn length, on CPU, whose excess turns are counted in GcInTurns. */
+const GC_GOAL_MS = 5;
+/** Less CPU than this in a turn: the ticker alone, no step of the task. */
+const STEP_MIN_MS = 0.2;
+/** Set by withGcLog in the traced run: the file its stderr (with the GC log) goes to. */
+const GC_LOG_ENV = 'SVC_BENCH_GC_LOG';
+const gcLogFile = process.env.BUN_JSC_logGC ? process.env[GC_LOG_ENV] : undefined;
+/** How many bytes of the GC log have been written (stderr is that file in the traced run). */
+const gcLogSize = gcLogFile ? () => fstatSync(2).size : null;
+/**
+ * The log's prefix for this thread's heap: Workers (the WAL checkpointer) have heaps of their own
+ * and log to the same stderr. Known from a collection made now, before any Worker starts.
+ */
+const ownHeap = gcLogFile
+  ? (() => {
+      Bun.gc(true);
+      const heaps = [...readFileSync(gcLogFile, 'latin1').matchAll(/^\[GC<(0x[0-9a-f]+)>/gm)];
+      if (heaps.length === 0) throw new Error('BUN_JSC_logGC is set but the GC log is empty');
+      return `[GC<${heaps.at(-1)![1]}>`;
+    })()
+  : '';
 
 const SCHEDSTAT = '/proc/thread-self/schedstat';
 /** Nanoseconds this thread has waited runnable for a CPU (0 where Linux does not say). */
@@ -51,6 +103,9 @@ export async function measureHolds(task: () => Promise<unknown>): Promise<Holds>
   let lastWait = runQueueWaitMs();
   let lastCpu = threadCpuMs();
   const held: number[] = [];
+  // Per turn, with the GC log on: its CPU, and the log's size at its end.
+  const turnCpu: number[] = [];
+  const logAt: number[] = [gcLogSize?.() ?? 0];
   let wallMs = 0;
   let cpuMs = 0;
   let done = false;
@@ -60,6 +115,10 @@ export async function measureHolds(task: () => Promise<unknown>): Promise<Holds>
     const cpu = threadCpuMs();
     wallMs = Math.max(wallMs, now - last);
     cpuMs = Math.max(cpuMs, cpu - lastCpu);
+    if (gcLogSize) {
+      turnCpu.push(cpu - lastCpu);
+      logAt.push(gcLogSize());
+    }
     lastCpu = cpu;
     held.push(Math.max(0, now - last - (wait - lastWait)));
     last = now;
@@ -73,9 +132,85 @@ export async function measureHolds(task: () => Promise<unknown>): Promise<Holds>
   done = true;
   await new Promise((resolve) => setImmediate(resolve));
   held.sort((a, b) => a - b);
-  return { wallMs, heldMs: held.at(-1)!, p99Ms: held[Math.min(held.length - 1, Math.floor(0.99 * held.length))]!, cpuMs, totalMs };
+  const gc = gcLogFile ? gcInTurns(gcLogFile, turnCpu, logAt) : undefined;
+  return { wallMs, heldMs: held.at(-1)!, p99Ms: held[Math.min(held.length - 1, Math.floor(0.99 * held.length))]!, cpuMs, totalMs, gc };
+}
+
+/**
+ * JSC's GC log lines (BUN_JSC_logGC=1): the collection's kind as it starts, its pauses, its end.
+ * Threads write them in pieces, so a Worker's may split the main thread's: pieces end in `ms]` or `...]`.
+ */
+const GC_LINE = /\[GC<|^Requesting GC|GC END!|ms\]$|\.\.\.\]$/;
+const PAUSE = /(?:p=|starting |epilogue )([\d.]+)ms/g;
+
+/** The collections in each turn, from the GC log between the sizes it had at the turns' ends. */
+function gcInTurns(file: string, turnCpu: number[], logAt: number[]): GcInTurns {
+  const fd = openSync(file, 'r');
+  const log = Buffer.alloc(logAt.at(-1)! - logAt[0]!);
+  readSync(fd, log, 0, log.length, logAt[0]!);
+  closeSync(fd);
+  const text = (turn: number) => log.toString('latin1', logAt[turn]! - logAt[0]!, logAt[turn + 1]! - logAt[0]!);
+  let eden = 0;
+  let full = 0;
+  let pausedMs = 0;
+  const own: number[] = [];
+  const withGc: { cpu: number; paused: number }[] = [];
+  turnCpu.forEach((cpu, turn) => {
+    const lines = logAt[turn + 1] === logAt[turn] ? '' : text(turn).split('\n').filter((line) => line.startsWith(ownHeap)).join('\n');
+    if (lines === '') return void own.push(cpu);
+    eden += lines.match(/=> EdenCollection/g)?.length ?? 0;
+    full += lines.match(/=> FullCollection/g)?.length ?? 0;
+    let paused = 0;
+    for (const [, ms] of lines.matchAll(PAUSE)) paused += Number(ms);
+    pausedMs += paused;
+    withGc.push({ cpu, paused });
+  });
+  // The typical step: turns that ran one (not only the ticker's own turns, e.g. during a write pause).
+  const steps = own.filter((cpu) => cpu >= STEP_MIN_MS).sort((a, b) => a - b);
+  const median = steps[steps.length >> 1] ?? 0;
+  own.sort((a, b) => a - b);
+  const worstGc = withGc.reduce((a, b) => (b.cpu > a.cpu ? b : a), { cpu: 0, paused: 0 });
+  const total = turnCpu.reduce((a, b) => a + b, 0);
+  const extra = withGc.reduce((sum, { cpu }) => sum + Math.max(0, cpu - median), 0);
+  return {
+    eden,
+    full,
+    pausedMs,
+    ownCpuMs: own.at(-1) ?? 0,
+    medianOwnCpuMs: median,
+    gcTurnCpuMs: worstGc.cpu,
+    gcTurnPausedMs: worstGc.paused,
+    turnsOverGoal: turnCpu.filter((cpu) => cpu > GC_GOAL_MS).length,
+    turnsOverGoalWithGc: withGc.filter(({ cpu }) => cpu > GC_GOAL_MS).length,
+    share: total > 0 ? extra / total : 0,
+  };
+}
+
+/**
+ * Runs this bench again with JSC's GC log on and its stderr in a file, so measureHolds can tell
+ * each turn's collections (see GcInTurns); passes on the run's own stderr lines and exit code. In
+ * the traced run (or with BUN_JSC_logGC set by hand) it returns at once.
+ */
+export function withGcLog(): void {
+  if (process.env.BUN_JSC_logGC) return;
+  const file = path.join(tmpdir(), `svc-bench-gc-${process.pid}.log`);
+  const run = Bun.spawnSync([process.execPath, ...process.argv.slice(1)], {
+    env: { ...process.env, BUN_JSC_logGC: '1', [GC_LOG_ENV]: file },
+    stdin: 'inherit',
+    stdout: 'inherit',
+    stderr: Bun.file(file),
+  });
+  const own = readFileSync(file, 'latin1').split('\n').filter((line) => line !== '' && !GC_LINE.test(line));
+  if (own.length > 0) console.error(own.join('\n'));
+  rmSync(file, { force: true });
+  process.exit(run.exitCode ?? 1);
 }
 
 const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
 export const holdsRow = (name: string, h: Holds) =>
-  `${name.padEnd(40)} held: longest ${ms(h.heldMs)}  p99 ${ms(h.p99Ms)}   on CPU: longest ${ms(h.cpuMs)}   longest gap (wall) ${ms(h.wallMs)}   total ${h.totalMs.toFixed(0).padStart(7)} ms`;
+  `${name.padEnd(40)} held: longest ${ms(h.heldMs)}  p99 ${ms(h.p99Ms)}   on CPU: longest ${ms(h.cpuMs)}   longest gap (wall) ${ms(h.wallMs)}   total ${h.totalMs.toFixed(0).padStart(7)} ms` +
+  (h.gc ? `\n${''.padEnd(40)} ${gcRow(h.gc)}` : '');
+
+const gcRow = (gc: GcInTurns) =>
+  `GC: longest turn without one on CPU ${ms(gc.ownCpuMs)} (median step ${gc.medianOwnCpuMs.toFixed(2)} ms), with one ${ms(gc.gcTurnCpuMs)} (paused ${gc.gcTurnPausedMs.toFixed(1)} ms in it); ` +
+  `turns over ${GC_GOAL_MS} ms on CPU: ${gc.turnsOverGoal}, ${gc.turnsOverGoalWithGc} with a GC; GC share of CPU ${(gc.share * 100).toFixed(1)}%; ${gc.eden} eden + ${gc.full} full collections, paused ${gc.pausedMs.toFixed(0)} ms`;

@@ -4,7 +4,9 @@
 // /embed.js; the badge of a scanned host), each beside two bare Bun.serve baselines in the same run:
 // one answering the same response (status, body and svc's response headers, with an X-Request-Id made
 // per request as svc makes it), which is the goal's measure, and one answering the same body with its
-// content headers only. Needs wrk (apt-get install -y wrk).
+// content headers only. The three take turns in slices of about 2 s (`seconds` in all for each), so
+// load that drifts during the run moves all three alike; ratios are of the summed slices, with the
+// spread of the per-round ratios beside them. Needs wrk (apt-get install -y wrk).
 // Usage: bun bench/signals/run.ts [seconds] [name...]   (names: jsonld llm md meta public-faqs embed badge)
 // SVC_BENCH_CPU_PROF=DIR writes svc's CPU profile (.cpuprofile) to DIR when the bench ends.
 import { createHmac } from 'node:crypto';
@@ -13,9 +15,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
 import { scanPayload } from '../../test/helpers/probe.ts';
-import { ROOT, cleanupOnExit, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
+import { ROOT, cleanupOnExit, requireWrk, resultRow, slicesOf, spawnServer, wrk, wrkAlternating, type AlternatingResult } from '../lib/harness.ts';
 
 const SECONDS = Number(Bun.argv[2] ?? 10);
+const SLICE_SECONDS = 2;
+const WARM_UP_SECONDS = 3;
 const ONLY = Bun.argv.slice(3);
 const PROFILE_DIR = process.env.SVC_BENCH_CPU_PROF;
 const SHOP = 'bench.myplatform-a.com';
@@ -104,12 +108,18 @@ async function answerOf({ route, flags, expect }: Case): Promise<{ status: numbe
 const contentHeaders = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).filter(([name]) => name === 'content-type' || name === 'content-encoding'));
 
-async function baselineOf(route: string, flags: string[], file: string, status: number, headers: Record<string, string>) {
-  const { url, proc } = await spawnServer(['bench/signals/baseline.ts', file, JSON.stringify(headers), String(status)]);
-  await wrk(`${url}${route}`, 3, { flags }); // warm-up
-  const result = await wrk(`${url}${route}`, SECONDS, { flags });
-  proc.kill();
-  return result;
+/** A bare baseline answering `headers` with the body in `file`, warmed up. */
+async function startBaseline(route: string, flags: string[], file: string, status: number, headers: Record<string, string>) {
+  const baseline = await spawnServer(['bench/signals/baseline.ts', file, JSON.stringify(headers), String(status)]);
+  await wrk(`${baseline.url}${route}`, WARM_UP_SECONDS, { flags });
+  return baseline;
+}
+
+/** svc's requests/s over a baseline's, of the summed slices, and the lowest and highest of the rounds' own ratios. */
+function ratioOf(svc: AlternatingResult, baseline: AlternatingResult): string {
+  const rounds = svc.slices.map((slice, i) => slice.rps / baseline.slices[i]!.rps);
+  const spread = rounds.length > 1 ? ` (rounds ${Math.min(...rounds).toFixed(3)}-${Math.max(...rounds).toFixed(3)})` : '';
+  return `${(svc.total.rps / baseline.total.rps).toFixed(3)}${spread}`;
 }
 
 async function compare(one: Case) {
@@ -117,20 +127,26 @@ async function compare(one: Case) {
   const answer = await answerOf(one);
   const file = path.join(work, `${name}.body`);
   writeFileSync(file, answer.body);
-  const sameResponse = await baselineOf(route, flags, file, answer.status, answer.headers);
-  const sameBody = await baselineOf(route, flags, file, answer.status, contentHeaders(answer.headers));
-  await wrk(`${svcUrl}${route}`, 3, { flags });
-  const svc = await wrk(`${svcUrl}${route}`, SECONDS, { flags });
+  const sameResponse = await startBaseline(route, flags, file, answer.status, answer.headers);
+  const sameBody = await startBaseline(route, flags, file, answer.status, contentHeaders(answer.headers));
+  await wrk(`${svcUrl}${route}`, WARM_UP_SECONDS, { flags });
+  const target = (url: string) => ({ url: `${url}${route}`, options: { flags } });
+  const runs = await wrkAlternating({ sameResponse: target(sameResponse.url), sameBody: target(sameBody.url), svc: target(svcUrl) }, SECONDS, SLICE_SECONDS);
+  sameResponse.proc.kill();
+  sameBody.proc.kill();
   const encoding = answer.headers['content-encoding'];
   console.log(`${name}: GET ${route} (${answer.body.byteLength} B body${encoding ? `, ${encoding}` : ''}; headers: ${Object.keys(answer.headers).join(', ')})`);
-  console.log(resultRow('  baseline, same response', sameResponse));
-  console.log(resultRow('  baseline, same body, fewer headers', sameBody));
-  console.log(resultRow(`  svc`, svc));
-  console.log(`  ratio vs same response: ${(svc.rps / sameResponse.rps).toFixed(3)} (goal >= 0.7)`);
-  console.log(`  ratio vs same body, fewer headers: ${(svc.rps / sameBody.rps).toFixed(3)}`);
+  console.log(resultRow('  baseline, same response', runs.sameResponse.total));
+  console.log(resultRow('  baseline, same body, fewer headers', runs.sameBody.total));
+  console.log(resultRow(`  svc`, runs.svc.total));
+  console.log(`  ratio vs same response: ${ratioOf(runs.svc, runs.sameResponse)} (goal >= 0.7)`);
+  console.log(`  ratio vs same body, fewer headers: ${ratioOf(runs.svc, runs.sameBody)}`);
 }
 
-console.log(`signals bench: wrk -t2 -c64 -d${SECONDS}s, each beside two bare Bun.serve baselines: the same response (status, body and svc's response headers, a per-request X-Request-Id made as svc makes it) and the same body with its content headers only`);
+const slices = slicesOf(SECONDS, SLICE_SECONDS);
+console.log(
+  `signals bench: wrk -t2 -c64, ${SECONDS} s for each server in ${slices.length} rounds (${slices.join(' + ')} s) taking turns, each beside two bare Bun.serve baselines: the same response (status, body and svc's response headers, a per-request X-Request-Id made as svc makes it) and the same body with its content headers only; p50 is the median of the slices', p99 the highest`,
+);
 for (const one of CASES) if (ONLY.length === 0 || ONLY.includes(one.name)) await compare(one);
 if (PROFILE_DIR) {
   // SIGTERM shuts svc down cleanly, which is when Bun writes the profile.

@@ -40,6 +40,7 @@ function referencePage(title: string, names: Record<string, string>): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${file('swagger-ui.css')}">
 <link rel="stylesheet" href="${file('reference.css')}">
 </head>

@@ -105,14 +105,13 @@ export const authDocs = {
   }),
   signUp: apiDoc({
     summary: 'Sign up for a probe token',
-    description: 'Makes an unverified lead. The token (mode 1, `X-Probe-Token`) is in this answer only; it sends scans at the anonymous rate until the operator verifies the lead.',
+    description: 'Makes an unverified lead. The token (mode 1, `X-Probe-Token`) is in this answer only; it sends scans at the anonymous rate until the operator verifies the lead. A known email gets the same 201 with an id and token drawn at random that name nothing, so sign-up never tells whether an address is registered.',
     tag: 'public',
     auth: 'public',
     responses: { 201: { description: 'The lead’s id and token', schema: t.Object({ id: t.String(), apiToken: t.String() }), example: { id: leadExample.id, apiToken: 'Qm9vdHN0cmFwVG9rZW5FeGFtcGxlMDEyMzQ1Njc4OWFi' } } },
     errors: [
-      ...body,
+      ...jsonBodyFailures("email: Expected property 'email' to be string but found: 5"),
       [400, 'invalid_email', 'email must be a valid address of at most 254 characters'],
-      [409, 'lead_exists', 'a lead with this email already exists; ask an administrator to rotate its token'],
       [429, 'rate_limited', 'the anonymous tier allows 10 sign-ups per minute; retry in 6 s'],
     ],
     bodyExample: { email: 'dev@example.com' },

@@ -44,7 +44,7 @@ export function previewPage(request: PreviewRequest): { html: string; csp: strin
   const target = targetElement(request.target);
   const styleAttributes = Object.entries(request.styles).map(([name, value]) => html` data-style-${name}="${value}"`);
   const page = html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Widget preview</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Widget preview</title><link rel="icon" href="data:,">
 <style nonce="${nonce}">
 body{margin:0;font-family:Georgia,'Times New Roman',serif;color:#23201c;background:#fbfaf7;line-height:1.5}
 .shop{display:flex;justify-content:space-between;align-items:center;padding:.75rem 1.25rem;border-bottom:1px solid #e2ddd3;font:600 .95rem system-ui,sans-serif;letter-spacing:.04em;text-transform:uppercase}

@@ -98,6 +98,6 @@ export const integer = (options: { minimum?: number; maximum?: number; descripti
 export const jsonBodyFailures = (invalid: string): Failure[] => [
   [400, 'invalid_request', invalid],
   [400, 'malformed_json', 'request body is not valid JSON: Unexpected end of JSON input'],
-  [413, 'payload_too_large', 'request body exceeds the limit of 65536 bytes'],
+  [413, 'payload_too_large', 'request body exceeds the limit of 524288 bytes'],
   [415, 'unsupported_media_type', 'expected Content-Type: application/json, got "text/plain"'],
 ];

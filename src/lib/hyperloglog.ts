@@ -9,6 +9,8 @@
  */
 export const HLL_PRECISION = 12;
 const REGISTERS = 1 << HLL_PRECISION;
+/** The most bytes a sketch encodes to (dense). */
+export const HLL_MAX_BYTES = REGISTERS + 1;
 const SPARSE = 1;
 const DENSE = 2;
 /**
@@ -19,11 +21,15 @@ const DENSE = 2;
 const SPARSE_LIMIT = Math.floor(REGISTERS / 3);
 const ALPHA = 0.7213 / (1 + 1.079 / REGISTERS);
 
+/** The first 8 bytes of each value's SHA-256, written over one buffer (hashing allocates nothing). */
+const digest = new Uint8Array(32);
+const digestView = new DataView(digest.buffer);
+
 /** A value's register and rank, packed as index * 64 + rank: hash once, add to many sketches. */
 export function hllHash(value: string): number {
-  const digest = new DataView(Bun.SHA256.hash(value).buffer);
-  const high = digest.getUint32(0);
-  const low = digest.getUint32(4);
+  Bun.SHA256.hash(value, digest);
+  const high = digestView.getUint32(0);
+  const low = digestView.getUint32(4);
   const index = high >>> (32 - HLL_PRECISION);
   // Rank: position of the first 1 bit in the remaining 52 bits (53 when all are zero).
   const rest = high & ((1 << (32 - HLL_PRECISION)) - 1);
@@ -31,9 +37,22 @@ export function hllHash(value: string): number {
   return index * 64 + rank;
 }
 
-/** Sparse (register -> rank) while few registers are set, the dense register array after. */
+/** A sparse entry: register index << 8 | rank (any rank byte a stored sketch holds); in index order, entries sort as numbers. */
+const entry = (index: number, rank: number) => (index << 8) | rank;
+const indexOf = (entry: number) => entry >>> 8;
+const rankOf = (entry: number) => entry & 0xff;
+const EMPTY = new Uint32Array(0);
+
+/**
+ * Sparse (the set registers, in index order, in one typed array) while few registers are set, the
+ * dense register array after. One typed array either way: a roller caches thousands of sketches,
+ * and a Map per sketch (an object and a table the garbage collector traces, an array per entry to
+ * encode it) made most of its collections.
+ */
 export class HyperLogLog {
-  private sparse: Map<number, number> | null = new Map();
+  /** The first `size` entries are the set registers (a spare capacity follows); EMPTY until one is set. */
+  private sparse: Uint32Array | null = EMPTY;
+  private size = 0;
   private dense: Uint8Array | null = null;
 
   add(value: string): void {
@@ -52,20 +71,58 @@ export class HyperLogLog {
       this.dense[index] = rank;
       return true;
     }
+    const at = this.find(index);
     const sparse = this.sparse!;
-    if (rank <= (sparse.get(index) ?? 0)) return false;
-    sparse.set(index, rank);
-    if (sparse.size > SPARSE_LIMIT) {
-      this.dense = new Uint8Array(REGISTERS);
-      for (const [i, r] of sparse) this.dense[i] = r;
-      this.sparse = null;
+    if (at < this.size && indexOf(sparse[at]!) === index) {
+      if (rank <= rankOf(sparse[at]!)) return false;
+      sparse[at] = entry(index, rank);
+      return true;
     }
+    if (this.size === SPARSE_LIMIT) {
+      this.toDense();
+      this.dense![index] = rank;
+      return true;
+    }
+    const into = this.size < sparse.length ? sparse : this.grow();
+    into.copyWithin(at + 1, at, this.size);
+    into[at] = entry(index, rank);
+    this.size++;
     return true;
+  }
+
+  /** Where register `index` is, or would go, among the sparse entries (binary search). */
+  private find(index: number): number {
+    const sparse = this.sparse!;
+    const key = entry(index, 0);
+    let low = 0;
+    let high = this.size;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (sparse[middle]! < key) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** Twice the room for sparse entries (up to SPARSE_LIMIT), entries kept. */
+  private grow(): Uint32Array {
+    const grown = new Uint32Array(Math.min(SPARSE_LIMIT, Math.max(8, this.size * 2)));
+    grown.set(this.sparse!.subarray(0, this.size));
+    return (this.sparse = grown);
+  }
+
+  private toDense(): void {
+    const dense = new Uint8Array(REGISTERS);
+    const sparse = this.sparse!;
+    for (let i = 0; i < this.size; i++) dense[indexOf(sparse[i]!)] = rankOf(sparse[i]!);
+    this.dense = dense;
+    this.sparse = null;
+    this.size = 0;
   }
 
   /** Roughly the bytes this sketch holds in memory (for bounded caches of sketches). */
   get footprint(): number {
-    return this.dense ? 256 + REGISTERS : 512 + this.sparse!.size * 96;
+    return 128 + (this.dense ? REGISTERS : this.sparse!.length * 4);
   }
 
   /** Merge an encoded sketch (register-wise max). */
@@ -73,9 +130,14 @@ export class HyperLogLog {
     if (bytes[0] === DENSE) {
       if (!this.dense) {
         const sparse = this.sparse!;
-        this.dense = bytes.slice(1, REGISTERS + 1);
-        for (const [i, r] of sparse) if (r > this.dense[i]!) this.dense[i] = r;
+        const dense = bytes.slice(1, REGISTERS + 1);
+        for (let i = 0; i < this.size; i++) {
+          const index = indexOf(sparse[i]!);
+          if (rankOf(sparse[i]!) > dense[index]!) dense[index] = rankOf(sparse[i]!);
+        }
+        this.dense = dense;
         this.sparse = null;
+        this.size = 0;
         return;
       }
       const own = this.dense;
@@ -86,7 +148,40 @@ export class HyperLogLog {
       return;
     }
     if (bytes[0] !== SPARSE) throw new Error('not a HyperLogLog sketch');
-    for (let at = 1; at + 2 < bytes.length; at += 3) this.set(bytes[at]! | (bytes[at + 1]! << 8), bytes[at + 2]!);
+    if (this.dense || !this.mergeSparse(bytes)) {
+      for (let at = 1; at + 2 < bytes.length; at += 3) this.set(bytes[at]! | (bytes[at + 1]! << 8), bytes[at + 2]!);
+    }
+  }
+
+  /**
+   * Merges encoded sparse entries into sparse ones in one pass over both (entries are encoded in
+   * index order); false, nothing changed, when the bytes are not in that order.
+   */
+  private mergeSparse(bytes: Uint8Array): boolean {
+    const count = Math.floor((bytes.length - 1) / 3);
+    if (count === 0) return true;
+    for (let n = 1, previous = -1; n <= count; n++) {
+      const index = bytes[n * 3 - 2]! | (bytes[n * 3 - 1]! << 8);
+      if (index <= previous || index >= REGISTERS) return false;
+      previous = index;
+    }
+    const own = this.sparse!;
+    const merged = new Uint32Array(this.size + count);
+    let size = 0;
+    let mine = 0;
+    for (let n = 1; n <= count; n++) {
+      const index = bytes[n * 3 - 2]! | (bytes[n * 3 - 1]! << 8);
+      const incoming = entry(index, bytes[n * 3]!);
+      while (mine < this.size && indexOf(own[mine]!) < index) merged[size++] = own[mine++]!;
+      // The same register: the larger entry holds the larger rank.
+      if (mine < this.size && indexOf(own[mine]!) === index) merged[size++] = Math.max(own[mine++]!, incoming);
+      else merged[size++] = incoming;
+    }
+    while (mine < this.size) merged[size++] = own[mine++]!;
+    this.sparse = merged;
+    this.size = size;
+    if (size > SPARSE_LIMIT) this.toDense();
+    return true;
   }
 
   static decode(bytes: Uint8Array): HyperLogLog {
@@ -96,21 +191,25 @@ export class HyperLogLog {
   }
 
   encode(): Uint8Array {
+    return this.encodeInto(new Uint8Array(this.dense ? REGISTERS + 1 : 1 + this.size * 3));
+  }
+
+  /** Encodes into the start of `buffer` (HLL_MAX_BYTES at least) and returns that part of it (a view: copy it to keep it). */
+  encodeInto(buffer: Uint8Array): Uint8Array {
     if (this.dense) {
-      const bytes = new Uint8Array(REGISTERS + 1);
-      bytes[0] = DENSE;
-      bytes.set(this.dense, 1);
-      return bytes;
+      buffer[0] = DENSE;
+      buffer.set(this.dense, 1);
+      return buffer.subarray(0, REGISTERS + 1);
     }
-    const entries = [...this.sparse!].sort((a, b) => a[0] - b[0]);
-    const bytes = new Uint8Array(1 + entries.length * 3);
-    bytes[0] = SPARSE;
-    entries.forEach(([index, rank], n) => {
-      bytes[1 + n * 3] = index & 0xff;
-      bytes[2 + n * 3] = index >>> 8;
-      bytes[3 + n * 3] = rank;
-    });
-    return bytes;
+    const sparse = this.sparse!;
+    buffer[0] = SPARSE;
+    for (let n = 0; n < this.size; n++) {
+      const index = indexOf(sparse[n]!);
+      buffer[1 + n * 3] = index & 0xff;
+      buffer[2 + n * 3] = index >>> 8;
+      buffer[3 + n * 3] = rankOf(sparse[n]!);
+    }
+    return buffer.subarray(0, 1 + this.size * 3);
   }
 
   /** The estimated number of distinct values added (rounded). */
@@ -123,9 +222,9 @@ export class HyperLogLog {
         if (rank === 0) zeros++;
       }
     } else {
-      zeros = REGISTERS - this.sparse!.size;
+      zeros = REGISTERS - this.size;
       sum = zeros;
-      for (const rank of this.sparse!.values()) sum += 2 ** -rank;
+      for (let i = 0; i < this.size; i++) sum += 2 ** -rankOf(this.sparse![i]!);
     }
     const raw = (ALPHA * REGISTERS * REGISTERS) / sum;
     // Small-range correction: linear counting while some registers are still empty.

@@ -29,6 +29,8 @@ export const DEFAULT_API_TIMEOUT_MS = 10_000;
  * What a platform's rate limit said about each of its APIs (a spent quota window, a Retry-After):
  * no list call is sent to that API before the time it named, whichever sync phase asks. Kept for
  * the process's life, one entry per API that is being waited on (removed once the time has passed).
+ * Timed from the answer's receipt on the monotonic clock: Date.now() is cut to whole milliseconds
+ * (the wait could end up to 1 ms early) and can step.
  */
 export function createHoldoffs() {
   const until = new Map<string, number>();
@@ -37,12 +39,12 @@ export function createHoldoffs() {
     check(api: string): void {
       const at = until.get(api);
       if (at === undefined) return;
-      const waitMs = at - Date.now();
+      const waitMs = Math.ceil(at - performance.now());
       if (waitMs > 0) throw new PlatformThrottled('waiting for the API rate limit to reset', waitMs);
       until.delete(api);
     },
     hold(api: string, waitMs: number): void {
-      until.set(api, Date.now() + waitMs);
+      until.set(api, performance.now() + waitMs);
     },
   };
 }

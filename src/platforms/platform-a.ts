@@ -204,7 +204,7 @@ export function restProductOf(node: any, variants: any[]): Record<string, unknow
   };
 }
 
-/** The cost bucket as the platform last reported it for a shop, and when. */
+/** The cost bucket as the platform last reported it for a shop, and when (`at`: performance.now() at receipt). */
 interface BucketState {
   available: number;
   maximum: number;
@@ -254,7 +254,7 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
   /** How long before `query` fits the shop's bucket as last reported (a query of unknown cost waits for a full bucket). */
   const waitFor = (query: string): number => {
     const bucket = shopBuckets.get(shop);
-    return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, Date.now()) : 0;
+    return bucket ? throttleWaitMs(bucket, queryCosts.get(query) ?? bucket.maximum, performance.now()) : 0;
   };
   /**
    * The whole response (data and extensions). A query the bucket cannot pay for yet is not sent:
@@ -268,7 +268,8 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
       if (waitMs > 0) await Bun.sleep(waitMs);
       const { body } = await callJson(url, { method: 'POST', headers: { [PLATFORM_A_HEADERS.accessToken]: options.accessToken }, body: { query, variables } }, { timeoutMs, expect: [200] });
       // The bucket is reported as of some moment before the answer arrived: dating it now counts less refill than there was (the safe side).
-      const bucket = bucketOf(body?.extensions, Date.now());
+      // Timed on the monotonic clock: Date.now() is cut to whole milliseconds (it could date the report up to 1 ms before it was made) and can step.
+      const bucket = bucketOf(body?.extensions, performance.now());
       if (bucket) shopBuckets.set(shop, bucket);
       const cost = Number(body?.extensions?.cost?.requestedQueryCost);
       if (Number.isFinite(cost) && cost > 0) queryCosts.set(query, cost);

@@ -108,7 +108,7 @@ export const scanDocs = {
     description: 'Per group: scans, distinct host names (estimated beyond one host name), average percentage, grade counts and presence rates.',
     tag: 'dashboard',
     auth: 'dashboard',
-    inputs: [...filters, { name: 'groupBy', in: 'query', description: 'Grouping (default day)', schema: t.String({ enum: [...GROUP_BYS] }) }],
+    inputs: [...filters, { name: 'groupBy', in: 'query', required: true, description: 'Grouping', schema: t.String({ enum: [...GROUP_BYS] }) }],
     responses: {
       200: {
         description: 'The groups, in key order',

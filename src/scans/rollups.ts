@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { PRESENCE_COLUMNS, PRESENCE_KEYS } from '../db/schema/scans.ts';
-import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
+import { HLL_MAX_BYTES, HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
 import { writePause } from '../lib/write-pause.ts';
@@ -173,6 +173,9 @@ const DAYS = 2 ** 28;
 
 /** A cell as one number: its combination, cuboid (month bit included) and day. Below 2^53 while combos < MAX_COMBOS. */
 const cellId = (cuboid: number, combo: number, day: number) => (combo * 2 * MONTH + cuboid) * DAYS + day + DAY_OFFSET;
+const cuboidOf = (id: number) => Math.floor(id / DAYS) % (2 * MONTH);
+const comboOf = (id: number) => Math.floor(id / DAYS / (2 * MONTH));
+const cellDayOf = (id: number) => (id % DAYS) - DAY_OFFSET;
 
 /**
  * Numbers for the (country, platform, page type, grade) values of the rows folded, and for each,
@@ -224,6 +227,99 @@ class CellCombos {
 
 const CELL_COLUMNS = ['cuboid', ...ROLLUP_DIMENSIONS.map((d) => d.column), 'grade', 'day'];
 const MEASURE_COLUMNS = ['scans', 'percentage_sum', ...PRESENT, ...REPORTED];
+/** A cell's measures in a step: scans, the percentage sum, then how many present and how many reported each presence key. */
+const MEASURES = MEASURE_COLUMNS.length;
+const PRESENT_AT = 2;
+const REPORTED_AT = 2 + PRESENCE_KEYS.length;
+
+/**
+ * The cells one step folds scans into, in the order it first touched them: their ids and measures
+ * in typed arrays and their sketches by reference, kept from step to step. Folding a scan into its
+ * 16 cells then allocates nothing: an object, two arrays and a list of hashes per cell per step
+ * made most of the roller's garbage, and a collection that starts inside a step adds to its hold.
+ */
+class StepCells {
+  private readonly slots = new Map<number, number>();
+  private ids = new Float64Array(0);
+  private measures = new Float64Array(0);
+  /** The cell as stored (cached or read in this step), or null for a cell new to the table. */
+  private stored: (StoredCell | null)[] = [];
+  private sketches: (HyperLogLog | null)[] = [];
+  private changed = new Uint8Array(0);
+  size = 0;
+
+  has(id: number): boolean {
+    return this.slots.has(id);
+  }
+
+  /** The cell's slot, taking the next one (with the cell's stored row, if any) at its first scan. */
+  slot(id: number, stored: (id: number) => StoredCell | null): number {
+    let slot = this.slots.get(id);
+    if (slot !== undefined) return slot;
+    slot = this.size++;
+    if (slot === this.ids.length) this.grow();
+    this.slots.set(id, slot);
+    this.ids[slot] = id;
+    this.measures.fill(0, slot * MEASURES, (slot + 1) * MEASURES);
+    const cell = stored(id);
+    this.stored[slot] = cell;
+    this.sketches[slot] = cell ? cell.sketch : new HyperLogLog();
+    this.changed[slot] = 0;
+    return slot;
+  }
+
+  /** Adds a scan's measures and hostname to the cell in `slot`. */
+  add(slot: number, row: RawStatsRow, hostnameHash: number): void {
+    const at = slot * MEASURES;
+    const measures = this.measures;
+    measures[at]!++;
+    measures[at + 1]! += row.percentage;
+    for (let i = 0; i < PRESENCE_COLUMN_LIST.length; i++) {
+      const value = row[PRESENCE_COLUMN_LIST[i]!];
+      if (value === null) continue;
+      measures[at + REPORTED_AT + i]!++;
+      if (value === 1) measures[at + PRESENT_AT + i]!++;
+    }
+    if (this.sketches[slot]!.addHash(hostnameHash)) this.changed[slot] = 1;
+  }
+
+  id(slot: number): number {
+    return this.ids[slot]!;
+  }
+  storedCell(slot: number): StoredCell | null {
+    return this.stored[slot]!;
+  }
+  sketch(slot: number): HyperLogLog {
+    return this.sketches[slot]!;
+  }
+  sketchChanged(slot: number): boolean {
+    return this.changed[slot] === 1;
+  }
+
+  /** Copies the cell's measures into `params` from `at` on, in MEASURE_COLUMNS order. */
+  measuresInto(slot: number, params: unknown[], at: number): void {
+    for (let i = 0; i < MEASURES; i++) params[at + i] = this.measures[slot * MEASURES + i]!;
+  }
+
+  /** Empties it for the next step (the sketches it held are let go). */
+  clear(): void {
+    this.slots.clear();
+    this.stored.fill(null, 0, this.size);
+    this.sketches.fill(null, 0, this.size);
+    this.size = 0;
+  }
+
+  private grow(): void {
+    const capacity = Math.max(64, this.ids.length * 2);
+    const ids = new Float64Array(capacity);
+    ids.set(this.ids);
+    const measures = new Float64Array(capacity * MEASURES);
+    measures.set(this.measures);
+    const changed = new Uint8Array(capacity);
+    changed.set(this.changed);
+    [this.ids, this.measures, this.changed] = [ids, measures, changed];
+  }
+}
 
 /**
  * The stats rollups (DESIGN §5, issue 4): a background roller folds scans above the watermark (by
@@ -272,6 +368,32 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     more: boolean;
   }
 
+  const cells = new StepCells();
+  /** The first day of the month of each day folded in the step. */
+  const months = new Map<number, number>();
+  /** Per hostname folded in the step: its scans and latest scannedAt. */
+  const hostnameScans = new Map<string, number>();
+  const hostnameLast = new Map<string, number>();
+  // Statement parameters, filled in for each cell (the statements copy them).
+  const keyParams: (string | number)[] = new Array(CELL_COLUMNS.length);
+  const insertParams: (string | number | Uint8Array)[] = new Array(CELL_COLUMNS.length + MEASURES + 1);
+  const addParams: (number | Uint8Array)[] = new Array(MEASURES + 1);
+  const addSketchParams: (number | Uint8Array)[] = new Array(MEASURES + 2);
+  const encoded = new Uint8Array(HLL_MAX_BYTES);
+  const keyOf = (id: number): (string | number)[] => {
+    const values = combos.values(comboOf(id));
+    keyParams[0] = cuboidOf(id);
+    for (let i = 0; i < values.length; i++) keyParams[1 + i] = values[i]!;
+    keyParams[1 + values.length] = cellDayOf(id);
+    return keyParams;
+  };
+  const readStored = (id: number): StoredCell | null => {
+    const cached = cache.get(id);
+    if (cached) return cached;
+    const stored = storedCell.get.apply(storedCell, keyOf(id));
+    return stored ? { rowid: stored.rowid, sketch: HyperLogLog.decode(stored.hostnames), bytes: 0 } : null;
+  };
+
   /**
    * Fold the next scans above `mark` (at most chunkRows) into their day cell (and month cell) in
    * each of the 8 cuboids and into their hostname's count, as many as fit in `units`
@@ -280,76 +402,81 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
    * Cells folded lately are cached with their decoded sketch and rowid, and a sketch is written only
    * when the rows changed it: most rows of a large cell come from hostnames it already counts, and
    * reading, decoding, re-encoding and rewriting its sketch (up to 4 KiB) took most of a step.
+   * A cached sketch takes the step's hostnames as its scans are folded: should the step fail, its
+   * transaction rolls back and the next step starts with an empty cache (see rollStep).
    */
   function fold(mark: number, units: number): Step & { last: number } {
     const { monthsFrom } = rollupState(sqlite);
-    const cells = new Map<number, { cuboid: number; combo: number; day: number; measures: Counts; hashes: number[] }>();
-    const months = new Map<number, number>();
-    const hostnames = new Map<string, { scans: number; last: number }>();
     const cellUnits = (id: number) => (cells.has(id) ? 0 : cache.get(id) ? ROLLUP_UNITS.cachedCell : ROLLUP_UNITS.newCell);
-    const add = (cuboid: number, combo: number, day: number, row: RawStatsRow, hash: number) => {
-      const id = cellId(cuboid, combo, day);
-      let cell = cells.get(id);
-      if (!cell) cells.set(id, (cell = { cuboid, combo, day, measures: new Counts(), hashes: [] }));
-      cell.measures.addCounts(row);
-      cell.hashes.push(hash);
-    };
     let scans = 0;
     let spent = 0;
     let last = mark;
     let more = false;
-    for (const row of rowsAbove.iterate(mark, chunkRows)) {
-      const day = dayOf(row.scanned_at);
-      let month = months.get(day);
-      if (month === undefined) months.set(day, (month = monthOf(day)));
-      const byCuboid = combos.ofRow(row);
-      const inMonths = month >= monthsFrom;
-      let cost = ROLLUP_UNITS.scan;
-      for (let cuboid = 0; cuboid < MONTH; cuboid++) {
-        cost += cellUnits(cellId(cuboid, byCuboid[cuboid]!, day));
-        if (inMonths) cost += cellUnits(cellId(cuboid | MONTH, byCuboid[cuboid]!, month));
+    try {
+      for (const row of rowsAbove.iterate(mark, chunkRows)) {
+        const day = dayOf(row.scanned_at);
+        let month = months.get(day);
+        if (month === undefined) months.set(day, (month = monthOf(day)));
+        const byCuboid = combos.ofRow(row);
+        const inMonths = month >= monthsFrom;
+        let cost = ROLLUP_UNITS.scan;
+        for (let cuboid = 0; cuboid < MONTH; cuboid++) {
+          cost += cellUnits(cellId(cuboid, byCuboid[cuboid]!, day));
+          if (inMonths) cost += cellUnits(cellId(cuboid | MONTH, byCuboid[cuboid]!, month));
+        }
+        if (scans > 0 && spent + cost > units) {
+          more = true;
+          break;
+        }
+        spent += cost;
+        scans++;
+        last = row.rowid;
+        hostnameScans.set(row.hostname, (hostnameScans.get(row.hostname) ?? 0) + 1);
+        hostnameLast.set(row.hostname, Math.max(hostnameLast.get(row.hostname) ?? row.scanned_at, row.scanned_at));
+        const hash = hllHash(row.hostname);
+        for (let cuboid = 0; cuboid < MONTH; cuboid++) {
+          const dayCell = cellId(cuboid, byCuboid[cuboid]!, day);
+          cells.add(cells.slot(dayCell, readStored), row, hash);
+          if (!inMonths) continue;
+          const monthCell = cellId(cuboid | MONTH, byCuboid[cuboid]!, month);
+          cells.add(cells.slot(monthCell, readStored), row, hash);
+        }
       }
-      if (scans > 0 && spent + cost > units) {
-        more = true;
-        break;
+      for (let slot = 0; slot < cells.size; slot++) {
+        const id = cells.id(slot);
+        const sketch = cells.sketch(slot);
+        const cell = cells.storedCell(slot);
+        if (!cell) {
+          const key = keyOf(id);
+          for (let i = 0; i < key.length; i++) insertParams[i] = key[i]!;
+          cells.measuresInto(slot, insertParams, key.length);
+          insertParams[key.length + MEASURES] = sketch.encodeInto(encoded);
+          const { lastInsertRowid } = insertCell.run.apply(insertCell, insertParams);
+          cache.set(id, { rowid: Number(lastInsertRowid), sketch, bytes: 0 });
+          continue;
+        }
+        let changes: number;
+        if (cells.sketchChanged(slot)) {
+          cells.measuresInto(slot, addSketchParams, 0);
+          addSketchParams[MEASURES] = sketch.encodeInto(encoded);
+          addSketchParams[MEASURES + 1] = cell.rowid;
+          changes = addMeasuresAndSketch.run.apply(addMeasuresAndSketch, addSketchParams).changes;
+        } else {
+          cells.measuresInto(slot, addParams, 0);
+          addParams[MEASURES] = cell.rowid;
+          changes = addMeasures.run.apply(addMeasures, addParams).changes;
+        }
+        // A cached rowid no longer there: the transaction rolls back and the next one reads the cells afresh.
+        if (changes !== 1) throw new Error(`scan rollup cell ${keyOf(id).join(' ')} is not at rowid ${cell.rowid}`);
+        cache.set(id, cell);
       }
-      spent += cost;
-      scans++;
-      last = row.rowid;
-      const hostname = hostnames.get(row.hostname);
-      if (hostname) {
-        hostname.scans++;
-        hostname.last = Math.max(hostname.last, row.scanned_at);
-      } else hostnames.set(row.hostname, { scans: 1, last: row.scanned_at });
-      const hash = hllHash(row.hostname);
-      for (let cuboid = 0; cuboid < MONTH; cuboid++) {
-        add(cuboid, byCuboid[cuboid]!, day, row, hash);
-        if (inMonths) add(cuboid | MONTH, byCuboid[cuboid]!, month, row, hash);
-      }
+      for (const [hostname, count] of hostnameScans) addToHostname.run(hostname, count, hostnameLast.get(hostname)!);
+    } finally {
+      cells.clear();
+      months.clear();
+      hostnameScans.clear();
+      hostnameLast.clear();
     }
-    for (const [id, { cuboid, combo, day, measures, hashes }] of cells) {
-      const key = [cuboid, ...combos.values(combo), day];
-      const values = [measures.scans, measures.percentageSum, ...measures.present, ...measures.reported];
-      let cell = cache.get(id);
-      if (!cell) {
-        const stored = storedCell.get(...key);
-        if (stored) cell = { rowid: stored.rowid, sketch: HyperLogLog.decode(stored.hostnames), bytes: 0 };
-      }
-      if (!cell) {
-        const sketch = new HyperLogLog();
-        for (const hash of hashes) sketch.addHash(hash);
-        const { lastInsertRowid } = insertCell.run(...key, ...values, sketch.encode());
-        cache.set(id, { rowid: Number(lastInsertRowid), sketch, bytes: 0 });
-        continue;
-      }
-      let changed = false;
-      for (const hash of hashes) if (cell.sketch.addHash(hash)) changed = true;
-      const { changes } = changed ? addMeasuresAndSketch.run(...values, cell.sketch.encode(), cell.rowid) : addMeasures.run(...values, cell.rowid);
-      // A cached rowid no longer there: the transaction rolls back and the next one reads the cells afresh.
-      if (changes !== 1) throw new Error(`scan rollup cell ${key.join(' ')} is not at rowid ${cell.rowid}`);
-      cache.set(id, cell);
-    }
-    for (const [hostname, { scans, last }] of hostnames) addToHostname.run(hostname, scans, last);
     return { scans, more: more || scans === chunkRows, last };
   }
 
@@ -399,19 +526,25 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     /**
      * Retention is about to delete every scan before `day` (whole UTC days): drop the rollups of
      * those days, and of every month holding one of them (such a month is from now on read from
-     * its day rows), in timed steps that wait out a WAL write pause like the sweep's own (a drop
-     * committed during the pause kept the log from starting over). Run it again after the scans are deleted, for rows the roller
-     * folded meanwhile. Stats stop counting those scans a little before they are deleted, never after.
+     * its day rows), in timed steps. Every commit, the months bound's first, waits out a WAL write
+     * pause like the sweep's own (a commit during the pause keeps the log from starting over). Run
+     * it again after the scans are deleted, for rows the roller folded meanwhile. Stats stop
+     * counting those scans a little before they are deleted, never after.
      */
     async forgetBefore(day: number, signal?: AbortSignal): Promise<number> {
       const nextMonth = nextMonthOf(day - 1);
-      writeMonthsFrom.run(nextMonth);
+      const pause = { pause: writePause(sqlite) };
+      // The months bound first, a step of its own (it changes no row of the drops: 0 ends the run).
+      const writeBound = () => {
+        writeMonthsFrom.run(nextMonth);
+        return 0;
+      };
+      await inBatches(writeBound, 1, signal, pause);
       // The cells dropped may be cached.
       const drop = (statement: typeof dropDaysBefore, before: number) => (rows: number) => {
         cache.clear();
         return statement.run(before, rows).changes;
       };
-      const pause = { pause: writePause(sqlite) };
       const months = await inBatches(drop(dropMonthsBefore, nextMonth), DROP_ROWS, signal, pause);
       return months + (await inBatches(drop(dropDaysBefore, day), DROP_ROWS, signal, pause));
     },

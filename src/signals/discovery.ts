@@ -26,6 +26,8 @@ interface ListedProduct {
 }
 
 interface StoreCache {
+  /** The store's platform: a hit answers only under that platform's path. */
+  platform: Platform;
   dbStamp: number;
   /** Changes whenever anything a discovery file shows may have changed (see STORE_STAMP_SQL). */
   storeStamp: string;
@@ -130,7 +132,8 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
     return store;
   }
 
-  function cacheOf(storeId: string, dbStamp: number): StoreCache {
+  function cacheOf(store: StoreRow, dbStamp: number): StoreCache {
+    const storeId = store.id;
     let cache = caches.get(storeId);
     if (cache?.dbStamp === dbStamp) return cache;
     const storeStamp = stampQuery.get({ $storeId: storeId })!.stamp;
@@ -138,7 +141,7 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
       cache.dbStamp = dbStamp;
       return cache;
     }
-    cache = { dbStamp, storeStamp, products: null, documents: new Map() };
+    cache = { platform: store.platform, dbStamp, storeStamp, products: null, documents: new Map() };
     caches.delete(storeId);
     if (caches.size >= CACHE_LIMIT) caches.delete(caches.keys().next().value!);
     caches.set(storeId, cache);
@@ -164,12 +167,12 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
       const dbStamp = deps.changeStamp();
       const key = file.kind === 'llms' ? 'llms' : `sitemap-${file.page ?? 0}`;
       const cached = caches.get(storeId);
-      if (cached?.dbStamp === dbStamp) {
+      if (cached?.dbStamp === dbStamp && cached.platform === platform) {
         const hit = cached.documents.get(key);
         if (hit) return hit;
       }
       const store = storeOf(platform, storeId);
-      const cache = cacheOf(storeId, dbStamp);
+      const cache = cacheOf(store, dbStamp);
       let rendered = cache.documents.get(key);
       if (!rendered) {
         cache.products ??= productsQuery.all({ $storeId: storeId });

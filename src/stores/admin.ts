@@ -64,9 +64,9 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync }: AdminDeps
       return connect(row, input.currency === undefined, 'connect');
     },
 
-    async saveCredentials(id: string, credentials: Record<string, unknown>): Promise<StoreResponse<SyncView>> {
+    async saveCredentials(id: string, credentials: Record<string, unknown>, currency?: string): Promise<StoreResponse<SyncView>> {
       const row = find(id);
-      const saved = stores.saveCredentials(row, parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix));
+      const saved = stores.saveCredentials(row, parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix), currency);
       if (!saved) throw conflict();
       return connect(saved, saved.currency === null, 'credentials');
     },

@@ -49,7 +49,7 @@ export async function registerHooks(store: StoreRow, credentials: StoreCredentia
 /** The store's ISO 4217 currency from the platform's shop settings, or the reason it could not be read. */
 export async function fetchCurrency(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings): Promise<{ currency: string } | { error: string }> {
   const api = clientFor(store, credentials, settings);
-  if (!api) return { error: 'a store connected through svc\'s app gives svc no API access; send currency explicitly' };
+  if (!api) return { error: 'a store connected through svc\'s app gives svc no API access; send it as currency with the credentials (PUT /api/v1/admin/stores/:id/credentials)' };
   try {
     const currency = await api.client.fetchCurrency();
     if (!currency || !/^[A-Z]{3}$/.test(currency)) return { error: 'the platform did not report an ISO 4217 currency' };

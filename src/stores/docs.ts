@@ -91,12 +91,12 @@ export const storeDocs = {
   get: apiDoc({ summary: 'Get a store', tag: 'stores', auth: 'admin', responses: one('The store'), errors: [notFound] }),
   saveCredentials: apiDoc({
     summary: 'Replace a store’s credentials',
-    description: 'Then registers its webhooks again (and reads the currency if it is not known yet).',
+    description: 'Then registers its webhooks again and starts a catalogue import. `currency` (ISO 4217), when given, replaces the store’s currency; otherwise svc reads it from the platform if it is not known yet (a store of svc’s platform-A app can only get it this way or at creation).',
     tag: 'stores',
     auth: 'admin',
     responses: one('The store after registering its webhooks'),
     errors: [...body, credentials, notFound, conflict],
-    bodyExample: { credentials: { accessToken: 'pa_token_example' } },
+    bodyExample: { credentials: { accessToken: 'pa_token_example' }, currency: 'EUR' },
   }),
   sync: apiDoc({
     summary: 'Sync a store’s catalogue now',

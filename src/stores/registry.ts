@@ -146,7 +146,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
      * Replace the credentials; the webhook secret is kept so hooks already registered stay valid.
      * Saving credentials again reconnects an uninstalled store. Null on a reference conflict.
      */
-    saveCredentials(row: StoreRow, parsed: ParsedCredentials): StoreRow | null {
+    saveCredentials(row: StoreRow, parsed: ParsedCredentials, currency?: string): StoreRow | null {
       const conflict = db.select({ id: stores.id }).from(stores).where(and(eq(stores.platform, row.platform), eq(stores.platformRef, parsed.platformRef))).get();
       if (conflict && conflict.id !== row.id) return null;
       return db
@@ -162,11 +162,24 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
           status: 'active',
           deactivatedAt: null,
           signalsWithdrawnAt: null,
+          ...(currency === undefined ? {} : { currency }),
           updatedAt: clock.now(),
         })
         .where(eq(stores.id, row.id))
         .returning()
         .get()!;
+    },
+
+    /** Why stored credentials do not open with this svc's key (sealed under another key, or none set), else null: checked at start. */
+    sealedCredentialsProblem(): string | null {
+      const row = db.select({ id: stores.id, credentials: stores.credentials }).from(stores).where(sql`${stores.credentials} NOT LIKE 'plain:%'`).limit(1).get();
+      if (!row) return null;
+      try {
+        secrets.open(row.credentials, sealContext(row.id, 'credentials'));
+        return null;
+      } catch (error) {
+        return (error as Error).message;
+      }
     },
 
     /** Opened once per row read (a changed store is a new row); callers must not modify the result. */

@@ -19,7 +19,7 @@ export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, maxBodyB
     )
     .get('/', () => ({ items: admin.list() }), { detail: docs.list })
     .get('/:id', ({ params }) => admin.get(params.id), { params: storeParams, detail: docs.get })
-    .put('/:id/credentials', ({ params, body }) => admin.saveCredentials(params.id, body.credentials), { params: storeParams, body: credentialsBody, detail: docs.saveCredentials })
+    .put('/:id/credentials', ({ params, body }) => admin.saveCredentials(params.id, body.credentials, body.currency), { params: storeParams, body: credentialsBody, detail: docs.saveCredentials })
     .post(
       '/:id/sync',
       ({ params, set }) => {

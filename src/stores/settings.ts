@@ -72,8 +72,8 @@ function countries(value: unknown, field: string): string[] {
   return [...new Set(codes)];
 }
 
-function days(value: unknown, field: string, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) throw invalid(field, `expected a whole number of days from 0 to ${max}`);
+function days(value: unknown, field: string, max: number, min = 0): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw invalid(field, `expected a whole number of days from ${min} to ${max}`);
   return value;
 }
 
@@ -95,8 +95,8 @@ function returnPolicy(value: unknown): ReturnPolicy {
   const input = record(value, field, ['countries', 'window', 'days', 'fees', 'shippingFee', 'method']);
   const policy: ReturnPolicy = { countries: countries(input.countries, `${field}.countries`), window: oneOf(input.window, `${field}.window`, RETURN_WINDOWS) };
   if (policy.window === 'finite') {
-    policy.days = days(input.days, `${field}.days`, 3650);
-    if (policy.days === 0) throw invalid(`${field}.days`, 'a finite return window has at least 1 day (use window "not_permitted" for none)');
+    if (input.days === 0) throw invalid(`${field}.days`, 'a finite return window has at least 1 day (use window "not_permitted" for none)');
+    policy.days = days(input.days, `${field}.days`, 3650, 1);
   } else if (input.days !== undefined) {
     throw invalid(`${field}.days`, `only allowed with window "finite"`);
   }

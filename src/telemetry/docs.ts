@@ -34,7 +34,7 @@ const common: Failure[] = [
   [400, 'invalid_field', 'hostname must be a bare host name (no scheme, path, port or whitespace) of at most 253 characters'],
   [401, 'invalid_timestamp', 'X-Probe-Timestamp must be the current time in epoch milliseconds'],
   [401, 'ambiguous_auth', 'send the headers of one authentication mode only: X-Probe-Token or X-Probe-Key'],
-  [413, 'payload_too_large', 'request body exceeds the limit of 65536 bytes'],
+  [413, 'payload_too_large', 'request body exceeds the limit of 524288 bytes'],
 ];
 
 export const telemetryDocs = {

@@ -6,7 +6,7 @@ import { answerInit, appRoute, type HotRoute, type Respond } from '../lib/hot-ro
 
 const embedDoc = apiDoc({
   summary: 'The FAQ widget script',
-  description: 'Include it with `<script src=".../embed.js" data-key="sk_live_…">` (docs/widget.md lists its attributes). Cached 5 minutes, then revalidated by ETag.',
+  description: 'Include it with `<script src=".../embed.js" async data-api-key="sk_live_…">` (docs/widget.md lists its attributes). Cached 5 minutes, then revalidated by ETag.',
   tag: 'operations',
   auth: 'public',
   responses: { 200: { description: 'The script', type: 'text/javascript', headers: { ETag: 'Validator; `If-None-Match` gives 304' } }, 304: { description: 'Not modified' } },

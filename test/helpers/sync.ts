@@ -10,14 +10,33 @@ export async function getStore(t: TestApp, storeId: string): Promise<any> {
  * Drive the job queue until the store's sync is no longer running (throttle waits and backoff are
  * real time, so this polls), failing after `timeoutMs`. Returns the store's final sync state.
  */
-export async function runSync(t: TestApp, storeId: string, timeoutMs = 15_000): Promise<any> {
+export async function runSync(t: TestApp, storeId: string, timeoutMs = 15_000, afterTurn?: () => void): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await t.webhooks.runner.runDueJobs();
+    afterTurn?.();
     const sync = t.webhooks.sync.view(storeId);
     if (sync.state !== 'running') return sync;
     if (Date.now() > deadline) throw new Error(`sync still running after ${timeoutMs} ms: ${JSON.stringify(sync)}`);
     await Bun.sleep(5);
+  }
+}
+
+/**
+ * runSync across a step of the wall clock: once `when()` holds (checked after each turn of the
+ * queue), Date.now() jumps `stepMs` ahead, as after an NTP correction or a resumed VM, while no
+ * more time has passed. Date.now is restored at the end.
+ */
+export async function runSyncAcrossClockStep(t: TestApp, storeId: string, when: () => boolean, stepMs = 5_000): Promise<any> {
+  const wallClock = Date.now;
+  let step = 0;
+  Date.now = () => wallClock() + step;
+  try {
+    return await runSync(t, storeId, 15_000, () => {
+      if (when()) step = stepMs;
+    });
+  } finally {
+    Date.now = wallClock;
   }
 }
 
