@@ -133,7 +133,8 @@ function makeWorkspace(): string {
 /** `bun test` on the given files in the workspace: exit code, output, and whether it hit the timeout. */
 function runTests(dir: string, tests: string[], timeoutMs: number): Promise<{ code: number | null; output: string; timedOut: boolean }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, ['test', ...tests.map((t) => `./${t}`)], {
+    // Each test's own limit as `npm test` sets it (package.json): Bun's default of 5 s cut off spawned-process tests under load.
+    const proc = spawn(process.execPath, ['test', '--timeout', '30000', ...tests.map((t) => `./${t}`)], {
       cwd: dir,
       env: { ...process.env, CI: 'true', FORCE_COLOR: '0', NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

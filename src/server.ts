@@ -1,5 +1,5 @@
 import { createApp } from './app.ts';
-import { listenUrl, withListenPort, type Config } from './config.ts';
+import { ConfigError, listenUrl, withListenPort, type Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { periodicTask } from './lib/periodic.ts';
@@ -89,6 +89,9 @@ async function serve(config: Config, started: Undo[], options: StartOptions): Pr
   const widget = await buildWidget();
   const observability = createObservability(config.log);
   const webhooks = createWebhookServices(database, config, systemClock, { log: observability.logger.log });
+  // A changed or missing key would otherwise start fine and answer every delivery and store call 500.
+  const sealed = webhooks.stores.sealedCredentialsProblem();
+  if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);
   const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };

@@ -210,6 +210,23 @@ describe('OpenAPI document', () => {
     expect(embed).not.toMatch(/\sdata-key=/);
   });
 
+  test('the webhook receivers document what they read and answer: platform C\'s store parameter, each malformed-delivery 400', async () => {
+    const c = doc.paths['/api/v1/platform-c/webhooks'].post;
+    expect(c.parameters.find((p: Json) => p.name === 'store')).toMatchObject({ in: 'query', required: true });
+    const documented400 = (path: string) => Object.keys(doc.paths[path].post.responses['400'].content['application/json'].examples);
+    const deliveries: [string, Record<string, string>, string][] = [
+      ['/api/v1/platform-c/webhooks', { 'x-platform-c-webhook-signature': 'c2lnbmF0dXJl', 'x-platform-c-webhook-source': 'https://shop.example.com' }, 'missing_store'],
+      ['/api/v1/webhooks/platform-a', { 'x-platform-a-hmac-sha256': 'c2lnbmF0dXJl', 'x-platform-a-topic': 'products/update', 'x-platform-a-shop-domain': 'shop.example.com' }, 'invalid_shop_domain'],
+    ];
+    for (const [path, headers, code] of deliveries) {
+      const res = await t.request(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+      expect(res.status, path).toBe(400);
+      expect((await res.json()).error, path).toBe(code);
+      expect(documented400(path), path).toContain(code);
+    }
+    expect(doc.paths['/api/v1/webhooks/platform-a'].post.description).toContain('client secret of the store’s own app');
+  });
+
   test('/openapi.json is built once and then served as the same bytes, with an ETag', async () => {
     const first = await t.request('/openapi.json');
     const second = await t.request('/openapi.json', { headers: { 'accept-encoding': 'gzip' } });

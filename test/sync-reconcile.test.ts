@@ -103,6 +103,23 @@ describe('catalogue reconciliation', () => {
     expect(() => loadConfig({}, { SVC_SYNC_INTERVAL_HOURS: 'daily' })).toThrow('SVC_SYNC_INTERVAL_HOURS');
   });
 
+  test('svc stores sync ID logs what it decides on the spot as the server logs: JSON lines with ts, level and msg', async () => {
+    const dir = tempDir();
+    try {
+      t = await makeTestApp({ dataDir: dir.dir });
+      const { store } = await createStore(t, { platform: 'platform-a', domain: 'app.myplatform-a.com', currency: 'EUR', credentials: { viaApp: true } });
+      t.close();
+      const out = await runCli(['stores', 'sync', store.id, '--data-dir', dir.dir]);
+      expect(out.code).toBe(0);
+      expect(out.json.sync.state).toBe('failed');
+      const lines = out.stderr.trim().split('\n').map((line) => JSON.parse(line));
+      expect(lines.length).toBe(3);
+      for (const line of lines) expect(line).toMatchObject({ ts: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), level: 'warn', msg: 'catalog sync failed', store: store.id });
+    } finally {
+      dir.remove();
+    }
+  });
+
   test('svc stores sync ID queues a pass the server carries out; an unknown id is a 404 error', async () => {
     const dir = tempDir();
     try {

@@ -110,7 +110,7 @@ export const authDocs = {
     auth: 'public',
     responses: { 201: { description: 'The lead’s id and token', schema: t.Object({ id: t.String(), apiToken: t.String() }), example: { id: leadExample.id, apiToken: 'Qm9vdHN0cmFwVG9rZW5FeGFtcGxlMDEyMzQ1Njc4OWFi' } } },
     errors: [
-      ...body,
+      ...jsonBodyFailures("email: Expected property 'email' to be string but found: 5"),
       [400, 'invalid_email', 'email must be a valid address of at most 254 characters'],
       [429, 'rate_limited', 'the anonymous tier allows 10 sign-ups per minute; retry in 6 s'],
     ],

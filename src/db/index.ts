@@ -1,11 +1,10 @@
 import { Database } from 'bun:sqlite';
 import { closeChangeStamps } from '../lib/change-stamp.ts';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { ASSET_ROOT } from '../lib/paths.ts';
+import { ASSET_ROOT, ensureDataDirectory } from '../lib/paths.ts';
 import * as schema from './schema/index.ts';
 
 /** Drizzle over bun:sqlite; `$client` is the same connection, for hot-path prepared statements. */
@@ -22,7 +21,7 @@ export interface AppDatabase {
 export const MIGRATIONS_FOLDER = path.join(ASSET_ROOT, 'drizzle');
 
 export function openDatabase(file: string): AppDatabase {
-  mkdirSync(path.dirname(file), { recursive: true });
+  ensureDataDirectory(path.dirname(file));
   const sqlite = new Database(file, { create: true, strict: true });
   // WAL lets the dashboard read while the writer commits; NORMAL keeps every committed
   // transaction across a process crash (only an OS crash or power loss can drop the last ones).

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { ensureDataDirectory } from './paths.ts';
 
 /** Another live process holds the data directory (a running server, or a restore in progress). */
 export class InstanceLockedError extends Error {
@@ -28,7 +28,7 @@ export interface InstanceLock {
  * `migrate`) do not take it: they are meant to run beside a server.
  */
 export function acquireInstanceLock(dataDir: string, holder: string): InstanceLock {
-  mkdirSync(dataDir, { recursive: true });
+  ensureDataDirectory(dataDir);
   const file = path.join(dataDir, 'svc.lock');
   const db = new Database(file, { create: true });
   const refuse = (): never => {

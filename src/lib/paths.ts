@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -5,3 +6,14 @@ import path from 'node:path';
  * embedded assets under the virtual `/$bunfs/root`; in development they sit at the repo root.
  */
 export const ASSET_ROOT = Bun.isStandaloneExecutable ? import.meta.dir : path.resolve(import.meta.dir, '../..');
+
+/** `mkdir -p` of the data directory, failing with one sentence that names it and says why. */
+export function ensureDataDirectory(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'the file system is read-only' : message;
+    throw new Error(`cannot create the data directory ${dir}: ${why}`);
+  }
+}

@@ -35,7 +35,11 @@ export function createSecretBox(key: Uint8Array | null): SecretBox {
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce ?? '', 'base64url'));
       decipher.setAAD(Buffer.from(context));
       decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString('utf8');
+      try {
+        return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString('utf8');
+      } catch {
+        throw new Error('a stored secret does not open with SVC_ENCRYPTION_KEY: another key sealed it (or it was moved to another row)');
+      }
     },
   };
 }

@@ -170,6 +170,18 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
         .get()!;
     },
 
+    /** Why stored credentials do not open with this svc's key (sealed under another key, or none set), else null: checked at start. */
+    sealedCredentialsProblem(): string | null {
+      const row = db.select({ id: stores.id, credentials: stores.credentials }).from(stores).where(sql`${stores.credentials} NOT LIKE 'plain:%'`).limit(1).get();
+      if (!row) return null;
+      try {
+        secrets.open(row.credentials, sealContext(row.id, 'credentials'));
+        return null;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    },
+
     /** Opened once per row read (a changed store is a new row); callers must not modify the result. */
     credentialsOf(row: StoreRow): StoreCredentials {
       let credentials = openedCredentials.get(row);

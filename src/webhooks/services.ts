@@ -27,7 +27,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
   const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), clock);
   const catalog = createCatalog(database.db, clock);
   const queue = createJobQueue(database.db, clock, options.queue);
-  const log: SyncLog = options.log ?? ((level, msg, fields) => logLine({ level, msg, ...fields }));
+  const log: SyncLog = options.log ?? ((level, msg, fields) => logLine({ ts: new Date(clock.now()).toISOString(), level, msg, ...fields }));
   const sync = createCatalogSync({
     database,
     clock,

@@ -135,6 +135,16 @@ describe('svc CLI', () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
+  test('a data directory that cannot be created (a file in the way) stops serve and the CLI with one line naming it', async () => {
+    const file = path.join(tmp.dir, 'not-a-directory');
+    await Bun.write(file, 'x');
+    for (const args of [['keys', 'create', '--scopes', 'admin'], ['serve', '--http', '127.0.0.1:0']]) {
+      const res = await runCli([...args, '--data-dir', file], { timeoutMs: 30_000 });
+      expect(res.code, args[0]).toBe(1);
+      expect(res.stderr.trim().split('\n'), args[0]).toEqual([`svc: cannot create the data directory ${file}: a file is in the way`]);
+    }
+  });
+
   test('unknown commands and flags are usage errors', async () => {
     expect((await cli('frobnicate')).code).toBe(2);
     expect((await cli('keys', 'create', '--scopes', 'admin', '--bogus', 'x')).code).toBe(2);

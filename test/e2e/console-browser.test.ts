@@ -490,6 +490,20 @@ suite('console in Chromium', () => {
     expect(viaApp.sync.state).toBe('failed');
   }, FLOW_MS);
 
+  test('Stores: a store connected without a currency (svc’s app cannot report one) gets it with its credentials', async () => {
+    const store = await api('POST', '/api/v1/admin/stores', { platform: 'platform-a', domain: 'nocurrency.myplatform-a.com', credentials: { viaApp: true } });
+    expect(store.currency).toBeNull();
+    const v = await open(`/console/stores/${store.id}`);
+    await signIn(v, admin);
+    const form = v.page.locator('section', { has: v.page.getByRole('heading', { name: 'Replace credentials' }) });
+    await form.getByLabel('Installed through svc’s app').check();
+    await form.getByLabel('Currency (optional)').fill('eur');
+    await form.getByRole('button', { name: 'Save credentials and register webhooks' }).click();
+    await v.page.locator('dl.facts dd', { hasText: 'EUR' }).waitFor();
+    expect((await api('GET', `/api/v1/admin/stores/${store.id}`)).currency).toBe('EUR');
+    await finish(v);
+  }, FLOW_MS);
+
   test('Catalogue: the collections and pages sync brought, each linking to its FAQs; an FAQ filed there is what the widget gets on /collections/<handle>', async () => {
     const v = await open(`/console/catalogue?store=${storeId}`);
     await signIn(v, admin);

@@ -146,6 +146,29 @@ describe('svc serve (spawned process)', () => {
     }
   });
 
+  test('a SVC_ENCRYPTION_KEY that does not open the stored credentials (another key, or none) stops serve with one line; the sealing key serves', async () => {
+    const sealing = { SVC_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'), SVC_PLATFORM_A_API_BASE: 'http://127.0.0.1:9' };
+    const key = await adminKey();
+    const first = await spawnServer({ dataDir, env: sealing });
+    try {
+      const store = await fetch(`${first.url}/api/v1/admin/stores`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ platform: 'platform-a', domain: 'sealed.myplatform-a.com', currency: 'EUR', credentials: { clientSecret: 'client-secret', accessToken: 'access-token' } }),
+      });
+      expect(store.status).toBe(201);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    for (const env of [{ SVC_ENCRYPTION_KEY: Buffer.alloc(32, 2).toString('base64') }, {}] as Record<string, string>[]) {
+      const refused = await runCli(['serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { env, timeoutMs: 30_000 });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^svc: invalid SVC_ENCRYPTION_KEY: the store credentials in .* do not open \(.*\); start with the key that sealed them$/)]);
+    }
+    const again = await spawnServer({ dataDir, env: sealing });
+    expect(await again.stop()).toBe(0);
+  });
+
   test('an invalid setting stops serve with one line naming it', async () => {
     const res = await runCli(['serve', '--http', 'nowhere', '--data-dir', dataDir]);
     expect(res.code).toBe(2);

@@ -29,7 +29,7 @@ const FIELDS: Record<Platform | AMode, [string, string, string][]> = {
   'platform-a': [],
   'platform-b': [
     ['storeHash', 'Store hash', 'Letters and digits, from the API path stores/<hash>/.'],
-    ['accessToken', 'API account access token', 'Needs the products and webhooks scopes.'],
+    ['accessToken', 'API account access token', 'Needs Products, Content and Information & Settings, read-only.'],
   ],
   'platform-c': [
     ['siteUrl', 'Site URL', 'The store’s address, such as https://shop.example.com.'],
@@ -154,6 +154,9 @@ function useSyncRefresh(stores: Store[] | null | undefined, reload: () => void) 
   }, [running, reload]);
 }
 
+/** The optional `currency` of a store body: ISO 4217, as typed in any case; nothing when left empty. */
+const currencyOf = (typed: string) => (typed.trim() ? { currency: typed.trim().toUpperCase() } : {});
+
 function ConnectStore({ onConnected }: { onConnected: (store: Store) => void }) {
   const [platform, setPlatform] = useState<Platform>('platform-a');
   const [domain, setDomain] = useState('');
@@ -163,7 +166,7 @@ function ConnectStore({ onConnected }: { onConnected: (store: Store) => void }) 
   const submit = async (event: Event) => {
     event.preventDefault();
     if (!credentials) return;
-    const body = { platform, domain: domain.trim(), credentials, ...(currency.trim() ? { currency: currency.trim().toUpperCase() } : {}) };
+    const body = { platform, domain: domain.trim(), credentials, ...currencyOf(currency) };
     const store = await action.run(() => api<Store>('/api/v1/admin/stores', { method: 'POST', body }));
     if (store) onConnected(store);
   };
@@ -193,7 +196,7 @@ function ConnectStore({ onConnected }: { onConnected: (store: Store) => void }) 
         </fieldset>
         <TextField label="Store domain" value={domain} onValue={setDomain} required hint={PLATFORMS.find((p) => p.id === platform)!.domainHint} />
         <CredentialFields key={platform} platform={platform} onChange={setCredentials} />
-        <TextField label="Currency (optional)" value={currency} onValue={setCurrency} maxLength={3} placeholder="EUR" hint="ISO 4217. Left empty, svc reads it from the platform where it can." />
+        <TextField label="Currency (optional)" value={currency} onValue={setCurrency} maxLength={3} placeholder="EUR" hint="ISO 4217. Left empty, svc reads it from the platform where it can (not for a store of svc’s app: give it here)." />
         <ErrorNotice error={action.error} />
         <button class="button" type="submit" disabled={action.busy || !credentials || domain.trim() === ''}>
           {action.busy ? 'Connecting…' : 'Connect store'}
@@ -206,6 +209,7 @@ function ConnectStore({ onConnected }: { onConnected: (store: Store) => void }) 
 function StoreDetail({ id }: { id: string }) {
   const store = useLoad(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(id)}`), [id]);
   const [credentials, setCredentials] = useState<Record<string, string | boolean> | null>(null);
+  const [currency, setCurrency] = useState('');
   const [result, setResult] = useState<Store | null>(null);
   const action = useAction();
   const shown = result ?? store.data;
@@ -220,7 +224,7 @@ function StoreDetail({ id }: { id: string }) {
   };
   const saveCredentials = async (event: Event) => {
     event.preventDefault();
-    const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(id)}/credentials`, { method: 'PUT', body: { credentials } }));
+    const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(id)}/credentials`, { method: 'PUT', body: { credentials, ...currencyOf(currency) } }));
     if (next) setResult(next);
   };
   return (
@@ -331,6 +335,7 @@ function StoreDetail({ id }: { id: string }) {
             <h2 id="credentials">Replace credentials</h2>
             <form onSubmit={saveCredentials}>
               <CredentialFields platform={shown.platform} onChange={setCredentials} />
+              <TextField label="Currency (optional)" value={currency} onValue={setCurrency} maxLength={3} placeholder="EUR" hint="ISO 4217: replaces the store’s currency. Left empty, svc reads it from the platform if it is not known yet." />
               <button class="button" type="submit" disabled={action.busy || !credentials}>
                 Save credentials and register webhooks
               </button>
