@@ -59,6 +59,9 @@ async function undoInReverse(started: Undo[]): Promise<void> {
 function startWarnings(config: Config, stores: StoreRow[]): string[] {
   const warnings: string[] = [];
   if (!config.encryptionKey) warnings.push('SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear');
+  if (!config.baseUrlExplicit && (config.http.hostname === '0.0.0.0' || config.http.hostname === '::')) {
+    warnings.push(`SVC_BASE_URL is not set, so signal links and webhook registrations name ${config.baseUrl}, which no client can reach: set it to the address clients use`);
+  }
   const viaApp = stores.filter((store) => store.credentialKind === 'via-app' && store.status === 'active').length;
   if (viaApp > 0 && !config.platformAAppSecret) {
     warnings.push(`SVC_PLATFORM_A_APP_SECRET is not set, so the webhook deliveries of the ${viaApp} store(s) connected through svc's platform-A app are refused (500 app_secret_not_configured)`);

@@ -195,6 +195,14 @@ describe('svc serve (spawned process)', () => {
     expect(warnings(configured.stderr())).toEqual([]);
   });
 
+  test('listening on every interface without a base URL warns that links would name 0.0.0.0', async () => {
+    const res = await runCli(['serve', '--http', '0.0.0.0:0', '--data-dir', dataDir], { env: { SVC_ENCRYPTION_KEY: Buffer.alloc(32, 4).toString('base64') }, timeoutMs: 5_000 });
+    expect(res.stdout).toContain('"status":"listening"');
+    expect(res.stderr.split('\n').filter((line) => line.startsWith('svc: warning: '))).toEqual([
+      expect.stringMatching(/^svc: warning: SVC_BASE_URL is not set, so signal links and webhook registrations name http:\/\/0\.0\.0\.0:\d+, which no client can reach: set it to the address clients use$/),
+    ]);
+  });
+
   test('an invalid setting stops serve with one line naming it', async () => {
     const res = await runCli(['serve', '--http', 'nowhere', '--data-dir', dataDir]);
     expect(res.code).toBe(2);
