@@ -26,7 +26,8 @@ const refuse = (code: string, detail: string) => new ApiError(403, code, detail)
 /**
  * The widget's key check (spec §5, §7): an active `sk_live_` key with `products:read` and no other
  * scope (a broader one, such as admin, must not sit in page source), bound to a store, called from a page whose Origin (or, without Origin, Referer) host is in the
- * key's allowedDomains, or from a page of svc itself (`ownPage`: the console's widget preview).
+ * key's allowedDomains, or from a page of svc itself (`ownPage`: the console's widget preview) when
+ * the key allows any page at all (an empty allowedDomains allows none).
  * Every refusal is 403. Returns the key and the verified origin to echo.
  */
 export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = false): { key: ApiKey & { storeId: string }; origin: string | null } {
@@ -41,6 +42,8 @@ export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = fals
     throw refuse('key_too_broad', `this key also has ${broader.join(', ')}; a widget key sits in the page source, so it must have products:read and nothing else: create one for the widget`);
   }
   if (key.storeId === null) throw refuse('key_not_bound', 'this key is not bound to a store');
+  // Checked before the own-page pass: a key that allows no page must not look working in the preview.
+  if (key.allowedDomains.length === 0) throw refuse('origin_not_allowed', "this key's allowedDomains is empty, so it allows no page: create a widget key with the storefront's hosts");
   const origin = headers.get('origin');
   if (ownPage) return { key: key as ApiKey & { storeId: string }, origin };
   const referer = headers.get('referer');
