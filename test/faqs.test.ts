@@ -143,6 +143,8 @@ describe('public FAQ endpoint for the widget', () => {
     expect(res.headers.get('vary')).toContain('Origin');
     expect(res.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
     expect(res.headers.get('cache-control')).toContain('max-age=');
+    // As every other JSON answer of svc (Elysia's) declares it.
+    expect(res.headers.get('content-type')).toBe('application/json;charset=utf-8');
     expect(await res.json()).toEqual({
       entity: { type: 'product', ref: 'tote' },
       items: [

@@ -77,7 +77,8 @@ export async function run(env: WidgetEnv): Promise<void> {
   applyStyleAttributes(env.script, container);
   const answers = renderAccordion(env.document, container, result.entries);
   injectJsonLd(env.document, result.entries, answers, nonce);
-  env.console.info(`${PREFIX} rendered ${result.entries.length} FAQ entries for ${describe(context)}`);
+  const count = result.entries.length;
+  env.console.info(`${PREFIX} rendered ${count} FAQ ${count === 1 ? 'entry' : 'entries'} for ${describe(context)}`);
 }
 
 /** Entry point: once per page, after DOMContentLoaded (or at once if that has already fired). */

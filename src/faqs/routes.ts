@@ -93,7 +93,7 @@ export function publicFaqRoute(publicFaqs: PublicFaqs): HotRoute {
     if (found === undefined) {
       const headers: Record<string, string> = { Vary: 'Origin, X-Api-Key', ETag: answer.etag, 'Cache-Control': 'private, max-age=60' };
       if (answer.origin) headers['Access-Control-Allow-Origin'] = answer.origin;
-      found = { notModified: answerInit(304, headers), ok: answerInit(200, { ...headers, 'Content-Type': 'application/json' }) };
+      found = { notModified: answerInit(304, headers), ok: answerInit(200, { ...headers, 'Content-Type': 'application/json;charset=utf-8' }) };
       built.set(answer, found);
     }
     return found;

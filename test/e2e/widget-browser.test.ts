@@ -139,7 +139,7 @@ suite('embed.js in Chromium', () => {
   test('platform B: the page-data global set late is found (bc-window)', async () => {
     const v = await visit('platform-b');
     const rendered = await waitForLog(v, 'rendered');
-    expect(rendered).toBe('[Svc] embed.js: rendered 1 FAQ entries for product/112 (detected via bc-window)');
+    expect(rendered).toBe('[Svc] embed.js: rendered 1 FAQ entry for product/112 (detected via bc-window)');
     expect(await v.page.locator('[data-svc-faq].svc-faq[data-theme="dark"]').count()).toBe(1);
     expect(await jsonLdEntries(v.page)).toEqual(await renderedEntries(v.page));
     await expectKeyboardToggle(v.page);
@@ -149,7 +149,7 @@ suite('embed.js in Chromium', () => {
   test('platform C: body classes give the product id; pending FAQs never appear', async () => {
     const v = await visit('platform-c');
     const rendered = await waitForLog(v, 'rendered');
-    expect(rendered).toBe('[Svc] embed.js: rendered 1 FAQ entries for product/451 (detected via body-class)');
+    expect(rendered).toBe('[Svc] embed.js: rendered 1 FAQ entry for product/451 (detected via body-class)');
     const entries = await renderedEntries(v.page);
     expect(entries).toEqual([{ name: 'Can I return them?', text: 'Within 30 days.' }]);
     // Rendered right after the script tag, below the page content.
@@ -161,7 +161,7 @@ suite('embed.js in Chromium', () => {
   test('strict CSP with a nonce: the widget and its style run; no CSP violation', async () => {
     const v = await visit('strict-csp');
     const rendered = await waitForLog(v, 'rendered');
-    expect(rendered).toBe('[Svc] embed.js: rendered 1 FAQ entries for page/shipping (detected via url-path)');
+    expect(rendered).toBe('[Svc] embed.js: rendered 1 FAQ entry for page/shipping (detected via url-path)');
     expect(await v.page.$eval('#svc-faq-style', (e) => (e as HTMLStyleElement).sheet !== null)).toBe(true);
     // The style applied: the question is bold (font-weight 600 from the widget's stylesheet).
     expect(await v.page.$eval('.svc-faq summary', (e) => getComputedStyle(e).fontWeight)).toBe('600');

@@ -49,6 +49,13 @@ describe('widget run', () => {
     ]);
   });
 
+  test('one entry is logged in the singular: "rendered 1 FAQ entry"', async () => {
+    const h = harness(productPage(), () => Response.json({ items: ENTRIES.slice(0, 1) }));
+    await run(h.env);
+    expect(h.page.document.querySelectorAll('details.svc-faq__item')).toHaveLength(1);
+    expect(h.logs.at(-1)).toBe('info [Svc] embed.js: rendered 1 FAQ entry for product/blue-shirt (detected via url-path)');
+  });
+
   test('renders an accordion of details/summary after the script tag, leaving content above it in place', async () => {
     const h = harness(productPage());
     await run(h.env);
