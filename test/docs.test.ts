@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { bundledSchemaVersion } from '../src/lib/build-info.ts';
 import { REPO_ROOT } from './helpers/cli.ts';
 
 // The product's docs stand alone: what a user reads after cloning the repository.
@@ -30,6 +31,13 @@ describe('README.md and docs/', () => {
         expect({ file, bare }).toEqual({ file, bare: [] });
       }
     }
+  });
+
+  test('every schemaVersion example is the one this build sends (a migration adds one: update the examples)', () => {
+    // Not the badge's shields JSON (`"schemaVersion":1,"label":…`): that schemaVersion is the shields format's.
+    const ours = files.flatMap((file) => [...read(file).matchAll(/"schemaVersion":(\d+)(?!,"label")/g)].map((m) => [file, Number(m[1])] as const));
+    expect(ours.length).toBeGreaterThan(0);
+    expect(ours).toEqual(ours.map(([file]) => [file, bundledSchemaVersion()] as const));
   });
 
   test('docs/index.md lists every page in docs/', () => {

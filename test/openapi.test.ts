@@ -154,6 +154,12 @@ describe('OpenAPI document', () => {
     expect(checked).toBeGreaterThan(50);
   }, HEAVY_MS);
 
+  test('the /healthz example names the schemaVersion the server sends', async () => {
+    const served = await (await t.request('/healthz')).json();
+    const example = doc.paths['/healthz'].get.responses['200'].content['application/json'].example;
+    expect(example.schemaVersion).toBe(served.schemaVersion);
+  });
+
   test('both probe auth modes, admin keys, the console session and widget keys are declared', () => {
     const schemes = doc.components.securitySchemes;
     expect(schemes.probeToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Probe-Token' });

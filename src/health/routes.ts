@@ -1,17 +1,18 @@
 import type { Database } from 'bun:sqlite';
 import { Elysia, t } from 'elysia';
-import { buildInfo } from '../lib/build-info.ts';
+import { buildInfo, bundledSchemaVersion } from '../lib/build-info.ts';
 import type { Clock } from '../lib/clock.ts';
 import { errorResponse } from '../lib/errors.ts';
 import { apiDoc, integer } from '../lib/api-doc.ts';
 
 const build = { version: t.String(), commit: t.String(), buildDate: t.Union([t.String({ format: 'date-time' }), t.Null()]), schemaVersion: integer({ description: 'Migrations this build carries' }) };
+// The example's schemaVersion is this build's own: a fixed number goes stale with the next migration.
 const healthDoc = apiDoc({
   summary: 'Health and version',
   description: 'Up, and the database answers and takes writes (checked at most every 5 s); every answer names the build. A 503 `database_not_writable` also carries `status: "degraded"`: reads still work, scans and deliveries would be refused.',
   tag: 'operations',
   auth: 'public',
-  responses: { 200: { description: 'Healthy', schema: t.Object({ status: t.Literal('ok'), ...build }), example: { status: 'ok', version: '0.1.0', commit: 'b8f8063a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f', buildDate: '2026-11-23T10:00:00.000Z', schemaVersion: 8 } } },
+  responses: { 200: { description: 'Healthy', schema: t.Object({ status: t.Literal('ok'), ...build }), example: { status: 'ok', version: '0.1.0', commit: 'b8f8063a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f', buildDate: '2026-11-23T10:00:00.000Z', schemaVersion: bundledSchemaVersion() } } },
   errors: [
     [503, 'database_unavailable', 'the database did not answer: disk I/O error'],
     [503, 'database_not_writable', 'the database answers but does not take writes: database or disk is full'],
