@@ -414,8 +414,14 @@ suite('console in Chromium', () => {
   }, FLOW_MS);
 
   test('Widget: the snippet builder previews the real /embed.js on a sample page', async () => {
+    // A key with no allowedDomains allows no page, the preview included: it is not offered.
+    await api('POST', '/api/v1/admin/keys', { name: 'no-hosts', scopes: ['products:read'], storeId });
     const v = await open('/console/widget');
     await signIn(v, admin);
+    const suitable = v.page.getByText('Suitable keys:');
+    await suitable.waitFor();
+    expect(await suitable.textContent()).toContain('storefront (');
+    expect(await suitable.textContent()).not.toContain('no-hosts');
     await v.page.getByLabel('Widget key').fill(widgetKey);
     await v.page.getByLabel('Id or handle to preview').fill('trail-runner-2');
     await v.page.getByLabel('Accent colour').fill('#b3125a');

@@ -54,8 +54,9 @@ export interface Session {
 
 export const isAdmin = (session: Session) => session.key.scopes.includes('admin');
 
-/** What the FAQ endpoint accepts from a page: products:read alone (the key sits in page source), bound to a store. */
-export const isWidgetKey = (key: Pick<ApiKey, 'scopes' | 'storeId'>) => key.storeId !== null && key.scopes.length === 1 && key.scopes[0] === 'products:read';
+/** What the FAQ endpoint accepts from a page: products:read alone (the key sits in page source), bound to a store, allowing some host. */
+export const isWidgetKey = (key: Pick<ApiKey, 'scopes' | 'storeId' | 'allowedDomains'>) =>
+  key.storeId !== null && key.scopes.length === 1 && key.scopes[0] === 'products:read' && key.allowedDomains.length > 0;
 
 export interface Page<T> {
   items: T[];

@@ -80,7 +80,7 @@ export function WidgetBuilder({ baseUrl }: PageProps) {
               widgetKeys.length ? (
                 <>
                   Paste the raw key (shown once when it was created). Suitable keys:{' '}
-                  {widgetKeys.map((k) => `${k.name || 'unnamed'} (${k.keyPrefix}…, ${storeDomain(k.storeId)}, ${k.allowedDomains.join(' ') || 'no domains yet'})`).join('; ')}.
+                  {widgetKeys.map((k) => `${k.name || 'unnamed'} (${k.keyPrefix}…, ${storeDomain(k.storeId)}, ${k.allowedDomains.join(' ')})`).join('; ')}.
                 </>
               ) : (
                 'No key is ready for the widget yet: create one on the Keys page with products:read, a store and allowed domains.'
