@@ -11,6 +11,9 @@ import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
 import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
 
+/** Characters of descriptions and their derived texts kept in memory (createCatalog's derivedTexts). */
+const DERIVED_TEXT_CHARS = 4_000_000;
+
 export type UpsertOutcome = 'applied' | 'stale';
 export type RemoveOutcome = 'removed' | 'stale';
 
@@ -115,7 +118,7 @@ export function createCatalog(db: Db, clock: Clock) {
   // column encoding cost more than the write itself). The ordering rule is the WHERE of the update.
   const upsertStatement = sqlite.query<{ id: string }, SQLQueryBindings[]>(
     `INSERT INTO products (id, store_id, product_id, handle, title, description_html, description_text, price, currency, availability, sku, barcode, mpn, brand, images, url, options, platform_updated_at, raw, removed_at, synced_at, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, NULL, ?20, ?20)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, CAST(?19 AS TEXT), NULL, ?20, ?20)
      ON CONFLICT (store_id, product_id) DO UPDATE SET
        handle = excluded.handle, title = excluded.title, description_html = excluded.description_html, description_text = excluded.description_text,
        price = excluded.price, currency = excluded.currency, availability = excluded.availability, sku = excluded.sku, barcode = excluded.barcode,
@@ -132,14 +135,41 @@ export function createCatalog(db: Db, clock: Clock) {
     'SELECT description_html AS html, description_text AS text FROM products WHERE store_id = ? AND product_id = ?',
   );
   /**
+   * The text last derived from each product's description in this process. The text is a function
+   * of the markup alone, so an entry whose markup equals the new one is right whatever else was
+   * written since: no revalidation. Bounded by characters held, oldest entries out first.
+   */
+  const derivedTexts = new Map<string, { html: string; text: string }>();
+  let derivedChars = 0;
+  const rememberText = (key: string, html: string, text: string): void => {
+    const size = html.length + text.length;
+    if (size > DERIVED_TEXT_CHARS / 16) return;
+    const old = derivedTexts.get(key);
+    if (old) derivedChars -= old.html.length + old.text.length;
+    derivedTexts.delete(key);
+    derivedTexts.set(key, { html, text });
+    derivedChars += size;
+    for (const [oldest, entry] of derivedTexts) {
+      if (derivedChars <= DERIVED_TEXT_CHARS) break;
+      derivedTexts.delete(oldest);
+      derivedChars -= entry.html.length + entry.text.length;
+    }
+  };
+  /**
    * The plain text of a product's description. Most updates change stock or prices, not the
-   * description: text already derived from the same markup for this product is reused, not derived again.
+   * description: text already derived from the same markup for this product is reused, not derived
+   * again (from memory, else from the stored row: a query per delivery costs more than the memo).
    */
   const descriptionText = (storeId: string, product: ProductData): string | null => {
     const html = product.descriptionHtml;
     if (html === null) return null;
+    const key = `${storeId}\n${product.productId}`;
+    const remembered = derivedTexts.get(key);
+    if (remembered !== undefined && remembered.html === html) return remembered.text;
     const stored = storedDescription.get(storeId, product.productId);
-    return stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+    const text = stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+    rememberText(key, html, text);
+    return text;
   };
   // Variants are written in place by position, and a row only when it differs (most updates change
   // the stock or price of one variant, if any): unchanged rows cost no page writes. Positions past
