@@ -67,6 +67,33 @@ describe('hot public GETs answered ahead of the app (lib/hot-route.ts, as the se
     expect(t.observability.metrics.render()).toContain(`svc_http_requests_total{route="${PRODUCT}",method="GET",status="2xx"}`);
   });
 
+  test('a 304 and a HEAD answered ahead are counted under their own status class and method, with the request id and nosniff', async () => {
+    const { routes, fallbacks } = lanes();
+    const badge = routes['/api/v1/public/probe/badge']!.GET;
+    const path = '/api/v1/public/probe/badge?domain=www.hot-shop.test';
+    const first = await badge(routed(path, {}));
+    const unchanged = await badge(routed(path, {}, { headers: { 'if-none-match': first.headers.get('etag')!, 'x-request-id': 'hot-304' } }));
+    const head = await badge(routed(path, {}, { method: 'HEAD', headers: { 'x-request-id': 'hot-head' } }));
+    expect(fallbacks).toEqual([]);
+    expect([first.status, unchanged.status, head.status]).toEqual([200, 304, 200]);
+    expect([unchanged.headers.get('x-request-id'), head.headers.get('x-request-id')]).toEqual(['hot-304', 'hot-head']);
+    for (const res of [first, unchanged, head]) expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const metrics = t.observability.metrics.render();
+    expect(metrics).toContain('svc_http_requests_total{route="/api/v1/public/probe/badge",method="GET",status="3xx"} 1');
+    expect(metrics).toContain('svc_http_requests_total{route="/api/v1/public/probe/badge",method="HEAD",status="2xx"} 1');
+    expect(t.logLines().filter((line) => line.requestId === 'hot-304' || line.requestId === 'hot-head').map((line) => [line.method, line.status, line.route])).toEqual([
+      ['GET', 304, '/api/v1/public/probe/badge'],
+      ['HEAD', 200, '/api/v1/public/probe/badge'],
+    ]);
+  });
+
+  test('a percent-escape in the query alone keeps a request ahead of the app (only the path is checked)', async () => {
+    const { routes, fallbacks } = lanes();
+    const res = await routes['/api/v1/public/probe/badge']!.GET(routed('/api/v1/public/probe/badge?domain=www.hot%2Dshop.test', {}));
+    expect(fallbacks).toEqual([]);
+    expect(res.status).toBe(200);
+  });
+
   test('a request the app might answer otherwise is left to it: percent-escapes, a doubled slash, a declared body', async () => {
     const { routes, fallbacks } = lanes();
     const product = routes[PRODUCT]!.GET;

@@ -155,9 +155,14 @@ function gcInTurns(file: string, turnCpu: number[], logAt: number[]): GcInTurns 
   let pausedMs = 0;
   const own: number[] = [];
   const withGc: { cpu: number; paused: number }[] = [];
+  // A collection marks concurrently between its pauses, across turns: a turn that starts inside one
+  // is counted with it even when it wrote no line.
+  let collecting = false;
   turnCpu.forEach((cpu, turn) => {
     const lines = logAt[turn + 1] === logAt[turn] ? '' : text(turn).split('\n').filter((line) => line.startsWith(ownHeap)).join('\n');
-    if (lines === '') return void own.push(cpu);
+    const during = collecting;
+    if (lines !== '') collecting = lines.lastIndexOf(': START') > lines.lastIndexOf('END]');
+    if (lines === '' && !during) return void own.push(cpu);
     eden += lines.match(/=> EdenCollection/g)?.length ?? 0;
     full += lines.match(/=> FullCollection/g)?.length ?? 0;
     let paused = 0;

@@ -1,4 +1,4 @@
-import { requestPath } from './request-path.ts';
+import { pathEnd, pathStart } from './request-path.ts';
 import { syncRoute } from './sync-route.ts';
 
 /**
@@ -15,13 +15,32 @@ export interface HotRoute {
 }
 
 /**
- * How a hot route builds a response from a body and its prebuilt headers. Through the app, plainly
- * (`plainResponse`); ahead of it, the observer's, which puts the request id and nosniff in first
+ * The status and headers of a prebuilt answer, built once per answer (`answerInit`) and passed as
+ * the init of every response built from it: a Headers object is copied into a response about three
+ * times faster than an object literal is converted, and a prebuilt init object saves one more per
+ * request.
+ */
+export interface AnswerInit {
+  status: number;
+  headers: Headers;
+}
+
+/**
+ * A prebuilt answer's init: `headers` with `X-Content-Type-Options: nosniff`, which every answer of
+ * svc carries (observability/requests.ts), so no response built from it needs it set again.
+ */
+export function answerInit(status: number, headers: Record<string, string>): AnswerInit {
+  return { status, headers: new Headers({ ...headers, 'X-Content-Type-Options': 'nosniff' }) };
+}
+
+/**
+ * How a hot route builds a response from a body and its prebuilt init. Through the app, plainly
+ * (`plainResponse`); ahead of it, the observer's, which puts the request id in first
  * (observability/requests.ts).
  */
-export type Respond = (body: Blob | null, headers: Headers, status?: number) => Response;
+export type Respond = (body: Blob | null, init: AnswerInit) => Response;
 
-export const plainResponse: Respond = (body, headers, status = 200) => new Response(body, { status, headers });
+export const plainResponse: Respond = (body, init) => new Response(body, init);
 
 /** The handler the app registers for a hot route (Elysia composes it without a promise: lib/sync-route.ts). */
 export const appRoute = (route: HotRoute) => syncRoute((request, params: Record<string, string>) => route.answer(request, params, plainResponse));
@@ -36,25 +55,25 @@ interface Observer {
 }
 
 /**
- * Whether a path as sent is exactly `template` filled with `params`: the template's literal runs and
- * the parameters' values in turn, compared in place (parameter names are split out once; nothing is
- * built per request).
+ * Whether the path as sent, `url` from `start` to `end`, is exactly `template` filled with `params`:
+ * the template's literal runs and the parameters' values in turn, compared in place (parameter names
+ * are split out once; nothing is built per request, not even the path).
  */
-function exactPath(template: string): (path: string, params: Record<string, string>) => boolean {
+function exactPath(template: string): (url: string, start: number, end: number, params: Record<string, string>) => boolean {
   // '/a/:x/b' -> ['/a/', ':x', '/b']: literal runs and parameter names alternate.
   const parts = template
     .split(/(?<=\/)(:[^/]+)/)
     .filter((part) => part !== '')
     .map((part) => (part.charCodeAt(0) === 58 /* : */ ? { param: part.slice(1) } : { literal: part }));
-  if (parts.length === 1 && 'literal' in parts[0]!) return (path) => path === template;
-  return (path, params) => {
-    let at = 0;
+  if (parts.length === 1 && 'literal' in parts[0]!) return (url, start, end) => end - start === template.length && url.startsWith(template, start);
+  return (url, start, end, params) => {
+    let at = start;
     for (const part of parts) {
       const text = 'literal' in part ? part.literal : params[part.param];
-      if (text === undefined || !path.startsWith(text, at)) return false;
+      if (text === undefined || !url.startsWith(text, at)) return false;
       at += text.length;
     }
-    return at === path.length;
+    return at === end;
   };
 }
 
@@ -66,10 +85,14 @@ function exactPath(template: string): (path: string, params: Record<string, stri
  * for `//`, which Bun's router collapses and the app does not), and it declares no body (the gate
  * refuses a declared oversize one). Any other request is the app's, as before.
  */
-function answerableAhead(exact: (path: string, params: Record<string, string>) => boolean, request: Request, params: Record<string, string>): boolean {
+function answerableAhead(exact: ReturnType<typeof exactPath>, request: Request, params: Record<string, string>): boolean {
   if (request.headers.get('content-length') !== null) return false;
-  const path = requestPath(request);
-  return !path.includes('%') && exact(path, params);
+  const url = request.url;
+  const start = pathStart(url);
+  if (start === -1) return false;
+  const end = pathEnd(url, start);
+  const escape = url.indexOf('%', start);
+  return (escape === -1 || escape >= end) && exact(url, start, end, params);
 }
 
 /**

@@ -85,28 +85,12 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     return incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : `${bootId}-${(++sequence).toString(36)}`;
   }
 
-  /** Counts, logs and stamps an answer (unless it was built with the id and nosniff: `stamped`). */
-  function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[], stamped = false): Response {
-    const seconds = (performance.now() - started) / 1000;
-    const status = response.status;
-    // Read once: request.method and response.headers are getters into native objects.
-    const sent = request.method;
-    const method = METHODS.has(sent) ? sent : 'OTHER';
-    const route = noted.route ?? (lookup ??= routeTable(routes()))(sent, requestPath(request)) ?? 'unmatched';
-    metrics.request(route, method, status, seconds);
-    const requestId = noted.requestId;
-    let code: string | null = null;
-    if (!stamped) {
-      const headers = response.headers;
-      headers.set('x-request-id', requestId);
-      // Every answer, whatever produced it (routes, early refusals, static files, errors): a browser
-      // must never sniff an error body or a user-influenced JSON/text answer into a script or page.
-      headers.set('x-content-type-options', 'nosniff');
-      if (status >= 400) {
-        code = headers.get(ERROR_CODE_HEADER);
-        if (code !== null) headers.delete(ERROR_CODE_HEADER);
-      }
-    }
+  /** The method's label: one of a closed set, else "OTHER". */
+  const methodLabel = (sent: string) => (METHODS.has(sent) ? sent : 'OTHER');
+
+  /** Counts one answered request in `series` (its route's and method's) and logs it (within the budget). */
+  function countAndLog(request: Request, series: { count(status: number, seconds: number): void }, method: string, route: string, status: number, seconds: number, noted: RequestFacts, code: string | null): void {
+    series.count(status, seconds);
     logger.access(status, () => ({
       method,
       route,
@@ -114,9 +98,30 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
       ms: Math.round(seconds * 100_000) / 100,
       reqBytes: declaredBytes(request),
       ...(noted.tier !== null && { tier: noted.tier }),
-      requestId,
+      requestId: noted.requestId,
       ...(code !== null && { error: code }),
     }));
+  }
+
+  /** Stamps, counts and logs an answer. */
+  function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[]): Response {
+    const seconds = (performance.now() - started) / 1000;
+    const status = response.status;
+    // Read once: request.method and response.headers are getters into native objects.
+    const sent = request.method;
+    const method = methodLabel(sent);
+    const route = noted.route ?? (lookup ??= routeTable(routes()))(sent, requestPath(request)) ?? 'unmatched';
+    const headers = response.headers;
+    headers.set('x-request-id', noted.requestId);
+    // Every answer, whatever produced it (routes, early refusals, static files, errors): a browser
+    // must never sniff an error body or a user-influenced JSON/text answer into a script or page.
+    headers.set('x-content-type-options', 'nosniff');
+    let code: string | null = null;
+    if (status >= 400) {
+      code = headers.get(ERROR_CODE_HEADER);
+      if (code !== null) headers.delete(ERROR_CODE_HEADER);
+    }
+    countAndLog(request, metrics.requestSeries(route, method), method, route, status, seconds, noted, code);
     return response;
   }
 
@@ -160,37 +165,40 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
      */
     routeHandlerOf<Params>(template: string, answer: (request: Request, params: Params, respond: Respond) => Response, fail: (error: unknown, request: Request) => Response) {
       const route = withoutTrailingSlash(template);
-      let answering: RequestFacts | null = null;
-      let stamped = false;
-      // The id and nosniff go into the answer's prebuilt headers just before its response is built
-      // from them (which copies them): set on a built response, they cost about as much again as
-      // building it. Every response built from those headers gets its own id, here or in finish;
-      // nosniff, the same for all, is set once per headers object.
-      const withNosniff = new WeakSet<Headers>();
-      const respond: Respond = (body, headers, status = 200) => {
-        headers.set('x-request-id', answering!.requestId);
-        if (!withNosniff.has(headers)) {
-          headers.set('x-content-type-options', 'nosniff');
-          withNosniff.add(headers);
-        }
-        stamped = true;
-        return new Response(body, { status, headers });
+      // The route's GET series, found at its first request (HEAD, which Bun answers with the GET handler, looks its own up).
+      let getSeries: ReturnType<Metrics['requestSeries']> | null = null;
+      let requestId = '';
+      /** The status of the response `respond` built for the request in hand; 0 when the route built its own. */
+      let responded = 0;
+      // The id goes into the answer's prebuilt headers (nosniff is among them: answerInit) just
+      // before its response is built from them, which copies them: set on a built response, it
+      // costs about as much again as building it. Every response built from those headers gets its
+      // own id, here or in finish.
+      const respond: Respond = (body, init) => {
+        init.headers.set('x-request-id', requestId);
+        responded = init.status;
+        return new Response(body, init);
       };
       return (request: Request, params: Params): Response => {
         const started = performance.now();
         const noted: RequestFacts = { requestId: requestIdFor(request), route, tier: null };
-        answering = noted;
-        stamped = false;
+        requestId = noted.requestId;
+        responded = 0;
         let response: Response;
         try {
           response = answer(request, params, respond);
         } catch (error) {
           facts.set(request, noted); // so the error's log line names the request
-          response = fail(error, request);
-          stamped = false;
+          return finish(request, fail(error, request), started, noted, NO_LOOKUP);
         }
-        answering = null;
-        return finish(request, response, started, noted, NO_LOOKUP, stamped);
+        // An answer the route built itself (a 404 of its own) is stamped like any other.
+        if (responded === 0) return finish(request, response, started, noted, NO_LOOKUP);
+        const seconds = (performance.now() - started) / 1000;
+        const sent = request.method;
+        const method = methodLabel(sent);
+        const series = method === 'GET' ? (getSeries ??= metrics.requestSeries(route, method)) : metrics.requestSeries(route, method);
+        countAndLog(request, series, method, route, responded, seconds, noted, null);
+        return response;
       };
     },
   };

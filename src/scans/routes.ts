@@ -3,7 +3,7 @@ import { orNotFound } from '../lib/errors.ts';
 import { etagOf, matchesIfNoneMatch } from '../lib/http-cache.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import { appRoute, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import { answerInit, appRoute, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
 import { memoUntilChange } from '../lib/memo-until-change.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
 import {
@@ -28,12 +28,12 @@ const BADGE_CACHE = 'max-age=300, s-maxage=300';
 /** Badge answers kept between commits, one per URL as sent (URLs come from clients). */
 const BADGE_ANSWERS = 1000;
 
-/** A badge answer: its bytes, validator and response headers (with and without Content-Type, for 200 and 304). */
+/** A badge answer: its bytes, validator, status and response headers (with and without Content-Type, for 200 and 304). */
 interface BadgeAnswer {
   body: Blob;
   etag: string;
-  ok: Headers;
-  notModified: Headers;
+  ok: AnswerInit;
+  notModified: AnswerInit;
 }
 
 /** The public badge of a hostname's latest scan: SVG (default) or the shields endpoint JSON. */
@@ -51,7 +51,7 @@ function badgeAnswer(url: string, reader: ScanReader): BadgeAnswer {
   const etag = etagOf(body);
   const headers = { 'Cache-Control': BADGE_CACHE, ETag: etag };
   const type = format === 'svg' ? 'image/svg+xml; charset=utf-8' : 'application/json';
-  return { body: new Blob([body]), etag, notModified: new Headers(headers), ok: new Headers({ ...headers, 'Content-Type': type }) };
+  return { body: new Blob([body]), etag, notModified: answerInit(304, headers), ok: answerInit(200, { ...headers, 'Content-Type': type }) };
 }
 
 /**
@@ -62,7 +62,7 @@ export function badgeRoute(reader: ScanReader, changeStamp: () => number): HotRo
   const answerOf = memoUntilChange(changeStamp, BADGE_ANSWERS, (url) => badgeAnswer(url, reader));
   const answer = (request: Request, _params: unknown, respond: Respond) => {
     const badge = answerOf(request.url);
-    if (matchesIfNoneMatch(request, badge.etag)) return respond(null, badge.notModified, 304);
+    if (matchesIfNoneMatch(request, badge.etag)) return respond(null, badge.notModified);
     return respond(badge.body, badge.ok);
   };
   return { path: '/api/v1/public/probe/badge', answer };

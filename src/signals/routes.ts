@@ -7,7 +7,7 @@ import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
 import type { RenderedSignal, SignalService } from './service.ts';
 import { signalDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import { appRoute, plainResponse, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import { answerInit, appRoute, plainResponse, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -19,10 +19,10 @@ function parseFile(file: string): { productId: string; format: SignalFormat } | 
   return { productId: file.slice(0, dot), format };
 }
 
-/** The response headers of a rendered body (with and without its Content-Type, for 200 and 304), built once per body. */
+/** The status and response headers of a rendered body (with and without its Content-Type, for 200 and 304), built once per body. */
 interface SignalHeaders {
-  ok: Headers;
-  notModified: Headers;
+  ok: AnswerInit;
+  notModified: AnswerInit;
 }
 const headersOfRendered = new WeakMap<RenderedSignal, SignalHeaders>();
 
@@ -31,24 +31,37 @@ function headersOf(rendered: RenderedSignal, contentType: string): SignalHeaders
   if (built === undefined) {
     const headers: Record<string, string> = { ETag: rendered.etag, 'Cache-Control': CACHE_CONTROL, 'Access-Control-Allow-Origin': '*' };
     if (rendered.lastModified > 0) headers['Last-Modified'] = new Date(rendered.lastModified).toUTCString();
-    built = { notModified: new Headers(headers), ok: new Headers({ ...headers, 'Content-Type': contentType }) };
+    built = { notModified: answerInit(304, headers), ok: answerInit(200, { ...headers, 'Content-Type': contentType }) };
     headersOfRendered.set(rendered, built);
   }
   return built;
 }
 
-/** The cached bytes with their validators (304 on If-None-Match). 404/410 are answered here rather than through the app's error hook: crawlers ask for many unknown URLs. */
-function serve(request: Request, contentType: string, render: () => RenderedSignal, respond: Respond = plainResponse): Response {
+/**
+ * What rendering threw, answered here when it is an ApiError (404, 410) rather than through the
+ * app's error hook: crawlers ask for many unknown URLs.
+ */
+function renderRefusal(error: unknown): Response {
+  if (error instanceof ApiError) return error.toResponse();
+  throw error;
+}
+
+/** The cached bytes with their validators (304 on If-None-Match). */
+function answerRendered(request: Request, rendered: RenderedSignal, contentType: string, respond: Respond): Response {
+  const headers = headersOf(rendered, contentType);
+  if (matchesIfNoneMatch(request, rendered.etag)) return respond(null, headers.notModified);
+  return respond(rendered.body, headers.ok);
+}
+
+/** A rendered answer, or the refusal of what `render` threw. */
+function serve(request: Request, contentType: string, render: () => RenderedSignal): Response {
   let rendered: RenderedSignal;
   try {
     rendered = render();
   } catch (error) {
-    if (error instanceof ApiError) return error.toResponse();
-    throw error;
+    return renderRefusal(error);
   }
-  const headers = headersOf(rendered, contentType);
-  if (matchesIfNoneMatch(request, rendered.etag)) return respond(null, headers.notModified, 304);
-  return respond(rendered.body, headers.ok);
+  return answerRendered(request, rendered, contentType, plainResponse);
 }
 
 const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
@@ -68,7 +81,13 @@ export function signalProductRoutes(signals: SignalService): PlatformSignalRoute
     const answer = (request: Request, params: Record<string, string>, respond: Respond) => {
       const parsed = parseFile(params.file!);
       if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
-      return serve(request, CONTENT_TYPES[parsed.format], () => signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null), respond);
+      let rendered: RenderedSignal;
+      try {
+        rendered = signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null);
+      } catch (error) {
+        return renderRefusal(error);
+      }
+      return answerRendered(request, rendered, CONTENT_TYPES[parsed.format], respond);
     };
     return {
       platform,

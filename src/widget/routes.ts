@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { acceptsGzip, matchesIfNoneMatch } from '../lib/http-cache.ts';
 import type { WidgetBundle } from './bundle.ts';
 import { apiDoc } from '../lib/api-doc.ts';
-import { appRoute, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import { answerInit, appRoute, type HotRoute, type Respond } from '../lib/hot-route.ts';
 
 const embedDoc = apiDoc({
   summary: 'The FAQ widget script',
@@ -24,14 +24,14 @@ export function embedRoute(bundle: WidgetBundle): HotRoute {
     'Access-Control-Allow-Origin': '*',
   };
   // Built once: the answers differ only by encoding.
-  const unchanged = new Headers(cacheHeaders);
-  const plain = new Headers({ ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8' });
-  const gzipped = new Headers({ ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8', 'Content-Encoding': 'gzip' });
+  const unchanged = answerInit(304, cacheHeaders);
+  const plain = answerInit(200, { ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8' });
+  const gzipped = answerInit(200, { ...cacheHeaders, 'Content-Type': 'text/javascript; charset=utf-8', 'Content-Encoding': 'gzip' });
   // Bodies as Blobs, which responses share: a byte array is copied into every response, a string encoded.
   const gzip = new Blob([bundle.gzip]);
   const js = new Blob([bundle.js]);
   const serve = (request: Request, _params: unknown, respond: Respond) => {
-    if (matchesIfNoneMatch(request, bundle.etag)) return respond(null, unchanged, 304);
+    if (matchesIfNoneMatch(request, bundle.etag)) return respond(null, unchanged);
     return acceptsGzip(request) ? respond(gzip, gzipped) : respond(js, plain);
   };
   return { path: '/embed.js', answer: serve };
