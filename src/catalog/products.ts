@@ -9,10 +9,11 @@ import { newId } from '../lib/ids.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
 import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
+import { createDerivedTexts } from './derived-texts.ts';
 import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
 
-/** Characters of descriptions and their derived texts kept in memory (createCatalog's derivedTexts). */
-const DERIVED_TEXT_CHARS = 4_000_000;
+/** Description texts kept in memory (catalog/derived-texts.ts): ~10,000 products, ~4 million characters. */
+const DERIVED_TEXTS = { entries: 10_000, cost: 4_000_000 };
 
 export type UpsertOutcome = 'applied' | 'stale';
 export type RemoveOutcome = 'removed' | 'stale';
@@ -134,27 +135,7 @@ export function createCatalog(db: Db, clock: Clock) {
   const storedDescription = sqlite.query<{ html: string | null; text: string | null }, [string, string]>(
     'SELECT description_html AS html, description_text AS text FROM products WHERE store_id = ? AND product_id = ?',
   );
-  /**
-   * The text last derived from each product's description in this process. The text is a function
-   * of the markup alone, so an entry whose markup equals the new one is right whatever else was
-   * written since: no revalidation. Bounded by characters held, oldest entries out first.
-   */
-  const derivedTexts = new Map<string, { html: string; text: string }>();
-  let derivedChars = 0;
-  const rememberText = (key: string, html: string, text: string): void => {
-    const size = html.length + text.length;
-    if (size > DERIVED_TEXT_CHARS / 16) return;
-    const old = derivedTexts.get(key);
-    if (old) derivedChars -= old.html.length + old.text.length;
-    derivedTexts.delete(key);
-    derivedTexts.set(key, { html, text });
-    derivedChars += size;
-    for (const [oldest, entry] of derivedTexts) {
-      if (derivedChars <= DERIVED_TEXT_CHARS) break;
-      derivedTexts.delete(oldest);
-      derivedChars -= entry.html.length + entry.text.length;
-    }
-  };
+  const derivedTexts = createDerivedTexts(DERIVED_TEXTS);
   /**
    * The plain text of a product's description. Most updates change stock or prices, not the
    * description: text already derived from the same markup for this product is reused, not derived
@@ -164,11 +145,11 @@ export function createCatalog(db: Db, clock: Clock) {
     const html = product.descriptionHtml;
     if (html === null) return null;
     const key = `${storeId}\n${product.productId}`;
-    const remembered = derivedTexts.get(key);
-    if (remembered !== undefined && remembered.html === html) return remembered.text;
+    const remembered = derivedTexts.get(key, html);
+    if (remembered !== undefined) return remembered;
     const stored = storedDescription.get(storeId, product.productId);
     const text = stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
-    rememberText(key, html, text);
+    derivedTexts.remember(key, html, text);
     return text;
   };
   // Variants are written in place by position, and a row only when it differs (most updates change
