@@ -152,10 +152,23 @@ describe('platform A: product topics', () => {
     expect((await product('1001')).body).toMatchObject({ descriptionHtml: rewritten.body_html, descriptionText: 'Now in recycled canvas.\nLighter' });
     await fake.deliver(SHOP, 'products/update', { ...rewritten, body_html: null, updated_at: '2026-01-13T10:00:00-05:00' });
     expect((await product('1001')).body).toMatchObject({ descriptionHtml: null, descriptionText: null });
+    await fake.deliver(SHOP, 'products/update', { ...rewritten, body_html: platformAProduct(1001).body_html, updated_at: '2026-01-14T10:00:00-05:00' });
+    expect((await product('1001')).body).toMatchObject({ descriptionText: expect.stringContaining('Brass rivets & hardware') });
+  });
+
+  test('the description text always follows the stored markup, also after an older delivery with other markup was refused', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001, { updatedAt: '2026-01-12T10:00:00-05:00' }));
+    const older = { ...platformAProduct(1001, { updatedAt: '2026-01-11T10:00:00-05:00' }), body_html: '<p>Old <i>copy</i></p>' };
+    const [stale] = await fake.deliver(SHOP, 'products/update', older);
+    expect(await stale!.json()).toMatchObject({ outcome: 'stale' });
+    expect((await product('1001')).body).toMatchObject({ descriptionText: expect.stringContaining('Brass rivets & hardware') });
+    await fake.deliver(SHOP, 'products/update', { ...older, updated_at: '2026-01-13T10:00:00-05:00' });
+    expect((await product('1001')).body).toMatchObject({ descriptionHtml: '<p>Old <i>copy</i></p>', descriptionText: 'Old copy' });
   });
 
   test('the product keeps the payload as it arrived (the verified body text)', async () => {
-    const body = JSON.stringify(platformAProduct(1001), null, 1);
+    // Non-ASCII text too: the stored payload is the body's own UTF-8, read back as the same text.
+    const body = JSON.stringify(platformAProduct(1001, { title: 'Sac cabas — été' }), null, 1);
     const res = await fake.send(hookUrl, SHOP, 'products/create', null, { body });
     expect(res.status).toBe(200);
     expect(rows(t, 'products').find((p) => p.product_id === '1001')!.raw).toBe(body);

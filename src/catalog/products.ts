@@ -9,7 +9,11 @@ import { newId } from '../lib/ids.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
 import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
+import { createDerivedTexts } from './derived-texts.ts';
 import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
+
+/** Description texts kept in memory (catalog/derived-texts.ts): ~10,000 products, ~4 million characters. */
+const DERIVED_TEXTS = { entries: 10_000, cost: 4_000_000 };
 
 export type UpsertOutcome = 'applied' | 'stale';
 export type RemoveOutcome = 'removed' | 'stale';
@@ -115,7 +119,7 @@ export function createCatalog(db: Db, clock: Clock) {
   // column encoding cost more than the write itself). The ordering rule is the WHERE of the update.
   const upsertStatement = sqlite.query<{ id: string }, SQLQueryBindings[]>(
     `INSERT INTO products (id, store_id, product_id, handle, title, description_html, description_text, price, currency, availability, sku, barcode, mpn, brand, images, url, options, platform_updated_at, raw, removed_at, synced_at, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, NULL, ?20, ?20)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, CAST(?19 AS TEXT), NULL, ?20, ?20)
      ON CONFLICT (store_id, product_id) DO UPDATE SET
        handle = excluded.handle, title = excluded.title, description_html = excluded.description_html, description_text = excluded.description_text,
        price = excluded.price, currency = excluded.currency, availability = excluded.availability, sku = excluded.sku, barcode = excluded.barcode,
@@ -131,15 +135,22 @@ export function createCatalog(db: Db, clock: Clock) {
   const storedDescription = sqlite.query<{ html: string | null; text: string | null }, [string, string]>(
     'SELECT description_html AS html, description_text AS text FROM products WHERE store_id = ? AND product_id = ?',
   );
+  const derivedTexts = createDerivedTexts(DERIVED_TEXTS);
   /**
    * The plain text of a product's description. Most updates change stock or prices, not the
-   * description: text already derived from the same markup for this product is reused, not derived again.
+   * description: text already derived from the same markup for this product is reused, not derived
+   * again (from memory, else from the stored row: a query per delivery costs more than the memo).
    */
   const descriptionText = (storeId: string, product: ProductData): string | null => {
     const html = product.descriptionHtml;
     if (html === null) return null;
+    const key = `${storeId}\n${product.productId}`;
+    const remembered = derivedTexts.get(key, html);
+    if (remembered !== undefined) return remembered;
     const stored = storedDescription.get(storeId, product.productId);
-    return stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+    const text = stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+    derivedTexts.remember(key, html, text);
+    return text;
   };
   // Variants are written in place by position, and a row only when it differs (most updates change
   // the stock or price of one variant, if any): unchanged rows cost no page writes. Positions past

@@ -35,11 +35,6 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * item, checked with its whole body), and says with `keysCleared` whether that scan cleared their keys.
  */
 export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits | null = JSON_LIMITS, what = 'request body', keysCleared = false): unknown {
-  return parseJsonText(bytes, limits, what, keysCleared).value;
-}
-
-/** `parseJsonBytes`, with the decoded text beside the value (for a caller that keeps the payload as received). */
-export function parseJsonText(bytes: Uint8Array, limits: JsonLimits | null = JSON_LIMITS, what = 'request body', keysCleared = false): { value: unknown; text: string } {
   const cleared = limits !== null ? checkJsonStructure(bytes, limits) : keysCleared;
   let text: string;
   let value: unknown;
@@ -50,7 +45,7 @@ export function parseJsonText(bytes: Uint8Array, limits: JsonLimits | null = JSO
     throw new ApiError(400, 'malformed_json', `${what} is not valid JSON: ${(cause as Error).message}`);
   }
   if (!cleared) checkReservedKeys(text, value);
-  return { value, text };
+  return value;
 }
 
 /**

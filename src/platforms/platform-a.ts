@@ -48,7 +48,7 @@ function optionNames(payload: any): string[] {
  * carry `option1..3` in the order of `options[]`, their own `image_id` (an id in `images[]`), and
  * their storefront URL is the product's with `?variant=<id>`.
  */
-export function platformAProduct(payload: any, shopDomain: string, receivedAt: number, payloadJson?: string): ProductData {
+export function platformAProduct(payload: any, shopDomain: string, receivedAt: number, payloadJson?: string | Uint8Array): ProductData {
   const productId = idOf(payload?.id);
   if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no product id');
   const handle = stringOrNull(payload.handle, 255);
@@ -100,9 +100,9 @@ export function platformAProduct(payload: any, shopDomain: string, receivedAt: n
 
 /**
  * Topic + verified payload -> event. `eventAt` orders deletes (the triggered-at header, else
- * receipt); `payloadJson`, the payload's text as received, is kept as the product's raw payload.
+ * receipt); `payloadJson`, the payload as received (its text or UTF-8 bytes), is kept as the product's raw payload.
  */
-export function platformAEvent(topic: string, payload: any, shopDomain: string, eventAt: number, payloadJson?: string): WebhookEvent {
+export function platformAEvent(topic: string, payload: any, shopDomain: string, eventAt: number, payloadJson?: string | Uint8Array): WebhookEvent {
   switch (topic) {
     case 'products/create':
     case 'products/update':

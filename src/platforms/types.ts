@@ -62,8 +62,11 @@ export interface ProductData {
   updatedAt: number;
   /** The platform's payload, kept with the row. */
   raw: unknown;
-  /** `raw` as the JSON text it arrived in, when the caller holds it (a verified webhook body): stored as is, not serialised again. */
-  rawJson?: string;
+  /**
+   * `raw` as the JSON it arrived in, when the caller holds it (a verified webhook body, as its UTF-8
+   * bytes): stored as is, neither serialised nor encoded again.
+   */
+  rawJson?: string | Uint8Array;
 }
 
 /** Variants kept per product: more than any platform allows by default (A: 2048 in new versions, B: 600). */

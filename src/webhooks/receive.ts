@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts';
 import type { StoreRow } from '../db/schema/index.ts';
-import { parseJsonBytes, parseJsonText, readBodyLimited } from '../lib/body.ts';
+import { parseJsonBytes, readBodyLimited } from '../lib/body.ts';
 import type { Clock } from '../lib/clock.ts';
 import { safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
@@ -89,8 +89,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const mismatch = () => unverified('the signature does not match the body for this shop domain');
       const { store, body } = await readSignedBody(request, stores.findByRef('platform-a', domain), platformAKey, signature, mismatch);
 
-      const { value, text } = parseJsonText(body, WEBHOOK_JSON_LIMITS);
-      const payload = object(value);
+      const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
       // Deletes carry only the id; when the platform fired the event orders them against updates. The
       // header is not signed, so it may only move the time back, never past now.
@@ -101,7 +100,8 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
           store,
           topic,
           dedupeKey: eventId ? `event:${eventId.slice(0, 200)}` : bodyKey(topic, body),
-          event: () => platformAEvent(topic, payload, domain, eventAt, text),
+          // The body's bytes are kept as the product's raw payload: valid UTF-8, checked by the parse.
+          event: () => platformAEvent(topic, payload, domain, eventAt, body),
         }),
       );
     },
