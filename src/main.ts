@@ -89,9 +89,7 @@ function withDatabase<T>(config: Config, run: (database: AppDatabase) => T): T {
 
 async function serve(config: Config): Promise<void> {
   const server = await startServer(config);
-  if (!config.encryptionKey) {
-    console.error('svc: warning: SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear');
-  }
+  for (const warning of server.warnings) console.error(`svc: warning: ${warning}`);
   const stop = (signal: string) => {
     console.error(`svc: ${signal} received, shutting down`);
     server.shutdown().then(

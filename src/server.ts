@@ -1,6 +1,7 @@
 import { createApp } from './app.ts';
 import { ConfigError, listenUrl, withListenPort, type Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
+import type { StoreRow } from './db/schema/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { periodicTask } from './lib/periodic.ts';
 import { createWebhookServices } from './webhooks/services.ts';
@@ -22,6 +23,8 @@ export interface RunningServer {
   url: string;
   baseUrl: string;
   migrationsApplied: number;
+  /** What the operator should know at start (a setting that leaves something not working), one sentence each. */
+  warnings: string[];
   /** Stop accepting, let in-flight requests and the job in hand finish, flush queued writes, then close the database. Safe to call twice. */
   shutdown(): Promise<void>;
 }
@@ -50,6 +53,20 @@ async function undoInReverse(started: Undo[]): Promise<void> {
     }
   }
   if (failures.length > 0) throw failures[0];
+}
+
+/** Settings that leave something not working, though svc can serve: said once at start. */
+function startWarnings(config: Config, stores: StoreRow[]): string[] {
+  const warnings: string[] = [];
+  if (!config.encryptionKey) warnings.push('SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear');
+  if (!config.baseUrlExplicit && (config.http.hostname === '0.0.0.0' || config.http.hostname === '::')) {
+    warnings.push(`SVC_BASE_URL is not set, so signal links and webhook registrations name ${config.baseUrl}, which no client can reach: set it to the address clients use`);
+  }
+  const viaApp = stores.filter((store) => store.credentialKind === 'via-app' && store.status === 'active').length;
+  if (viaApp > 0 && !config.platformAAppSecret) {
+    warnings.push(`SVC_PLATFORM_A_APP_SECRET is not set, so the webhook deliveries of the ${viaApp} store(s) connected through svc's platform-A app are refused (500 app_secret_not_configured)`);
+  }
+  return warnings;
 }
 
 /** A free TCP port on `hostname`, found by binding port 0 and releasing it. */
@@ -92,6 +109,7 @@ async function serve(config: Config, started: Undo[], options: StartOptions): Pr
   // A changed or missing key would otherwise start fine and answer every delivery and store call 500.
   const sealed = webhooks.stores.sealedCredentialsProblem();
   if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);
+  const warnings = startWarnings(config, webhooks.stores.list());
   const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
@@ -164,5 +182,5 @@ async function serve(config: Config, started: Undo[], options: StartOptions): Pr
     return stopping;
   };
 
-  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, shutdown };
+  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, warnings, shutdown };
 }

@@ -143,12 +143,22 @@ describe('HyperLogLog hostname sketch (distinctHostnames)', () => {
   });
 
   test('a sparse merge of entries out of index order, or with a register twice, still takes the larger rank of each register', () => {
-    const sketch = HyperLogLog.decode(new Uint8Array([1, 5, 0, 3, 9, 0, 1]));
-    sketch.mergeEncoded(new Uint8Array([1, 9, 0, 4, 5, 0, 2, 1, 0, 7]));
-    expect([...sketch.encode()]).toEqual([1, 1, 0, 7, 5, 0, 3, 9, 0, 4]);
-    // A register twice in the bytes: once in the sketch.
-    sketch.mergeEncoded(new Uint8Array([1, 5, 0, 6, 5, 0, 2]));
-    expect([...sketch.encode()]).toEqual([1, 1, 0, 7, 5, 0, 6, 9, 0, 4]);
+    // As many entries as a merge takes in one pass (a few go in one by one) and as few.
+    const bytes = (entries: [number, number][]) => new Uint8Array([1, ...entries.flatMap(([index, rank]) => [index & 0xff, index >>> 8, rank])]);
+    for (const count of [3, 40]) {
+      const sketch = HyperLogLog.decode(bytes(Array.from({ length: count }, (_, i) => [i * 10, 3])));
+      const expected = new MapSketch();
+      expected.merge(bytes(Array.from({ length: count }, (_, i) => [i * 10, 3])));
+      const descending = Array.from({ length: count }, (_, i): [number, number] => [(count - i) * 10 - 5, 2 + (i % 3)]);
+      sketch.mergeEncoded(bytes(descending));
+      expected.merge(bytes(descending));
+      expect([count, sketch.encode()]).toEqual([count, expected.encode()]);
+      // A register twice in the bytes: once in the sketch, with the larger rank.
+      const twice = Array.from({ length: count }, (_, i): [number, number] => [Math.floor(i / 2) * 10, 1 + (i % 2) * 5]);
+      sketch.mergeEncoded(bytes(twice));
+      expected.merge(bytes(twice));
+      expect([count, sketch.encode()]).toEqual([count, expected.encode()]);
+    }
   });
 });
 

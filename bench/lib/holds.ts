@@ -52,6 +52,51 @@ export interface GcInTurns {
   share: number;
 }
 
+// The ticker allocates nothing per tick (no string, no BigInt): garbage of its own would start
+// collections that the GC figures then count against the task.
+const SCHEDSTAT = '/proc/thread-self/schedstat';
+const schedstat = (() => {
+  try {
+    return { fd: openSync(SCHEDSTAT, 'r'), bytes: Buffer.alloc(128) };
+  } catch {
+    return null;
+  }
+})();
+const SPACE = 0x20;
+/** Milliseconds this thread has waited runnable for a CPU, the second field of its schedstat (0 where Linux does not say). */
+function runQueueWaitMs(): number {
+  if (!schedstat) return 0;
+  const { fd, bytes } = schedstat;
+  const length = readSync(fd, bytes, 0, bytes.length, 0);
+  let at = bytes.indexOf(SPACE) + 1;
+  let ns = 0;
+  for (; at < length && bytes[at]! !== SPACE; at++) ns = ns * 10 + bytes[at]! - 0x30;
+  return ns / 1e6;
+}
+
+const CLOCK_THREAD_CPUTIME_ID = 3;
+const SEEK_CUR = 1;
+const libc = (() => {
+  try {
+    return dlopen('libc.so.6', {
+      clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 },
+      lseek: { args: [FFIType.i32, FFIType.i64, FFIType.i32], returns: FFIType.i64_fast },
+    }).symbols;
+  } catch {
+    return null;
+  }
+})();
+/** Milliseconds of CPU this thread has used (Linux's per-thread clock through libc; NaN elsewhere). */
+export const threadCpuMs: () => number = (() => {
+  if (!libc) return () => NaN;
+  // struct timespec as 32-bit words (little-endian): seconds low and high, nanoseconds. Over an
+  // ArrayBuffer of its own: a small typed array's storage is the garbage collector's, and after a
+  // collection clock_gettime wrote where the array no longer read.
+  const timespec = new Uint32Array(new ArrayBuffer(16));
+  const at = ptr(timespec);
+  return () => (libc.clock_gettime(CLOCK_THREAD_CPUTIME_ID, at) === 0 ? (timespec[0]! + timespec[1]! * 2 ** 32) * 1000 + timespec[2]! / 1e6 : NaN);
+})();
+
 /** The turn length, on CPU, whose excess turns are counted in GcInTurns. */
 const GC_GOAL_MS = 5;
 /** Less CPU than this in a turn: the ticker alone, no step of the task. */
@@ -60,7 +105,7 @@ const STEP_MIN_MS = 0.2;
 const GC_LOG_ENV = 'SVC_BENCH_GC_LOG';
 const gcLogFile = process.env.BUN_JSC_logGC ? process.env[GC_LOG_ENV] : undefined;
 /** How many bytes of the GC log have been written (stderr is that file in the traced run). */
-const gcLogSize = gcLogFile ? () => fstatSync(2).size : null;
+const gcLogSize = gcLogFile ? (libc ? () => Number(libc.lseek(2, 0, SEEK_CUR)) : () => fstatSync(2).size) : null;
 /**
  * The log's prefix for this thread's heap: Workers (the WAL checkpointer) have heaps of their own
  * and log to the same stderr. Known from a collection made now, before any Worker starts.
@@ -73,29 +118,6 @@ const ownHeap = gcLogFile
       return `[GC<${heaps.at(-1)![1]}>`;
     })()
   : '';
-
-const SCHEDSTAT = '/proc/thread-self/schedstat';
-/** Nanoseconds this thread has waited runnable for a CPU (0 where Linux does not say). */
-function runQueueWaitMs(): number {
-  try {
-    return Number(readFileSync(SCHEDSTAT, 'utf8').split(' ')[1]) / 1e6;
-  } catch {
-    return 0;
-  }
-}
-
-const CLOCK_THREAD_CPUTIME_ID = 3;
-/** Milliseconds of CPU this thread has used (Linux's per-thread clock through libc; NaN elsewhere). */
-export const threadCpuMs: () => number = (() => {
-  try {
-    const libc = dlopen('libc.so.6', { clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
-    const timespec = new BigInt64Array(2);
-    const at = ptr(timespec);
-    return () => (libc.symbols.clock_gettime(CLOCK_THREAD_CPUTIME_ID, at) === 0 ? Number(timespec[0]) * 1000 + Number(timespec[1]) / 1e6 : NaN);
-  } catch {
-    return () => NaN;
-  }
-})();
 
 /** The holds of the event loop while `task` runs. */
 export async function measureHolds(task: () => Promise<unknown>): Promise<Holds> {
@@ -155,9 +177,14 @@ function gcInTurns(file: string, turnCpu: number[], logAt: number[]): GcInTurns 
   let pausedMs = 0;
   const own: number[] = [];
   const withGc: { cpu: number; paused: number }[] = [];
+  // A collection marks concurrently between its pauses, across turns: a turn that starts inside one
+  // is counted with it even when it wrote no line.
+  let collecting = false;
   turnCpu.forEach((cpu, turn) => {
     const lines = logAt[turn + 1] === logAt[turn] ? '' : text(turn).split('\n').filter((line) => line.startsWith(ownHeap)).join('\n');
-    if (lines === '') return void own.push(cpu);
+    const during = collecting;
+    if (lines !== '') collecting = lines.lastIndexOf(': START') > lines.lastIndexOf('END]');
+    if (lines === '' && !during) return void own.push(cpu);
     eden += lines.match(/=> EdenCollection/g)?.length ?? 0;
     full += lines.match(/=> FullCollection/g)?.length ?? 0;
     let paused = 0;

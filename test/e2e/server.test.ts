@@ -169,6 +169,40 @@ describe('svc serve (spawned process)', () => {
     expect(await again.stop()).toBe(0);
   });
 
+  test('a start warns, once each, of settings that leave something not working: no encryption key; stores of svc\'s platform-A app without its secret', async () => {
+    const key = await adminKey();
+    const first = await spawnServer({ dataDir });
+    try {
+      const store = await fetch(`${first.url}/api/v1/admin/stores`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ platform: 'platform-a', domain: 'app.myplatform-a.com', currency: 'EUR', credentials: { viaApp: true } }),
+      });
+      expect(store.status).toBe(201);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    const warnings = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('svc: warning: '));
+    expect(warnings(first.stderr())).toEqual(['svc: warning: SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear']);
+    const second = await spawnServer({ dataDir });
+    expect(await second.stop()).toBe(0);
+    expect(warnings(second.stderr())).toEqual([
+      'svc: warning: SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear',
+      "svc: warning: SVC_PLATFORM_A_APP_SECRET is not set, so the webhook deliveries of the 1 store(s) connected through svc's platform-A app are refused (500 app_secret_not_configured)",
+    ]);
+    const configured = await spawnServer({ dataDir, env: { SVC_PLATFORM_A_APP_SECRET: 'app-secret', SVC_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64') } });
+    expect(await configured.stop()).toBe(0);
+    expect(warnings(configured.stderr())).toEqual([]);
+  });
+
+  test('listening on every interface without a base URL warns that links would name 0.0.0.0', async () => {
+    const res = await runCli(['serve', '--http', '0.0.0.0:0', '--data-dir', dataDir], { env: { SVC_ENCRYPTION_KEY: Buffer.alloc(32, 4).toString('base64') }, timeoutMs: 5_000 });
+    expect(res.stdout).toContain('"status":"listening"');
+    expect(res.stderr.split('\n').filter((line) => line.startsWith('svc: warning: '))).toEqual([
+      expect.stringMatching(/^svc: warning: SVC_BASE_URL is not set, so signal links and webhook registrations name http:\/\/0\.0\.0\.0:\d+, which no client can reach: set it to the address clients use$/),
+    ]);
+  });
+
   test('an invalid setting stops serve with one line naming it', async () => {
     const res = await runCli(['serve', '--http', 'nowhere', '--data-dir', dataDir]);
     expect(res.code).toBe(2);
