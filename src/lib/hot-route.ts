@@ -1,4 +1,3 @@
-import { pathEnd, pathStart } from './request-path.ts';
 import { syncRoute } from './sync-route.ts';
 
 /**
@@ -54,45 +53,25 @@ interface Observer {
   routeHandlerOf(template: string, answer: HotRoute['answer'], fail: (error: unknown, request: Request) => Response): (request: Request, params: Record<string, string>) => Response;
 }
 
-/**
- * Whether the path as sent, `url` from `start` to `end`, is exactly `template` filled with `params`:
- * the template's literal runs and the parameters' values in turn, compared in place (parameter names
- * are split out once; nothing is built per request, not even the path).
- */
-function exactPath(template: string): (url: string, start: number, end: number, params: Record<string, string>) => boolean {
-  // '/a/:x/b' -> ['/a/', ':x', '/b']: literal runs and parameter names alternate.
-  const parts = template
-    .split(/(?<=\/)(:[^/]+)/)
-    .filter((part) => part !== '')
-    .map((part) => (part.charCodeAt(0) === 58 /* : */ ? { param: part.slice(1) } : { literal: part }));
-  if (parts.length === 1 && 'literal' in parts[0]!) return (url, start, end) => end - start === template.length && url.startsWith(template, start);
-  return (url, start, end, params) => {
-    let at = start;
-    for (const part of parts) {
-      const text = 'literal' in part ? part.literal : params[part.param];
-      if (text === undefined || !url.startsWith(text, at)) return false;
-      at += text.length;
-    }
-    return at === end;
-  };
-}
+/** What Bun's router decodes a malformed percent-escape in a parameter to (U+FFFD, the replacement character). */
+const MALFORMED_ESCAPE = '\uFFFD';
 
 /**
- * Whether the server may answer `request`, matched by Bun's router to `route` with `params`, without
- * the app: only when the app would route it the same way and none of its request gate checks could
- * refuse it. That is, its path as sent has no percent-escape (the gate refuses malformed ones; Bun
- * and Elysia decode them differently) and is exactly the template filled with the parameters (not so
- * for `//`, which Bun's router collapses and the app does not), and it declares no body (the gate
- * refuses a declared oversize one). Any other request is the app's, as before.
+ * Whether the server may answer `request`, matched by Bun's router to a hot route with `params`,
+ * without the app: only when the app would route it the same way and none of its request gate checks
+ * could refuse it. Bun's router matches the path as sent: literal segments exactly (no escapes
+ * decoded, no `//` collapsed, no dot segment resolved, no trailing `/` ignored, as the app's router),
+ * and parameters decoded as the app decodes them, a malformed escape as U+FFFD. So two kinds of
+ * request are left to the app, which answers them as before: a parameter with U+FFFD (the gate
+ * refuses a malformed escape; a well-formed escape of U+FFFD itself is left too, harmlessly), and one
+ * that declares a body (the gate refuses a declared oversize one). The request's URL is not read
+ * here: a route that needs no query never builds it. test/e2e/public-gets-server.test.ts holds Bun's
+ * router to this, path by path, against the app's answers.
  */
-function answerableAhead(exact: ReturnType<typeof exactPath>, request: Request, params: Record<string, string>): boolean {
+function answerableAhead(request: Request, params: Record<string, string>, names: readonly string[]): boolean {
   if (request.headers.get('content-length') !== null) return false;
-  const url = request.url;
-  const start = pathStart(url);
-  if (start === -1) return false;
-  const end = pathEnd(url, start);
-  const escape = url.indexOf('%', start);
-  return (escape === -1 || escape >= end) && exact(url, start, end, params);
+  for (const name of names) if (params[name]!.includes(MALFORMED_ESCAPE)) return false;
+  return true;
 }
 
 /**
@@ -108,14 +87,14 @@ export function aheadOfTheApp(
 ): Record<string, { GET: (request: Request & { params: Record<string, string> }) => Response | Promise<Response> }> {
   const routes: ReturnType<typeof aheadOfTheApp> = {};
   for (const route of app.hotRoutes) {
-    const exact = exactPath(route.path);
     const observed = observer.routeHandlerOf(route.path, route.answer, app.errorAnswer);
+    const names = route.path.split('/').filter((segment) => segment.startsWith(':')).map((segment) => segment.slice(1));
     // Bun builds a request's params object when asked: a route without parameters never asks.
-    const hasParams = route.path.includes(':');
+    const hasParams = names.length > 0;
     routes[route.path] = {
       GET: (request) => {
         const params = hasParams ? request.params : NO_PARAMS;
-        return answerableAhead(exact, request, params) ? observed(request, params) : fetch(request);
+        return answerableAhead(request, params, names) ? observed(request, params) : fetch(request);
       },
     };
   }

@@ -7,17 +7,10 @@ import { errorResponse } from './errors.ts';
  */
 export function requestPath(request: Request): string {
   const url = request.url;
-  const start = pathStart(url);
-  return start === -1 ? '/' : url.slice(start, pathEnd(url, start));
-}
-
-/** Where the path starts in an absolute URL (-1 for none: `http://host`). */
-export const pathStart = (url: string): number => url.indexOf('/', url.indexOf('://') + 3);
-
-/** Where the path that starts at `start` ends in `url`: at its query, or at the end. */
-export function pathEnd(url: string, start: number): number {
+  const start = url.indexOf('/', url.indexOf('://') + 3);
+  if (start === -1) return '/';
   const query = url.indexOf('?', start);
-  return query === -1 ? url.length : query;
+  return query === -1 ? url.slice(start) : url.slice(start, query);
 }
 
 /** Anything that makes a path differ from its canonical form: an escape, a capital, `//`, a trailing `/`. */
