@@ -57,15 +57,15 @@ export const NONE = '';
 export const PRESENT = PRESENCE_KEYS.map((k) => `present_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
 export const REPORTED = PRESENCE_KEYS.map((k) => `reported_${PRESENCE_COLUMNS[k].slice('has_'.length)}`);
 
-/** Additive measures of a set of scans (what the roller adds to a cell). */
-class Counts {
+/** Additive measures of a set of scans, plus the sketch of their hostnames. */
+export class Measures {
   scans = 0;
   percentageSum = 0;
   readonly present = new Array<number>(PRESENCE_KEYS.length).fill(0);
   readonly reported = new Array<number>(PRESENCE_KEYS.length).fill(0);
+  readonly hostnames = new HyperLogLog();
 
-  /** The row's additive measures, without its hostname. */
-  addCounts(row: RawStatsRow): void {
+  addRow(row: RawStatsRow, hostnameHash = hllHash(row.hostname)): void {
     this.scans++;
     this.percentageSum += row.percentage;
     for (let i = 0; i < PRESENCE_COLUMN_LIST.length; i++) {
@@ -74,15 +74,6 @@ class Counts {
       this.reported[i]!++;
       if (value === 1) this.present[i]!++;
     }
-  }
-}
-
-/** Additive measures of a set of scans, plus the sketch of their hostnames. */
-export class Measures extends Counts {
-  readonly hostnames = new HyperLogLog();
-
-  addRow(row: RawStatsRow, hostnameHash = hllHash(row.hostname)): void {
-    this.addCounts(row);
     this.hostnames.addHash(hostnameHash);
   }
 
