@@ -76,6 +76,7 @@ const T = {
   webhooksC: 'test/webhooks-platform-c.test.ts',
   widgetRun: 'test/widget/run.test.ts',
   syncA: 'test/sync-platform-a.test.ts',
+  jobRunner: 'test/job-runner.test.ts',
   syncBC: 'test/sync-platforms-b-c.test.ts',
   syncReconcile: 'test/sync-reconcile.test.ts',
   syncEntries: 'test/sync-entries.test.ts',
@@ -2095,6 +2096,14 @@ export const mutants: Mutant[] = [
     original: 'if (!timer) queue.releaseLeases();',
     replacement: '',
     tests: [T.syncA],
+  },
+  {
+    id: 'queue-wake-on-wall-clock',
+    bug: 'the runner\'s wake-up for a continued job is compared on the wall clock: after a step forward a sooner job waits for the later wake-up',
+    file: 'src/webhooks/queue.ts',
+    original: 'const at = performance.now() + delayMs;',
+    replacement: 'const at = Date.now() + delayMs;',
+    tests: [T.jobRunner],
   },
   {
     id: 'write-transaction-deferred',
