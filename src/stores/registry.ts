@@ -170,16 +170,34 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
         .get()!;
     },
 
-    /** Why stored credentials do not open with this svc's key (sealed under another key, or none set), else null: checked at start. */
+    /**
+     * Why stored secrets do not open with this svc's key (sealed under another key, or none set),
+     * else null: checked at start. Every sealed value is tried, each store's credentials and webhook
+     * secret: the sealed format names no key, and a database can hold values sealed under two keys
+     * (a key changed between saves; a webhook secret is kept across credential saves). About 5 µs a
+     * value.
+     */
     sealedCredentialsProblem(): string | null {
-      const row = db.select({ id: stores.id, credentials: stores.credentials }).from(stores).where(sql`${stores.credentials} NOT LIKE 'plain:%'`).limit(1).get();
-      if (!row) return null;
-      try {
-        secrets.open(row.credentials, sealContext(row.id, 'credentials'));
-        return null;
-      } catch (error) {
-        return (error as Error).message;
+      const rows = db
+        .select({ id: stores.id, credentials: stores.credentials, webhookSecret: stores.webhookSecret })
+        .from(stores)
+        .where(sql`${stores.credentials} NOT LIKE 'plain:%' OR ${stores.webhookSecret} NOT LIKE 'plain:%'`)
+        .orderBy(stores.id)
+        .all();
+      let first: string | null = null;
+      let failed = 0;
+      for (const row of rows) {
+        for (const [field, value] of [['credentials', row.credentials], ['webhook-secret', row.webhookSecret]] as const) {
+          if (value === null) continue;
+          try {
+            secrets.open(value, sealContext(row.id, field));
+          } catch (error) {
+            failed++;
+            first ??= `store ${row.id}, ${field}: ${(error as Error).message}`;
+          }
+        }
       }
+      return failed > 1 ? `${first}; ${failed - 1} more sealed value(s) do not open either` : first;
     },
 
     /** Opened once per row read (a changed store is a new row); callers must not modify the result. */
