@@ -1386,8 +1386,16 @@ export const mutants: Mutant[] = [
     id: 'leaks-health-writes-every-check',
     bug: 'every health check writes the probe row (a flood of checks is a flood of writes)',
     file: 'src/health/routes.ts',
-    original: 'if (now - probedAt < WRITE_PROBE_INTERVAL_MS) return failure;',
+    original: 'if (now >= probedAt && now - probedAt < WRITE_PROBE_INTERVAL_MS) return failure;',
     replacement: '',
+    tests: [T.health],
+  },
+  {
+    id: 'health-probe-held-after-clock-step-back',
+    bug: 'a wall clock set back holds the health write probe\'s last result for as long as the clock went back',
+    file: 'src/health/routes.ts',
+    original: 'if (now >= probedAt && now - probedAt < WRITE_PROBE_INTERVAL_MS) return failure;',
+    replacement: 'if (now - probedAt < WRITE_PROBE_INTERVAL_MS) return failure;',
     tests: [T.health],
   },
   {
