@@ -2115,6 +2115,14 @@ export const mutants: Mutant[] = [
     tests: [T.storesAdmin],
   },
   {
+    id: 'saved-credentials-keep-webhook-secret-in-clear',
+    bug: 'credentials saved once a key is set leave a webhook secret stored in clear before in clear',
+    file: 'src/stores/registry.ts',
+    original: 'if (row.webhookSecret !== null) return secrets.seal(secrets.open(row.webhookSecret, context), context);',
+    replacement: 'if (row.webhookSecret !== null) return row.webhookSecret;',
+    tests: [T.storesAdmin],
+  },
+  {
     id: 'sealed-check-one-row',
     bug: 'the start check tries one sealed row: a database with stores sealed under two keys starts, and the other key\'s stores fail at use',
     file: 'src/stores/registry.ts',
