@@ -2,6 +2,9 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { addFaq, patchFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
+import type { KeyStore } from '../src/auth/keys.ts';
+import type { StoreRow } from '../src/db/schema/index.ts';
+import { createPublicFaqs } from '../src/faqs/public.ts';
 
 let t: TestApp;
 let storeId: string;
@@ -334,5 +337,74 @@ describe('public FAQ endpoint for the widget', () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
     expect((await get('type=product&ref=tote', fromShop())).headers.get('access-control-allow-origin')).toBe(ORIGIN);
+  });
+});
+
+describe('public FAQ answer cache: what it keeps of client input', () => {
+  const KEY = `sk_live_${'k'.repeat(43)}`;
+  const ORIGIN = 'https://www.acme-shop.test';
+  const widget = { id: 'k1', name: 'widget', keyPrefix: 'sk_live_kkkk', scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId: 's1', createdAt: '', revokedAt: null };
+  /** The public FAQ read over stand-ins, counting the key checks that reach the key store. */
+  const publicFaqs = () => {
+    const counts = { verified: 0, stamp: 1 };
+    const faqs = createPublicFaqs({
+      faqs: { approved: () => [] },
+      keys: { verify: (raw: string) => (counts.verified++, raw === KEY ? widget : null) } as unknown as KeyStore,
+      catalog: { refsOf: (_store, _type, ref) => [ref] },
+      storeOf: () => ({ id: 's1', status: 'active', signalsWithdrawnAt: null }) as StoreRow,
+      changeStamp: () => counts.stamp,
+      isOwnPage: () => false,
+    });
+    const ask = (query: string, headers: Record<string, string> = {}) =>
+      faqs.answer(new Request(`http://svc.test/api/v1/public/faqs${query}`, { headers: { 'X-Api-Key': KEY, Origin: ORIGIN, ...headers } }));
+    return { ask, counts };
+  };
+
+  test('an answer is kept by the key and the query as sent: a repeat (its key padded or not) checks no key; another query or a database change checks it again', () => {
+    const { ask, counts } = publicFaqs();
+    ask('?type=product&ref=tote');
+    ask('?type=product&ref=tote');
+    expect(counts.verified).toBe(1);
+    ask('?ref=tote&type=product');
+    ask('?type=product&ref=bag');
+    expect(counts.verified).toBe(3);
+    ask('?type=product&ref=tote', { 'X-Api-Key': ` ${KEY} ` });
+    ask('?type=product&ref=tote', { 'X-Api-Key': ` ${KEY} ` });
+    expect(counts.verified).toBe(3);
+    counts.stamp++;
+    ask('?type=product&ref=tote');
+    expect(counts.verified).toBe(4);
+  });
+
+  test('a key that fails the check is never kept: each of its calls is checked', () => {
+    const { ask, counts } = publicFaqs();
+    const other = `sk_live_${'o'.repeat(43)}`;
+    for (let i = 0; i < 3; i++) expect(() => ask('?type=product&ref=tote', { 'X-Api-Key': other })).toThrow('unknown');
+    expect(counts.verified).toBe(3);
+  });
+
+  test('a query longer than 1024 characters is answered every time, never kept', () => {
+    const { ask, counts } = publicFaqs();
+    const long = `?type=product&ref=tote&pad=${'x'.repeat(1024)}`;
+    expect(ask(long).origin).toBe(ORIGIN);
+    expect(ask(long).origin).toBe(ORIGIN);
+    expect(counts.verified).toBe(2);
+    const longest = `?type=product&ref=tote&pad=${'x'.repeat(1024 - '?type=product&ref=tote&pad='.length)}`;
+    ask(longest);
+    ask(longest);
+    expect(counts.verified).toBe(3);
+  });
+
+  test('an allowed Origin longer than 300 characters gets its grant every time, never remembered; a usual one is', () => {
+    const { ask } = publicFaqs();
+    ask('?type=product&ref=tote');
+    expect(ask('?type=product&ref=tote')).toBe(ask('?type=product&ref=tote'));
+    const long = `${ORIGIN}/${'x'.repeat(300 - ORIGIN.length)}`;
+    const first = ask('?type=product&ref=tote', { Origin: long });
+    const second = ask('?type=product&ref=tote', { Origin: long });
+    expect([first.origin, second.origin]).toEqual([long, long]);
+    expect(first).not.toBe(second);
+    const remembered = long.slice(0, 300);
+    expect(ask('?type=product&ref=tote', { Origin: remembered })).toBe(ask('?type=product&ref=tote', { Origin: remembered }));
   });
 });

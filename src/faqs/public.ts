@@ -1,7 +1,6 @@
 import type { KeyStore } from '../auth/keys.ts';
 import type { EntityRefs } from '../catalog/entries.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType, type StoreRow } from '../db/schema/index.ts';
-import { sha256Base64 } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
 import { authorizeWidget, hostAllowed, hostOf } from './access.ts';
@@ -39,8 +38,20 @@ interface CacheEntry {
 /** Verified origins remembered per cached answer. */
 const ORIGINS_PER_ANSWER = 8;
 
-/** Answers cached per (key, entity); keyed by the key's SHA-256, capped because entity refs come from clients. */
+/**
+ * Longest Origin remembered as verified: a browser's is `scheme://host[:port]` (a host name is at
+ * most 253 characters); a longer one with an allowed host is still answered, only not remembered.
+ */
+const REMEMBERED_ORIGIN_CHARS = 300;
+
+/** Answers cached per (key, query), at most this many: both come from clients. */
 const CACHE_LIMIT = 1000;
+
+/**
+ * Longest query (from `?`) whose answer is cached: a widget's is `?type=…&ref=…`, its ref at most
+ * 255 characters (765 percent-encoded); a longer one is answered, only not kept.
+ */
+const CACHED_QUERY_CHARS = 1024;
 
 function entityOf(url: URL, fail: (status: number, code: string, detail: string) => ApiError): { type: FaqEntityType; ref: string } {
   const type = url.searchParams.get('type') ?? '';
@@ -54,6 +65,13 @@ function entityOf(url: URL, fail: (status: number, code: string, detail: string)
  * The widget's FAQ read: key and origin checks (access.ts), then the approved entries of the entity
  * in the key's store. A verified answer is reused while the database is unchanged (any write,
  * such as a key revocation or an FAQ edit, revalidates it); the origin is still checked every time.
+ *
+ * Answers are cached by the widget key as sent (trimmed) and the query as sent, with no hash of the
+ * key per request. Only keys that passed `authorizeWidget` are ever kept: products:read and no
+ * other scope, bound to a store, with allowedDomains, that is keys made to be published in a
+ * storefront's page source. Any other key, or a guess, is refused before anything is kept, and is
+ * verified by its SHA-256 as everywhere else (auth/keys.ts), so neither the cache nor the timing of
+ * its lookup holds or tells anything not already public.
  */
 export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, isOwnPage }: PublicFaqDeps) {
   const cache = new Map<string, CacheEntry>();
@@ -62,12 +80,10 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
     answer(request: Request): PublicFaqAnswer {
       const raw = request.headers.get('x-api-key');
       const dbStamp = changeStamp();
-      // By the key's SHA-256 and the query as sent (it names the entity; other spellings of it get
-      // entries of their own). Base64, the shortest text of the digest Bun makes: the key is hashed
-      // again for the map on every request.
+      // The query as sent names the entity (other spellings of it get entries of their own).
       const url = request.url;
       const query = url.indexOf('?');
-      const cacheKey = raw ? `${sha256Base64(raw.trim())}\n${query === -1 ? '' : url.slice(query)}` : null;
+      const cacheKey = raw ? `${raw.trim()}\n${query === -1 ? '' : url.slice(query)}` : null;
       const cached = cacheKey === null ? undefined : cache.get(cacheKey);
       if (cached?.dbStamp === dbStamp) {
         const origin = request.headers.get('origin');
@@ -76,7 +92,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
         const host = origin !== null ? hostOf(origin) : hostOf(request.headers.get('referer'));
         if (host !== null && hostAllowed(host, cached.allowedDomains)) {
           const answer = { body: cached.body, etag: cached.etag, origin };
-          if (origin !== null && cached.origins.size < ORIGINS_PER_ANSWER) cached.origins.set(origin, answer);
+          if (origin !== null && origin.length <= REMEMBERED_ORIGIN_CHARS && cached.origins.size < ORIGINS_PER_ANSWER) cached.origins.set(origin, answer);
           return answer;
         }
       }
@@ -94,8 +110,10 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const etag = etagOf(json);
       const body = new Blob([json]);
       cache.delete(cacheKey!);
-      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-      cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
+      if (query === -1 || url.length - query <= CACHED_QUERY_CHARS) {
+        if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+        cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
+      }
       return { body, etag, origin };
     },
   };

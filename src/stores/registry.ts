@@ -65,11 +65,13 @@ export const PING_GRACE_MS = 10 * 60_000;
 
 export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
   /**
-   * Stores whose hooks svc is registering or has just registered, with when their window for the
-   * unsigned creation ping closes (Infinity while the registration call runs). In memory: entries
+   * Stores whose hooks svc is registering or has just registered, with their window for the
+   * unsigned creation ping: when it opened and when it closes (Infinity while the registration call
+   * runs). A clock set back before the opening closes it: it never stretches. In memory: entries
    * come only from an administrator's registration, so the map stays as small as that.
    */
-  const awaitingPing = new Map<string, number>();
+  const awaitingPing = new Map<string, { opened: number; until: number }>();
+  const pingWindowOpen = (window: { opened: number; until: number } | undefined, now: number) => window !== undefined && window.opened <= now && now < window.until;
   // Prepared once: every webhook delivery looks its store up.
   const byIdStatement = db.select().from(stores).where(eq(stores.id, sql.placeholder('id'))).prepare();
   const byRefStatement = db
@@ -236,15 +238,14 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
      */
     awaitPing(id: string, phase: 'registering' | 'registered'): void {
       const now = clock.now();
-      for (const [other, until] of awaitingPing) if (until <= now) awaitingPing.delete(other);
-      awaitingPing.set(id, phase === 'registering' ? Infinity : now + PING_GRACE_MS);
+      for (const [other, window] of awaitingPing) if (!pingWindowOpen(window, now)) awaitingPing.delete(other);
+      awaitingPing.set(id, { opened: now, until: phase === 'registering' ? Infinity : now + PING_GRACE_MS });
     },
 
     /** The creation ping arrived: confirms the hooks only while svc awaits it for this store (false otherwise, nothing written). */
     confirmHooks(id: string): boolean {
       const now = clock.now();
-      const until = awaitingPing.get(id);
-      if (until === undefined || until <= now) return false;
+      if (!pingWindowOpen(awaitingPing.get(id), now)) return false;
       db.update(stores).set({ hooksConfirmedAt: now }).where(eq(stores.id, id)).run();
       return true;
     },
