@@ -168,6 +168,24 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     expect((await okBulk(t.keyWith('probe:scan'), JSON.parse(body).scans)).inserted).toBe(1000); // a fresh bucket
   });
 
+  test('signed bodies of exactly one hashing slice (256 KiB, hashed at once) and one byte more (hashed in two) are verified over every byte', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const scans = Array.from({ length: 100 }, (_, i) => item(i, { notes: 'n'.repeat(2_000) }));
+    const json = JSON.stringify({ scans });
+    for (const size of [256 * 1024, 256 * 1024 + 1]) {
+      const key = t.keyWith('probe:scan');
+      const body = json + ' '.repeat(size - json.length); // trailing JSON whitespace, the last byte signed too
+      expect(Buffer.byteLength(body)).toBe(size);
+      const init = signedInit(key, body, NOW);
+      const tampered = await t.request(BULK, { ...init, body: `${body.slice(0, -1)}\n` });
+      expect(tampered.status).toBe(401);
+      expect(((await tampered.json()) as { error: string }).error).toBe('invalid_signature');
+      const accepted = await t.request(BULK, init);
+      expect(accepted.status).toBe(200);
+    }
+    expect(scanCount()).toBe(100); // the second body's scans were skipped as duplicates
+  });
+
   test('an empty batch, a missing scans array and unknown fields are 400', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
     const key = t.keyWith('probe:scan');

@@ -98,7 +98,8 @@ function lastAnswerGeo(geo: GeoLookup): GeoLookup {
 export async function ingestTelemetry(request: Request, admission: Admission, deps: IngestDeps): Promise<void> {
   const bytes = await readBodyLimited(request, deps.maxBodyBytes); // 3. body limit
   const now = deps.clock.now();
-  await authenticateProbe(admission.credentials, request.headers, bytes, now); // 4. authenticate
+  const authenticating = authenticateProbe(admission.credentials, request.headers, bytes, now); // 4. authenticate
+  if (authenticating) await authenticating;
   const scan = parseScan(bytes, now, deps.maxScanDataBytes); // 5. parse/validate
   enrich(scan, admission, deps.geo); // 6. enrich
   await deps.writer.write(scan, now); // 7–8. buffer, commit
