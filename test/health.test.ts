@@ -57,4 +57,18 @@ describe('/healthz reports degraded (503) when the database cannot be written', 
     clock.set(T0 + WRITE_PROBE_INTERVAL_MS);
     expect((await health()).status).toBe(503);
   });
+
+  test('a wall clock stepped back (NTP, a restored VM) does not hold the last result for the length of the step', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    expect((await health()).status).toBe(200);
+    t.database.sqlite.exec('PRAGMA query_only = ON');
+    clock.set(T0 - 3_600_000);
+    expect((await health()).status).toBe(503);
+    expect(probeWrittenAt()).toBe(T0);
+    t.database.sqlite.exec('PRAGMA query_only = OFF');
+    clock.advance(WRITE_PROBE_INTERVAL_MS);
+    expect((await health()).status).toBe(200);
+    expect(probeWrittenAt()).toBe(T0 - 3_600_000 + WRITE_PROBE_INTERVAL_MS);
+  });
 });

@@ -238,7 +238,7 @@ describe('OpenAPI document', () => {
     const second = await t.request('/openapi.json', { headers: { 'accept-encoding': 'gzip' } });
     expect(first.headers.get('etag')).toBeTruthy();
     expect(second.headers.get('etag')).toBe(first.headers.get('etag'));
-    expect(first.headers.get('content-type')).toBe('application/json');
+    expect(first.headers.get('content-type')).toBe('application/json;charset=utf-8');
     expect(await first.text()).toBe(JSON.stringify(doc));
     const unchanged = await t.request('/openapi.json', { headers: { 'if-none-match': first.headers.get('etag')! } });
     expect(unchanged.status).toBe(304);

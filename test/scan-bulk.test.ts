@@ -205,6 +205,35 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     expect(JSON.stringify({ scans }).length).toBeGreaterThan(1024);
     expect((await okBulk(key, scans)).inserted).toBe(20);
   });
+
+  test('each item is stored as its own bytes decode, whatever its neighbours: non-ASCII, escaped, 70 KB', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const notes = new Map<number, string>([[3, 'Grüner Tee – 緑茶 😀'], [70, 'ascii'], [71, 'large'], [72, 'é'], [140, '\\u00e9 escaped']]);
+    const large = 'x'.repeat(70_000);
+    const scans = Array.from({ length: 150 }, (_, i) =>
+      item(i, { note: notes.get(i) ?? `n${i}`, pad: 'p'.repeat(900), signals: i === 71 ? { title: { value: 'T' }, large } : { title: { value: 'T' } } }));
+    expect(await okBulk(key, scans)).toEqual({ inserted: 150, skipped: 0, errors: [] });
+    const stored = t.database.sqlite.query('SELECT url, signals, data FROM scans').all() as { url: string; signals: string; data: string }[];
+    const noteOf = new Map(stored.map((row) => [row.url, (JSON.parse(row.data) as { note: string }).note]));
+    for (const [i, note] of notes) expect(noteOf.get(`https://shop.example.com/p/${i}`)).toBe(note);
+    expect(new Set(noteOf.values()).size).toBe(150);
+    const largeRow = stored.find((row) => row.url === 'https://shop.example.com/p/71')!;
+    expect((JSON.parse(largeRow.signals) as { large: string }).large).toBe(large);
+  });
+
+  test('an item that is not valid UTF-8 is 400 malformed_json naming it, whatever its neighbours, and nothing is stored', async () => {
+    t = await makeTestApp({ clock: fixedClock(NOW) });
+    const key = t.keyWith('probe:scan');
+    const body = Buffer.from(JSON.stringify({ scans: [item(1), item(2, { note: 'é' }), item(3, { note: 'XX' }), item(4)] }));
+    body[body.indexOf('XX')] = 0xff;
+    const timestamp = String(NOW);
+    const signature = new Bun.CryptoHasher('sha256', key).update(`${timestamp}.`).update(body).digest('hex');
+    const response = await t.request(BULK, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-probe-key': key, 'x-probe-timestamp': timestamp, 'x-probe-signature': signature } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'malformed_json', detail: 'scans[2] is not valid JSON: The encoded data was not valid for encoding utf-8' });
+    expect(scanCount()).toBe(0);
+  });
 });
 
 describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {

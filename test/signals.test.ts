@@ -72,7 +72,7 @@ describe('signal formats: golden outputs per platform, multi-variant products', 
       const storeId = await enrichedProduct(c.platform, c.id, c.ref, c.currency, 'multi');
       const res = await signal(c.platform, c.id, 'jsonld');
       expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toBe('application/ld+json');
+      expect(res.headers.get('content-type')).toBe('application/ld+json;charset=utf-8');
       const doc = JSON.parse(await res.text());
       expect(doc['@context']).toBe('https://schema.org');
       const group = product(doc);
@@ -162,7 +162,7 @@ describe('signal formats: golden outputs per platform, single-variant products',
     test(`${platform}: .llm is the svc.llm/2 document`, async () => {
       const storeId = await enrichedProduct(platform, id, ref, currency, 'single');
       const res = await signal(platform, id, 'llm');
-      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.headers.get('content-type')).toBe('application/json;charset=utf-8');
       const doc = await res.json();
       expect(Object.keys(doc)).toEqual(['schema', 'name', 'summary', 'description', 'highlights', 'attributes', 'price', 'availability', 'brand', 'sku', 'gtin', 'mpn', 'url', 'images', 'options', 'variants', 'terms', 'faqs', 'updatedAt', 'source']);
       expect(doc).toMatchObject({

@@ -234,6 +234,61 @@ describe('normalizeScan (shared with the bulk endpoint)', () => {
     expect(normalizeScan({ signals: {} }, NOW)).toEqual({ ok: false, error: 'missing_field', detail: 'hostname is required' });
   });
 
+  test('a hostname loses one trailing dot only, after lower-casing', () => {
+    const host = (hostname: string) => {
+      const result = normalizeScan({ hostname, signals: {} }, NOW);
+      return result.ok ? result.scan.hostname : result.error;
+    };
+    expect(['A.Example.COM.', 'a.com..', 'a.com.\n', '.', 'x_y.'].map(host)).toEqual(['a.example.com', 'invalid_field', 'invalid_field', 'invalid_field', 'x_y']);
+  });
+
+  test('url: query and fragment are cut wherever they start; the rest is stored as the URL parser serialises it', () => {
+    const cases: [string, string][] = [
+      ['https://a.com/p#frag?notquery', 'https://a.com/p'],
+      ['https://a.com/?', 'https://a.com/'],
+      ['https://a.com/p?#', 'https://a.com/p'],
+      ['https://a.com/x?y?z#a#b', 'https://a.com/x'],
+      ['https://a.com', 'https://a.com/'],
+      ['HTTPS://Shop.Example.COM/A/../b/./c', 'https://shop.example.com/b/c'],
+      ['https://a.com:443/', 'https://a.com/'],
+      ['https://A.COM:8443/X?Q', 'https://a.com:8443/X'],
+      ['https://a.com/%3F%23', 'https://a.com/%3F%23'],
+      ['https://a.com/x y?z w#v u', 'https://a.com/x%20y'],
+      ['http://a.com\\b\\c?d', 'http://a.com/b/c'],
+      ['https://bücher.example/x?y', 'https://xn--bcher-kva.example/x'],
+      ['https://a.com/ä?x=ü', 'https://a.com/%C3%A4'],
+    ];
+    for (const [sent, stored] of cases) {
+      const result = normalizeScan({ hostname: 'a.com', signals: {}, url: sent }, NOW);
+      expect({ sent, stored: result.ok && result.scan.url, data: result.ok && result.scan.data }).toEqual({ sent, stored, data: {} });
+    }
+  });
+
+  test('url: at most 2048 characters as sent and as stored, else the default url and the raw value in data', () => {
+    const url = (sent: string) => {
+      const result = normalizeScan({ hostname: 'a.com', signals: {}, url: sent }, NOW);
+      return result.ok ? [result.scan.url.length, 'url' in result.scan.data] : null;
+    };
+    expect(url(`https://a.com/${'x'.repeat(2034)}`)).toEqual([2048, false]);
+    expect(url(`https://a.com/${'x'.repeat(2035)}`)).toEqual(['https://a.com/'.length, true]);
+    // 2048 as sent; the query goes, so it is stored shorter.
+    expect(url(`https://a.com/${'x'.repeat(2030)}?q=1`)).toEqual([2044, false]);
+    // 714 as sent, over 4,000 once percent-encoded.
+    expect(url(`https://a.com/${'é'.repeat(700)}`)).toEqual(['https://a.com/'.length, true]);
+    expect(url('https://user@a.com/')).toEqual(['https://a.com/'.length, true]);
+  });
+
+  test('data holds unknown fields in payload order, then refused known fields in a fixed order; its objects have no prototype', () => {
+    const payload = JSON.parse('{"z":1,"vertical":7,"url":"ftp://x","b":2,"10":3,"2":4,"signals":{"title":1,"x":[]},"country":"USA","quality":{"title":1.5,"grade":"B"},"hostname":"a.com"}');
+    const result = normalizeScan(payload, NOW);
+    if (!result.ok) throw new Error(result.error);
+    const { data, signals, quality } = result.scan;
+    expect(JSON.stringify(data)).toBe('{"2":4,"10":3,"z":1,"b":2,"signals":{"title":1,"x":[]},"url":"ftp://x","quality":{"title":1.5,"grade":"B"},"country":"USA","vertical":7}');
+    expect(JSON.stringify(signals)).toBe('{"x":[]}');
+    expect(JSON.stringify(quality)).toBe('{"grade":"B","percentage":0}');
+    expect([data, signals, quality].map(Object.getPrototypeOf)).toEqual([null, null, null]);
+  });
+
   test('accepts a trailing dot and an IPv4 host', () => {
     const dotted = normalizeScan({ hostname: 'a.com.', signals: {} }, NOW);
     expect(dotted.ok && dotted.scan.hostname).toBe('a.com');

@@ -96,6 +96,13 @@ describe('platform C: hook registration and the creation ping', () => {
       expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(app.keyWith('admin')) })).status).toBe(200);
       expect((await ping(id)).status).toBe(200);
       expect(confirmedAt()).toBe(clock.now());
+
+      // A system clock set back (NTP, a restored VM) closes the window rather than stretching it by the step.
+      app.database.sqlite.run('UPDATE stores SET hooks_confirmed_at = NULL');
+      expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(app.keyWith('admin')) })).status).toBe(200);
+      clock.advance(-3_600_000);
+      expect(await ping(id)).toEqual(unknown);
+      expect(confirmedAt()).toBeNull();
     } finally {
       app.close();
       platform.stop();

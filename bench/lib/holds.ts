@@ -121,6 +121,11 @@ const ownHeap = gcLogFile
 
 /** The holds of the event loop while `task` runs. */
 export async function measureHolds(task: () => Promise<unknown>): Promise<Holds> {
+  // From a collected and swept heap. After a collection JavaScriptCore sweeps the dead objects in
+  // slices of up to 10 ms on the event loop, one every ~100 ms: the garbage of whatever ran before
+  // (the bench's setup, the task before, its digest of the rollups) would be swept during this task
+  // and count as its holds. A synchronous full collection sweeps everything at once.
+  Bun.gc(true);
   let last = performance.now();
   let lastWait = runQueueWaitMs();
   let lastCpu = threadCpuMs();

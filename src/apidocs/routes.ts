@@ -68,7 +68,7 @@ const documentDoc = apiDoc({
  */
 export function apiDocRoutes(app: () => AnyElysia, info: DocumentInfo) {
   let document: Promise<PageAsset> | null = null;
-  const documentAsset = () => (document ??= buildApiDocument(app(), info).then((built) => asset(new TextEncoder().encode(JSON.stringify(built)), 'application/json')));
+  const documentAsset = () => (document ??= buildApiDocument(app(), info).then((built) => asset(new TextEncoder().encode(JSON.stringify(built)), 'application/json;charset=utf-8')));
   let reference: ReturnType<typeof loadReferenceAssets> | null = null;
   let page: string | null = null;
   const csp = pageCsp();

@@ -33,7 +33,8 @@ function writeProbe(sqlite: Database, clock: Clock): () => string | null {
   let failure: string | null = null;
   return () => {
     const now = clock.now();
-    if (now - probedAt < WRITE_PROBE_INTERVAL_MS) return failure;
+    // A wall clock stepped back (NTP, a restored VM) probes at once rather than after the step.
+    if (now >= probedAt && now - probedAt < WRITE_PROBE_INTERVAL_MS) return failure;
     probedAt = now;
     try {
       write.run(now);

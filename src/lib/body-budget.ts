@@ -38,7 +38,8 @@ const bodyTimeout = (detail: string) => new ApiError(408, 'body_timeout', detail
  * bytes held by reads in flight are capped in total (503 `server_busy`) and per client (429
  * `too_many_uploads`), both with `Retry-After`: a declared length is counted before the first byte is
  * read, an undeclared one as it arrives. One timer sweeps every read in flight, so a read costs no
- * timer of its own; it runs only while reads are in flight.
+ * timer of its own; it runs while reads are in flight and stops at its first sweep that finds none
+ * (not when the last read ends: under steady load that would start and stop it about every request).
  */
 export function createBodyBudget(settings: BodySettings, clientOf: (request: Request) => string) {
   const uploads = new Set<Upload>();
@@ -60,6 +61,11 @@ export function createBodyBudget(settings: BodySettings, clientOf: (request: Req
     declared !== null && declared <= (settings.minBytesPerSecond * settings.graceMs) / 1000;
 
   function sweep(): void {
+    if (uploads.size === 0) {
+      clearInterval(sweeper!);
+      sweeper = null;
+      return;
+    }
     const now = performance.now();
     for (const upload of uploads) {
       const elapsed = now - upload.startedAt;
@@ -91,10 +97,6 @@ export function createBodyBudget(settings: BodySettings, clientOf: (request: Req
     const left = (heldByClient.get(upload.client) ?? 0) - upload.held;
     if (left > 0) heldByClient.set(upload.client, left);
     else heldByClient.delete(upload.client);
-    if (uploads.size === 0 && sweeper) {
-      clearInterval(sweeper);
-      sweeper = null;
-    }
   }
 
   return {
@@ -112,8 +114,10 @@ export function createBodyBudget(settings: BodySettings, clientOf: (request: Req
         throw refusal;
       }
       uploads.add(upload);
-      sweeper ??= setInterval(sweep, SWEEP_MS);
-      sweeper.unref?.();
+      if (sweeper === null) {
+        sweeper = setInterval(sweep, SWEEP_MS);
+        sweeper.unref?.();
+      }
       try {
         if (reader === null) return await readWhole(request, upload);
         upload.cancel = () => reader.cancel().catch(() => {});

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** URL-safe random secret of `bytes` random bytes (base64url, no padding). */
 export function randomSecret(bytes = 32): string {
@@ -15,9 +15,18 @@ export function sha256Base64(data: string | Uint8Array): string {
   return Bun.SHA256.hash(data, 'base64');
 }
 
+/**
+ * An HMAC-SHA256 keyed with `key`, fed with `update` and read once with `digest`. Bun's hasher:
+ * node:crypto's createHmac wraps the same hash in a stream object, measured ~0.7 us more per
+ * signed ~2 KB body.
+ */
+export function hmacSha256Hasher(key: string | Uint8Array): Bun.CryptoHasher {
+  return new Bun.CryptoHasher('sha256', key);
+}
+
 /** HMAC-SHA256 of `data`; an array is hashed as its parts concatenated, without copying them together. */
 export function hmacSha256(key: string | Uint8Array, data: string | Uint8Array | (string | Uint8Array)[], encoding: 'hex' | 'base64'): string {
-  const hmac = createHmac('sha256', key);
+  const hmac = hmacSha256Hasher(key);
   for (const part of Array.isArray(data) ? data : [data]) hmac.update(part);
   return hmac.digest(encoding);
 }

@@ -15,6 +15,7 @@ const SCAN_HOSTNAME = new RegExp(`^(?=.{1,253}$)${SCAN_LABEL}(?:\\.${SCAN_LABEL}
  */
 export function normalizeHostname(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0 || value.length > 253) return null;
-  const host = value.toLowerCase().replace(/\.$/, '');
+  const lower = value.toLowerCase();
+  const host = lower.endsWith('.') ? lower.slice(0, -1) : lower;
   return SCAN_HOSTNAME.test(host) ? host : null;
 }

@@ -50,7 +50,7 @@ function badgeAnswer(url: string, reader: ScanReader): BadgeAnswer {
   const body = format === 'svg' ? badgeSvg(badge) : JSON.stringify(badgeJson(badge));
   const etag = etagOf(body);
   const headers = { 'Cache-Control': BADGE_CACHE, ETag: etag };
-  const type = format === 'svg' ? 'image/svg+xml; charset=utf-8' : 'application/json';
+  const type = format === 'svg' ? 'image/svg+xml; charset=utf-8' : 'application/json;charset=utf-8';
   return { body: new Blob([body]), etag, notModified: answerInit(304, headers), ok: answerInit(200, { ...headers, 'Content-Type': type }) };
 }
 

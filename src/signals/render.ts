@@ -10,11 +10,12 @@ import { markdownBlocks, markdownText, markdownUrl } from './markdown.ts';
 export const SIGNAL_FORMATS = ['jsonld', 'llm', 'md', 'meta'] as const;
 export type SignalFormat = (typeof SIGNAL_FORMATS)[number];
 
+/** Every text answer names its charset, JSON ones as Bun's `Response.json` does (svc's other JSON answers). */
 export const CONTENT_TYPES: Record<SignalFormat, string> = {
-  jsonld: 'application/ld+json',
-  llm: 'application/json',
+  jsonld: 'application/ld+json;charset=utf-8',
+  llm: 'application/json;charset=utf-8',
   md: 'text/markdown; charset=utf-8',
-  meta: 'application/json',
+  meta: 'application/json;charset=utf-8',
 };
 
 /** Everything a product's signals are rendered from: catalogue data with its variants, enrichment, approved FAQs, store settings. */

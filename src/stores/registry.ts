@@ -65,11 +65,13 @@ export const PING_GRACE_MS = 10 * 60_000;
 
 export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
   /**
-   * Stores whose hooks svc is registering or has just registered, with when their window for the
-   * unsigned creation ping closes (Infinity while the registration call runs). In memory: entries
+   * Stores whose hooks svc is registering or has just registered, with their window for the
+   * unsigned creation ping: when it opened and when it closes (Infinity while the registration call
+   * runs). A clock set back before the opening closes it: it never stretches. In memory: entries
    * come only from an administrator's registration, so the map stays as small as that.
    */
-  const awaitingPing = new Map<string, number>();
+  const awaitingPing = new Map<string, { opened: number; until: number }>();
+  const pingWindowOpen = (window: { opened: number; until: number } | undefined, now: number) => window !== undefined && window.opened <= now && now < window.until;
   // Prepared once: every webhook delivery looks its store up.
   const byIdStatement = db.select().from(stores).where(eq(stores.id, sql.placeholder('id'))).prepare();
   const byRefStatement = db
@@ -109,6 +111,13 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
   }
   const byId = (id: string): StoreRow | null => cached(cachedById, id, () => byIdStatement.get({ id }));
 
+  /** A store's webhook secret as saved with new credentials: the one it has, sealed again under this svc's key; else a new one where its platform needs one. */
+  function keptWebhookSecret(row: StoreRow): string | null {
+    const context = sealContext(row.id, 'webhook-secret');
+    if (row.webhookSecret !== null) return secrets.seal(secrets.open(row.webhookSecret, context), context);
+    return needsGeneratedSecret(row.platform) ? secrets.seal(randomSecret(32), context) : null;
+  }
+
   return {
     get: byId,
     list: (): StoreRow[] => db.select().from(stores).orderBy(stores.createdAt, stores.id).all(),
@@ -143,7 +152,8 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
     },
 
     /**
-     * Replace the credentials; the webhook secret is kept so hooks already registered stay valid.
+     * Replace the credentials; the webhook secret is kept so hooks already registered stay valid,
+     * sealed again under this svc's key (one stored in clear before a key was set is sealed now).
      * Saving credentials again reconnects an uninstalled store. Null on a reference conflict.
      */
     saveCredentials(row: StoreRow, parsed: ParsedCredentials, currency?: string): StoreRow | null {
@@ -155,7 +165,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
           platformRef: parsed.platformRef,
           credentialKind: parsed.credentials.kind,
           credentials: secrets.seal(JSON.stringify(parsed.credentials), sealContext(row.id, 'credentials')),
-          webhookSecret: row.webhookSecret ?? (needsGeneratedSecret(row.platform) ? secrets.seal(randomSecret(32), sealContext(row.id, 'webhook-secret')) : null),
+          webhookSecret: keptWebhookSecret(row),
           hookStatus: initialHookStatus(parsed.credentials),
           hookError: null,
           hookTopics: [],
@@ -170,16 +180,34 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
         .get()!;
     },
 
-    /** Why stored credentials do not open with this svc's key (sealed under another key, or none set), else null: checked at start. */
+    /**
+     * Why stored secrets do not open with this svc's key (sealed under another key, or none set),
+     * else null: checked at start. Every sealed value is tried, each store's credentials and webhook
+     * secret: the sealed format names no key, and a database can hold values sealed under two keys
+     * (earlier versions kept a webhook secret as it was when credentials were saved under a changed
+     * key). About 5 µs a value.
+     */
     sealedCredentialsProblem(): string | null {
-      const row = db.select({ id: stores.id, credentials: stores.credentials }).from(stores).where(sql`${stores.credentials} NOT LIKE 'plain:%'`).limit(1).get();
-      if (!row) return null;
-      try {
-        secrets.open(row.credentials, sealContext(row.id, 'credentials'));
-        return null;
-      } catch (error) {
-        return (error as Error).message;
+      const rows = db
+        .select({ id: stores.id, credentials: stores.credentials, webhookSecret: stores.webhookSecret })
+        .from(stores)
+        .where(sql`${stores.credentials} NOT LIKE 'plain:%' OR ${stores.webhookSecret} NOT LIKE 'plain:%'`)
+        .orderBy(stores.id)
+        .all();
+      let first: string | null = null;
+      let failed = 0;
+      for (const row of rows) {
+        for (const [field, value] of [['credentials', row.credentials], ['webhook-secret', row.webhookSecret]] as const) {
+          if (value === null) continue;
+          try {
+            secrets.open(value, sealContext(row.id, field));
+          } catch (error) {
+            failed++;
+            first ??= `store ${row.id}, ${field}: ${(error as Error).message}`;
+          }
+        }
       }
+      return failed > 1 ? `${first}; ${failed - 1} more sealed value(s) do not open either` : first;
     },
 
     /** Opened once per row read (a changed store is a new row); callers must not modify the result. */
@@ -210,15 +238,14 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
      */
     awaitPing(id: string, phase: 'registering' | 'registered'): void {
       const now = clock.now();
-      for (const [other, until] of awaitingPing) if (until <= now) awaitingPing.delete(other);
-      awaitingPing.set(id, phase === 'registering' ? Infinity : now + PING_GRACE_MS);
+      for (const [other, window] of awaitingPing) if (!pingWindowOpen(window, now)) awaitingPing.delete(other);
+      awaitingPing.set(id, { opened: now, until: phase === 'registering' ? Infinity : now + PING_GRACE_MS });
     },
 
     /** The creation ping arrived: confirms the hooks only while svc awaits it for this store (false otherwise, nothing written). */
     confirmHooks(id: string): boolean {
       const now = clock.now();
-      const until = awaitingPing.get(id);
-      if (until === undefined || until <= now) return false;
+      if (!pingWindowOpen(awaitingPing.get(id), now)) return false;
       db.update(stores).set({ hooksConfirmedAt: now }).where(eq(stores.id, id)).run();
       return true;
     },

@@ -1,7 +1,6 @@
 import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
 import type { Lead, LeadStore } from '../auth/leads.ts';
-import { createHmac } from 'node:crypto';
-import { safeEqual } from '../lib/crypto.ts';
+import { hmacSha256Hasher, safeEqual } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import {
   rateLimitedError,
@@ -118,7 +117,7 @@ const HMAC_SLICE_BYTES = 256 * 1024;
 
 /** HMAC-SHA256 (hex) of `prefix` then `body`, hashed in slices with a turn of the event loop between them. */
 async function hmacInSlices(key: string, prefix: string, body: Uint8Array): Promise<string> {
-  const hmac = createHmac('sha256', key).update(prefix);
+  const hmac = hmacSha256Hasher(key).update(prefix);
   for (let at = 0; at < body.length; at += HMAC_SLICE_BYTES) {
     if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     hmac.update(body.subarray(at, at + HMAC_SLICE_BYTES));

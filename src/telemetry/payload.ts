@@ -51,6 +51,8 @@ export type ScanValidation = { ok: true; scan: NormalizedScan } | { ok: false; e
 
 type Json = Record<string, unknown>;
 
+// The normaliser runs for every scan on the request thread (issue 12): it allocates only the
+// objects it returns and asks the URL parser once per scan.
 const payloadObject = (): Json => Object.create(null) as Json;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max;
@@ -58,7 +60,12 @@ const inRange = (value: unknown, min: number, max: number): value is number =>
   typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max;
 const oneOf = <T extends string>(values: readonly T[], value: unknown): value is T => typeof value === 'string' && (values as readonly string[]).includes(value);
 
-/** Absolute http(s) URL without query or fragment (the server strips them too), or null. */
+/**
+ * Absolute http(s) URL without query or fragment (the server strips them too), or null. The parsed
+ * URL's href is cut at its query or fragment: an http(s) href holds `?` and `#` only there (the
+ * parser percent-encodes them anywhere else), and clearing them through the URL's setters, which
+ * serialise and parse again, cost several times the parse itself.
+ */
 export function normalizeUrl(value: unknown): string | null {
   if (!isText(value, LIMITS.url)) return null;
   let url: URL;
@@ -68,23 +75,52 @@ export function normalizeUrl(value: unknown): string | null {
     return null;
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) return null;
-  url.search = '';
-  url.hash = '';
-  return url.href.length <= LIMITS.url ? url.href : null;
+  const href = url.href;
+  const query = href.indexOf('?');
+  const fragment = href.indexOf('#');
+  const end = query === -1 ? fragment : fragment === -1 ? query : Math.min(query, fragment);
+  const stripped = end === -1 ? href : href.slice(0, end);
+  return stripped.length <= LIMITS.url ? stripped : null;
 }
 
-/** Rules for the known keys of `signals` (spec §2.2); unknown keys pass through untouched. */
-const SIGNAL_RULES: Record<string, (value: unknown) => boolean> = {
-  title: (v) => isObject(v) && isText(v.value ?? '', LIMITS.text) && (v.length === undefined || Number.isInteger(v.length)),
-  description: (v) => isObject(v) && isText(v.value ?? '', LIMITS.text) && (v.length === undefined || Number.isInteger(v.length)),
-  canonical: (v) => isObject(v) && isText(v.value ?? '', LIMITS.url),
-  robots: (v) => isText(v, LIMITS.robots),
-  lang: (v) => isText(v, LIMITS.lang),
-  headings: (v) =>
-    isObject(v) && ['h1', 'h2'].every((k) => v[k] === undefined || (Array.isArray(v[k]) && (v[k] as unknown[]).every((h) => isText(h, LIMITS.text)))),
-  openGraph: (v) => isObject(v) && Object.values(v).every((s) => isText(s, LIMITS.text)),
-  jsonLd: (v) => Array.isArray(v),
+/** An object whose `value`, if set and not null, is text of at most `max` characters. */
+const textValue = (v: unknown, max: number): boolean => isObject(v) && isText(v.value ?? '', max);
+const textArray = (v: unknown): boolean => {
+  if (!Array.isArray(v)) return false;
+  for (const item of v) if (!isText(item, LIMITS.text)) return false;
+  return true;
 };
+
+/** Whether `value` passes the rule of the known `signals` key `key` (spec §2.2); unknown keys pass untouched. */
+function signalAccepted(key: string, v: unknown): boolean {
+  switch (key) {
+    case 'title':
+    case 'description':
+      return textValue(v, LIMITS.text) && ((v as Json).length === undefined || Number.isInteger((v as Json).length));
+    case 'canonical':
+      return textValue(v, LIMITS.url);
+    case 'robots':
+      return isText(v, LIMITS.robots);
+    case 'lang':
+      return isText(v, LIMITS.lang);
+    case 'headings':
+      return isObject(v) && (v.h1 === undefined || textArray(v.h1)) && (v.h2 === undefined || textArray(v.h2));
+    case 'openGraph':
+      if (!isObject(v)) return false;
+      for (const key in v) if (!isText(v[key], LIMITS.text)) return false;
+      return true;
+    case 'jsonLd':
+      return Array.isArray(v);
+    default:
+      return true;
+  }
+}
+
+/** Whether every key of `object` is `a` or `b`. */
+function onlyKeys(object: Json, a: string, b: string): boolean {
+  for (const key in object) if (key !== a && key !== b) return false;
+  return true;
+}
 
 /**
  * Validate and normalize one telemetry payload (already parsed JSON). `now` is the server time
@@ -98,37 +134,36 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       ? { ok: false, error: 'missing_field', detail: 'hostname is required' }
       : { ok: false, error: 'invalid_field', detail: `hostname must be a bare host name (no scheme, path, port or whitespace) of at most ${LIMITS.hostname} characters` };
   }
-  if (!isObject(input.signals)) {
-    return input.signals === undefined
+  const rawSignals = input.signals;
+  if (!isObject(rawSignals)) {
+    return rawSignals === undefined
       ? { ok: false, error: 'missing_field', detail: 'signals is required' }
       : { ok: false, error: 'invalid_field', detail: 'signals must be a JSON object' };
   }
 
-  // Unknown fields first; refused values of known fields are added below. Objects keyed by the
-  // payload's own keys have no prototype: no key can reach or re-parent a shared prototype.
+  // Unknown fields first, in the payload's order; then the raw value of each known field any part
+  // of which was refused, in the order of the checks below (its stored JSON keeps that order).
+  // Objects keyed by the payload's own keys have no prototype: no key can reach or re-parent a
+  // shared prototype.
   const data = payloadObject();
-  for (const field of Object.keys(input)) if (!KNOWN_FIELDS.has(field)) data[field] = input[field];
-  const { signals: rawSignals, url: rawUrl, scannedAt: rawScannedAt, platform: rawPlatform, pageType: rawPageType, svc: rawSvc,
-    signalPresence: rawPresence, quality: rawQuality, country: rawCountry, vertical: rawVertical } = input;
-  /** Keep a field's raw value in `data` when any part of it was refused. */
-  const keepRaw = (field: string, raw: unknown, accepted: boolean) => {
-    if (!accepted && raw !== undefined) data[field] = raw;
-  };
+  for (const field in input) if (!KNOWN_FIELDS.has(field)) data[field] = input[field];
 
   const signals = payloadObject();
   let signalsAccepted = true;
-  for (const key of Object.keys(rawSignals)) {
+  for (const key in rawSignals) {
     const value = rawSignals[key];
-    if (SIGNAL_RULES[key] && !SIGNAL_RULES[key](value)) signalsAccepted = false;
-    else signals[key] = value;
+    if (signalAccepted(key, value)) signals[key] = value;
+    else signalsAccepted = false;
   }
-  keepRaw('signals', rawSignals, signalsAccepted);
+  if (!signalsAccepted) data.signals = rawSignals;
 
+  const rawUrl = input.url;
   const url = normalizeUrl(rawUrl);
-  keepRaw('url', rawUrl, url !== null);
+  if (url === null && rawUrl !== undefined) data.url = rawUrl;
 
+  const rawScannedAt = input.scannedAt;
   const scannedAt = parseTimestamp(rawScannedAt);
-  keepRaw('scannedAt', rawScannedAt, scannedAt !== null);
+  if (scannedAt === null && rawScannedAt !== undefined) data.scannedAt = rawScannedAt;
   if (scannedAt !== null && scannedAt > now + MAX_SCANNED_AT_AHEAD_MS) {
     return {
       ok: false,
@@ -137,43 +172,56 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
     };
   }
 
+  const rawPlatform = input.platform;
   let platform: string | null = null;
   let platformConfidence: number | null = null;
+  let platformAccepted = false;
   if (isObject(rawPlatform)) {
-    if (oneOf(SCAN_PLATFORMS, rawPlatform.platform)) platform = rawPlatform.platform;
-    if (inRange(rawPlatform.confidence, 0, 1)) platformConfidence = rawPlatform.confidence;
+    const { platform: name, confidence } = rawPlatform;
+    if (oneOf(SCAN_PLATFORMS, name)) platform = name;
+    if (inRange(confidence, 0, 1)) platformConfidence = confidence;
+    platformAccepted = onlyKeys(rawPlatform, 'platform', 'confidence') && (name === undefined || platform !== null) && (confidence === undefined || platformConfidence !== null);
   }
-  keepRaw('platform', rawPlatform, isObject(rawPlatform) && onlyKnown(rawPlatform, ['platform', 'confidence']) &&
-    (rawPlatform.platform === undefined || platform !== null) && (rawPlatform.confidence === undefined || platformConfidence !== null));
+  if (!platformAccepted && rawPlatform !== undefined) data.platform = rawPlatform;
 
+  const rawPageType = input.pageType;
   const pageType = oneOf(PAGE_TYPES, rawPageType) ? rawPageType : null;
-  keepRaw('pageType', rawPageType, pageType !== null);
+  if (pageType === null && rawPageType !== undefined) data.pageType = rawPageType;
 
+  const rawSvc = input.svc;
   let svcDetected: boolean | null = null;
   let svcVersion: string | null = null;
+  let svcAccepted = false;
   if (isObject(rawSvc)) {
-    if (typeof rawSvc.detected === 'boolean') svcDetected = rawSvc.detected;
-    if (isText(rawSvc.version, LIMITS.version)) svcVersion = rawSvc.version;
+    const { detected, version } = rawSvc;
+    if (typeof detected === 'boolean') svcDetected = detected;
+    if (isText(version, LIMITS.version)) svcVersion = version;
+    svcAccepted = onlyKeys(rawSvc, 'detected', 'version') && (detected === undefined || svcDetected !== null) && (version === undefined || svcVersion !== null);
   }
-  keepRaw('svc', rawSvc, isObject(rawSvc) && onlyKnown(rawSvc, ['detected', 'version']) &&
-    (rawSvc.detected === undefined || svcDetected !== null) && (rawSvc.version === undefined || svcVersion !== null));
+  if (!svcAccepted && rawSvc !== undefined) data.svc = rawSvc;
 
-  const presence = Object.fromEntries(PRESENCE_KEYS.map((k) => [k, null])) as Record<PresenceKey, boolean | null>;
+  const rawPresence = input.signalPresence;
+  const presence: Record<PresenceKey, boolean | null> = { title: null, description: null, jsonLd: null, openGraph: null, h1: null, canonical: null, robots: null };
   let presenceAccepted = isObject(rawPresence);
-  if (isObject(rawPresence)) {
-    for (const key of Object.keys(rawPresence)) {
-      const value = rawPresence[key];
-      if (oneOf(PRESENCE_KEYS, key) && typeof value === 'boolean') presence[key] = value;
+  if (presenceAccepted) {
+    const raw = rawPresence as Json;
+    for (const key in raw) {
+      const value = raw[key];
+      if (typeof value === 'boolean' && oneOf(PRESENCE_KEYS, key)) presence[key] = value;
       else presenceAccepted = false;
     }
   }
-  keepRaw('signalPresence', rawPresence, presenceAccepted);
+  if (!presenceAccepted && rawPresence !== undefined) data.signalPresence = rawPresence;
 
-  const quality = Object.assign(payloadObject(), { grade: 'F', percentage: 0 });
+  const rawQuality = input.quality;
+  const quality = payloadObject();
+  quality.grade = 'F';
+  quality.percentage = 0;
   let qualityAccepted = isObject(rawQuality);
-  if (isObject(rawQuality)) {
-    for (const key of Object.keys(rawQuality)) {
-      const value = rawQuality[key];
+  if (qualityAccepted) {
+    const raw = rawQuality as Json;
+    for (const key in raw) {
+      const value = raw[key];
       const valid =
         key === 'grade' ? oneOf(GRADES, value)
         : key === 'percentage' ? inRange(value, 0, 100)
@@ -182,13 +230,15 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       else qualityAccepted = false;
     }
   }
-  keepRaw('quality', rawQuality, qualityAccepted);
+  if (!qualityAccepted && rawQuality !== undefined) data.quality = rawQuality;
 
+  const rawCountry = input.country;
   const country = countryCode(rawCountry);
-  keepRaw('country', rawCountry, country !== null);
+  if (country === null && rawCountry !== undefined) data.country = rawCountry;
 
-  const vertical = typeof rawVertical === 'string' && rawVertical.trim() !== '' && rawVertical.length <= LIMITS.vertical ? rawVertical.trim() : null;
-  keepRaw('vertical', rawVertical, vertical !== null);
+  const rawVertical = input.vertical;
+  const vertical = typeof rawVertical === 'string' && rawVertical.length <= LIMITS.vertical && rawVertical.trim() !== '' ? rawVertical.trim() : null;
+  if (vertical === null && rawVertical !== undefined) data.vertical = rawVertical;
 
   return {
     ok: true,
@@ -212,8 +262,4 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       trust: 0,
     },
   };
-}
-
-function onlyKnown(object: Json, keys: string[]): boolean {
-  return Object.keys(object).every((k) => keys.includes(k));
 }

@@ -134,9 +134,13 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
   let failures = 0;
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | null = null;
 
-  /** A started runner wakes up when a continued job is due (between polls, for short waits such as a throttle's). */
+  /**
+   * A started runner wakes up when a continued job is due (between polls, for short waits such as a
+   * throttle's). The wake-up in hand is compared on the monotonic clock: a step of the wall clock
+   * must not keep a sooner wake-up from replacing it.
+   */
   function wakeAfter(delayMs: number): void {
-    const at = Date.now() + delayMs;
+    const at = performance.now() + delayMs;
     if (!timer || stopped || (wake && wake.at <= at)) return;
     if (wake) clearTimeout(wake.timer);
     wake = {

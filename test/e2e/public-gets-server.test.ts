@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import http from 'node:http';
 import { makeTestApp, tempDir, type TestApp } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { scanPayload } from '../helpers/probe.ts';
@@ -52,10 +53,35 @@ async function snapshot(res: Response, method: string) {
   return { status: res.status, headers, body };
 }
 
-/** The same request through the spawned server and through the app in this process. */
+/**
+ * `route` sent to the server exactly as written. Bun's fetch rewrites some request targets before
+ * sending them (`//embed.js` goes out as `/embed.js`, `/./x` as `/x`), so it would compare the app's
+ * answer to one path with the server's answer to another; node:http sends the path as given.
+ */
+async function asSent(route: string, init: RequestInit): Promise<Response> {
+  const { hostname, port } = new URL(server.url);
+  const headers = Object.fromEntries(new Headers(init.headers));
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: hostname, port, path: route, method: init.method ?? 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const received = new Headers();
+        for (let i = 0; i < res.rawHeaders.length; i += 2) received.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+        const body = res.statusCode === 304 || res.statusCode === 204 ? null : Buffer.concat(chunks);
+        resolve(new Response(body, { status: res.statusCode, headers: received }));
+      });
+      res.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/** The same request through the spawned server (sent as written) and through the app in this process. */
 async function bothWays(route: string, init: RequestInit = {}) {
   const method = init.method ?? 'GET';
-  const viaServer = await fetch(`${server.url}${route}`, { ...init, decompress: false });
+  const viaServer = await asSent(route, init);
   const viaApp = await t.request(route, init);
   expect(viaServer.headers.get('x-request-id')).toBeTruthy();
   return { server: await snapshot(viaServer, method), app: await snapshot(viaApp, method) };
@@ -83,6 +109,16 @@ describe('public GETs answered by the server ahead of the router', () => {
     ['an escape in a literal segment', '/api/v1/platform-%61/products/515151.md', () => ({})],
     ['an upper-case literal segment', '/API/v1/platform-a/products/515151.md', () => ({})],
     ['an escape in /embed.js', '/%65mbed.js', () => ({})],
+    // Paths are matched as sent, every route alike: a doubled slash is another path (404), a dot
+    // segment is resolved (by the URL parser both ways) before routing.
+    ['a leading doubled slash: //embed.js', '//embed.js', () => ({})],
+    ['three leading slashes: ///embed.js', '///embed.js', () => ({})],
+    ['a leading doubled slash before a signal', `/${product('md')}`, () => ({})],
+    ['a leading doubled slash before the badge', `/${BADGE}`, () => ({})],
+    ['a leading doubled slash before public FAQs', '//api/v1/public/faqs?type=product&ref=515151', () => widget()],
+    ['a dot segment: /./embed.js', '/./embed.js', () => ({})],
+    ['a dot-dot segment before a signal', `/api/v1/x/..${product('md').slice('/api/v1'.length)}`, () => ({})],
+    ['an escaped dot segment', '/%2e/embed.js', () => ({})],
     ['public FAQs with a trailing slash', '/api/v1/public/faqs/?type=product&ref=515151', () => widget()],
     ['a trailing slash', `${product('md')}/`, () => ({})],
     ['another platform', '/api/v1/platform-b/products/515151.md', () => ({})],
@@ -141,6 +177,12 @@ describe('public GETs answered by the server ahead of the router', () => {
     expect(app.status).toBe(413);
     expect(received).toStartWith('HTTP/1.1 413 ');
     expect(received.slice(received.indexOf('\r\n\r\n') + 4)).toBe(await app.text());
+  });
+
+  test('a doubled slash is another path: //embed.js is 404 not_found from the server, as from the app', async () => {
+    const res = await asSent('//embed.js', {});
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 'not_found', detail: 'no route for GET //embed.js' });
   });
 
   test('conditional GETs: If-None-Match with the ETag gets the same 304 both ways', async () => {
