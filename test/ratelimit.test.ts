@@ -26,6 +26,23 @@ const anonymousScan = (extra: Record<string, string> = {}) => ({
 });
 
 describe('spec §8 tier rate limits', () => {
+  test('an accepted signed scan (204) carries the agent tier\'s five rate-limit headers, and a take\'s decision has exactly its fields', async () => {
+    await appFrom({ ip: '198.18.0.9' }, { SVC_RATE_AGENT: '1000' });
+    const key = t.keyWith('probe:scan');
+    const accepted = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW));
+    expect(accepted.status).toBe(204);
+    expect(Object.fromEntries([...accepted.headers].filter(([name]) => name.startsWith('ratelimit')))).toEqual({
+      'ratelimit-policy': '"agent";q=1000;w=60',
+      ratelimit: '"agent";r=999;t=1',
+      'ratelimit-limit': '1000',
+      'ratelimit-remaining': '999',
+      'ratelimit-reset': '1',
+    });
+    const limiter = createTierLimiter(t.config, fixedClock(NOW));
+    expect(limiter.take({ tier: 'agent', identity: 'a' })).toEqual({ tier: 'agent', allowed: true, limit: 1000, remaining: 999, retryAfterSeconds: 0, resetSeconds: 1 });
+    expect(Object.keys(limiter.take({ tier: 'agent', identity: 'a' }, 5000)).sort()).toEqual(['allowed', 'limit', 'refusedBy', 'remaining', 'resetSeconds', 'retryAfterSeconds', 'tier']);
+  });
+
   test('the 11th anonymous request within a minute gets 429 with the rate-limit body and headers', async () => {
     const peer = { ip: '198.18.0.1' };
     await appFrom(peer);

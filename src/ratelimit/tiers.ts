@@ -48,17 +48,21 @@ export function createTierLimiter({ rates, anonymousLimits }: LimiterSettings, c
      * refused there, its own tokens are given back.
      */
     take(subject: RateSubject, count = 1): TierDecision {
-      const key = `${subject.tier}:${subject.identity}`;
-      let decision: Omit<TierDecision, 'tier'> = buckets.take(key, rates[subject.tier], count);
-      if (decision.allowed && subject.tier === 'anonymous') {
+      const tier = subject.tier;
+      const key = `${tier}:${subject.identity}`;
+      const own = buckets.take(key, rates[tier], count);
+      let decision: BucketDecision | Omit<TierDecision, 'tier'> = own;
+      if (own.allowed && tier === 'anonymous') {
         const overall = ceiling.take(ANONYMOUS_CEILING, anonymousLimits.globalPerMinute, count);
         if (!overall.allowed) {
           buckets.refund(key, count);
           decision = { ...overall, refusedBy: 'ceiling' };
         }
       }
-      if (!decision.allowed) refused[subject.tier]++;
-      return { tier: subject.tier, ...decision };
+      if (!decision.allowed) refused[tier]++;
+      // Built field by field: a spread of the decision costs a generic property copy per request.
+      const { allowed, limit, remaining, retryAfterSeconds, resetSeconds, refusedBy } = decision;
+      return { tier, allowed, limit, remaining, retryAfterSeconds, resetSeconds, refusedBy };
     },
     /** Refused takes per tier since start (for /metrics). */
     refused: refused as Readonly<Record<Tier, number>>,
@@ -72,14 +76,19 @@ export type TierLimiter = ReturnType<typeof createTierLimiter>;
 
 /** The IETF draft pair plus the common RateLimit-Limit/-Remaining/-Reset trio (DESIGN §7). */
 export function rateLimitHeaders(decision: TierDecision): Record<string, string> {
+  return putRateLimitHeaders({}, decision);
+}
+
+/** `rateLimitHeaders` written into `headers` (a route's response headers), with no object in between. */
+export function putRateLimitHeaders<Headers extends Record<string, string | number>>(headers: Headers, decision: TierDecision): Headers {
   const { tier, limit, remaining, resetSeconds } = decision;
-  return {
-    'RateLimit-Policy': `"${tier}";q=${limit};w=60`,
-    RateLimit: `"${tier}";r=${remaining};t=${resetSeconds}`,
-    'RateLimit-Limit': String(limit),
-    'RateLimit-Remaining': String(remaining),
-    'RateLimit-Reset': String(resetSeconds),
-  };
+  const target = headers as Record<string, string | number>;
+  target['RateLimit-Policy'] = `"${tier}";q=${limit};w=60`;
+  target.RateLimit = `"${tier}";r=${remaining};t=${resetSeconds}`;
+  target['RateLimit-Limit'] = String(limit);
+  target['RateLimit-Remaining'] = String(remaining);
+  target['RateLimit-Reset'] = String(resetSeconds);
+  return headers;
 }
 
 /**

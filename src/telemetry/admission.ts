@@ -4,7 +4,7 @@ import { hmacSha256Hasher, safeEqual } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import {
   rateLimitedError,
-  rateLimitHeaders,
+  putRateLimitHeaders,
   type RateSubject,
   type TierDecision,
   type TierLimiter,
@@ -78,7 +78,7 @@ export function probeAdmission({ keys, leads, limiter, clientIp, noteTier }: Gua
       noteTier?.(request, subject.tier);
       const decision = limiter.take(subject);
       if (!decision.allowed) return rateLimitedError(decision).toResponse();
-      Object.assign(set.headers, rateLimitHeaders(decision));
+      putRateLimitHeaders(set.headers, decision);
       admissions.set(request, { credentials, subject, decision, clientIp: ip });
       return undefined;
     },

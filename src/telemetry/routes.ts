@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { rateLimitHeaders, type TierLimiter } from '../ratelimit/tiers.ts';
+import { putRateLimitHeaders, type TierLimiter } from '../ratelimit/tiers.ts';
 import type { Admission, ProbeAdmission } from './admission.ts';
 import { telemetryDocs as docs } from './docs.ts';
 import { ingestBulk, ingestTelemetry, type IngestDeps } from './pipeline.ts';
@@ -23,7 +23,7 @@ export function telemetryRoutes(
       const admission = deps.admission.admissionOf(request);
       const { result, decision } = await ingestBulk(request, admission, deps);
       deps.onIngested?.(admission, 'scan-bulk', result.inserted);
-      Object.assign(set.headers, rateLimitHeaders(decision));
+      putRateLimitHeaders(set.headers, decision);
       return result;
     }, { detail: docs.bulk });
 }
