@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { readBodyLimited } from '../src/lib/body.ts';
 
 let t: TestApp;
 afterEach(() => t?.close());
@@ -182,5 +183,29 @@ describe('unauthenticated webhook routes (issue 11)', () => {
     expect((await t.request('/api/v1/webhooks/platform-a/', { method: 'POST', body: '{}' })).status).toBe(429);
     peer.ip = '198.18.5.9';
     expect((await deliver()).status).toBe(401);
+  });
+});
+
+describe('readBodyLimited, read by every POST route', () => {
+  const post = (body: string | null, headers: Record<string, string> = {}) => new Request('http://localhost/x', { method: 'POST', body, headers });
+
+  test('a declared oversize body is a rejected promise (413 payload_too_large), never a throw, and its body is left unread', async () => {
+    const request = post('x'.repeat(100), { 'content-length': '100' });
+    let reading: Promise<Uint8Array> | null = null;
+    let thrown: unknown = null;
+    try {
+      reading = readBodyLimited(request, 99);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeNull();
+    const refusal = await reading!.then(() => null, (error: unknown) => error as { status: number; code: string });
+    expect(refusal).toMatchObject({ status: 413, code: 'payload_too_large' });
+    expect(request.bodyUsed).toBe(false);
+  });
+
+  test('a body within the limit resolves to its exact bytes, and a request without one to no bytes', async () => {
+    expect(new TextDecoder().decode(await readBodyLimited(post('{"a":1}'), 7))).toBe('{"a":1}');
+    expect((await readBodyLimited(new Request('http://localhost/x'), 7)).length).toBe(0);
   });
 });
