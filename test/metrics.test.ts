@@ -3,6 +3,7 @@ import { fixedClock } from '../src/lib/clock.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 import { signedPlatformADelivery } from './helpers/signals.ts';
+import { createMetrics } from '../src/observability/metrics.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
@@ -116,5 +117,29 @@ describe('GET /metrics', () => {
     expect(labelValues(after, 'svc_http_requests_total', 'method')).toEqual(new Set(['GET', 'POST', 'DELETE', 'OTHER']));
     // Series count is bounded by templates x methods x status classes, not by the 1,800 requests.
     expect(samples(after).size - samples(before).size).toBeLessThan(200);
+  });
+});
+
+describe('two-label counters (scans ingested, webhook deliveries)', () => {
+  test('each combination of label values is its own series, counted across calls, listed in order of first use; zero scans add nothing', () => {
+    const metrics = createMetrics();
+    metrics.scansIngested('agent', 'telemetry', 1);
+    metrics.scansIngested('authed', 'telemetry', 2);
+    metrics.scansIngested('agent', 'scan-bulk', 3);
+    metrics.scansIngested('agent', 'telemetry', 4);
+    metrics.scansIngested('anonymous', 'telemetry', 0);
+    metrics.webhookDelivery('platform-a', 'applied');
+    metrics.webhookDelivery('platform-b', 'applied');
+    metrics.webhookDelivery('platform-a', 'applied');
+    metrics.webhookDelivery('platform-a', 'unverified_webhook');
+    const lines = metrics.render().split('\n').filter((line) => /^svc_(scans_ingested|webhook_deliveries)_total\{/.test(line));
+    expect(lines).toEqual([
+      'svc_scans_ingested_total{tier="agent",endpoint="telemetry"} 5',
+      'svc_scans_ingested_total{tier="authed",endpoint="telemetry"} 2',
+      'svc_scans_ingested_total{tier="agent",endpoint="scan-bulk"} 3',
+      'svc_webhook_deliveries_total{platform="platform-a",outcome="applied"} 2',
+      'svc_webhook_deliveries_total{platform="platform-b",outcome="applied"} 1',
+      'svc_webhook_deliveries_total{platform="platform-a",outcome="unverified_webhook"} 1',
+    ]);
   });
 });
