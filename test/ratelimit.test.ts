@@ -4,7 +4,7 @@ import { createTokenBuckets } from '../src/ratelimit/buckets.ts';
 import { createTierLimiter } from '../src/ratelimit/tiers.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { addressKey } from '../src/lib/client-ip.ts';
-import { canonicalPath } from '../src/lib/request-path.ts';
+import { canonicalPath, requestPath } from '../src/lib/request-path.ts';
 import { jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 
@@ -426,6 +426,21 @@ describe('limits and guards match the normalised path (issue 11)', () => {
     expect(at('/api%2Fv1/public/leads')).toBe('/api/v1/public/leads');
     expect(at('/')).toBe('/');
     expect(at('/api/v1/%zz/leads/')).toBe('/api/v1/%zz/leads');
+  });
+
+  test('each request\'s own path and canonical path, asked in any order and again (the last answer is kept per request, never shared)', () => {
+    const a = new Request('http://localhost/API/v1//probe/telemetry/?x=1');
+    const b = new Request('http://localhost/api/v1/webhooks/platform-a');
+    const c = new Request('http://localhost');
+    for (let i = 0; i < 2; i++) {
+      expect(requestPath(a)).toBe('/API/v1//probe/telemetry/');
+      expect(requestPath(b)).toBe('/api/v1/webhooks/platform-a');
+      expect(canonicalPath(a)).toBe('/api/v1/probe/telemetry');
+      expect(requestPath(a)).toBe('/API/v1//probe/telemetry/');
+      expect(canonicalPath(b)).toBe('/api/v1/webhooks/platform-a');
+      expect(requestPath(c)).toBe('/');
+      expect(canonicalPath(c)).toBe('/');
+    }
   });
 
   test('a trailing slash (or any other spelling) does not dodge the sign-up limit: 50 tries create 10 leads', async () => {

@@ -6,12 +6,19 @@ import { errorResponse } from './errors.ts';
  * the Request itself, so this is the same path the router matches.
  */
 export function requestPath(request: Request): string {
+  // The request gate asks for it twice (the malformed-path check, then the canonical path): a
+  // request's URL never changes, so the last answer is kept.
+  if (request === lastPathOf) return lastPath;
   const url = request.url;
   const start = url.indexOf('/', url.indexOf('://') + 3);
-  if (start === -1) return '/';
-  const query = url.indexOf('?', start);
-  return query === -1 ? url.slice(start) : url.slice(start, query);
+  const query = start === -1 ? -1 : url.indexOf('?', start);
+  lastPathOf = request;
+  lastPath = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query);
+  return lastPath;
 }
+
+let lastPathOf: Request | null = null;
+let lastPath = '';
 
 /** Anything that makes a path differ from its canonical form: an escape, a capital, `//`, a trailing `/`. */
 const NOT_CANONICAL = /%|[A-Z]|\/\/|.\/$/;
