@@ -6,7 +6,8 @@
 // per request as svc makes it), which is the goal's measure, and one answering the same body with its
 // content headers only. The three take turns in slices of about 2 s (`seconds` in all for each), so
 // load that drifts during the run moves all three alike; ratios are of the summed slices, with the
-// spread of the per-round ratios beside them. Needs wrk (apt-get install -y wrk).
+// spread of the per-round ratios beside them, and the CPU per request of svc and the same-response
+// baseline (main thread and all threads; their main-thread ratio moves least with other load). Needs wrk (apt-get install -y wrk).
 // Usage: bun bench/signals/run.ts [seconds] [name...]   (names: jsonld llm md meta public-faqs embed badge)
 // SVC_BENCH_CPU_PROF=DIR writes svc's CPU profile (.cpuprofile) to DIR when the bench ends.
 import { createHmac } from 'node:crypto';
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
 import { scanPayload } from '../../test/helpers/probe.ts';
 import { ROOT, cleanupOnExit, requireWrk, resultRow, slicesOf, spawnServer, wrk, wrkAlternating, type AlternatingResult } from '../lib/harness.ts';
+import { cpuReport, measureCpu } from '../lib/thread-cpu.ts';
 
 const SECONDS = Number(Bun.argv[2] ?? 10);
 const SLICE_SECONDS = 2;
@@ -131,7 +133,11 @@ async function compare(one: Case) {
   const sameBody = await startBaseline(route, flags, file, answer.status, contentHeaders(answer.headers));
   await wrk(`${svcUrl}${route}`, WARM_UP_SECONDS, { flags });
   const target = (url: string) => ({ url: `${url}${route}`, options: { flags } });
+  // Each server receives only its own slices' requests, so its CPU over the whole alternation is theirs
+  // (and svc's background tasks', which are idle here).
+  const cpu = { sameResponse: measureCpu(sameResponse.proc.pid), svc: measureCpu(svcProc.pid) };
   const runs = await wrkAlternating({ sameResponse: target(sameResponse.url), sameBody: target(sameBody.url), svc: target(svcUrl) }, SECONDS, SLICE_SECONDS);
+  const cpuUse = { sameResponse: cpu.sameResponse.stop(), svc: cpu.svc.stop() };
   sameResponse.proc.kill();
   sameBody.proc.kill();
   const encoding = answer.headers['content-encoding'];
@@ -141,6 +147,8 @@ async function compare(one: Case) {
   console.log(resultRow(`  svc`, runs.svc.total));
   console.log(`  ratio vs same response: ${ratioOf(runs.svc, runs.sameResponse)} (goal >= 0.7)`);
   console.log(`  ratio vs same body, fewer headers: ${ratioOf(runs.svc, runs.sameBody)}`);
+  const cpuLines = cpuReport('request', { label: 'baseline, same response', use: cpuUse.sameResponse, count: runs.sameResponse.total.requests }, { label: 'svc', use: cpuUse.svc, count: runs.svc.total.requests });
+  for (const line of cpuLines) console.log(`  ${line}`);
 }
 
 const slices = slicesOf(SECONDS, SLICE_SECONDS);

@@ -128,6 +128,12 @@ describe('public GETs answered by the server ahead of the router', () => {
     ['public FAQs, cached answer, second origin check', '/api/v1/public/faqs?type=product&ref=515151', () => widget()],
     ['public FAQs from a foreign origin', '/api/v1/public/faqs?type=product&ref=515151', () => widget({ Origin: 'https://elsewhere.test' })],
     ['public FAQs without a key', '/api/v1/public/faqs?type=product&ref=515151', () => ({ headers: { Origin: ORIGIN } })],
+    // Cached per key and query as sent; a query over 1024 characters and an Origin over 300 are answered, not kept.
+    ['public FAQs with the query spelled another way', '/api/v1/public/faqs?ref=515151&type=product', () => widget()],
+    ['public FAQs with a query over 1024 characters', `/api/v1/public/faqs?type=product&ref=515151&pad=${'x'.repeat(1100)}`, () => widget()],
+    ['public FAQs with a query over 1024 characters, again', `/api/v1/public/faqs?type=product&ref=515151&pad=${'x'.repeat(1100)}`, () => widget()],
+    ['public FAQs from an allowed Origin over 300 characters', '/api/v1/public/faqs?type=product&ref=515151', () => widget({ Origin: `${ORIGIN}/${'x'.repeat(320)}` })],
+    ['public FAQs from an allowed Origin over 300 characters, again', '/api/v1/public/faqs?type=product&ref=515151', () => widget({ Origin: `${ORIGIN}/${'x'.repeat(320)}` })],
     ['public FAQs with a bad type', '/api/v1/public/faqs?type=nope&ref=515151', () => widget()],
     ['public FAQs preflight', '/api/v1/public/faqs?type=product&ref=515151', () => ({ method: 'OPTIONS', headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'GET' } })],
     ['HEAD of public FAQs', '/api/v1/public/faqs?type=product&ref=515151', () => ({ ...widget(), method: 'HEAD' })],
