@@ -146,15 +146,18 @@ export function createApp(deps: AppDeps) {
   const limiter = createTierLimiter(config, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   // Asked by the rate limit or admission and again by the body budget: the peer address is a native
-  // call (~1 us) that builds an object, so each request's client address is worked out once.
-  const clientIps = new WeakMap<Request, string | null>();
+  // call (~1 us) that builds an object, so each request's client address is worked out once. Both
+  // asks come in the same synchronous run from the request gate into the route's body read, so the
+  // last request's answer is kept (a WeakMap entry per request cost ~0.1 us); a request asking after
+  // another one's turn just works it out again.
+  let lastIpOf: Request | null = null;
+  let lastIp: string | null = null;
   const clientIp = (request: Request): string | null => {
-    let ip = clientIps.get(request);
-    if (ip === undefined) {
-      ip = clientAddress(request, peerAddress(request), config.trustProxy);
-      clientIps.set(request, ip);
+    if (request !== lastIpOf) {
+      lastIp = clientAddress(request, peerAddress(request), config.trustProxy);
+      lastIpOf = request;
     }
-    return ip;
+    return lastIp;
   };
   // Body bytes in flight are capped per client as anonymous rate limits key it: by address or IPv6 network.
   const bodyBudget = createBodyBudget(config.body, (request) => {

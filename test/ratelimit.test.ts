@@ -26,6 +26,21 @@ const anonymousScan = (extra: Record<string, string> = {}) => ({
 });
 
 describe('spec §8 tier rate limits', () => {
+  test('concurrent requests from several addresses: each request\'s peer address is asked once, and each address draws from its own bucket', async () => {
+    let asked = 0;
+    t = await makeTestApp({ clock: fixedClock(NOW), peerAddress: (request) => (asked++, request.headers.get('x-test-peer')) });
+    const peers = ['198.18.9.1', '198.18.9.2', '198.18.9.3'];
+    const sent = Array.from({ length: 30 }, (_, i) => t.request(TELEMETRY, anonymousScan({ 'x-test-peer': peers[i % 3]! })));
+    const answers = await Promise.all(sent);
+    expect(answers.map((response) => response.status)).toEqual(Array(30).fill(401)); // counted, then refused by authentication
+    for (const [i, peer] of peers.entries()) {
+      const remaining = answers.filter((_, j) => j % 3 === i).map((response) => Number(response.headers.get('ratelimit-remaining')));
+      expect(remaining.toSorted((a, b) => b - a)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+      expect((await t.request(TELEMETRY, anonymousScan({ 'x-test-peer': peer }))).status).toBe(429);
+    }
+    expect(asked).toBe(33);
+  });
+
   test('an accepted signed scan (204) carries the agent tier\'s five rate-limit headers, and a take\'s decision has exactly its fields', async () => {
     await appFrom({ ip: '198.18.0.9' }, { SVC_RATE_AGENT: '1000' });
     const key = t.keyWith('probe:scan');
