@@ -10,11 +10,6 @@ export function sha256Hex(data: string | Uint8Array): string {
   return Bun.SHA256.hash(data, 'hex');
 }
 
-/** Base64 SHA-256 (44 characters against hex's 64: cheaper to make and to hash as a map key). */
-export function sha256Base64(data: string | Uint8Array): string {
-  return Bun.SHA256.hash(data, 'base64');
-}
-
 /**
  * An HMAC-SHA256 keyed with `key`, fed with `update` and read once with `digest`. Bun's hasher:
  * node:crypto's createHmac wraps the same hash in a stream object, measured ~0.7 us more per
