@@ -117,9 +117,10 @@ export function authenticateProbe(credentials: ProbeCredentials, headers: Header
 const HMAC_SLICE_BYTES = 256 * 1024;
 
 /**
- * HMAC-SHA256 (hex) of `prefix` then `body`. A body of one slice (every telemetry scan) is hashed at
- * once, with no promise: each async layer costs a promise and a microtask per request. A larger one
- * is hashed in slices with a turn of the event loop between them.
+ * HMAC-SHA256 (hex) of `prefix` then `body`. A body of one slice (a usual scan of a few KB, not
+ * every scan: SVC_MAX_BODY_BYTES allows 512 KiB) is hashed at once, with no promise: each async
+ * layer costs a promise and a microtask per request. A larger one is hashed in slices with a turn
+ * of the event loop between them.
  */
 function hmacOf(key: string, prefix: string, body: Uint8Array): string | Promise<string> {
   const hmac = hmacSha256Hasher(key).update(prefix);
