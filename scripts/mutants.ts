@@ -446,6 +446,22 @@ export const mutants: Mutant[] = [
     tests: [T.rateLimit],
   },
   {
+    id: 'paths-request-path-memo-ignores-request',
+    bug: 'the path sliced for the request being checked is reused for the next request',
+    file: 'src/lib/request-path.ts',
+    original: 'if (request === lastPathOf) return lastPath;',
+    replacement: 'if (lastPathOf !== null) return lastPath;',
+    tests: [T.rateLimit],
+  },
+  {
+    id: 'ratelimit-client-address-memo-ignores-request',
+    bug: "the client address kept for the last request is given to the next one (a request arriving while another awaits its body would take its address)",
+    file: 'src/app.ts',
+    original: 'if (request !== lastIpOf) {',
+    replacement: 'if (lastIpOf === null) {',
+    tests: [T.rateLimit],
+  },
+  {
     id: 'paths-prefix-root-unguarded',
     bug: 'a guarded prefix named without its trailing slash (`/api/v1/admin`) is not guarded',
     file: 'src/lib/request-path.ts',
