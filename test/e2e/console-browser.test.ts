@@ -359,7 +359,18 @@ suite('console in Chromium', () => {
     const row = v.page.locator('tbody tr', { hasText: 'Waxed Canvas Tote' });
     await row.getByText('not enriched').waitFor();
     await shot(v, 'catalogue');
+    // While the stored enrichment loads (held here), its fields are disabled, so nothing typed is lost.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await v.page.route('**/enrichment', async (request) => {
+      await held;
+      await request.continue();
+    });
     await row.getByRole('link').click();
+    await v.page.getByLabel('Summary').waitFor();
+    expect(await v.page.getByLabel('Summary').isDisabled()).toBe(true);
+    expect(await v.page.getByRole('button', { name: 'Save enrichment' }).isDisabled()).toBe(true);
+    release();
     await v.page.getByLabel('Summary').fill('A waxed canvas tote that carries a 15-inch laptop.');
     await v.page.getByLabel('Highlights').fill('Water resistant\nLeather handles');
     await v.page.getByLabel('Attributes').fill('Material: waxed canvas\nVolume: 18 l');

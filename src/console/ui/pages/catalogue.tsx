@@ -45,11 +45,14 @@ function EnrichmentEditor({ storeId, product, onSaved }: { storeId: string; prod
   const [attributes, setAttributes] = useState('');
   const [saved, setSaved] = useState('');
   const action = useAction();
+  // The fields take the stored enrichment once it has loaded, and are disabled until then: Preact
+  // runs effects after paint, so text typed before the load was in could otherwise be wiped.
   useEffect(() => {
+    if (current.loading) return;
     setSummary(current.data?.summary ?? '');
     setHighlights(current.data?.highlights.join('\n') ?? '');
     setAttributes(current.data ? attributesText(current.data.attributes) : '');
-  }, [current.data]);
+  }, [current.data, current.loading]);
   const save = async (event: Event) => {
     event.preventDefault();
     const parsed = parseAttributes(attributes);
@@ -73,11 +76,11 @@ function EnrichmentEditor({ storeId, product, onSaved }: { storeId: string; prod
       {current.loading ? <Loading what="enrichment" /> : null}
       {saved ? <Notice kind="ok">{saved}</Notice> : null}
       <ErrorNotice error={current.error ?? action.error} />
-      <TextArea label="Summary" value={summary} onValue={setSummary} rows={3} maxLength={1000} required hint="Plain text, at most 1000 characters." />
-      <TextArea label="Highlights" value={highlights} onValue={setHighlights} rows={4} hint="One per line, at most 20." />
-      <TextArea label="Attributes" value={attributes} onValue={setAttributes} rows={4} hint="One “name: value” per line, such as “Material: recycled canvas”." />
+      <TextArea label="Summary" value={summary} disabled={current.loading} onValue={setSummary} rows={3} maxLength={1000} required hint="Plain text, at most 1000 characters." />
+      <TextArea label="Highlights" value={highlights} disabled={current.loading} onValue={setHighlights} rows={4} hint="One per line, at most 20." />
+      <TextArea label="Attributes" value={attributes} disabled={current.loading} onValue={setAttributes} rows={4} hint="One “name: value” per line, such as “Material: recycled canvas”." />
       <div class="button-row">
-        <button class="button" type="submit" disabled={action.busy || summary.trim() === ''}>
+        <button class="button" type="submit" disabled={current.loading || action.busy || summary.trim() === ''}>
           Save enrichment
         </button>
         {current.data ? (
