@@ -80,7 +80,7 @@ export function rateLimitHeaders(decision: TierDecision): Record<string, string>
 }
 
 /** `rateLimitHeaders` written into `headers` (a route's response headers), with no object in between. */
-export function putRateLimitHeaders<Headers extends Record<string, string | number>>(headers: Headers, decision: TierDecision): Headers {
+export function putRateLimitHeaders<Target extends Record<string, string | number>>(headers: Target, decision: TierDecision): Target {
   const { tier, limit, remaining, resetSeconds } = decision;
   const target = headers as Record<string, string | number>;
   target['RateLimit-Policy'] = `"${tier}";q=${limit};w=60`;
