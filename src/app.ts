@@ -51,6 +51,7 @@ import { routeSubject } from './ratelimit/guard.ts';
 import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import type { HotRoute } from './lib/hot-route.ts';
+import { lastRequestMemo } from './lib/last-request.ts';
 
 export interface AppDeps {
   config: Config;
@@ -146,19 +147,9 @@ export function createApp(deps: AppDeps) {
   const limiter = createTierLimiter(config, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   // Asked by the rate limit or admission and again by the body budget: the peer address is a native
-  // call (~1 us) that builds an object, so each request's client address is worked out once. Both
-  // asks come in the same synchronous run from the request gate into the route's body read, so the
-  // last request's answer is kept (a WeakMap entry per request cost ~0.1 us); a request asking after
-  // another one's turn just works it out again.
-  let lastIpOf: Request | null = null;
-  let lastIp: string | null = null;
-  const clientIp = (request: Request): string | null => {
-    if (request !== lastIpOf) {
-      lastIp = clientAddress(request, peerAddress(request), config.trustProxy);
-      lastIpOf = request;
-    }
-    return lastIp;
-  };
+  // call (~1 us) that builds an object, so each request's client address is worked out once
+  // (lib/last-request.ts: both asks come in one synchronous run from the request gate into the body read).
+  const clientIp = lastRequestMemo((request: Request): string | null => clientAddress(request, peerAddress(request), config.trustProxy));
   // Body bytes in flight are capped per client as anonymous rate limits key it: by address or IPv6 network.
   const bodyBudget = createBodyBudget(config.body, (request) => {
     const ip = clientIp(request);

@@ -1,24 +1,20 @@
 import { errorResponse } from './errors.ts';
+import { lastRequestMemo } from './last-request.ts';
 
 /**
  * The path of a request, sliced from `request.url` without building a URL object: the request gate's
  * checks need it on every request. `request.url` is already normalized (dot segments resolved) by
  * the Request itself, so this is the same path the router matches.
  */
-export function requestPath(request: Request): string {
-  // The request gate asks for it twice (the malformed-path check, then the canonical path): a
-  // request's URL never changes, so the last answer is kept.
-  if (request === lastPathOf) return lastPath;
+export const requestPath = lastRequestMemo((request: Request): string => {
+  // Kept for the last request (lib/last-request.ts): the request gate asks twice, for the
+  // malformed-path check and then for the canonical path.
   const url = request.url;
   const start = url.indexOf('/', url.indexOf('://') + 3);
-  const query = start === -1 ? -1 : url.indexOf('?', start);
-  lastPathOf = request;
-  lastPath = start === -1 ? '/' : query === -1 ? url.slice(start) : url.slice(start, query);
-  return lastPath;
-}
-
-let lastPathOf: Request | null = null;
-let lastPath = '';
+  if (start === -1) return '/';
+  const query = url.indexOf('?', start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
+});
 
 /** Anything that makes a path differ from its canonical form: an escape, a capital, `//`, a trailing `/`. */
 const NOT_CANONICAL = /%|[A-Z]|\/\/|.\/$/;
@@ -31,23 +27,14 @@ const NOT_CANONICAL = /%|[A-Z]|\/\/|.\/$/;
  * also guards a spelling that the router answers 404. A canonical path (nearly every request) is
  * returned as is after one regular-expression test.
  */
-export function canonicalPath(request: Request): string {
-  // The app's request gate asks once per check; a request's URL never changes, so the last answer is kept.
-  if (request === lastRequest) return lastCanonical;
+export const canonicalPath = lastRequestMemo((request: Request): string => {
+  // Kept for the last request (lib/last-request.ts): the app's request gate asks once per check.
   const path = requestPath(request);
-  let canonical = path;
-  if (NOT_CANONICAL.test(path)) {
-    // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
-    const collapsed = (decodedPath(path) ?? path).toLowerCase().replace(/\/{2,}/g, '/');
-    canonical = collapsed.length > 1 && collapsed.endsWith('/') ? collapsed.slice(0, -1) : collapsed;
-  }
-  lastRequest = request;
-  lastCanonical = canonical;
-  return canonical;
-}
-
-let lastRequest: Request | null = null;
-let lastCanonical = '';
+  if (!NOT_CANONICAL.test(path)) return path;
+  // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
+  const collapsed = (decodedPath(path) ?? path).toLowerCase().replace(/\/{2,}/g, '/');
+  return collapsed.length > 1 && collapsed.endsWith('/') ? collapsed.slice(0, -1) : collapsed;
+});
 
 /** Whether a canonical path lies under `prefix` (which ends in `/`), or names the prefix itself. */
 export function isUnder(path: string, prefix: string): boolean {
