@@ -1977,6 +1977,22 @@ export const mutants: Mutant[] = [
     replacement: "if (typeof value === 'boolean') presence[key as PresenceKey] = value;",
     tests: [T.telemetryPayload],
   },
+  {
+    id: 'input-raw-kept-when-accepted',
+    bug: "a known field's raw value is copied into data even when the field was accepted",
+    file: 'src/telemetry/payload.ts',
+    original: 'if (!accepted && raw !== undefined) data[field] = raw;',
+    replacement: 'if (raw !== undefined) data[field] = raw;',
+    tests: [T.telemetryPayload],
+  },
+  {
+    id: 'input-raw-dropped-when-refused',
+    bug: "a refused known field's raw value is dropped instead of kept in data",
+    file: 'src/telemetry/payload.ts',
+    original: 'if (!accepted && raw !== undefined) data[field] = raw;',
+    replacement: 'if (false) data[field] = raw;',
+    tests: [T.telemetryPayload],
+  },
   // ── badge: what the server can trust orders it ─────────────────────────────────────────────────
   {
     id: 'badge-orders-by-claimed-time',

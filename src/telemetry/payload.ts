@@ -116,6 +116,11 @@ function signalAccepted(key: string, v: unknown): boolean {
   }
 }
 
+/** Keeps a known field's raw value in `data` when it was sent and any part of it was refused. */
+function keepRaw(data: Json, field: string, raw: unknown, accepted: boolean): void {
+  if (!accepted && raw !== undefined) data[field] = raw;
+}
+
 /** Whether every key of `object` is `a` or `b`. */
 function onlyKeys(object: Json, a: string, b: string): boolean {
   for (const key in object) if (key !== a && key !== b) return false;
@@ -155,15 +160,15 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
     if (signalAccepted(key, value)) signals[key] = value;
     else signalsAccepted = false;
   }
-  if (!signalsAccepted) data.signals = rawSignals;
+  keepRaw(data, 'signals', rawSignals, signalsAccepted);
 
   const rawUrl = input.url;
   const url = normalizeUrl(rawUrl);
-  if (url === null && rawUrl !== undefined) data.url = rawUrl;
+  keepRaw(data, 'url', rawUrl, url !== null);
 
   const rawScannedAt = input.scannedAt;
   const scannedAt = parseTimestamp(rawScannedAt);
-  if (scannedAt === null && rawScannedAt !== undefined) data.scannedAt = rawScannedAt;
+  keepRaw(data, 'scannedAt', rawScannedAt, scannedAt !== null);
   if (scannedAt !== null && scannedAt > now + MAX_SCANNED_AT_AHEAD_MS) {
     return {
       ok: false,
@@ -182,11 +187,11 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
     if (inRange(confidence, 0, 1)) platformConfidence = confidence;
     platformAccepted = onlyKeys(rawPlatform, 'platform', 'confidence') && (name === undefined || platform !== null) && (confidence === undefined || platformConfidence !== null);
   }
-  if (!platformAccepted && rawPlatform !== undefined) data.platform = rawPlatform;
+  keepRaw(data, 'platform', rawPlatform, platformAccepted);
 
   const rawPageType = input.pageType;
   const pageType = oneOf(PAGE_TYPES, rawPageType) ? rawPageType : null;
-  if (pageType === null && rawPageType !== undefined) data.pageType = rawPageType;
+  keepRaw(data, 'pageType', rawPageType, pageType !== null);
 
   const rawSvc = input.svc;
   let svcDetected: boolean | null = null;
@@ -198,7 +203,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
     if (isText(version, LIMITS.version)) svcVersion = version;
     svcAccepted = onlyKeys(rawSvc, 'detected', 'version') && (detected === undefined || svcDetected !== null) && (version === undefined || svcVersion !== null);
   }
-  if (!svcAccepted && rawSvc !== undefined) data.svc = rawSvc;
+  keepRaw(data, 'svc', rawSvc, svcAccepted);
 
   const rawPresence = input.signalPresence;
   const presence: Record<PresenceKey, boolean | null> = { title: null, description: null, jsonLd: null, openGraph: null, h1: null, canonical: null, robots: null };
@@ -211,7 +216,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       else presenceAccepted = false;
     }
   }
-  if (!presenceAccepted && rawPresence !== undefined) data.signalPresence = rawPresence;
+  keepRaw(data, 'signalPresence', rawPresence, presenceAccepted);
 
   const rawQuality = input.quality;
   const quality = payloadObject();
@@ -230,15 +235,15 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
       else qualityAccepted = false;
     }
   }
-  if (!qualityAccepted && rawQuality !== undefined) data.quality = rawQuality;
+  keepRaw(data, 'quality', rawQuality, qualityAccepted);
 
   const rawCountry = input.country;
   const country = countryCode(rawCountry);
-  if (country === null && rawCountry !== undefined) data.country = rawCountry;
+  keepRaw(data, 'country', rawCountry, country !== null);
 
   const rawVertical = input.vertical;
   const vertical = typeof rawVertical === 'string' && rawVertical.length <= LIMITS.vertical && rawVertical.trim() !== '' ? rawVertical.trim() : null;
-  if (vertical === null && rawVertical !== undefined) data.vertical = rawVertical;
+  keepRaw(data, 'vertical', rawVertical, vertical !== null);
 
   return {
     ok: true,
