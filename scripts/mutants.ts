@@ -1557,6 +1557,22 @@ export const mutants: Mutant[] = [
     tests: [T.changeStamp],
   },
   {
+    id: 'cache-stamp-mapping-unused',
+    bug: 'the change stamp never maps the WAL index, so every hot GET pays a pread system call for the header',
+    file: 'src/lib/change-stamp.ts',
+    original: '  if (mapped) shm.mapping ??= mapHeader(shm.fd);\n',
+    replacement: '',
+    tests: [T.changeStamp],
+  },
+  {
+    id: 'cache-stamp-not-unmapped-on-close',
+    bug: "closing the database leaves the change stamp's mapping of -shm in place (one leaked mapping per closed connection)",
+    file: 'src/lib/change-stamp.ts',
+    original: '  if (shm.mapping !== null) libc!.munmap(shm.mapping.address, MAPPED_BYTES);\n',
+    replacement: '',
+    tests: [T.changeStamp],
+  },
+  {
     id: 'cache-faq-answer-never-revalidated',
     bug: 'a cached public FAQ answer is reused after the database changed',
     file: 'src/faqs/public.ts',

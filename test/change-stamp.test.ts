@@ -26,10 +26,15 @@ function open(): AppDatabase {
 const insertKey = (db: Database, id: string) =>
   db.run("INSERT INTO api_keys (id, name, key_hash, key_prefix, scopes, allowed_domains, created_at) VALUES (?, '', ?, 'sk_live_x', '[]', '[]', 1)", [id, `hash-${id}`]);
 
-describe('the database change stamp', () => {
+// The stamp reads the WAL-index header from a shared mapping of -shm, or with a pread where it
+// cannot be mapped: both must see every commit, whoever makes it.
+describe.each([
+  ['mapped', true],
+  ['read with a pread (the fallback)', false],
+])('the database change stamp, the WAL-index header %s', (_, mapped) => {
   test('the change stamp stays put while nothing is committed', () => {
     const { sqlite } = open();
-    const stamp = createChangeStamp(sqlite);
+    const stamp = createChangeStamp(sqlite, { mapped });
     const first = stamp();
     sqlite.query('SELECT count(*) FROM api_keys').get();
     expect(stamp()).toBe(first);
@@ -38,7 +43,7 @@ describe('the database change stamp', () => {
 
   test("the change stamp moves on this connection's commit", () => {
     const { sqlite } = open();
-    const stamp = createChangeStamp(sqlite);
+    const stamp = createChangeStamp(sqlite, { mapped });
     const before = stamp();
     insertKey(sqlite, 'a');
     const after = stamp();
@@ -48,7 +53,7 @@ describe('the database change stamp', () => {
 
   test("the change stamp moves on another connection's commit", () => {
     const { sqlite, file } = open();
-    const stamp = createChangeStamp(sqlite);
+    const stamp = createChangeStamp(sqlite, { mapped });
     const before = stamp();
     const other = new Database(file);
     insertKey(other, 'b');
@@ -58,7 +63,7 @@ describe('the database change stamp', () => {
 
   test("the change stamp moves on another process's commit (the CLI's)", () => {
     const { sqlite, file } = open();
-    const stamp = createChangeStamp(sqlite);
+    const stamp = createChangeStamp(sqlite, { mapped });
     const before = stamp();
     const script = `const { Database } = require('bun:sqlite'); const db = new Database(${JSON.stringify(file)}); db.run("UPDATE api_keys SET revoked_at = 2"); db.run("INSERT INTO api_keys (id, name, key_hash, key_prefix, scopes, allowed_domains, created_at) VALUES ('c', '', 'hash-c', 'p', '[]', '[]', 1)"); db.close();`;
     const child = Bun.spawnSync([process.execPath, '-e', script]);
@@ -66,6 +71,9 @@ describe('the database change stamp', () => {
     expect(stamp()).not.toBe(before);
   });
 
+});
+
+describe('the database change stamp', () => {
   test('the change stamp of a database without a WAL moves on each commit too', () => {
     const sqlite = new Database(':memory:');
     sqlite.run('CREATE TABLE t (x)');
@@ -92,5 +100,50 @@ describe('the database change stamp', () => {
     const stamp = createChangeStamp(sqlite);
     stamp();
     expect(held()).toBe(true);
+  });
+});
+
+// The mapping is svc's own read-only shared one of -shm (SQLite maps it read-write), made from the
+// descriptor the stamp keeps open, and gone once the database is closed.
+describe("the change stamp's mapping of the WAL index", () => {
+  const stampMappings = (shm: string) =>
+    readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .filter((line) => line.endsWith(` ${shm}`) && line.split(/\s+/)[1] === 'r--s');
+
+  test('a WAL database has its change stamp read from a shared mapping of -shm, moved by a commit in another process', () => {
+    const { sqlite, file } = open();
+    const shm = `${sqlite.filename}-shm`;
+    expect(stampMappings(shm)).toHaveLength(0);
+    const stamp = createChangeStamp(sqlite);
+    expect(stampMappings(shm)).toHaveLength(1);
+    createChangeStamp(sqlite); // a second stamp of the same connection shares the mapping
+    expect(stampMappings(shm)).toHaveLength(1);
+    const before = stamp();
+    expect(stamp()).toBe(before);
+    const script = `const { Database } = require('bun:sqlite'); const db = new Database(${JSON.stringify(file)}); db.run("INSERT INTO api_keys (id, name, key_hash, key_prefix, scopes, allowed_domains, created_at) VALUES ('d', '', 'hash-d', 'p', '[]', '[]', 1)"); db.close();`;
+    expect(Bun.spawnSync([process.execPath, '-e', script]).exitCode).toBe(0);
+    const after = stamp();
+    expect(after).not.toBe(before);
+    expect(stamp()).toBe(after);
+  });
+
+  test('the fallback maps nothing and reads the header with a pread', () => {
+    const { sqlite } = open();
+    createChangeStamp(sqlite, { mapped: false });
+    expect(stampMappings(`${sqlite.filename}-shm`)).toHaveLength(0);
+  });
+
+  test('closing the database unmaps the header, and a stamp read afterwards throws instead of reading it', () => {
+    const { sqlite } = open();
+    const shm = `${sqlite.filename}-shm`;
+    const mapped = createChangeStamp(sqlite);
+    const read = createChangeStamp(sqlite, { mapped: false });
+    mapped();
+    database!.close();
+    database = undefined;
+    expect(stampMappings(shm)).toHaveLength(0);
+    expect(() => mapped()).toThrow('closed');
+    expect(() => read()).toThrow('closed');
   });
 });
