@@ -380,6 +380,32 @@ suite('console in Chromium', () => {
     expect(links.map((l) => l.slice(svc.url.length))).toEqual(['jsonld', 'llm', 'md', 'meta'].map((ext) => `/api/v1/platform-a/products/777.${ext}`));
     for (const link of links) expect((await fetch(link)).status).toBe(200);
     expect(await (await fetch(links[2]!)).text()).toContain('A waxed canvas tote that carries a 15-inch laptop.');
+    // Opened again, the stored enrichment is in the fields the moment they are enabled: none is
+    // enabled empty while the stored text is still on its way in (typing then would be wiped).
+    await v.page.unroute('**/enrichment');
+    let releaseAgain = () => {};
+    const heldAgain = new Promise<void>((resolve) => (releaseAgain = resolve));
+    await v.page.route('**/enrichment', async (request) => {
+      await heldAgain;
+      await request.continue();
+    });
+    await v.page.reload();
+    await v.page.getByLabel('Summary').waitFor();
+    expect(await v.page.getByLabel('Summary').isDisabled()).toBe(true);
+    // Watched from before the release: mutation records are delivered right after the render that
+    // enabled the field, before Preact runs its effects.
+    await v.page.evaluate(() => {
+      const summary = () => document.querySelector<HTMLTextAreaElement>('form[aria-label="Enrichment"] textarea');
+      (window as unknown as { summaryWhenEnabled: Promise<string> }).summaryWhenEnabled = new Promise<string>((resolve) => {
+        new MutationObserver(() => {
+          const field = summary();
+          if (field && !field.disabled) resolve(field.value);
+        }).observe(document.body, { subtree: true, childList: true, attributes: true });
+      });
+    });
+    releaseAgain();
+    const valueWhenEnabled = v.page.evaluate(() => (window as unknown as { summaryWhenEnabled: Promise<string> }).summaryWhenEnabled);
+    expect(await valueWhenEnabled).toBe('A waxed canvas tote that carries a 15-inch laptop.');
     await shot(v, 'product-enrichment');
     await finish(v);
   }, FLOW_MS);

@@ -44,15 +44,20 @@ function EnrichmentEditor({ storeId, product, onSaved }: { storeId: string; prod
   const [highlights, setHighlights] = useState('');
   const [attributes, setAttributes] = useState('');
   const [saved, setSaved] = useState('');
+  // The load whose answer the fields hold (undefined: none yet; null: nothing stored).
+  const [shown, setShown] = useState<Enrichment | null | undefined>(undefined);
   const action = useAction();
-  // The fields take the stored enrichment once it has loaded, and are disabled until then: Preact
-  // runs effects after paint, so text typed before the load was in could otherwise be wiped.
+  // The fields take each loaded answer, and stay disabled until they hold it: Preact runs effects
+  // after paint, so a field enabled when the load ended (before this effect) could take typing
+  // that the effect then wipes.
   useEffect(() => {
     if (current.loading) return;
     setSummary(current.data?.summary ?? '');
     setHighlights(current.data?.highlights.join('\n') ?? '');
     setAttributes(current.data ? attributesText(current.data.attributes) : '');
+    setShown(current.data);
   }, [current.data, current.loading]);
+  const filling = current.loading || shown !== current.data;
   const save = async (event: Event) => {
     event.preventDefault();
     const parsed = parseAttributes(attributes);
@@ -76,11 +81,11 @@ function EnrichmentEditor({ storeId, product, onSaved }: { storeId: string; prod
       {current.loading ? <Loading what="enrichment" /> : null}
       {saved ? <Notice kind="ok">{saved}</Notice> : null}
       <ErrorNotice error={current.error ?? action.error} />
-      <TextArea label="Summary" value={summary} disabled={current.loading} onValue={setSummary} rows={3} maxLength={1000} required hint="Plain text, at most 1000 characters." />
-      <TextArea label="Highlights" value={highlights} disabled={current.loading} onValue={setHighlights} rows={4} hint="One per line, at most 20." />
-      <TextArea label="Attributes" value={attributes} disabled={current.loading} onValue={setAttributes} rows={4} hint="One “name: value” per line, such as “Material: recycled canvas”." />
+      <TextArea label="Summary" value={summary} disabled={filling} onValue={setSummary} rows={3} maxLength={1000} required hint="Plain text, at most 1000 characters." />
+      <TextArea label="Highlights" value={highlights} disabled={filling} onValue={setHighlights} rows={4} hint="One per line, at most 20." />
+      <TextArea label="Attributes" value={attributes} disabled={filling} onValue={setAttributes} rows={4} hint="One “name: value” per line, such as “Material: recycled canvas”." />
       <div class="button-row">
-        <button class="button" type="submit" disabled={current.loading || action.busy || summary.trim() === ''}>
+        <button class="button" type="submit" disabled={filling || action.busy || summary.trim() === ''}>
           Save enrichment
         </button>
         {current.data ? (
