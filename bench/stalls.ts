@@ -141,7 +141,10 @@ const results = (
 ).filter((result): result is [string, Holds] => result[1] !== null);
 console.log(`${SCANS} scans over a year; steps aim at ${STEP_BUDGET_MS} ms; ${navigator.hardwareConcurrency} CPUs`);
 console.log(holdsRow('idle loop (machine noise)', idle));
-if (roller) console.log(`rollups after (1): sha256 ${rolledDigest} (the same scans give the same digest whichever version rolled them)`);
+if (roller) {
+  console.log(`rollups after (1): sha256 ${rolledDigest} (the same scans give the same digest whichever version rolled them)`);
+  console.log(`(1) rolled ${((rolled / roller.taskCpuMs) * 1000).toFixed(0)} scans per second of CPU`);
+}
 for (const [name, holds] of results) console.log(holdsRow(name, holds));
 console.log(`WAL file after (1)–(3): ${(walBefore / 1e6).toFixed(1)} MB; during (4) at most ${(largestWal / 1e6).toFixed(1)} MB; group commits paused ${checkpointer.longestPauseMs.toFixed(1)} ms at most`);
 if (telemetry) console.log(`(4) ${groups} group commits, the largest of ${largestGroup} rows`);

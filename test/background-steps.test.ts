@@ -41,6 +41,11 @@ describe('background steps', () => {
     expect(await inBatches(slow.batch, 250, undefined, { now: slow.now })).toBe(20);
     // A row slower than the budget: one row a step, never zero.
     expect(slow.sizes.slice(1)).toEqual(Array(slow.sizes.length - 1).fill(1));
+
+    // A task with a budget of its own (the roller's): 0.25 ms a row, 1 ms a step, 4 rows a step.
+    const quarter = timedBatches(100, 0.25);
+    expect(await inBatches(quarter.batch, 250, undefined, { now: quarter.now, budgetMs: 1 })).toBe(100);
+    expect(quarter.sizes.slice(1, 4)).toEqual([4, 4, 4]);
   });
 
   test('a short batch ends the run with the total', async () => {

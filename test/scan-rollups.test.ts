@@ -231,6 +231,23 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     await expectAllSameAsRaw();
   }, 30_000);
 
+  test('a cached cell gone from the table (the watermark unmoved) fails its step whole, and the next run reads the cells afresh', async () => {
+    await setup();
+    const { sqlite } = t.database;
+    await ingest(300, 1);
+    const rollups = createScanRollups(sqlite);
+    expect(await rollups.runOnce()).toBe(300);
+    const watermark = rollups.watermark();
+    // The all-values day cells go behind the roller's back; it still caches them.
+    sqlite.exec('DELETE FROM scan_rollups WHERE cuboid = 0');
+    await ingest(50, 1);
+    await expect(rollups.runOnce()).rejects.toThrow('cached cells are no longer stored');
+    expect(rollups.watermark()).toBe(watermark);
+    expect(await rollups.runOnce()).toBe(50);
+    // Read afresh: those cells are new again and hold the 50 scans folded since.
+    expect(sqlite.query('SELECT sum(scans) AS scans FROM scan_rollups WHERE cuboid = 0').get()).toEqual({ scans: 50 });
+  });
+
   test('a step is sized by its new cells: it stops before a new day whose cells do not fit, and the next resumes there with identical totals', async () => {
     await setup();
     const key = t.keyWith('probe:scan');

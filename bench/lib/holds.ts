@@ -27,6 +27,8 @@ export interface Holds {
   p99Ms: number;
   /** Most CPU time the thread used between two ticks, ms (NaN where the clock cannot be read). */
   cpuMs: number;
+  /** The thread's CPU time over the whole task, ms (NaN where the clock cannot be read). */
+  taskCpuMs: number;
   totalMs: number;
   /** The collections during the task, when the GC log is on (withGcLog). */
   gc?: GcInTurns;
@@ -154,13 +156,15 @@ export async function measureHolds(task: () => Promise<unknown>): Promise<Holds>
   };
   setImmediate(tick);
   const started = performance.now();
+  const startedCpu = threadCpuMs();
   await task();
   const totalMs = performance.now() - started;
+  const taskCpuMs = threadCpuMs() - startedCpu;
   done = true;
   await new Promise((resolve) => setImmediate(resolve));
   held.sort((a, b) => a - b);
   const gc = gcLogFile ? gcInTurns(gcLogFile, turnCpu, logAt) : undefined;
-  return { wallMs, heldMs: held.at(-1)!, p99Ms: held[Math.min(held.length - 1, Math.floor(0.99 * held.length))]!, cpuMs, totalMs, gc };
+  return { wallMs, heldMs: held.at(-1)!, p99Ms: held[Math.min(held.length - 1, Math.floor(0.99 * held.length))]!, cpuMs, taskCpuMs, totalMs, gc };
 }
 
 /**
@@ -240,7 +244,7 @@ export function withGcLog(): void {
 
 const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
 export const holdsRow = (name: string, h: Holds) =>
-  `${name.padEnd(40)} held: longest ${ms(h.heldMs)}  p99 ${ms(h.p99Ms)}   on CPU: longest ${ms(h.cpuMs)}   longest gap (wall) ${ms(h.wallMs)}   total ${h.totalMs.toFixed(0).padStart(7)} ms` +
+  `${name.padEnd(40)} held: longest ${ms(h.heldMs)}  p99 ${ms(h.p99Ms)}   on CPU: longest ${ms(h.cpuMs)}   longest gap (wall) ${ms(h.wallMs)}   total ${h.totalMs.toFixed(0).padStart(7)} ms (${h.taskCpuMs.toFixed(0)} ms on CPU)` +
   (h.gc ? `\n${''.padEnd(40)} ${gcRow(h.gc)}` : '');
 
 const gcRow = (gc: GcInTurns) =>

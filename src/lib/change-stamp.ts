@@ -150,8 +150,9 @@ export function createChangeStamp(sqlite: Database, options: { mapped?: boolean 
     const header = readHeader();
     for (let i = 0; i < HEADER_WORDS; i++) {
       if (header[i] !== seen[i]) {
-        // A header caught mid-write (another process may be writing the mapped one as it is read)
-        // is remembered as seen; its completion differs from it and moves the stamp again.
+        // A header caught mid-write (another process may write the mapped one while it is read) is
+        // remembered as seen; its completion differs from it and moves the stamp again. The words
+        // copied may be later than those compared: `seen` still holds words the header had.
         seen.set(header);
         return ++generation;
       }

@@ -26,7 +26,12 @@ export async function inBatches(
   batch: (rows: number) => number,
   maxRows: number,
   signal?: AbortSignal,
-  { now = () => performance.now(), pause, firstRows = FIRST_STEP_ROWS }: { now?: () => number; pause?: WritePause; firstRows?: number } = {},
+  {
+    now = () => performance.now(),
+    pause,
+    firstRows = FIRST_STEP_ROWS,
+    budgetMs = STEP_BUDGET_MS,
+  }: { now?: () => number; pause?: WritePause; firstRows?: number; budgetMs?: number } = {},
 ): Promise<number> {
   let total = 0;
   let rows = Math.min(firstRows, maxRows);
@@ -39,7 +44,7 @@ export async function inBatches(
     const elapsed = now() - started;
     total += changes;
     if (changes < rows) return total;
-    rows = Math.max(1, Math.min(maxRows, rows * 2, Math.floor((rows * STEP_BUDGET_MS) / Math.max(elapsed, 0.01))));
+    rows = Math.max(1, Math.min(maxRows, rows * 2, Math.floor((rows * budgetMs) / Math.max(elapsed, 0.01))));
     await yieldToEventLoop();
   }
 }

@@ -1,4 +1,4 @@
-import type { Database } from 'bun:sqlite';
+import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite';
 import { PRESENCE_COLUMNS, PRESENCE_KEYS } from '../db/schema/scans.ts';
 import { HLL_MAX_BYTES, HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { inBatches, periodicTask } from '../lib/periodic.ts';
@@ -19,8 +19,15 @@ export const ROLLUP_CHUNK_ROWS = 250;
 export const ROLLUP_UNITS = { scan: 3, cachedCell: 1, newCell: 4 } as const;
 /** Units of a scan whose cells are all new to the step and the cache: a day cell and a month cell per cuboid. */
 const MOST_SCAN_UNITS = ROLLUP_UNITS.scan + 2 * 8 * ROLLUP_UNITS.newCell;
-/** The first step of a run: at most as long as this many scans with every cell new. */
-const FIRST_STEP_SCANS = 8;
+/**
+ * What a roller step aims at, half what other background steps do (lib/periodic.ts): a step's CPU
+ * sometimes doubles on a busy 2-core machine, and a collection that starts inside one adds a few
+ * ms, so 2 ms steps made turns of 6–8 ms on CPU. 1 ms steps cost ~7% of the roller's throughput on
+ * an idle server and give requests more of the thread while a backlog rolls (docs/performance.md).
+ */
+const ROLLUP_STEP_MS = 1;
+/** The first step of a run (cold code, each statement's first run): at most as long as this many scans with every cell new. */
+const FIRST_STEP_SCANS = 4;
 const SECOND_MS = 1000;
 /** Memory for each generation of the cells folded lately (a day's cells of every cuboid, on a busy server). */
 const CELL_CACHE_BYTES = 8 * 1024 * 1024;
@@ -109,6 +116,16 @@ export function rollupState(sqlite: Database): { watermark: number; monthsFrom: 
   const row = sqlite.query<{ watermark: number; months_from: number }, []>('SELECT watermark, months_from FROM scan_rollup_state WHERE id = 1').get();
   const monthsFrom = row?.months_from ?? ANY_MONTH;
   return { watermark: row?.watermark ?? 0, monthsFrom: monthsFrom === ANY_MONTH ? -Infinity : monthsFrom };
+}
+
+/**
+ * Runs `statement` with the elements of `params` bound in order, passed whole as its one argument:
+ * bun:sqlite binds an array argument's elements (bun-types does not describe that form), so the
+ * call does not copy them into an argument array of their own. A write run with get() returns
+ * null, where run() makes an object of its changes: both were garbage at every cell a step wrote.
+ */
+function runWith<Row>(statement: Statement<Row, SQLQueryBindings[]>, params: readonly unknown[]): Row | null {
+  return statement.get(params as unknown as SQLQueryBindings);
 }
 
 /** A stored rollup row: its rowid and decoded sketch. */
@@ -324,12 +341,13 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const writeMonthsFrom = sqlite.prepare<unknown, [number]>('UPDATE scan_rollup_state SET months_from = max(months_from, ?) WHERE id = 1');
   const rowsAbove = sqlite.prepare<RawStatsRow, [number, number]>(`SELECT ${RAW_STATS_COLUMNS} FROM scans WHERE rowid > ? ORDER BY rowid LIMIT ?`);
   const cellWhere = CELL_COLUMNS.map((c) => `${c} = ?`).join(' AND ');
-  const storedCell = sqlite.prepare<{ rowid: number; hostnames: Uint8Array }, (string | number)[]>(`SELECT rowid, hostnames FROM scan_rollups WHERE ${cellWhere}`);
-  const insertCell = sqlite.prepare<unknown, (string | number | Uint8Array)[]>(
-    `INSERT INTO scan_rollups (${[...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'].join(', ')}) VALUES (${[...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'].map(() => '?').join(', ')})`,
-  );
+  const storedCell = sqlite.prepare<{ rowid: number; hostnames: Uint8Array }, SQLQueryBindings[]>(`SELECT rowid, hostnames FROM scan_rollups WHERE ${cellWhere}`);
+  const INSERT_COLUMNS = ['rowid', ...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'];
+  const insertCell = sqlite.prepare<unknown, SQLQueryBindings[]>(`INSERT INTO scan_rollups (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`);
+  const maxCellRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM scan_rollups');
+  const totalChanges = sqlite.prepare<{ changes: number }, []>('SELECT total_changes() AS changes');
   const addToCell = (sketch: string) =>
-    sqlite.prepare<unknown, (number | Uint8Array)[]>(`UPDATE scan_rollups SET ${MEASURE_COLUMNS.map((c) => `${c} = ${c} + ?`).join(', ')}${sketch} WHERE rowid = ?`);
+    sqlite.prepare<unknown, SQLQueryBindings[]>(`UPDATE scan_rollups SET ${MEASURE_COLUMNS.map((c) => `${c} = ${c} + ?`).join(', ')}${sketch} WHERE rowid = ?`);
   const addMeasures = addToCell('');
   const addMeasuresAndSketch = addToCell(', hostnames = ?');
   // Over scan_rollups_cuboid_day_idx: a seek per cuboid into its oldest rows.
@@ -339,7 +357,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const dropDaysBefore = dropOldest(0);
   const dropMonthsBefore = dropOldest(MONTH);
   const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM scans');
-  const addToHostname = sqlite.prepare<unknown, [string, number, number]>(
+  const addToHostname = sqlite.prepare<unknown, SQLQueryBindings[]>(
     'INSERT INTO scan_hostname_rollups (hostname, scans, last_scanned_at) VALUES (?, ?, ?) ' +
       'ON CONFLICT (hostname) DO UPDATE SET scans = scans + excluded.scans, last_scanned_at = max(last_scanned_at, excluded.last_scanned_at)',
   );
@@ -365,11 +383,12 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   /** Per hostname folded in the step: its scans and latest scannedAt. */
   const hostnameScans = new Map<string, number>();
   const hostnameLast = new Map<string, number>();
-  // Statement parameters, filled in for each cell (the statements copy them).
+  // Statement parameters, filled in for each cell and passed whole (runWith; SQLite copies them).
   const keyParams: (string | number)[] = new Array(CELL_COLUMNS.length);
-  const insertParams: (string | number | Uint8Array)[] = new Array(CELL_COLUMNS.length + MEASURES + 1);
+  const insertParams: (string | number | Uint8Array)[] = new Array(INSERT_COLUMNS.length);
   const addParams: (number | Uint8Array)[] = new Array(MEASURES + 1);
   const addSketchParams: (number | Uint8Array)[] = new Array(MEASURES + 2);
+  const hostnameParams: [string, number, number] = ['', 0, 0];
   const encoded = new Uint8Array(HLL_MAX_BYTES);
   const keyOf = (id: number): (string | number)[] => {
     const values = combos.values(comboOf(id));
@@ -381,7 +400,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const readStored = (id: number): StoredCell | null => {
     const cached = cache.get(id);
     if (cached) return cached;
-    const stored = storedCell.get.apply(storedCell, keyOf(id));
+    const stored = runWith(storedCell, keyOf(id));
     return stored ? { rowid: stored.rowid, sketch: HyperLogLog.decode(stored.hostnames), bytes: 0 } : null;
   };
 
@@ -389,7 +408,8 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
    * Fold the next scans above `mark` (at most chunkRows) into their day cell (and month cell) in
    * each of the 8 cuboids and into their hostname's count, as many as fit in `units`
    * (ROLLUP_UNITS; the first scan always, so every step moves on): one statement per cell and per
-   * hostname. Returns the rowid of the last scan folded (`mark` if none).
+   * hostname (one row each: on this SQLite a multi-row INSERT or UPDATE ... FROM VALUES cost 1.5x
+   * as much per row). Returns the rowid of the last scan folded (`mark` if none).
    * Cells folded lately are cached with their decoded sketch and rowid, and a sketch is written only
    * when the rows changed it: most rows of a large cell come from hostnames it already counts, and
    * reading, decoding, re-encoding and rewriting its sketch (up to 4 KiB) took most of a step.
@@ -433,35 +453,47 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
           cells.add(cells.slot(monthCell, readStored), row, hash);
         }
       }
+      // New cells take the rowids after the highest (what SQLite gives them anyway), so none is read back.
+      let nextRowid = 0;
+      const changesBefore = totalChanges.get()!.changes;
       for (let slot = 0; slot < cells.size; slot++) {
         const id = cells.id(slot);
         const sketch = cells.sketch(slot);
         const cell = cells.storedCell(slot);
         if (!cell) {
+          if (nextRowid === 0) nextRowid = (maxCellRowid.get()!.max ?? 0) + 1;
+          const rowid = nextRowid++;
+          insertParams[0] = rowid;
           const key = keyOf(id);
-          for (let i = 0; i < key.length; i++) insertParams[i] = key[i]!;
-          cells.measuresInto(slot, insertParams, key.length);
-          insertParams[key.length + MEASURES] = sketch.encodeInto(encoded);
-          const { lastInsertRowid } = insertCell.run.apply(insertCell, insertParams);
-          cache.set(id, { rowid: Number(lastInsertRowid), sketch, bytes: 0 });
+          for (let i = 0; i < key.length; i++) insertParams[1 + i] = key[i]!;
+          cells.measuresInto(slot, insertParams, 1 + key.length);
+          insertParams[1 + key.length + MEASURES] = sketch.encodeInto(encoded);
+          runWith(insertCell, insertParams);
+          cache.set(id, { rowid, sketch, bytes: 0 });
           continue;
         }
-        let changes: number;
         if (cells.sketchChanged(slot)) {
           cells.measuresInto(slot, addSketchParams, 0);
           addSketchParams[MEASURES] = sketch.encodeInto(encoded);
           addSketchParams[MEASURES + 1] = cell.rowid;
-          changes = addMeasuresAndSketch.run.apply(addMeasuresAndSketch, addSketchParams).changes;
+          runWith(addMeasuresAndSketch, addSketchParams);
         } else {
           cells.measuresInto(slot, addParams, 0);
           addParams[MEASURES] = cell.rowid;
-          changes = addMeasures.run.apply(addMeasures, addParams).changes;
+          runWith(addMeasures, addParams);
         }
-        // A cached rowid no longer there: the transaction rolls back and the next one reads the cells afresh.
-        if (changes !== 1) throw new Error(`scan rollup cell ${keyOf(id).join(' ')} is not at rowid ${cell.rowid}`);
         cache.set(id, cell);
       }
-      for (const [hostname, count] of hostnameScans) addToHostname.run(hostname, count, hostnameLast.get(hostname)!);
+      // Every cell one row changed: an update matching no row is a cached rowid no longer there, and
+      // the transaction rolls back (the next one reads the cells afresh).
+      const missing = cells.size - (totalChanges.get()!.changes - changesBefore);
+      if (missing !== 0) throw new Error(`scan rollups: ${missing} cached cells are no longer stored`);
+      for (const [hostname, count] of hostnameScans) {
+        hostnameParams[0] = hostname;
+        hostnameParams[1] = count;
+        hostnameParams[2] = hostnameLast.get(hostname)!;
+        runWith(addToHostname, hostnameParams);
+      }
     } finally {
       cells.clear();
       months.clear();
@@ -499,7 +531,7 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
       scans += folded.scans;
       return folded.more ? size : 0;
     };
-    await inBatches(units, chunkRows * MOST_SCAN_UNITS, signal, { pause: writePause(sqlite), firstRows: FIRST_STEP_SCANS * MOST_SCAN_UNITS });
+    await inBatches(units, chunkRows * MOST_SCAN_UNITS, signal, { pause: writePause(sqlite), firstRows: FIRST_STEP_SCANS * MOST_SCAN_UNITS, budgetMs: ROLLUP_STEP_MS });
     return scans;
   };
   const task = periodicTask('scan rollup', catchUp);
