@@ -75,14 +75,11 @@ function entityOf(url: URL, fail: (status: number, code: string, detail: string)
  */
 export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, isOwnPage }: PublicFaqDeps) {
   const cache = new Map<string, CacheEntry>();
-  // The last answer served from the cache to a verified origin, and what it was asked with: a page
-  // asking again with the same key, URL and Origin, the database unchanged, gets it by comparing
-  // those strings, without joining and hashing a cache key or looking up its origin.
-  let lastRaw = '';
-  let lastUrl = '';
-  let lastOrigin = '';
-  let lastStamp = -1;
-  let lastAnswer: PublicFaqAnswer | null = null;
+  // The last answer served from the cache to a verified origin, under the key it was asked with (a
+  // map of one entry: the key is found by hash as in the cache, never compared by hand), with the
+  // URL, Origin and stamp it was asked with: a page asking again with all four unchanged gets it
+  // without joining a cache key, hashing it, or looking up its origin.
+  const last = new Map<string, { url: string; origin: string; dbStamp: number; answer: PublicFaqAnswer }>();
 
   return {
     answer(request: Request): PublicFaqAnswer {
@@ -91,18 +88,16 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       // The query as sent names the entity (other spellings of it get entries of their own).
       const url = request.url;
       const origin = request.headers.get('origin');
-      if (dbStamp === lastStamp && url === lastUrl && raw === lastRaw && origin === lastOrigin) return lastAnswer!;
+      const repeat = raw === null ? undefined : last.get(raw);
+      if (repeat !== undefined && repeat.dbStamp === dbStamp && repeat.url === url && repeat.origin === origin) return repeat.answer;
       const query = url.indexOf('?');
       const cacheKey = raw ? `${raw.trim()}\n${query === -1 ? '' : url.slice(query)}` : null;
       const cached = cacheKey === null ? undefined : cache.get(cacheKey);
       if (cached?.dbStamp === dbStamp) {
         const known = origin !== null ? cached.origins.get(origin) : undefined;
         if (known !== undefined) {
-          lastRaw = raw!;
-          lastUrl = url;
-          lastOrigin = origin!;
-          lastStamp = dbStamp;
-          lastAnswer = known;
+          last.clear();
+          last.set(raw!, { url, origin: origin!, dbStamp, answer: known });
           return known;
         }
         const host = origin !== null ? hostOf(origin) : hostOf(request.headers.get('referer'));
