@@ -23,7 +23,8 @@ const MOST_SCAN_UNITS = ROLLUP_UNITS.scan + 2 * 8 * ROLLUP_UNITS.newCell;
  * What a roller step aims at, half what other background steps do (lib/periodic.ts): a step's CPU
  * sometimes doubles on a busy 2-core machine, and a collection that starts inside one adds a few
  * ms, so 2 ms steps made turns of 6–8 ms on CPU. 1 ms steps cost ~7% of the roller's throughput on
- * an idle server and give requests more of the thread while a backlog rolls (docs/performance.md).
+ * an idle server (won back by the lookups CellCache spares) and give requests more of the thread
+ * while a backlog rolls (docs/performance.md).
  */
 const ROLLUP_STEP_MS = 1;
 /** The first step of a run (cold code, each statement's first run): at most as long as this many scans with every cell new. */
@@ -145,9 +146,26 @@ class CellCache {
   private newer = new Map<number, StoredCell>();
   private older = new Map<number, StoredCell>();
   private bytes = 0;
+  /**
+   * Days (and months, by dayKey) known, since the cache last turned over, to have every stored
+   * cell cached (true: a day with no stored row when its first cell was folded here, every later
+   * one cached as it was written), or not (false). A cell of a true day not cached is new: no
+   * lookup. Scans arrive in time order, so most new cells are of such a day, and their lookups
+   * (one statement each, finding nothing) cost about 5% of the roller's CPU.
+   */
+  private readonly days = new Map<number, boolean>();
 
   get(id: number): StoredCell | undefined {
     return this.newer.get(id) ?? this.older.get(id);
+  }
+
+  /** Whether every stored cell of the day is cached (undefined: not known). */
+  allCached(dayKey: number): boolean | undefined {
+    return this.days.get(dayKey);
+  }
+
+  noteDay(dayKey: number, allCached: boolean): void {
+    this.days.set(dayKey, allCached);
   }
 
   /** Caches a cell, or notes that a cached one's sketch grew. */
@@ -163,6 +181,8 @@ class CellCache {
       this.older = this.newer;
       this.newer = new Map();
       this.bytes = 0;
+      // The older generation goes at the next turn-over, with cells of any day.
+      this.days.clear();
     }
   }
 
@@ -170,6 +190,7 @@ class CellCache {
     this.newer = new Map();
     this.older = new Map();
     this.bytes = 0;
+    this.days.clear();
   }
 }
 
@@ -184,6 +205,8 @@ const cellId = (cuboid: number, combo: number, day: number) => (combo * 2 * MONT
 const cuboidOf = (id: number) => Math.floor(id / DAYS) % (2 * MONTH);
 const comboOf = (id: number) => Math.floor(id / DAYS / (2 * MONTH));
 const cellDayOf = (id: number) => (id % DAYS) - DAY_OFFSET;
+/** The cell's day, told apart from a month starting that day. */
+const dayKeyOf = (id: number) => cellDayOf(id) * 2 + (cuboidOf(id) >= MONTH ? 1 : 0);
 
 /**
  * Numbers for the (country, platform, page type, grade) values of the rows folded, and for each,
@@ -356,6 +379,10 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
     sqlite.prepare<unknown, [number, number]>(`DELETE FROM scan_rollups WHERE rowid IN (SELECT rowid FROM scan_rollups WHERE cuboid IN (${cuboids(level)}) AND day < ? LIMIT ?)`);
   const dropDaysBefore = dropOldest(0);
   const dropMonthsBefore = dropOldest(MONTH);
+  // Over scan_rollups_cuboid_day_idx as well: a seek per cuboid.
+  const anyOfDay = (level: number) => sqlite.prepare<{ stored: number }, [number]>(`SELECT EXISTS (SELECT 1 FROM scan_rollups WHERE cuboid IN (${cuboids(level)}) AND day = ?) AS stored`);
+  const anyDayCell = anyOfDay(0);
+  const anyMonthCell = anyOfDay(MONTH);
   const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM scans');
   const addToHostname = sqlite.prepare<unknown, SQLQueryBindings[]>(
     'INSERT INTO scan_hostname_rollups (hostname, scans, last_scanned_at) VALUES (?, ?, ?) ' +
@@ -400,6 +427,13 @@ export function createScanRollups(sqlite: Database, chunkRows = ROLLUP_CHUNK_ROW
   const readStored = (id: number): StoredCell | null => {
     const cached = cache.get(id);
     if (cached) return cached;
+    const dayKey = dayKeyOf(id);
+    let allCached = cache.allCached(dayKey);
+    if (allCached === undefined) {
+      allCached = (cuboidOf(id) >= MONTH ? anyMonthCell : anyDayCell).get(cellDayOf(id))!.stored === 0;
+      cache.noteDay(dayKey, allCached);
+    }
+    if (allCached) return null;
     const stored = runWith(storedCell, keyOf(id));
     return stored ? { rowid: stored.rowid, sketch: HyperLogLog.decode(stored.hostnames), bytes: 0 } : null;
   };
