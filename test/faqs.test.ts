@@ -223,6 +223,42 @@ describe('public FAQ endpoint for the widget', () => {
     }
   });
 
+  const questionsOf = async (query: string) => {
+    const res = await get(query, fromShop());
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    return [body.entity.ref, body.items.map((i: any) => i.question)];
+  };
+
+  test('a query is answered as its decoding names, whatever its spelling, order, repeated or unknown parameters; never with another query\'s cached answer', async () => {
+    for (const [entityRef, question] of [['tote', 'Tote?'], ['bag', 'Bag?'], ['a b', 'Space?'], ['a+b', 'Plus?']]) await addFaq(t, faq({ entityRef, question, status: 'approved' }));
+    // `+` is a space in a query, `%2B` a plus, `%6F` an `o`; the first type and ref decide.
+    const cases: [string, string, string[]][] = [
+      ['type=product&ref=tote', 'tote', ['Tote?']],
+      ['type=product&ref=t%6Fte', 'tote', ['Tote?']],
+      ['type=product&ref=a+b', 'a b', ['Space?']],
+      ['type=product&ref=a%2Bb', 'a+b', ['Plus?']],
+      ['type=product&ref=a%20b', 'a b', ['Space?']],
+      ['type=%70roduct&ref=a%2bb', 'a+b', ['Plus?']],
+      ['type=product&ref=tote&ref=bag', 'tote', ['Tote?']],
+      ['type=product&ref=bag&ref=tote', 'bag', ['Bag?']],
+      ['ref=bag&type=product&utm=x', 'bag', ['Bag?']],
+      ['type=product&ref=tote&', 'tote', ['Tote?']],
+      ['type=product&ref=tote#bag', 'tote', ['Tote?']],
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const [query, ref, questions] of cases) expect(await questionsOf(query)).toEqual([ref, questions]);
+    }
+  });
+
+  test('a malformed percent-escape in the query names no other entity: the same answer every time', async () => {
+    await addFaq(t, faq({ entityRef: 'tote', question: 'Tote?', status: 'approved' }));
+    const first = await questionsOf('type=product&ref=tote%E0%A4%A');
+    expect(first[1]).toEqual([]);
+    expect(await questionsOf('type=product&ref=tote%E0%A4%A')).toEqual(first);
+    expect(await questionsOf('type=product&ref=tote')).toEqual(['tote', ['Tote?']]);
+  });
+
   const refusals: [string, () => Record<string, string>, string][] = [
     ['no key', () => ({ Origin: ORIGIN }), 'missing_api_key'],
     ['an invalid key', () => fromShop({ 'X-Api-Key': 'sk_live_' + 'x'.repeat(43) }), 'invalid_api_key'],
@@ -374,6 +410,21 @@ describe('public FAQ answer cache: what it keeps of client input', () => {
     counts.stamp++;
     ask('?type=product&ref=tote');
     expect(counts.verified).toBe(4);
+  });
+
+  test('the last answer is given again only to the same key, URL and Origin while the database is unchanged', () => {
+    const { ask, counts } = publicFaqs();
+    ask('?type=product&ref=tote');
+    const kept = ask('?type=product&ref=tote');
+    expect(ask('?type=product&ref=tote')).toBe(kept);
+    expect(() => ask('?type=product&ref=tote', { Origin: 'https://evil.test' })).toThrow('allowedDomains');
+    expect(() => ask('?type=product&ref=tote', { 'X-Api-Key': `sk_live_${'o'.repeat(43)}` })).toThrow('unknown');
+    expect(ask('?type=product&ref=bag').etag).not.toBe(kept.etag);
+    expect(ask('?type=product&ref=tote')).toBe(kept);
+    expect(counts.verified).toBe(4);
+    counts.stamp++;
+    ask('?type=product&ref=tote');
+    expect(counts.verified).toBe(5);
   });
 
   test('a key that fails the check is never kept: each of its calls is checked', () => {

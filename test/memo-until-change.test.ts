@@ -22,4 +22,25 @@ describe('memoUntilChange', () => {
     for (const host of ['a', 'b', 'c', 'c', 'b', 'a']) memo(host);
     expect(computed).toEqual(['a', 'b', 'c', 'a']);
   });
+
+  test('each argument keeps its own answer, and a failed compute is not kept: it is asked again', () => {
+    let stamp = 1;
+    const computed: string[] = [];
+    const memo = memoUntilChange(() => stamp, 10, (host) => {
+      computed.push(host);
+      if (host === 'bad') throw new Error('bad host');
+      return { host };
+    });
+    const a = memo('a');
+    expect(memo('a')).toBe(a);
+    expect(memo('b')).toEqual({ host: 'b' });
+    expect(() => memo('bad')).toThrow('bad host');
+    expect(() => memo('bad')).toThrow('bad host');
+    expect(memo('a')).toBe(a);
+    expect(memo('b')).toEqual({ host: 'b' });
+    expect(computed).toEqual(['a', 'b', 'bad', 'bad']);
+    stamp = 2;
+    expect(memo('b')).not.toBe(memo('a'));
+    expect(computed).toEqual(['a', 'b', 'bad', 'bad', 'b', 'a']);
+  });
 });
