@@ -78,7 +78,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
   // The last answer served from the cache to a verified origin, under the key it was asked with (a
   // map of one entry: the key is found by hash as in the cache, never compared by hand), with the
   // URL, Origin and stamp it was asked with: a page asking again with all four unchanged gets it
-  // without joining a cache key, hashing it, or looking up its origin.
+  // without a joined cache key (built, hashed, looked up) or a lookup of its origin.
   const last = new Map<string, { url: string; origin: string; dbStamp: number; answer: PublicFaqAnswer }>();
 
   return {
