@@ -25,7 +25,7 @@ import { createRecordRetention } from '../src/db/retention.ts';
 import { STEP_BUDGET_MS } from '../src/lib/periodic.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
-import { createScanRollups } from '../src/scans/rollups.ts';
+import { createScanRollups, ROLLUP_STEP_MS } from '../src/scans/rollups.ts';
 import { normalizeScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';
 import { holdsRow, measureHolds, withGcLog, type Holds } from './lib/holds.ts';
@@ -139,7 +139,7 @@ const results = (
     [`(4) telemetry: ${written} scans, ${checkpointer.restarts} WAL restarts`, telemetry],
   ] as [string, Holds | null][]
 ).filter((result): result is [string, Holds] => result[1] !== null);
-console.log(`${SCANS} scans over a year; steps aim at ${STEP_BUDGET_MS} ms; ${navigator.hardwareConcurrency} CPUs`);
+console.log(`${SCANS} scans over a year; steps aim at ${STEP_BUDGET_MS} ms, the roller's at ${ROLLUP_STEP_MS} ms; ${navigator.hardwareConcurrency} CPUs`);
 console.log(holdsRow('idle loop (machine noise)', idle));
 if (roller) {
   console.log(`rollups after (1): sha256 ${rolledDigest} (the same scans give the same digest whichever version rolled them)`);

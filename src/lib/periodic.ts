@@ -14,8 +14,9 @@ const FIRST_STEP_ROWS = 8;
 /**
  * Runs `batch(rows)` (one short transaction over at most `rows` rows, returning how many) until a
  * batch comes back short, with a turn of the event loop between batches; resolves with the total.
- * Batch sizes follow the time each batch took, aiming at STEP_BUDGET_MS (at most doubling from
- * one batch to the next, never above `maxRows`; the first is `firstRows`): the cost of a row varies
+ * Batch sizes follow the time each batch took, aiming at `budgetMs` (STEP_BUDGET_MS unless the task
+ * has a budget of its own, as the roller does; at most doubling from one batch to the next, never
+ * above `maxRows`; the first is `firstRows`): the cost of a row varies
  * with the table, the machine and its load, so a fixed count cannot keep steps short everywhere.
  * (A batch whose rows differ widely in cost counts weighted work units instead of rows, so that a
  * size that fit one batch fits the next.) An aborted `signal` (the task is stopping) ends the run

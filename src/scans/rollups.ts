@@ -26,7 +26,7 @@ const MOST_SCAN_UNITS = ROLLUP_UNITS.scan + 2 * 8 * ROLLUP_UNITS.newCell;
  * an idle server (won back by the lookups CellCache spares) and give requests more of the thread
  * while a backlog rolls (docs/performance.md).
  */
-const ROLLUP_STEP_MS = 1;
+export const ROLLUP_STEP_MS = 1;
 /** The first step of a run (cold code, each statement's first run): at most as long as this many scans with every cell new. */
 const FIRST_STEP_SCANS = 4;
 const SECOND_MS = 1000;
