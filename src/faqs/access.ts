@@ -28,9 +28,9 @@ const refuse = (code: string, detail: string) => new ApiError(403, code, detail)
  * scope (a broader one, such as admin, must not sit in page source), bound to a store, called from a page whose Origin (or, without Origin, Referer) host is in the
  * key's allowedDomains, or from a page of svc itself (`ownPage`: the console's widget preview) when
  * the key allows any page at all (an empty allowedDomains allows none).
- * Every refusal is 403. Returns the key and the verified origin to echo.
+ * Every refusal is 403. Returns the key.
  */
-export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = false): { key: ApiKey & { storeId: string }; origin: string | null } {
+export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = false): ApiKey & { storeId: string } {
   const raw = headers.get('x-api-key');
   if (!raw) throw refuse('missing_api_key', 'send the widget key in the X-Api-Key header');
   const key = keys.verify(raw.trim());
@@ -45,10 +45,10 @@ export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = fals
   // Checked before the own-page pass: a key that allows no page must not look working in the preview.
   if (key.allowedDomains.length === 0) throw refuse('origin_not_allowed', "this key's allowedDomains is empty, so it allows no page: create a widget key with the storefront's hosts");
   const origin = headers.get('origin');
-  if (ownPage) return { key: key as ApiKey & { storeId: string }, origin };
+  if (ownPage) return key as ApiKey & { storeId: string };
   const referer = headers.get('referer');
   if (origin === null && referer === null) throw refuse('origin_required', 'the request carries neither Origin nor Referer');
   const host = origin !== null ? hostOf(origin) : hostOf(referer);
   if (host === null || !hostAllowed(host, key.allowedDomains)) throw refuse('origin_not_allowed', "the page's domain is not in this key's allowedDomains");
-  return { key: key as ApiKey & { storeId: string }, origin: origin !== null ? origin : null };
+  return key as ApiKey & { storeId: string };
 }

@@ -110,7 +110,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
 
       const entityUrl = new URL(url);
       // The origin it verifies is the request's Origin, read above.
-      const { key } = authorizeWidget(keys, request.headers, isOwnPage(request));
+      const key = authorizeWidget(keys, request.headers, isOwnPage(request));
       // From here the caller is verified, so its errors may be read cross-origin.
       const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
       const { type, ref } = entityOf(entityUrl, fail);
