@@ -1,13 +1,13 @@
 import { Elysia, type AnyElysia } from 'elysia';
 import { createKeyStore } from './auth/keys.ts';
 import { createLeadStore } from './auth/leads.ts';
-import { scopeGuard } from './auth/guard.ts';
+import { authorizeBearer, scopeCheck } from './auth/guard.ts';
 import { adminAuthRoutes, publicLeadRoutes } from './auth/routes.ts';
 import type { Config } from './config.ts';
 import type { AppDatabase } from './db/index.ts';
 import type { GeoLookup } from './geo/lookup.ts';
 import { healthRoutes } from './health/routes.ts';
-import { payloadTooLarge, useBodyBudget } from './lib/body.ts';
+import { jsonBodyParser, payloadTooLarge, useBodyBudget } from './lib/body.ts';
 import { createBodyBudget } from './lib/body-budget.ts';
 import { addressKey, clientAddress, type PeerAddress } from './lib/client-ip.ts';
 import { createChangeStamp } from './lib/change-stamp.ts';
@@ -27,9 +27,9 @@ import { createScanReader } from './scans/queries.ts';
 import { badgeRoute, badgeRoutes, dashboardRoutes } from './scans/routes.ts';
 import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
-import { WEBHOOK_PATHS, webhookRoutes } from './webhooks/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
-import { anonymousRouteLimit } from './ratelimit/guard.ts';
+import { routeSubject, takeRouteLimit } from './ratelimit/guard.ts';
 import { createTierLimiter } from './ratelimit/tiers.ts';
 import { probeAdmission, type Admission } from './telemetry/admission.ts';
 import { probeCors } from './telemetry/cors.ts';
@@ -38,16 +38,19 @@ import { telemetryRoutes } from './telemetry/routes.ts';
 import { createScanWriter, type ScanWriter } from './telemetry/writer.ts';
 import type { WidgetBundle } from './widget/bundle.ts';
 import { embedRoute, widgetRoutes } from './widget/routes.ts';
-import { canonicalPath, refuseMalformedPath, requestPath } from './lib/request-path.ts';
+import { refuseMalformedRequest, requestPath } from './lib/request-path.ts';
+import { routeAccess, verifiedByTheRoute, type AccessCheck, type Auth, type RouteAccess } from './lib/access.ts';
+import { routeMethods } from './lib/route-methods.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
-import { consoleSessionAuth, consoleSessionRoutes, SESSION_PATH } from './console/session-routes.ts';
+import { consoleSessionAuth, consoleSessionRoutes, sessionCheck } from './console/session-routes.ts';
 import { createSessionStore } from './console/sessions.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
 import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
 import { fromOwnPage } from './lib/same-origin.ts';
-import { routeSubject } from './ratelimit/guard.ts';
+import { SIGN_UP_LIMIT } from './auth/docs.ts';
+import type { ApiKey } from './auth/keys.ts';
 import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import type { HotRoute } from './lib/hot-route.ts';
@@ -87,8 +90,15 @@ function coercedParameter(request: Request, value: unknown): string {
   return `value ${JSON.stringify(value)}`;
 }
 
+interface ErrorContext {
+  /** Logs an error no rule expected (answered 500). */
+  unexpected: (error: unknown) => void;
+  /** The methods the app has routes for at a path (for 405 and `Allow`). */
+  methodsAt: (path: string) => string[];
+}
+
 /** Every failure leaves as `{ error, detail }` with the status the spec names. */
-function toErrorResponse(code: string | number, error: unknown, request: Request, unexpected: (error: unknown) => void): Response {
+function toErrorResponse(code: string | number, error: unknown, request: Request, { unexpected, methodsAt }: ErrorContext): Response {
   // A client that hung up mid-upload is not a server error (nor a malformed body): its request line
   // says 499, as proxies do, and is a warning under the log's line budget; nothing else is logged.
   if (request.signal.aborted) return errorResponse(499, 'client_closed_request', 'the client closed the connection before the request was read');
@@ -97,8 +107,12 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof ApiError) return cause.toResponse();
   switch (code) {
-    case 'NOT_FOUND':
-      return errorResponse(404, 'not_found', `no route for ${request.method} ${requestPath(request)}`);
+    case 'NOT_FOUND': {
+      const path = requestPath(request);
+      const allowed = methodsAt(path);
+      if (allowed.length === 0) return errorResponse(404, 'not_found', `no route for ${request.method} ${path}`);
+      return errorResponse(405, 'method_not_allowed', `${path} answers ${allowed.join(', ')}, not ${request.method}`, { Allow: allowed.join(', ') });
+    }
     case 'VALIDATION':
       return errorResponse(400, 'invalid_request', validationDetail(error, request));
     case 'PARSE':
@@ -111,7 +125,7 @@ function toErrorResponse(code: string | number, error: unknown, request: Request
   }
 }
 
-type RequestCheck = (context: { request: Request; set: { headers: Record<string, string | number> } }) => Response | undefined;
+type RequestCheck = (context: { request: Request }) => Response | undefined;
 
 /**
  * The app's one `onRequest` hook: runs `checks` in order and answers with the first refusal. One
@@ -122,8 +136,8 @@ type RequestCheck = (context: { request: Request; set: { headers: Record<string,
 function requestGate(checks: RequestCheck[]) {
   // The context is destructured: Elysia reads that too, and would prepare everything (cookies,
   // headers, query) for every route if the hook took the context whole.
-  return function gate({ request, set }: Parameters<RequestCheck>[0]): Response | undefined {
-    const context = { request, set };
+  return function gate({ request }: Parameters<RequestCheck>[0]): Response | undefined {
+    const context = { request };
     for (const check of checks) {
       const refusal = check(context);
       if (refusal !== undefined) return refusal;
@@ -155,7 +169,8 @@ export function createApp(deps: AppDeps) {
     const ip = clientIp(request);
     return ip === null ? 'unknown' : addressKey(ip, config.anonymousLimits.ipv6PrefixBits);
   });
-  const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier });
+  const probeCorsGrant = config.probeCorsOrigins.length > 0 ? probeCors(config.probeCorsOrigins) : null;
+  const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier, cors: probeCorsGrant?.grant });
   const faqs = createFaqStore(database.db, clock);
   const enrichments = createEnrichmentStore(database.db, clock);
   const changeStamp = createChangeStamp(database.sqlite);
@@ -171,48 +186,54 @@ export function createApp(deps: AppDeps) {
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
-  const signUp = { method: 'POST', path: '/api/v1/public/leads', unit: 'sign-ups' };
   const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
   /** Counted for /metrics; a lead whose token sent a committed scan is in use (retention keeps it). */
   const scansCommitted = ({ subject, credentials }: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number) => {
     metrics.scansIngested(subject.tier, endpoint, scans);
     if (scans > 0 && credentials.mode === 'token' && credentials.lead) leads.noteScan(credentials.lead.id);
   };
-  const bodyLimitOf = (request: Request) =>
-    canonicalPath(request) === '/api/v1/probe/scan-bulk' ? bulkBodyLimit(maxBodyBytes) : maxBodyBytes;
-
-  const anonymousLimits = anonymousRouteLimit(limiter, clientIp, [
-    signUp,
-    { method: 'POST', path: SESSION_PATH, unit: 'sign-ins' },
-    // Inbound webhooks are unauthenticated until their body is verified: counted per source address.
-    ...WEBHOOK_PATHS.map((path) => ({ method: 'POST', path, unit: 'webhook deliveries', tier: 'webhook' as const, bucket: 'webhooks' })),
-  ]);
+  // The largest body any route takes (a bulk batch): a body declared larger is refused before
+  // routing; each route refuses a declared body over its own limit before reading it (lib/body.ts).
+  const largestBody = bulkBodyLimit(maxBodyBytes);
   const bodyCheck = ({ request }: { request: Request }): Response | undefined => {
     const method = request.method;
     if (method !== 'GET' && method !== 'HEAD') useBodyBudget(request, bodyBudget);
-    // Refuse a declared oversize body before anything reads it; undeclared (chunked) bodies are
-    // bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
+    // Undeclared (chunked) bodies are bounded while they are read (lib/body.ts) and by the server's maxRequestBodySize.
     const declared = request.headers.get('content-length');
-    const limit = bodyLimitOf(request);
-    if (declared !== null && Number(declared) > limit) return payloadTooLarge(limit).toResponse();
+    if (declared !== null && Number(declared) > largestBody) return payloadTooLarge(largestBody).toResponse();
     return undefined;
   };
-  const scopes = scopeGuard(keys, [
-    { prefix: '/api/v1/admin/', scope: 'admin' },
-    { prefix: '/api/v1/dashboard/', scope: 'dashboard:read' },
-  ], consoleSessionAuth({ sessions, baseUrl: config.baseUrl }));
-  // The checks every request passes before routing, in order. Rate limits come first (DESIGN §7):
-  // before the body limit, authentication and routing. Probe CORS, only when configured, comes
-  // before the rate limiter, so a preflight costs no token. Each check leaves requests outside its
-  // paths at once, on the canonical path computed once per request (lib/request-path.ts).
-  const checks: RequestCheck[] = [refuseMalformedPath];
-  if (config.probeCorsOrigins.length > 0) checks.push(probeCors(config.probeCorsOrigins));
-  checks.push(admission.guard, anonymousLimits, bodyCheck, scopes);
+  // The checks every request passes before routing: none of them depends on the path. Who may call
+  // a route, and the limits it draws from, are decided on the route the router matched (below).
+  const gate = requestGate([refuseMalformedRequest, bodyCheck]);
 
-  // The busiest public GETs, which the server also answers ahead of this app (lib/hot-route.ts). Of
-  // the checks above only two can refuse them: a malformed path and a declared oversize body, and
-  // the server leaves both kinds of request to the app. A check that applies to these paths must
-  // be added there too (answerableAhead).
+  // Each auth kind's check, run for the matched route's declared rule (lib/access.ts). The probe
+  // routes' admission rate-limits by tier before authentication (DESIGN §7), which needs the body.
+  const sessionAuth = consoleSessionAuth({ sessions, baseUrl: config.baseUrl });
+  const checks: Record<Auth, AccessCheck<ApiKey>> = {
+    public: () => undefined,
+    admin: scopeCheck(keys, 'admin', sessionAuth),
+    dashboard: scopeCheck(keys, 'dashboard:read', sessionAuth),
+    metrics: ({ request }) => authorizeBearer(keys, request.headers.get('authorization'), 'metrics:read'),
+    session: sessionCheck(sessionAuth),
+    probe: admission.admit,
+    widget: verifiedByTheRoute,
+    webhook: verifiedByTheRoute,
+  };
+  // Declared (not inferred): its routes come from the app it guards.
+  const access: RouteAccess<ApiKey> = routeAccess<ApiKey>({
+    routes: () => app.routes,
+    checks,
+    takeLimit: takeRouteLimit(limiter, clientIp),
+    noteRoute: observer.routeHook,
+  });
+  const jsonBody = access.beforeBody(jsonBodyParser(maxBodyBytes));
+  let methodsAt: ((path: string) => string[]) | null = null;
+  const errorContext = (request: Request): ErrorContext => ({ unexpected: unexpected(request), methodsAt: (path) => (methodsAt ??= routeMethods(app.routes))(path) });
+
+  // The busiest public GETs, which the server also answers ahead of this app (lib/hot-route.ts).
+  // They are public (the widget's FAQs check their key in the answer itself), and of the request
+  // gate's checks the server leaves every request they could refuse to the app (answerableAhead).
   const embed = embedRoute(widget);
   const publicFaqList = publicFaqRoute(publicFaqs);
   const signalProducts = signalProductRoutes(signals);
@@ -221,25 +242,38 @@ export function createApp(deps: AppDeps) {
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
   // silently dropping them (a misspelt `allowedDomains` must not yield an unrestricted key).
-  const app = new Elysia({ normalize: false })
-    .onRequest(requestGate(checks))
-    .onError(({ code, error, request }) => toErrorResponse(code, error, request, unexpected(request)))
-    // The matched route's template, for the request log and metrics (see observability/requests.ts).
-    .onTransform(observer.routeHook)
+  // standardHostname: false makes the router find the path after any host, however short: with its
+  // default it looks from the 11th character on, so `http://x/zz/api/...` routed as `/api/...`.
+  const app = new Elysia({ normalize: false, handler: { standardHostname: false } })
+    .onRequest(gate)
+    .onError(({ code, error, request }) => toErrorResponse(code, error, request, errorContext(request)))
+    .onTransform(access.admitRouted)
     .use(healthRoutes(database.sqlite, clock))
-    .use(metricsRoutes(metrics, keys))
+    .use(metricsRoutes(metrics))
     .use(widgetRoutes(embed))
-    .use(publicLeadRoutes({ leads, maxBodyBytes }))
-    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, maxBodyBytes }))
-    .use(adminAuthRoutes({ keys, leads, maxBodyBytes }))
-    .use(storeRoutes(storeAdmin, maxBodyBytes))
+    .use(publicLeadRoutes({ leads, jsonBody }))
+    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, jsonBody, callerOf: access.callerOf }))
+    .use(adminAuthRoutes({ keys, leads, jsonBody }))
+    .use(storeRoutes(storeAdmin, jsonBody))
     .use(catalogRoutes(webhooks.catalog, entries, storeExists, enrichments.enrichedAt))
-    .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, maxBodyBytes }))
-    .use(adminFaqRoutes({ faqs, storeOf, maxBodyBytes }))
+    .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, jsonBody }))
+    .use(adminFaqRoutes({ faqs, storeOf, jsonBody }))
     .use(publicFaqRoutes(publicFaqList))
     .use(signalRoutes(signalProducts, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
-    .use(telemetryRoutes({ admission, limiter, geo: deps.geo, writer, clock, maxBodyBytes, maxScanDataBytes: config.maxScanDataBytes, onIngested: scansCommitted }))
+    .use(
+      telemetryRoutes({
+        admission,
+        limiter,
+        cors: probeCorsGrant,
+        geo: deps.geo,
+        writer,
+        clock,
+        maxBodyBytes,
+        maxScanDataBytes: config.maxScanDataBytes,
+        onIngested: scansCommitted,
+      }),
+    )
     .use(badgeRoutes(badge))
     .use(dashboardRoutes(scanReader))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
@@ -249,10 +283,11 @@ export function createApp(deps: AppDeps) {
         context: { site: config.site, baseUrl: config.baseUrl, rates: config.rates },
         leads,
         // The form and the API share one bucket: a sign-up counts the same whichever way it comes.
-        signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), signUp)),
+        // The form takes it itself, to answer a refusal as a page.
+        signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), SIGN_UP_LIMIT)),
       }),
     )
-    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl, sessions }))
+    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl }))
     .use(
       apiDocRoutes(() => documented, {
         title: `${config.site.name} API`,
@@ -266,7 +301,7 @@ export function createApp(deps: AppDeps) {
   return Object.assign(app, {
     hotRoutes,
     /** The app's answer to what a route threw (its error hook's), for answers given ahead of it. */
-    errorAnswer: (error: unknown, request: Request) => toErrorResponse('UNKNOWN', error, request, unexpected(request)),
+    errorAnswer: (error: unknown, request: Request) => toErrorResponse('UNKNOWN', error, request, errorContext(request)),
   });
 }
 

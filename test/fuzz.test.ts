@@ -16,7 +16,7 @@ const reproduce = `reproduce with: FUZZ_SEED=${SEED} npx bun test test/fuzz.test
 beforeAll(async () => {
   targets = [await startFuzzTarget('raised'), await startFuzzTarget('default')];
   report = await runFuzz({ seed: SEED, requests: REQUESTS, targets });
-  if (report.serverErrors.length || report.healthFailures.length || !report.rss.every(rssSettled)) console.error(`${formatReport(report)}\n${reproduce}`);
+  if (report.serverErrors.length || report.strayAnswered.length || report.healthFailures.length || !report.rss.every(rssSettled)) console.error(`${formatReport(report)}\n${reproduce}`);
 }, 90_000);
 afterAll(async () => {
   for (const target of targets) await target.stop();
@@ -25,6 +25,10 @@ afterAll(async () => {
 describe('fuzz suite: mutated bodies, headers, paths and framing across every route', () => {
   test('no fuzzed request is answered with a 5xx', () => {
     expect(report.serverErrors, `seed ${SEED}; ${reproduce}`).toEqual([]);
+  });
+
+  test('a path under a prefix that names no route (/z, /zz, //) never reaches a route, whatever the Host (issue 27)', () => {
+    expect(report.strayAnswered, `seed ${SEED}; ${reproduce}`).toEqual([]);
   });
 
   test('/healthz answers 200 throughout the run', () => {

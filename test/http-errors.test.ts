@@ -37,15 +37,14 @@ describe('error shape', () => {
 });
 
 describe('body size limit (SVC_MAX_BODY_BYTES)', () => {
-  test('413 for a declared body over the limit, before authentication or parsing', async () => {
+  test('413 for a declared body over the limit, before it is read; the caller is admitted first (without credentials: 401)', async () => {
     const body = JSON.stringify({ name: 'x'.repeat(3000), scopes: ['admin'] });
-    const res = await t.request('/api/v1/admin/keys', {
-      method: 'POST',
-      body,
-      headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
-    });
+    const send = (headers: Record<string, string>) =>
+      t.request('/api/v1/admin/keys', { method: 'POST', body, headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...headers } });
+    const res = await send(bearer(t.keyWith('admin')));
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: 'payload_too_large' });
+    expect((await send({})).status).toBe(401);
   });
 
   test('413 for a streamed body without Content-Length once it passes the limit, nothing stored', async () => {
@@ -75,7 +74,7 @@ describe('body size limit (SVC_MAX_BODY_BYTES)', () => {
   });
 });
 
-describe('path handling in the global guards', () => {
+describe('path handling: access follows the route the router matched', () => {
   test('encoded, doubled, differently cased or dotted admin paths never skip the admin guard', async () => {
     const cases: [string, number][] = [
       ['/api/v1/admin/keys', 401],
@@ -83,16 +82,36 @@ describe('path handling in the global guards', () => {
       ['/api/v1/x/../admin/keys', 401],
       ['/api/v1/probe/../admin/keys', 401],
       ['/api/v1/admin/keys?x=/api/v1/public/', 401],
-      // The router does not route these, but the guard matches the normalised path, so they are
-      // refused like the canonical one: never a 200, and no way to tell which spellings route.
-      ['/api/v1/%61dmin/keys', 401],
-      ['/api/v1/admin%2Fkeys', 401],
-      ['/api/v1//admin/keys', 401],
-      ['/api/v1/ADMIN/keys', 401],
+      // The router routes none of these: they reach no route at all, so nothing about them is
+      // decided but the 404 (test/e2e/route-access.test.ts walks every route this way).
+      ['/api/v1/%61dmin/keys', 404],
+      ['/api/v1/admin%2Fkeys', 404],
+      ['/api/v1//admin/keys', 404],
+      ['/api/v1/ADMIN/keys', 404],
     ];
     for (const [path, status] of cases) {
       const res = await t.request(path);
       expect([path, res.status]).toEqual([path, status]);
     }
+  });
+});
+
+describe('a known path with a method it does not answer (issue 27)', () => {
+  test('is 405 with Allow naming the methods it answers; an unknown path stays 404', async () => {
+    const cases: [string, string, string][] = [
+      ['PUT', '/api/v1/admin/keys', 'GET, HEAD, POST'],
+      ['POST', '/healthz', 'GET, HEAD'],
+      ['PATCH', '/api/v1/admin/keys/key_1', 'DELETE'],
+      ['GET', '/api/v1/probe/telemetry', 'POST'],
+      ['DELETE', '/api/v1/admin/stores/', 'GET, HEAD, POST'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await t.request(path, { method });
+      expect({ method, path, status: res.status, allow: res.headers.get('allow') }).toEqual({ method, path, status: 405, allow });
+      expect(await res.json()).toEqual({ error: 'method_not_allowed', detail: `${path} answers ${allow}, not ${method}` });
+    }
+    const unknown = await t.request('/api/v1/admin/nothing', { method: 'PUT' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('allow')).toBeNull();
   });
 });

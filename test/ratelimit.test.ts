@@ -4,7 +4,7 @@ import { createTokenBuckets } from '../src/ratelimit/buckets.ts';
 import { createTierLimiter } from '../src/ratelimit/tiers.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { addressKey } from '../src/lib/client-ip.ts';
-import { canonicalPath, requestPath } from '../src/lib/request-path.ts';
+import { requestPath } from '../src/lib/request-path.ts';
 import { jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 
@@ -119,10 +119,14 @@ describe('spec §8 tier rate limits', () => {
     expect((await t.request(TELEMETRY, { method: 'POST', body: huge })).status).toBe(429);
   });
 
-  test('every /api/v1/probe/* route is limited, including unknown ones', async () => {
+  test('every probe route is limited; an unknown /api/v1/probe/* path is 404 and costs no token', async () => {
     await appFrom({ ip: '198.18.0.7' });
-    for (let i = 0; i < 10; i++) expect((await t.request('/api/v1/probe/nothing-here', { method: 'GET' })).status).toBe(404);
-    expect((await t.request('/api/v1/probe/nothing-here', { method: 'GET' })).status).toBe(429);
+    for (let i = 0; i < 11; i++) expect((await t.request('/api/v1/probe/nothing-here', { method: 'GET' })).status).toBe(404);
+    for (const path of [TELEMETRY, '/api/v1/probe/scan-bulk']) {
+      for (let i = 0; i < 5; i++) expect((await t.request(path, { method: 'POST' })).status).toBe(401);
+    }
+    expect((await t.request(TELEMETRY, { method: 'POST' })).status).toBe(429);
+    expect((await t.request('/api/v1/probe/scan-bulk', { method: 'POST' })).status).toBe(429);
   });
 
   test('a verified lead gets the authed tier (50/min) keyed by lead, not by address', async () => {
@@ -432,29 +436,16 @@ describe('anonymous clients cannot dodge their bucket (issue 11)', () => {
   });
 });
 
-describe('limits and guards match the normalised path (issue 11)', () => {
-  test('canonical paths: escapes decoded, lowercased, repeated and trailing slashes dropped; malformed escapes kept', () => {
-    const at = (path: string) => canonicalPath(new Request(`http://localhost${path}`));
-    expect(at('/api/v1/public/leads')).toBe('/api/v1/public/leads');
-    expect(at('/api/v1/public/leads/')).toBe('/api/v1/public/leads');
-    expect(at('//API/v1//public/%6Ceads//?x=1')).toBe('/api/v1/public/leads');
-    expect(at('/api%2Fv1/public/leads')).toBe('/api/v1/public/leads');
-    expect(at('/')).toBe('/');
-    expect(at('/api/v1/%zz/leads/')).toBe('/api/v1/%zz/leads');
-  });
-
-  test('each request\'s own path and canonical path, asked in any order and again (the last answer is kept per request, never shared)', () => {
+describe('limits and guards hold for every spelling of a path (issues 11 and 27): they run on the route the router matched', () => {
+  test('each request\'s own path, asked in any order and again (the last answer is kept per request, never shared)', () => {
     const a = new Request('http://localhost/API/v1//probe/telemetry/?x=1');
     const b = new Request('http://localhost/api/v1/webhooks/platform-a');
     const c = new Request('http://localhost');
     for (let i = 0; i < 2; i++) {
       expect(requestPath(a)).toBe('/API/v1//probe/telemetry/');
       expect(requestPath(b)).toBe('/api/v1/webhooks/platform-a');
-      expect(canonicalPath(a)).toBe('/api/v1/probe/telemetry');
       expect(requestPath(a)).toBe('/API/v1//probe/telemetry/');
-      expect(canonicalPath(b)).toBe('/api/v1/webhooks/platform-a');
       expect(requestPath(c)).toBe('/');
-      expect(canonicalPath(c)).toBe('/');
     }
   });
 
@@ -472,19 +463,22 @@ describe('limits and guards match the normalised path (issue 11)', () => {
     expect(t.leads.list({}, null, 500).items.length).toBe(created);
   });
 
-  test('the probe limit holds for every spelling of a probe path', async () => {
+  test('the probe limit holds for every spelling of a probe path: a spelling the router routes is limited, any other is 404', async () => {
     await appFrom({ ip: '198.18.7.2' }, { SVC_RATE_ANONYMOUS: '2' });
     for (const path of [`${TELEMETRY}/`, TELEMETRY]) expect((await t.request(path, anonymousScan())).status).toBe(401);
-    for (const path of [`${TELEMETRY}/`, `${TELEMETRY}//`, '/api/v1//probe/telemetry', '/api/v1/%70robe/telemetry', '/API/V1/PROBE/TELEMETRY']) {
-      expect((await t.request(path, anonymousScan())).status).toBe(429);
+    expect((await t.request(`${TELEMETRY}/`, anonymousScan())).status).toBe(429);
+    for (const path of [`${TELEMETRY}//`, '/api/v1//probe/telemetry', '/api/v1/%70robe/telemetry', '/API/V1/PROBE/TELEMETRY']) {
+      expect({ path, status: (await t.request(path, anonymousScan())).status }).toEqual({ path, status: 404 });
     }
   });
 
-  test('the admin and dashboard guards hold for every spelling of their paths', async () => {
+  test('the admin and dashboard guards hold for every spelling of their paths: a spelling the router routes is 401, any other 404', async () => {
     await appFrom({ ip: '198.18.7.3' });
-    for (const path of ['/api/v1/admin/keys', '/api/v1/admin/keys/', '/api/v1//admin/keys', '/api/v1/%61dmin/keys', '/API/v1/admin/keys', '/api/v1/admin', '/api/v1/dashboard/scans/', '/api/v1/%64ashboard/scans']) {
-      const response = await t.request(path);
-      expect({ path, status: response.status }).toEqual({ path, status: 401 });
+    for (const path of ['/api/v1/admin/keys', '/api/v1/admin/keys/', '/api/v1/dashboard/scans/']) {
+      expect({ path, status: (await t.request(path)).status }).toEqual({ path, status: 401 });
+    }
+    for (const path of ['/api/v1//admin/keys', '/api/v1/%61dmin/keys', '/API/v1/admin/keys', '/api/v1/admin', '/api/v1/%64ashboard/scans']) {
+      expect({ path, status: (await t.request(path)).status }).toEqual({ path, status: 404 });
     }
   });
 });

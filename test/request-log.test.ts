@@ -104,14 +104,16 @@ describe('request log through the app', () => {
     expect(health).not.toHaveProperty('tier');
   });
 
-  test('requests answered before routing are logged under their route template; unknown paths as "unmatched"', async () => {
+  test('requests refused by their route\'s access rule are logged under its template; unknown paths and odd Hosts as "unmatched"', async () => {
     t = await makeTestApp();
-    await t.request('/api/v1/admin/stores/abc/products'); // 401 from the scope guard, before routing
-    await t.request('/api/v1/admin/no/such/thing'); // 401 too, but no such route
-    await t.request('/no-such-page');
+    await t.request('/api/v1/admin/stores/abc/products'); // 401 from the route's access check
+    await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: 'nope' })); // 401 from its JSON parse hook, before the body is read
+    await t.request('/api/v1/admin/no/such/thing'); // no such route
+    await t.request('http://x/zz/api/v1/admin/keys'); // a 1-character Host, as Bun builds the URL
     expect(t.logLines().map((line) => [line.route, line.status, line.error])).toEqual([
       ['/api/v1/admin/stores/:id/products', 401, 'unauthorized'],
-      ['unmatched', 401, 'unauthorized'],
+      ['/api/v1/admin/keys', 401, 'unauthorized'],
+      ['unmatched', 404, 'not_found'],
       ['unmatched', 404, 'not_found'],
     ]);
   });

@@ -1,4 +1,5 @@
 import type { AnyElysia, TSchema } from 'elysia';
+import { ROUTE_ACCESS } from '../lib/access.ts';
 import { errorBody, ROUTE_DOC, type Auth, type Failure, type Reply, type RouteDoc } from '../lib/api-doc.ts';
 
 /**
@@ -164,7 +165,7 @@ interface Operation {
 
 /** The operation for one documented route: Elysia's generated request side, plus responses, security and hand-read inputs from its RouteDoc. */
 function documentedOperation(generated: Operation, doc: RouteDoc, bodySchema: TSchema | undefined): Operation {
-  const { [ROUTE_DOC]: _, ...operation } = generated;
+  const { [ROUTE_DOC]: _doc, [ROUTE_ACCESS]: _access, ...operation } = generated;
   const parameters = (operation.parameters ?? []).map(withoutNumericString);
   for (const input of doc.inputs ?? []) {
     if (parameters.some((p) => p.name === input.name && p.in === input.in)) continue;

@@ -2,6 +2,7 @@ import type { AnyElysia } from 'elysia';
 import { Elysia, t } from 'elysia';
 import swaggerBundlePath from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' };
 import swaggerCssPath from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' };
+import { undocumentedRoute } from '../lib/access.ts';
 import { apiDoc } from '../lib/api-doc.ts';
 import { escapeHtmlText as escapeHtml } from '../lib/html.ts';
 import { acceptsGzip, etagOf, matchesIfNoneMatch, notModified } from '../lib/http-cache.ts';
@@ -90,10 +91,10 @@ export function apiDocRoutes(app: () => AnyElysia, info: DocumentInfo) {
       const { names } = await (reference ??= loadReferenceAssets());
       page ??= referencePage(`${info.title} reference`, names);
       return htmlResponse(page, { csp });
-    })
+    }, { detail: undocumentedRoute({ auth: 'public' }) })
     .get('/docs/api/:file', async ({ params, request }) => {
       const { assets } = await (reference ??= loadReferenceAssets());
       const found = assets.get(params.file);
       return found ? assetResponse(request, found) : errorResponse(404, 'not_found', `no file ${JSON.stringify(params.file)}`);
-    });
+    }, { detail: undocumentedRoute({ auth: 'public' }) });
 }

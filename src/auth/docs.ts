@@ -1,6 +1,10 @@
 import { t } from 'elysia';
 import { apiDoc, jsonBodyFailures, integer, isoTime, nullable, page, type Failure } from '../lib/api-doc.ts';
+import type { RouteLimit } from '../lib/access.ts';
 import { SCOPES } from './keys.ts';
+
+/** Sign-ups per client address, whichever way they come (the API here, the landing page's form): one bucket. */
+export const SIGN_UP_LIMIT: RouteLimit = { unit: 'sign-ups', bucket: 'sign-up' };
 
 // OpenAPI descriptions of the key, lead and sign-up routes (src/auth/routes.ts).
 
@@ -108,6 +112,7 @@ export const authDocs = {
     description: 'Makes an unverified lead. The token (mode 1, `X-Probe-Token`) is in this answer only; it sends scans at the anonymous rate until the operator verifies the lead. A known email gets the same 201 with an id and token drawn at random that name nothing, so sign-up never tells whether an address is registered.',
     tag: 'public',
     auth: 'public',
+    limit: SIGN_UP_LIMIT,
     responses: { 201: { description: 'The lead’s id and token', schema: t.Object({ id: t.String(), apiToken: t.String() }), example: { id: leadExample.id, apiToken: 'Qm9vdHN0cmFwVG9rZW5FeGFtcGxlMDEyMzQ1Njc4OWFi' } } },
     errors: [
       ...jsonBodyFailures("email: Expected property 'email' to be string but found: 5"),

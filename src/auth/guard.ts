@@ -1,6 +1,5 @@
 import { ApiError } from '../lib/errors.ts';
 import { keyHasScope, type ApiKey, type KeyStore, type Scope } from './keys.ts';
-import { canonicalPath, isUnder } from '../lib/request-path.ts';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -37,32 +36,17 @@ export function requireScope(key: ApiKey, scope: Scope): ApiKey {
  */
 export type AlternativeAuth = (request: Request) => ApiKey | null;
 
-export interface ScopeRule {
-  /** Path prefix, ending in `/`, that this rule protects. */
-  prefix: string;
-  scope: Scope;
-}
-
 /**
- * Request gate check (src/app.ts): protects whole path prefixes before routing and before any body is
- * read, so an unauthenticated caller learns nothing (not even which routes exist) and cannot make
- * the server parse a body.
+ * The access check (lib/access.ts) of routes that need `scope`: the console session cookie (for
+ * requests from svc's own pages, when there is no Authorization header) or `Authorization: Bearer`.
+ * Runs on the route the router matched, before its body is read, so an unauthenticated caller
+ * learns nothing from it and cannot make the server parse a body. Returns the calling key.
  */
-export function scopeGuard(keys: KeyStore, rules: ScopeRule[], alternative?: AlternativeAuth) {
-  return ({ request }: { request: Request }): Response | undefined => {
-    const pathname = canonicalPath(request);
-    const rule = rules.find((r) => isUnder(pathname, r.prefix));
-    if (!rule) return undefined;
-    try {
-      const header = request.headers.get('authorization');
-      // An explicit Authorization header always wins over a session cookie.
-      const sessionKey = header === null && alternative ? alternative(request) : null;
-      if (sessionKey) requireScope(sessionKey, rule.scope);
-      else authorizeBearer(keys, header, rule.scope);
-      return undefined;
-    } catch (error) {
-      if (error instanceof ApiError) return error.toResponse();
-      throw error;
-    }
+export function scopeCheck(keys: KeyStore, scope: Scope, alternative?: AlternativeAuth) {
+  return ({ request }: { request: Request }): ApiKey => {
+    const header = request.headers.get('authorization');
+    // An explicit Authorization header always wins over a session cookie.
+    const sessionKey = header === null && alternative ? alternative(request) : null;
+    return sessionKey ? requireScope(sessionKey, scope) : authorizeBearer(keys, header, scope);
   };
 }

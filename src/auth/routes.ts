@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { jsonBodyParser } from '../lib/body.ts';
+import type { JsonBodyHook } from '../lib/body.ts';
 import { orNotFound as found } from '../lib/errors.ts';
 import { badParameter, encodeKeysetCursor, parseBoolean, parseKeysetCursor, parseLimit, queryParams } from '../lib/query.ts';
 import type { KeyStore } from './keys.ts';
@@ -10,13 +10,13 @@ import { createKeyBody, idParams, signUpBody } from './model.ts';
 interface AuthDeps {
   keys: KeyStore;
   leads: LeadStore;
-  maxBodyBytes: number;
+  jsonBody: JsonBodyHook;
 }
 
-/** Admin key and lead management; the `admin` scope is enforced for the whole prefix by the app's scope guard. */
-export function adminAuthRoutes({ keys, leads, maxBodyBytes }: AuthDeps) {
+/** Admin key and lead management; each route declares the `admin` scope (its apiDoc), which the app enforces. */
+export function adminAuthRoutes({ keys, leads, jsonBody }: AuthDeps) {
   return new Elysia({ prefix: '/api/v1/admin' })
-    .onParse(jsonBodyParser(maxBodyBytes))
+    .onParse(jsonBody)
     .post(
       '/keys',
       ({ body, set }) => {
@@ -49,8 +49,8 @@ export function adminAuthRoutes({ keys, leads, maxBodyBytes }: AuthDeps) {
 }
 
 /** Public sign-up: a new unverified lead and its token, shown once; a known email gets the same answer (see `LeadStore.signUp`). */
-export function publicLeadRoutes({ leads, maxBodyBytes }: Omit<AuthDeps, 'keys'>) {
-  return new Elysia({ prefix: '/api/v1/public' }).onParse(jsonBodyParser(maxBodyBytes)).post(
+export function publicLeadRoutes({ leads, jsonBody }: Omit<AuthDeps, 'keys'>) {
+  return new Elysia({ prefix: '/api/v1/public' }).onParse(jsonBody).post(
     '/leads',
     ({ body, set }) => {
       set.status = 201;

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia';
 import type { AlternativeAuth } from '../auth/guard.ts';
 import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
-import { jsonBodyParser } from '../lib/body.ts';
+import type { JsonBodyHook } from '../lib/body.ts';
 import { ApiError } from '../lib/errors.ts';
 import { crossOriginProblem } from '../lib/same-origin.ts';
 import type { SessionStore } from './sessions.ts';
@@ -19,6 +19,7 @@ const docs = {
     description: `Exchanges an API key with \`admin\` or \`dashboard:read\` for an HttpOnly, SameSite=Strict session cookie; the key is not stored in the browser. ${sameOriginOnly}`,
     tag: 'console',
     auth: 'public',
+    limit: { unit: 'sign-ins', bucket: 'sign-in' },
     responses: { 201: { description: 'Signed in; the answer sets the session cookie', schema: sessionView, example: sessionExample, headers: { 'Set-Cookie': 'The session cookie: HttpOnly, SameSite=Strict, Path / (Secure and __Host- prefixed on https)' } } },
     errors: [
       [400, 'invalid_request', 'key: Expected string'],
@@ -57,7 +58,9 @@ interface SessionDeps {
   keys: KeyStore;
   baseUrl: string;
   idleMinutes: number;
-  maxBodyBytes: number;
+  jsonBody: JsonBodyHook;
+  /** The key the request's access check identified (lib/access.ts). */
+  callerOf: (request: Request) => ApiKey | null;
 }
 
 /**
@@ -77,6 +80,15 @@ export function consoleSessionAuth({ sessions, baseUrl }: Pick<SessionDeps, 'ses
   };
 }
 
+/** The access check of routes for the console session alone: its cookie, from svc's own pages. Returns the session's key. */
+export function sessionCheck(sessionAuth: AlternativeAuth) {
+  return ({ request }: { request: Request }): ApiKey => {
+    const key = sessionAuth(request);
+    if (!key) throw noSession();
+    return key;
+  };
+}
+
 const view = (key: ApiKey, idleMinutes: number) => ({
   key: { id: key.id, name: key.name, keyPrefix: key.keyPrefix, scopes: key.scopes, storeId: key.storeId },
   idleMinutes,
@@ -87,7 +99,7 @@ const view = (key: ApiKey, idleMinutes: number) => ({
  * SameSite=Strict, Secure on https), GET who is signed in, DELETE to sign out. The raw key is
  * never stored, in the browser or here.
  */
-export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, maxBodyBytes }: SessionDeps) {
+export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, jsonBody, callerOf }: SessionDeps) {
   const secure = baseUrl.startsWith('https:');
   const name = sessionCookieName(secure);
   const cookie = (value: string, extra = '') => `${name}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}${extra}`;
@@ -96,7 +108,7 @@ export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, max
     if (problem) throw crossOrigin(problem);
   };
   return new Elysia({ name: 'console-session' })
-    .onParse(jsonBodyParser(maxBodyBytes))
+    .onParse(jsonBody)
     .post(
       SESSION_PATH,
       ({ request, body, set }) => {
@@ -114,9 +126,8 @@ export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, max
       { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }), detail: docs.signIn },
     )
     .get(SESSION_PATH, ({ request, set }) => {
-      sameOrigin(request);
-      const raw = cookieValue(request, name);
-      const key = raw === null ? null : sessions.resolve(raw);
+      // The route declares the session (docs.current): its check admitted the session's key.
+      const key = callerOf(request);
       if (!key) throw noSession();
       set.headers['cache-control'] = 'no-store';
       return view(key, idleMinutes);

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { Catalog } from '../catalog/products.ts';
-import { jsonBodyParser } from '../lib/body.ts';
+import type { JsonBodyHook } from '../lib/body.ts';
 import { orNotFound } from '../lib/errors.ts';
 import { enrichmentDocs as docs } from './docs.ts';
 import { enrichmentBody, enrichmentParams } from './model.ts';
@@ -10,20 +10,20 @@ export interface EnrichmentDeps {
   enrichments: EnrichmentStore;
   catalog: Pick<Catalog, 'get'>;
   storeExists: (id: string) => boolean;
-  maxBodyBytes: number;
+  jsonBody: JsonBodyHook;
 }
 
 /**
- * PUT|GET|DELETE /api/v1/admin/stores/:id/products/:productId/enrichment (admin scope via the guard).
+ * PUT|GET|DELETE /api/v1/admin/stores/:id/products/:productId/enrichment (each declares the admin scope).
  * `:productId` is the platform's id; the product must be in the synced catalogue (else 404).
  */
-export function enrichmentRoutes({ enrichments, catalog, storeExists, maxBodyBytes }: EnrichmentDeps) {
+export function enrichmentRoutes({ enrichments, catalog, storeExists, jsonBody }: EnrichmentDeps) {
   const product = (params: { id: string; productId: string }) => {
     orNotFound(storeExists(params.id) ? params.id : null, 'store', params.id);
     return orNotFound(catalog.get(params.id, params.productId), 'product', params.productId);
   };
   return new Elysia({ name: 'enrichment', prefix: '/api/v1/admin/stores/:id/products/:productId/enrichment' })
-    .onParse(jsonBodyParser(maxBodyBytes))
+    .onParse(jsonBody)
     .put('/', ({ params, body }) => toEnrichmentView(params.productId, enrichments.put(params.id, product(params).id, body)), { params: enrichmentParams, body: enrichmentBody, detail: docs.put })
     .get('/', ({ params }) => toEnrichmentView(params.productId, orNotFound(enrichments.get(product(params).id), 'enrichment for product', params.productId)), { params: enrichmentParams, detail: docs.get })
     .delete(

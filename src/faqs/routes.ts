@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { StoreRow } from '../db/schema/index.ts';
-import { jsonBodyParser } from '../lib/body.ts';
+import type { JsonBodyHook } from '../lib/body.ts';
 import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
 import { matchesIfNoneMatch } from '../lib/http-cache.ts';
 import type { PublicFaqAnswer, PublicFaqs } from './public.ts';
@@ -13,15 +13,15 @@ import { toFaqView, type FaqStore } from './store.ts';
 export interface FaqDeps {
   faqs: FaqStore;
   storeOf: (id: string) => StoreRow | null;
-  maxBodyBytes: number;
+  jsonBody: JsonBodyHook;
 }
 
-/** Admin FAQ endpoints (DESIGN §5); the admin scope guard covers the prefix. An unknown storeId is 404. */
-export function adminFaqRoutes({ faqs, storeOf, maxBodyBytes }: FaqDeps) {
+/** Admin FAQ endpoints (DESIGN §5); each declares the admin scope. An unknown storeId is 404. */
+export function adminFaqRoutes({ faqs, storeOf, jsonBody }: FaqDeps) {
   const store = (id: string) => orNotFound(storeOf(id), 'store', id);
   const entry = (id: string) => orNotFound(faqs.get(id), 'FAQ entry', id);
   return new Elysia({ name: 'faqs-admin', prefix: '/api/v1/admin/faqs' })
-    .onParse(jsonBodyParser(maxBodyBytes))
+    .onParse(jsonBody)
     .post(
       '/',
       ({ body, set }) => {

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { HTMLBundle } from 'bun';
 import type { LeadStore } from '../auth/leads.ts';
 import { readBodyLimited } from '../lib/body.ts';
+import { undocumentedRoute } from '../lib/access.ts';
 import { ApiError } from '../lib/errors.ts';
 import { fillTemplate, type SafeHtml } from '../lib/html-template.ts';
 import { htmlResponse, loadPageBundle, pageCsp, type PageBundle } from '../lib/page-bundle.ts';
@@ -35,8 +36,10 @@ export function landingRoutes({ page, context, leads, signUpLimit }: LandingDeps
   const formError = (status: number, email: string, error: string, headers: Record<string, string> = {}) =>
     respond(landingBody(context, { email, error }), status, headers);
 
+  // Pages, kept out of the API document; the form takes its sign-up limit itself, to answer a refusal as a page.
+  const page_ = { detail: undocumentedRoute({ auth: 'public' }) };
   return new Elysia({ name: 'landing' })
-    .get('/', () => htmlResponse(fillTemplate(page.html, { TITLE: title, BODY: landingBody(context, { email: '', error: null }) }), { csp }))
+    .get('/', () => htmlResponse(fillTemplate(page.html, { TITLE: title, BODY: landingBody(context, { email: '', error: null }) }), { csp }), page_)
     .post('/', async ({ request }) => {
       const decision = signUpLimit(request);
       if (!decision.allowed) {
@@ -59,5 +62,5 @@ export function landingRoutes({ page, context, leads, signUpLimit }: LandingDeps
         if (error.code === 'payload_too_large') return formError(413, '', 'The form was too large. Enter just your email address.');
         throw error;
       }
-    });
+    }, page_);
 }

@@ -1,4 +1,5 @@
 import { t, type TSchema } from 'elysia';
+import { ROUTE_ACCESS, type AccessRule, type Auth } from './access.ts';
 
 // How a route describes itself in the OpenAPI document (/openapi.json, built by src/apidocs). Each
 // route passes `detail: apiDoc({...})`: Elysia keeps it as route metadata and never reads it while
@@ -15,24 +16,7 @@ export const errorBody = t.Object(
   { additionalProperties: true, title: 'Error' },
 );
 
-/** How a caller proves who it is; each maps to security schemes of the document (src/apidocs/document.ts). */
-export type Auth =
-  /** Anyone. */
-  | 'public'
-  /** `Authorization: Bearer sk_live_…` with the `admin` scope, or the console session cookie of such a key. */
-  | 'admin'
-  /** `Authorization: Bearer sk_live_…` with `dashboard:read` (or `admin`), or the console session cookie. */
-  | 'dashboard'
-  /** `Authorization: Bearer sk_live_…` with `metrics:read` (or `admin`). */
-  | 'metrics'
-  /** Mode 1 (`X-Probe-Token`) or mode 2 (`X-Probe-Key` with `X-Probe-Timestamp` and `X-Probe-Signature`). */
-  | 'probe'
-  /** `X-Api-Key` of a `products:read` key bound to a store, from one of its allowed domains. */
-  | 'widget'
-  /** The console session cookie alone (the session routes themselves). */
-  | 'session'
-  /** A platform's signed webhook delivery (each platform's signature header; see the route). */
-  | 'webhook';
+export type { Auth } from './access.ts';
 
 /** One documented answer. `schema` for JSON bodies; `type` names another media type (text, SVG, …). */
 export interface Reply {
@@ -62,7 +46,10 @@ export interface RouteDoc {
   summary: string;
   description?: string;
   tag: string;
+  /** Who may call the route: enforced on the matched route (lib/access.ts) and documented as its security. */
   auth: Auth;
+  /** The per-address limit the route draws from before anything else about it runs. */
+  limit?: AccessRule['limit'];
   /** Successful answers by status. */
   responses: Record<number, Reply>;
   /** Errors besides those the auth kind implies (401/403/429 are added from `auth`). */
@@ -79,10 +66,12 @@ export const ROUTE_DOC = 'x-svc-doc';
 
 /**
  * The route's `detail`: summary and tag as OpenAPI fields, the rest under {@link ROUTE_DOC} for the
- * document builder to turn into responses, security and parameters.
+ * document builder to turn into responses, security and parameters, and its access rule under
+ * ROUTE_ACCESS for the app to enforce (lib/access.ts).
  */
 export function apiDoc(doc: RouteDoc) {
-  return { summary: doc.summary, description: doc.description, tags: [doc.tag], [ROUTE_DOC]: doc };
+  const access: AccessRule = doc.limit ? { auth: doc.auth, limit: doc.limit } : { auth: doc.auth };
+  return { summary: doc.summary, description: doc.description, tags: [doc.tag], [ROUTE_DOC]: doc, [ROUTE_ACCESS]: access };
 }
 
 /** A JSON list page: `{ items, nextCursor }` (null on the last page). */

@@ -51,9 +51,16 @@ export function parseJsonBytes(bytes: Uint8Array, limits: JsonLimits | null = JS
 }
 
 /**
+ * The app's parse hook for routes with JSON bodies: `jsonBodyParser`, run once the caller is admitted
+ * to the matched route (lib/access.ts `beforeBody`). Each capability with JSON bodies registers it
+ * with `.onParse`.
+ */
+export type JsonBodyHook = (context: { request: Request; route: string; set: { headers: Record<string, string | number> }; contentType: string }) => Promise<unknown>;
+
+/**
  * Elysia `onParse` handler for JSON APIs: bounded read, strict UTF-8 and JSON, 415 for other media
- * types. Register it on each capability's instance (never globally: a global parse hook makes Elysia
- * consume the body of the raw-body routes that verify signatures).
+ * types. The app wraps it (JsonBodyHook) for each capability's instance (never globally: a global
+ * parse hook makes Elysia consume the body of the raw-body routes that verify signatures).
  */
 export function jsonBodyParser(maxBytes: number) {
   return async ({ request, contentType }: { request: Request; contentType: string }): Promise<unknown> => {

@@ -1,3 +1,4 @@
+import { hasValidHost } from './request-path.ts';
 import { syncRoute } from './sync-route.ts';
 
 /**
@@ -66,10 +67,11 @@ const MALFORMED_ESCAPE = '\uFFFD';
  * refuses a malformed escape; a well-formed escape of U+FFFD itself is left too, harmlessly), and one
  * that declares a body (the gate refuses a declared oversize one). The request's URL is not read
  * here: a route that needs no query never builds it. test/e2e/public-gets-server.test.ts holds Bun's
- * router to this, path by path, against the app's answers.
+ * router to this, path by path, against the app's answers. A Host that is not a valid `host[:port]`
+ * is left to the app too (the gate refuses it before routing).
  */
 function answerableAhead(request: Request, params: Record<string, string>, names: readonly string[]): boolean {
-  if (request.headers.get('content-length') !== null) return false;
+  if (!hasValidHost(request) || request.headers.get('content-length') !== null) return false;
   for (const name of names) if (params[name]!.includes(MALFORMED_ESCAPE)) return false;
   return true;
 }

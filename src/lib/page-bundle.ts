@@ -1,3 +1,4 @@
+import { undocumentedRoute } from './access.ts';
 import type { HTMLBundle } from 'bun';
 import { Elysia } from 'elysia';
 import { errorResponse } from './errors.ts';
@@ -115,5 +116,5 @@ export function pageAssetRoutes(bundles: PageBundle[]) {
   return new Elysia({ name: 'page-assets' }).get(`${ASSET_PREFIX}:name`, ({ params, request }) => {
     const asset = assets.get(params.name);
     return asset ? assetResponse(request, asset) : errorResponse(404, 'not_found', `no asset ${JSON.stringify(params.name)}`);
-  });
+  }, { detail: undocumentedRoute({ auth: 'public' }) });
 }

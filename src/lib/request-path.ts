@@ -1,14 +1,15 @@
+import { isIP } from 'node:net';
 import { errorResponse } from './errors.ts';
 import { lastRequestMemo } from './last-request.ts';
 
 /**
- * The path of a request, sliced from `request.url` without building a URL object: the request gate's
- * checks need it on every request. `request.url` is already normalized (dot segments resolved) by
- * the Request itself, so this is the same path the router matches.
+ * The path of a request as sent, sliced from `request.url` without building a URL object, for what
+ * svc says about a request it could not route (a 404's detail, the malformed-path check). Nothing
+ * decides access, limits or logging from it: those follow the route the router matched
+ * (lib/access.ts). `request.url` is already normalized (dot segments resolved) by the Request itself.
  */
 export const requestPath = lastRequestMemo((request: Request): string => {
-  // Kept for the last request (lib/last-request.ts): the request gate asks twice, for the
-  // malformed-path check and then for the canonical path.
+  // Kept for the last request (lib/last-request.ts): the request gate and a 404 may both ask.
   const url = request.url;
   const start = url.indexOf('/', url.indexOf('://') + 3);
   if (start === -1) return '/';
@@ -16,47 +17,54 @@ export const requestPath = lastRequestMemo((request: Request): string => {
   return query === -1 ? url.slice(start) : url.slice(start, query);
 });
 
-/** Anything that makes a path differ from its canonical form: an escape, a capital, `//`, a trailing `/`. */
-const NOT_CANONICAL = /%|[A-Z]|\/\/|.\/$/;
+/** A DNS-style name (letters, digits, `_`, inner `-`; labels of 1–63), an IPv4 address, or a bracketed IPv6 address; then an optional port. */
+const AUTHORITY = /^(?:\[([0-9a-f:.]{2,45})\]|((?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.?))(?::(\d{1,5}))?$/i;
+
+/** The scheme, host and `/` of the last request whose host was valid: nearly every request repeats it. */
+let lastValidOrigin = '';
 
 /**
- * The path that rate limits and guards match on: percent-escapes decoded, lowercased, runs of `/`
- * collapsed and a trailing `/` dropped, so `/API/v1//public/%6Ceads/` is limited like
- * `/api/v1/public/leads`. The router is laxer than the raw path (it routes a trailing slash), so a
- * guard matched on the raw path could be walked around; one matched on this form cannot, and at worst
- * also guards a spelling that the router answers 404. A canonical path (nearly every request) is
- * returned as is after one regular-expression test.
+ * Whether the request's Host (as the request's URL carries it) is a valid `host[:port]`. Bun builds
+ * `request.url` from the Host header, and leaves the URL relative when the header is not a host at
+ * all (`a/b`, `a b`, empty); anything else odd (`..`, `a:b:c`, `x%2fy`, a port over 65535) is
+ * refused here. A request repeating the last valid origin costs one `startsWith`.
  */
-export const canonicalPath = lastRequestMemo((request: Request): string => {
-  // Kept for the last request (lib/last-request.ts): the app's request gate asks once per check.
-  const path = requestPath(request);
-  if (!NOT_CANONICAL.test(path)) return path;
-  // Malformed escapes: match on the path as sent (the router cannot route it to a guarded route either).
-  const collapsed = (decodedPath(path) ?? path).toLowerCase().replace(/\/{2,}/g, '/');
-  return collapsed.length > 1 && collapsed.endsWith('/') ? collapsed.slice(0, -1) : collapsed;
-});
-
-/** Whether a canonical path lies under `prefix` (which ends in `/`), or names the prefix itself. */
-export function isUnder(path: string, prefix: string): boolean {
-  return path.startsWith(prefix) || (path.length === prefix.length - 1 && prefix.startsWith(path));
+export function hasValidHost(request: Request): boolean {
+  const url = request.url;
+  if (lastValidOrigin !== '' && url.startsWith(lastValidOrigin)) return true;
+  const schemeEnd = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : -1;
+  if (schemeEnd === -1) return false;
+  const pathStart = url.indexOf('/', schemeEnd);
+  const authority = url.slice(schemeEnd, pathStart === -1 ? url.length : pathStart);
+  const parts = AUTHORITY.exec(authority);
+  if (parts === null) return false;
+  const [, ipv6, name, port] = parts;
+  if (ipv6 !== undefined && isIP(ipv6) !== 6) return false;
+  if (name !== undefined && name.length > 254) return false;
+  if (port !== undefined && Number(port) > 65_535) return false;
+  if (pathStart !== -1) lastValidOrigin = url.slice(0, pathStart + 1);
+  return true;
 }
 
 /**
- * Request gate check (src/app.ts): 400 `malformed_path` for a path whose percent-encoding does not decode
- * (a lone `%`, `%zz`, a cut-off UTF-8 sequence), before routing hands a parameter that failed to
- * decode to a handler. Paths without `%` cost one indexOf.
+ * Request gate check (src/app.ts), before routing: 400 `invalid_host` for a Host that is not a
+ * valid `host[:port]`, and 400 `malformed_path` for a path whose percent-encoding does not decode (a
+ * lone `%`, `%zz`, a cut-off UTF-8 sequence), before routing hands a parameter that failed to decode
+ * to a handler. svc's own links come from its base URL, never from the Host.
  */
-export function refuseMalformedPath({ request }: { request: Request }): Response | undefined {
+export function refuseMalformedRequest({ request }: { request: Request }): Response | undefined {
+  if (!hasValidHost(request)) return errorResponse(400, 'invalid_host', 'the Host header must be a host name or IP address with an optional port (host[:port])');
   const path = requestPath(request);
-  if (!path.includes('%') || decodedPath(path) !== null) return undefined;
+  if (!path.includes('%') || decodes(path)) return undefined;
   return errorResponse(400, 'malformed_path', 'the request path has malformed percent-encoding (each % must start a valid UTF-8 escape such as %C3%A9)');
 }
 
-/** A path with its percent-escapes decoded, or null when they do not decode (a lone `%`, `%zz`, cut-off UTF-8). */
-function decodedPath(path: string): string | null {
+/** Whether a path's percent-escapes decode (not a lone `%`, `%zz`, cut-off UTF-8). */
+function decodes(path: string): boolean {
   try {
-    return decodeURIComponent(path);
+    decodeURIComponent(path);
+    return true;
   } catch {
-    return null;
+    return false;
   }
 }

@@ -1,6 +1,6 @@
 import { ERROR_CODE_HEADER } from '../lib/errors.ts';
 import { randomSecret } from '../lib/crypto.ts';
-import { requestPath } from '../lib/request-path.ts';
+import { withoutTrailingSlash } from '../lib/route-methods.ts';
 import type { Respond } from '../lib/hot-route.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -20,48 +20,6 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 /** An incoming X-Request-Id is echoed only if it looks like an id (no spaces, quotes or control characters). */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@+/=-]{1,128}$/;
 
-interface RouteDefinition {
-  method: string;
-  path: string;
-}
-
-/** `/a/b/` -> `/a/b` (a prefixed `get('/')` route is registered with the slash; the router ignores one either way). */
-const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
-
-/**
- * Template lookup for requests answered before routing (rate limits, the scope guard, the body
- * limit): exact paths by map, parameterised ones by pattern; one trailing slash is ignored as the
- * router does. Null when no route matches (404s), which the metrics count as "unmatched".
- */
-function routeTable(routes: RouteDefinition[]) {
-  const exact = new Map<string, string>();
-  const patterns: { method: string; pattern: RegExp; path: string }[] = [];
-  for (const route of routes) {
-    const method = route.method;
-    const path = withoutTrailingSlash(route.path);
-    if (path.includes(':') || path.includes('*')) {
-      const source = path
-        .split('/')
-        .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-        .join('/');
-      patterns.push({ method, pattern: new RegExp(`^${source}$`), path });
-    } else {
-      exact.set(`${method} ${path}`, path);
-    }
-  }
-  return (method: string, rawPath: string): string | null => {
-    const path = withoutTrailingSlash(rawPath);
-    const lookup = method === 'HEAD' ? 'GET' : method;
-    const found = exact.get(`${lookup} ${path}`);
-    if (found !== undefined) return found;
-    for (const p of patterns) if (p.method === lookup && p.pattern.test(path)) return p.path;
-    return null;
-  };
-}
-
-/** For requests whose route is known (never looked up). */
-const NO_LOOKUP = (): RouteDefinition[] => [];
-
 const declaredBytes = (request: Request): number | null => {
   const length = request.headers.get('content-length');
   return length !== null && /^\d{1,15}$/.test(length) ? Number(length) : null;
@@ -77,7 +35,6 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
   const facts = new WeakMap<Request, RequestFacts>();
   const bootId = randomSecret(6);
   let sequence = 0;
-  let lookup: ((method: string, path: string) => string | null) | null = null;
 
   /** The incoming X-Request-Id if sane, else a new one. */
   function requestIdFor(request: Request): string {
@@ -104,13 +61,14 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
   }
 
   /** Stamps, counts and logs an answer. */
-  function finish(request: Request, response: Response, started: number, noted: RequestFacts, routes: () => RouteDefinition[]): Response {
+  function finish(request: Request, response: Response, started: number, noted: RequestFacts): Response {
     const seconds = (performance.now() - started) / 1000;
     const status = response.status;
     // Read once: request.method and response.headers are getters into native objects.
     const sent = request.method;
     const method = methodLabel(sent);
-    const route = noted.route ?? (lookup ??= routeTable(routes()))(sent, requestPath(request)) ?? 'unmatched';
+    // Answers given before routing (a malformed Host or path, an oversize body) and 404s have no route.
+    const route = noted.route ?? 'unmatched';
     const headers = response.headers;
     headers.set('x-request-id', noted.requestId);
     // Every answer, whatever produced it (routes, early refusals, static files, errors): a browser
@@ -127,8 +85,9 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
 
   return {
     /**
-     * The app's `onTransform` hook: notes the matched route's template. A plain function that
-     * returns nothing, so Elysia keeps routes synchronous (see `requestGate` in src/app.ts).
+     * Notes the matched route's template, from the app's access check on the matched route (before
+     * anything can refuse the request there). A plain function that returns nothing, so Elysia keeps
+     * routes synchronous (see `requestGate` in src/app.ts).
      */
     routeHook: function noteRoute({ request, route }: { request: Request; route: string }): void {
       const noted = facts.get(request);
@@ -144,18 +103,17 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
     },
     /**
      * The app's fetch handler, observed: serves each request, then counts it, logs it and stamps
-     * `X-Request-Id` and `X-Content-Type-Options: nosniff` on the response. Routes are read once, at the first request answered before routing.
+     * `X-Request-Id` and `X-Content-Type-Options: nosniff` on the response.
      */
-    handlerOf(app: { fetch(request: Request): Response | Promise<Response>; routes: RouteDefinition[] }) {
-      const routes = () => app.routes;
+    handlerOf(app: { fetch(request: Request): Response | Promise<Response> }) {
       return (request: Request): Response | Promise<Response> => {
         const started = performance.now();
         const noted: RequestFacts = { requestId: requestIdFor(request), route: null, tier: null };
         facts.set(request, noted);
         const result = app.fetch(request);
         return result instanceof Promise
-          ? result.then((response) => finish(request, response, started, noted, routes))
-          : finish(request, result, started, noted, routes);
+          ? result.then((response) => finish(request, response, started, noted))
+          : finish(request, result, started, noted);
       };
     },
     /**
@@ -189,10 +147,10 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
           response = answer(request, params, respond);
         } catch (error) {
           facts.set(request, noted); // so the error's log line names the request
-          return finish(request, fail(error, request), started, noted, NO_LOOKUP);
+          return finish(request, fail(error, request), started, noted);
         }
         // An answer the route built itself (a 404 of its own) is stamped like any other.
-        if (responded === 0) return finish(request, response, started, noted, NO_LOOKUP);
+        if (responded === 0) return finish(request, response, started, noted);
         const seconds = (performance.now() - started) / 1000;
         const sent = request.method;
         const method = methodLabel(sent);

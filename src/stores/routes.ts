@@ -1,13 +1,13 @@
 import { Elysia } from 'elysia';
-import { jsonBodyParser } from '../lib/body.ts';
+import type { JsonBodyHook } from '../lib/body.ts';
 import type { createStoreAdmin } from './admin.ts';
 import { storeDocs as docs } from './docs.ts';
 import { createStoreBody, credentialsBody, storeParams } from './model.ts';
 
-/** Admin store endpoints (DESIGN §5); the `admin` scope is enforced for the prefix by the app's scope guard. */
-export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, maxBodyBytes: number) {
+/** Admin store endpoints (DESIGN §5); each route declares the `admin` scope (its apiDoc), which the app enforces. */
+export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, jsonBody: JsonBodyHook) {
   return new Elysia({ name: 'stores', prefix: '/api/v1/admin/stores' })
-    .onParse(jsonBodyParser(maxBodyBytes))
+    .onParse(jsonBody)
     .post(
       '/',
       async ({ body, set }) => {

@@ -9,9 +9,7 @@ import {
   type TierDecision,
   type TierLimiter,
 } from '../ratelimit/tiers.ts';
-import { canonicalPath, isUnder, requestPath } from '../lib/request-path.ts';
 
-export const PROBE_PREFIX = '/api/v1/probe/';
 /** spec §5 rule 2: the replay window, both ways. */
 export const TIMESTAMP_WINDOW_MS = 5 * 60_000;
 
@@ -53,38 +51,39 @@ export function classifyProbe(headers: Headers, keys: KeyStore, leads: LeadStore
   return { credentials: { mode: 'none' }, subject: anonymous };
 }
 
-interface GuardDeps {
+interface AdmissionDeps {
   keys: KeyStore;
   leads: LeadStore;
   limiter: TierLimiter;
   clientIp(request: Request): string | null;
   /** Tells the request log the tier, refused or not. */
   noteTier?: (request: Request, tier: string) => void;
+  /** Puts the CORS grant on a probe answer (SVC_PROBE_CORS_ORIGINS), before any refusal, so a browser can read it. */
+  cors?: (request: Request, headers: Record<string, string | number>) => void;
 }
 
 /**
- * Steps 1–2 for every `/api/v1/probe/*` route, as a request gate check (src/app.ts): classify, then take one
- * token, before routing, authentication or reading the body (so token guessing is throttled too).
- * Routes get the result from `admissionOf(request)`. A bulk route takes its remaining tokens with
- * `limiter.take(admission.subject, scans - 1)` (all-or-nothing) once it knows the count.
+ * Steps 1–2 of every probe route, as its access check (lib/access.ts, on the matched route): classify,
+ * then take one token, before authentication or reading the body (so token guessing is throttled
+ * too). Routes get the result from `admissionOf(request)`. A bulk route takes its remaining tokens
+ * with `limiter.take(admission.subject, scans - 1)` (all-or-nothing) once it knows the count.
  */
-export function probeAdmission({ keys, leads, limiter, clientIp, noteTier }: GuardDeps) {
+export function probeAdmission({ keys, leads, limiter, clientIp, noteTier, cors }: AdmissionDeps) {
   const admissions = new WeakMap<Request, Admission>();
   return {
-    guard({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): Response | undefined {
-      if (!isUnder(canonicalPath(request), PROBE_PREFIX)) return undefined;
+    admit({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): void {
+      cors?.(request, set.headers);
       const ip = clientIp(request);
       const { credentials, subject } = classifyProbe(request.headers, keys, leads, limiter.anonymous(ip));
       noteTier?.(request, subject.tier);
       const decision = limiter.take(subject);
-      if (!decision.allowed) return rateLimitedError(decision).toResponse();
+      if (!decision.allowed) throw rateLimitedError(decision);
       putRateLimitHeaders(set.headers, decision);
       admissions.set(request, { credentials, subject, decision, clientIp: ip });
-      return undefined;
     },
     admissionOf(request: Request): Admission {
       const admission = admissions.get(request);
-      if (!admission) throw new Error(`probe route reached without admission: ${requestPath(request)}`);
+      if (!admission) throw new Error('a probe route ran without its admission (its access rule is not probe)');
       return admission;
     },
   };

@@ -18,6 +18,8 @@ const delivery = (platform: string, inputs: Input[], description: string, errors
     description: `${description} A delivery svc already processed answers 200 again (the platform stops retrying).`,
     tag: 'webhooks',
     auth: 'webhook',
+    // Unauthenticated until the body is verified: counted per source address, all webhook routes together.
+    limit: { unit: 'webhook deliveries', tier: 'webhook', bucket: 'webhooks' },
     inputs,
     body: { type: 'application/json', description: `The ${platform} event as the platform sends it (docs/webhooks.md)` },
     responses: { 200: { description: 'Verified and processed', schema: receipt, example: { received: true, outcome: 'applied' } } },

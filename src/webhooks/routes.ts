@@ -7,8 +7,8 @@ import type { createReceivers, Receipt } from './receive.ts';
  * Inbound webhooks. Handlers take only `request` and this instance has no parse hook, so Elysia
  * never consumes the body: the receivers read the raw bytes themselves to verify signatures.
  */
-/** Every inbound webhook route (rate limited per source address by the app). */
-export const WEBHOOK_PATHS = ['/api/v1/webhooks/platform-a', '/api/v1/platform-a/webhooks', '/api/v1/platform-b/webhooks', '/api/v1/platform-c/webhooks'];
+/** Every inbound webhook route (each declares the per-address webhook limit in its apiDoc, docs.ts). */
+const WEBHOOK_PATHS = ['/api/v1/webhooks/platform-a', '/api/v1/platform-a/webhooks', '/api/v1/platform-b/webhooks', '/api/v1/platform-c/webhooks'];
 
 export function webhookRoutes(receivers: ReturnType<typeof createReceivers>, onDelivery: (platform: string, outcome: string) => void = () => {}) {
   /** Reports each delivery's outcome: the 200's `outcome`, an ApiError's code, or `error`. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import http from 'node:http';
+import { bulkBodyLimit } from '../../src/telemetry/pipeline.ts';
 import { makeTestApp, tempDir, type TestApp } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { scanPayload } from '../helpers/probe.ts';
@@ -153,8 +154,8 @@ describe('public GETs answered by the server ahead of the router', () => {
     });
   }
 
-  test('a GET declaring an oversize body is refused with the same 413 both ways (before anything reads it)', async () => {
-    const declared = t.config.maxBodyBytes + 1;
+  test('a GET declaring a body larger than any route takes is refused with the same 413 both ways (before anything reads it)', async () => {
+    const declared = bulkBodyLimit(t.config.maxBodyBytes) + 1;
     const { hostname, port } = new URL(server.url);
     let received = '';
     const done = Promise.withResolvers<void>();

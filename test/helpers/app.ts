@@ -51,7 +51,7 @@ export interface TestApp {
   webhooks: WebhookServices;
   /** With `listen: true`: the app's real HTTP origin (also its base URL), for fake platforms to call. */
   url: string | null;
-  /** Send a request through the app's HTTP surface (the observed handler the server serves). `path` is relative to http://localhost. */
+  /** Send a request through the app's HTTP surface (the observed handler the server serves). `path` is relative to http://localhost, or a whole URL (to give another Host, as Bun builds the URL from it). */
   request(path: string, init?: RequestInit): Promise<Response>;
   /** The app's logger, metrics and request observer; its log lines are captured, not printed. */
   observability: Observability;
@@ -112,7 +112,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     leads: createLeadStore(database.db, clock),
     webhooks,
     url: server ? config.baseUrl : null,
-    request: async (p, init) => handler(new Request(`http://localhost${p}`, init)),
+    request: async (p, init) => handler(new Request(p.startsWith('http') ? p : `http://localhost${p}`, init)),
     observability,
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: (...scopes) => keys.create({ scopes, name: 'test' }).key,

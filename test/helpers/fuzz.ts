@@ -166,8 +166,10 @@ export interface FuzzRequest {
   headers: Record<string, string>;
   body: Uint8Array<ArrayBuffer> | null;
   /** How the request is put on the wire: `fetch` or a raw socket with a framing fault. */
-  framing: 'fetch' | 'chunked' | 'short-length' | 'long-length' | 'truncated' | 'length-and-chunked' | 'trickled';
+  framing: 'fetch' | 'raw' | 'chunked' | 'short-length' | 'long-length' | 'truncated' | 'length-and-chunked' | 'trickled';
   target: number;
+  /** A prefix put before the route's path that names no route (`/z`, `/zz`, `//`): whatever the Host, it must never reach one. */
+  strayPrefix: string | null;
 }
 
 function randomValue(random: Random, depth: number): unknown {
@@ -272,6 +274,16 @@ function mutatePath(random: Random, routePath: string, ids: Record<string, strin
   return chance(random, 0.5) && !filled.includes('?') ? filled + query : filled;
 }
 
+/**
+ * Path prefixes (issue 27): `/z`, `/zz` and `//` name no route, so a request under them must never
+ * reach one, whatever the Host (with a 1–3 character Host the router once skipped them); `/./` and
+ * `/a/..` resolve away, so the route is reached and its access rule must hold.
+ */
+const STRAY_PREFIXES = ['/z', '/zz', '//'];
+const RESOLVED_PREFIXES = ['/.', '/a/..'];
+/** Host headers (issue 27): short, with a port, uppercase, addresses, and ones that are no host at all (400 before routing). */
+const HOSTS = ['x', 'ab', 'abc', 'abcd', 'x:1', 'X', 'LOCALHOST', '127.0.0.1', '[::1]', '[::1]:80', 'a/b', 'a b', '..', 'a:b:c', 'x%2fy', 'a:99999', '-a', 'evil@x'];
+
 /** Stands for the target's own origin (the console's forms require it); filled in when sending. */
 const SAME_ORIGIN = '<same-origin>';
 const XFF = ['203.0.113.7', '2001:db8:1:2::1', '2001:db8:1:2:aaaa:bbbb:cccc:dddd', '::ffff:198.51.100.7', 'not-an-address', '1.2.3.4, 5.6.7.8', '[2001:db8::1]:443', '', 'x'.repeat(5000), '999.1.1.1'];
@@ -337,6 +349,7 @@ function mutateHeaders(random: Random, route: Route, body: Uint8Array<ArrayBuffe
   if (p.includes('/public/') || p.startsWith('/console') || p === '/' || chance(random, 0.2)) headers.origin = pick(random, [SAME_ORIGIN, SAME_ORIGIN, 'https://fuzz.example.com', 'null', 'https://evil.example', '']);
   if (chance(random, 0.1)) headers.cookie = pick(random, ['svc_session=x', 'svc_session=' + 'a'.repeat(4000), '__proto__=1']);
   if (chance(random, 0.05)) headers['accept-encoding'] = 'gzip, br';
+  if (chance(random, 0.08)) headers.host = pick(random, HOSTS);
   return headers;
 }
 
@@ -354,7 +367,11 @@ export function generateRequest(seed: number, index: number, routes: Route[], cr
   const body = takesBody || chance(random, 0.05) ? mutateBody(random, plausibleBody(random, route, credentials)) : null;
   const headers = mutateHeaders(random, route, body, credentials);
   const framing = body && method !== 'GET' && method !== 'HEAD' && chance(random, 0.12) ? pick(random, FRAMINGS) : 'fetch';
-  return { index, route: `${route.method} ${route.path}`, method, path: mutatePath(random, route.path, credentials.ids), headers, body: method === 'GET' || method === 'HEAD' ? null : body, framing, target: targets > 1 && chance(random, DEFAULT_LIMITS_SHARE) ? targets - 1 : 0 };
+  const prefix = chance(random, 0.08) ? pick(random, [...STRAY_PREFIXES, ...RESOLVED_PREFIXES]) : '';
+  const path = prefix + mutatePath(random, route.path, credentials.ids);
+  const strayPrefix = STRAY_PREFIXES.includes(prefix) ? prefix : null;
+  // fetch sends `//x` as `/x`: a stray prefix goes on a raw socket, exactly as written.
+  return { index, route: `${route.method} ${route.path}`, method, path, headers, body: method === 'GET' || method === 'HEAD' ? null : body, framing: strayPrefix !== null && framing === 'fetch' ? 'raw' : framing, target: targets > 1 && chance(random, DEFAULT_LIMITS_SHARE) ? targets - 1 : 0, strayPrefix };
 }
 
 // ---- sending ------------------------------------------------------------------------------------
@@ -382,8 +399,9 @@ async function sendFetch(url: string, request: FuzzRequest): Promise<Outcome> {
 async function sendRaw(url: string, request: FuzzRequest): Promise<Outcome> {
   const { hostname, port } = new URL(url);
   const body = request.body ?? new Uint8Array();
+  const { host = `${hostname}:${port}`, ...headers } = headersFor(url, request);
   const head = (extra: string) =>
-    `${request.method} ${request.path.replace(/[^\x21-\x7e]/gu, (char) => encodeURIComponent(char))} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n${Object.entries(headersFor(url, request))
+    `${request.method} ${request.path.replace(/[^\x21-\x7e]/gu, (char) => encodeURIComponent(char))} HTTP/1.1\r\nhost: ${host}\r\n${Object.entries(headers)
       .map(([name, value]) => `${name}: ${value.replace(/[\r\n]/g, '')}\r\n`)
       .join('')}connection: close\r\n${extra}\r\n`;
   const concat = (...parts: (string | Uint8Array)[]) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
@@ -408,6 +426,7 @@ async function sendRaw(url: string, request: FuzzRequest): Promise<Outcome> {
       chunks = [concat(head(`content-length: ${body.length}\r\ntransfer-encoding: chunked\r\n`), `${body.length.toString(16)}\r\n`, body, '\r\n0\r\n\r\n')];
       break;
     default: {
+      // 'raw' and 'trickled': the whole request, well framed, in a few writes ('trickled' waits between them).
       const whole = concat(head(`content-length: ${body.length}\r\n`), body);
       chunks = [];
       for (let at = 0; at < whole.length; at += Math.max(64, Math.ceil(whole.length / 8))) chunks.push(whole.subarray(at, at + Math.max(64, Math.ceil(whole.length / 8))));
@@ -456,6 +475,8 @@ export interface FuzzReport {
   byStatus: Map<number, number>;
   /** Each request answered with a 5xx, described so it can be replayed. */
   serverErrors: string[];
+  /** Each request under a stray path prefix (a path naming no route) that was answered as if it named one (a 2xx or 3xx). */
+  strayAnswered: string[];
   /** /healthz probes taken during the run that did not answer 200 within 2 s. */
   healthFailures: string[];
   healthChecks: number;
@@ -474,7 +495,7 @@ export interface FuzzReport {
 export async function runFuzz(options: { seed: number; requests: number; targets: FuzzTarget[]; concurrency?: number; onProgress?: (done: number) => void }): Promise<FuzzReport> {
   const { seed, requests, targets } = options;
   const concurrency = options.concurrency ?? 16;
-  const report: FuzzReport = { seed, requests, byStatus: new Map(), serverErrors: [], healthFailures: [], healthChecks: 0, worstMs: 0, worstRequest: '', routesHit: new Set(), rss: [] };
+  const report: FuzzReport = { seed, requests, byStatus: new Map(), serverErrors: [], strayAnswered: [], healthFailures: [], healthChecks: 0, worstMs: 0, worstRequest: '', routesHit: new Set(), rss: [] };
   // The start of RSS is taken after a short warm-up of plain requests: JIT and first-use caches are not leaks.
   for (const target of targets) {
     await Promise.all(Array.from({ length: 50 }, (_, i) => fetch(target.server.url + (i % 2 ? '/healthz' : '/')).then((r) => r.arrayBuffer())));
@@ -510,6 +531,7 @@ export async function runFuzz(options: { seed: number; requests: number; targets
       for (const status of outcome.statuses) {
         report.byStatus.set(status, (report.byStatus.get(status) ?? 0) + 1);
         if (status >= 500) report.serverErrors.push(`${status} ${describeRequest(request)}`);
+        if (request.strayPrefix !== null && status >= 200 && status < 400) report.strayAnswered.push(`${status} ${describeRequest(request)}`);
       }
       // Raw-socket requests wait on purpose (for bytes that never come); latency is that of whole requests.
       if (request.framing === 'fetch' && outcome.ms > report.worstMs) {
@@ -546,7 +568,7 @@ export function formatReport(report: FuzzReport): string {
   return [
     `seed ${report.seed}, ${report.requests} requests`,
     `by status: ${statuses.join(', ')}`,
-    `5xx: ${report.serverErrors.length}; /healthz failures: ${report.healthFailures.length} of ${report.healthChecks}`,
+    `5xx: ${report.serverErrors.length}; stray prefixes answered: ${report.strayAnswered.length}; /healthz failures: ${report.healthFailures.length} of ${report.healthChecks}`,
     `worst latency: ${report.worstMs.toFixed(0)} ms (${report.worstRequest.slice(0, 240)})`,
     ...report.rss.map((rss) => `RSS (${rss.limits} limits): start ${MiB(rss.start)}, peak ${MiB(rss.peak)}, end ${MiB(rss.end)}`),
   ].join('\n');

@@ -1,0 +1,154 @@
+import { ApiError } from './errors.ts';
+
+/**
+ * Who may call a route. Every route declares one (deny by default): documented routes through
+ * `apiDoc({ auth })` (lib/api-doc.ts), pages and their files through `undocumentedRoute`. The app
+ * enforces it on the route the router matched (`routeAccess`), never on a path worked out beside the
+ * router, and the API document's security section is generated from the same declaration.
+ */
+export type Auth =
+  /** Anyone. */
+  | 'public'
+  /** `Authorization: Bearer sk_live_…` with the `admin` scope, or the console session cookie of such a key. */
+  | 'admin'
+  /** `Authorization: Bearer sk_live_…` with `dashboard:read` (or `admin`), or the console session cookie. */
+  | 'dashboard'
+  /** `Authorization: Bearer sk_live_…` with `metrics:read` (or `admin`). */
+  | 'metrics'
+  /** Mode 1 (`X-Probe-Token`) or mode 2 (`X-Probe-Key` with `X-Probe-Timestamp` and `X-Probe-Signature`). */
+  | 'probe'
+  /** `X-Api-Key` of a `products:read` key bound to a store, from one of its allowed domains. */
+  | 'widget'
+  /** The console session cookie alone (the session routes themselves). */
+  | 'session'
+  /** A platform's signed webhook delivery (each platform's signature header; see the route). */
+  | 'webhook';
+
+/** A per-client-address limit a public route draws from before anything else about it runs. */
+export interface RouteLimit {
+  /** What the 429 says is counted, e.g. "sign-ups". */
+  unit: string;
+  /** The tier counted in (default anonymous); webhook deliveries have a rate of their own. */
+  tier?: 'anonymous' | 'webhook';
+  /** The bucket's name: routes naming the same bucket share it. */
+  bucket: string;
+}
+
+/** A route's declared access: who may call it, and the per-address limit it draws from, if any. */
+export interface AccessRule {
+  auth: Auth;
+  limit?: RouteLimit;
+}
+
+/** Where a route's `detail` keeps its access rule (an OpenAPI extension field the document builder drops). */
+export const ROUTE_ACCESS = 'x-svc-access';
+
+/** The `detail` of a route kept out of the API document (pages and their files): its access rule alone. */
+export const undocumentedRoute = (rule: AccessRule) => ({ hide: true, [ROUTE_ACCESS]: rule });
+
+/** A route as Elysia lists it (`app.routes`). */
+interface RouteDefinition {
+  method: string;
+  path: string;
+  hooks?: { detail?: unknown };
+}
+
+/** The access rule a route declares, or null when it declares none. */
+export function accessRuleOf(route: RouteDefinition): AccessRule | null {
+  const rule = (route.hooks?.detail as Record<string, unknown> | undefined)?.[ROUTE_ACCESS] as AccessRule | undefined;
+  return rule ?? null;
+}
+
+/** What routing established about a request: the request, the template of the route that matched it, its response headers. */
+export interface RoutedRequest {
+  request: Request;
+  route: string;
+  set: { headers: Record<string, string | number> };
+}
+
+/**
+ * One auth kind's check: returns when the caller may go on (with the caller it identified, such as
+ * an API key, or nothing), throws its refusal (an ApiError) otherwise.
+ */
+export type AccessCheck<Caller> = (routed: RoutedRequest) => Caller | void;
+
+/**
+ * For auth kinds the route itself verifies from what only it reads (a webhook's signature over its
+ * body, the widget key of a route the server also answers ahead of the app): nothing to do before
+ * the route runs. The route walk (test/route-access.test.ts) holds each such route to refusing an
+ * unauthenticated call.
+ */
+export const verifiedByTheRoute = (): void => undefined;
+
+interface AccessDeps<Caller> {
+  /** The app's routes, read once at the first request (every route is registered by then). */
+  routes: () => readonly RouteDefinition[];
+  checks: Record<Auth, AccessCheck<Caller>>;
+  /** Takes one token from the limit's bucket for the request's client; throws the 429. */
+  takeLimit: (request: Request, limit: RouteLimit) => void;
+  /** Told the matched route first, so the request log and metrics name it whatever the checks decide. */
+  noteRoute: (routed: { request: Request; route: string }) => void;
+}
+
+/**
+ * Enforces each route's declared access on the route the router matched. `admitRouted` runs as the
+ * app's transform hook (after routing, before validation and the handler) and `beforeBody` wraps
+ * the parse hook of routes whose body Elysia parses, which runs first: so no route's body is read,
+ * and no query or body is validated, before its caller is admitted. A route that declares no rule
+ * is refused: adding a route without saying who may call it fails closed (and fails
+ * test/route-access.test.ts).
+ */
+export function routeAccess<Caller extends object>({ routes, checks, takeLimit, noteRoute }: AccessDeps<Caller>) {
+  let rules: Map<string, AccessRule | null> | null = null;
+  /** Requests admitted before their body was read, so the transform hook does not admit them again. */
+  const admittedBeforeBody = new WeakSet<Request>();
+  /** Who each admitted request's check identified (an API key), for the routes that act on it. */
+  const callers = new WeakMap<Request, Caller>();
+
+  function ruleOf(method: string, route: string): AccessRule | null | undefined {
+    if (rules === null) {
+      rules = new Map();
+      for (const definition of routes()) rules.set(`${definition.method} ${definition.path}`, accessRuleOf(definition));
+    }
+    // Elysia answers HEAD with the GET route.
+    return rules.get(`${method === 'HEAD' ? 'GET' : method} ${route}`);
+  }
+
+  function admit(routed: RoutedRequest): void {
+    noteRoute(routed);
+    const request = routed.request;
+    const rule = ruleOf(request.method, routed.route);
+    if (!rule) throw new ApiError(403, 'access_undeclared', `${request.method} ${routed.route} declares no access rule, so no one may call it`);
+    if (rule.limit) takeLimit(request, rule.limit);
+    const caller = checks[rule.auth](routed);
+    if (caller) callers.set(request, caller);
+  }
+
+  return {
+    /** The app's transform hook: admits every routed request not already admitted before its body. */
+    admitRouted: function admitRouted({ request, route, set }: RoutedRequest): void {
+      if (!admittedBeforeBody.has(request)) admit({ request, route, set });
+    },
+    /**
+     * Wraps a parse hook so the caller is admitted before the body is read. The context is
+     * destructured: Elysia reads a hook's parameters to learn what to prepare (here the route's
+     * template), and prepares everything for a hook that takes the context whole.
+     */
+    beforeBody<Parsed>(parse: (context: { request: Request; contentType: string }) => Parsed) {
+      return function admittedParse({ request, route, set, contentType }: RoutedRequest & { contentType: string }): Parsed {
+        admit({ request, route, set });
+        admittedBeforeBody.add(request);
+        // Two steps: Elysia reads a hook's source and treats `return f(...)` as maybe async.
+        let parsed: Parsed;
+        parsed = parse({ request, contentType });
+        return parsed;
+      };
+    },
+    /** The caller the request's access check identified (its API key), or null (public routes, probe and webhook callers). */
+    callerOf(request: Request): Caller | null {
+      return callers.get(request) ?? null;
+    },
+  };
+}
+
+export type RouteAccess<Caller extends object> = ReturnType<typeof routeAccess<Caller>>;
