@@ -69,29 +69,52 @@ function startWarnings(config: Config, stores: StoreRow[]): string[] {
   return warnings;
 }
 
-/** A free TCP port on `hostname`, found by binding port 0 and releasing it. */
-function freePort(hostname: string): number {
-  const probe = Bun.serve({ hostname, port: 0, reusePort: false, fetch: () => new Response(null, { status: 503 }) });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
+/** What the listener answers until the app is ready (the port is bound before anything else happens). */
+const starting = () =>
+  Response.json({ error: 'starting', detail: 'svc is starting; retry in a moment' }, { status: 503, headers: { 'Retry-After': '1', 'X-Content-Type-Options': 'nosniff' } });
+
+/**
+ * Bind the listen address without SO_REUSEPORT (a port in use is a ListenError, never a shared
+ * port), answering 503 until the app takes over.
+ */
+function bind(config: Config): Bun.Server<undefined> {
+  try {
+    return Bun.serve({
+      hostname: config.http.hostname,
+      port: config.http.port,
+      // Never share the port with another process (Bun's and Elysia's listen would allow it).
+      reusePort: false,
+      idleTimeout: 30,
+      development: false,
+      // A backstop only: the app refuses oversize bodies itself with the JSON 413 (declared ones before
+      // reading, streamed ones while reading). Bun's own transport-level 413 has no body, so it must
+      // not fire first.
+      maxRequestBodySize: 2 * bulkBodyLimit(config.maxBodyBytes),
+      fetch: starting,
+    });
+  } catch (error) {
+    const reason = (error as { code?: string }).code === 'EADDRINUSE' ? 'the address is already in use (by another svc or another program)' : (error as Error).message;
+    throw new ListenError(`cannot listen on ${listenUrl(config.http).slice('http://'.length)}: ${reason}`);
+  }
 }
 
 /**
- * Start serving `requested`: holds the data directory's instance lock for the process's life (a
- * second svc on the same directory refuses to start), binds the address without SO_REUSEPORT (a
- * port in use is a ListenError, never a shared port), migrates, then starts the background work.
- * A start that fails at any step undoes the steps before it, last first: no port, Worker, database
- * or lock is left held in the process.
+ * Start serving `requested`: binds the address first (a port in use is refused before the data
+ * directory is touched), then holds the data directory's instance lock for the process's life (a
+ * second svc on the same directory refuses to start, before its database is opened), migrates,
+ * hands the listener to the app and starts the background work. A start that fails at any step
+ * undoes the steps before it, last first: no port, Worker, database or lock is left held in the process.
  */
 export async function startServer(requested: Config, options: StartOptions = {}): Promise<RunningServer> {
-  // Port 0 means "any free port": pick it before the app is built, so the default base URL (used in
-  // signal links and hook registration) names the port actually served.
-  const config = requested.http.port === 0 ? withListenPort(requested, freePort(requested.http.hostname)) : requested;
-  const lock = acquireInstanceLock(config.dataDir, `pid ${process.pid}, serving ${listenUrl(config.http)} since ${new Date().toISOString()}`);
-  const started: Undo[] = [lock.release];
+  const listener = bind(requested);
+  // Port 0 means "any free port": the default base URL (used in signal links and hook registration)
+  // names the port actually bound.
+  const config = requested.http.port === 0 ? withListenPort(requested, listener.port!) : requested;
+  const started: Undo[] = [() => listener.stop(true)];
   try {
-    return await serve(config, started, options);
+    const lock = acquireInstanceLock(config.dataDir, `pid ${process.pid}, serving ${listenUrl(config.http)} since ${new Date().toISOString()}`);
+    started.push(lock.release);
+    return await serve(config, listener, started, options);
   } catch (error) {
     // The start's own failure is the one reported; one of undoing it is logged.
     await undoInReverse(started).catch((undoFailure) => console.error(JSON.stringify({ level: 'error', msg: 'undoing a failed start failed', error: String(undoFailure) })));
@@ -99,7 +122,7 @@ export async function startServer(requested: Config, options: StartOptions = {})
   }
 }
 
-async function serve(config: Config, started: Undo[], options: StartOptions): Promise<RunningServer> {
+async function serve(config: Config, listening: Bun.Server<undefined>, started: Undo[], options: StartOptions): Promise<RunningServer> {
   const database = openDatabase(config.databaseFile);
   started.push(database.close);
   const { applied } = migrateDatabase(database);
@@ -113,7 +136,6 @@ async function serve(config: Config, started: Undo[], options: StartOptions): Pr
   const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
-  let server: Bun.Server<undefined> | null = null;
   const app = createApp({
     config,
     database,
@@ -123,32 +145,12 @@ async function serve(config: Config, started: Undo[], options: StartOptions): Pr
     scanWriter,
     observability,
     pages,
-    peerAddress: (request) => server?.requestIP(request)?.address ?? null,
+    peerAddress: (request) => listening.requestIP(request)?.address ?? null,
   });
   const fetch = observability.observer.handlerOf(app);
   // The hot public GETs, matched by Bun's own router before `fetch` (lib/hot-route.ts).
   const routes = aheadOfTheApp(app, observability.observer, fetch);
-  try {
-    server = Bun.serve({
-      hostname: config.http.hostname,
-      port: config.http.port,
-      // Never share the port with another process (Bun's and Elysia's listen would allow it).
-      reusePort: false,
-      idleTimeout: 30,
-      development: false,
-      // A backstop only: the app refuses oversize bodies itself with the JSON 413 (declared ones before
-      // reading, streamed ones while reading). Bun's own transport-level 413 has no body, so it must
-      // not fire first.
-      maxRequestBodySize: 2 * bulkBodyLimit(config.maxBodyBytes),
-      routes,
-      fetch,
-    });
-  } catch (error) {
-    const reason = (error as { code?: string }).code === 'EADDRINUSE' ? 'the address is already in use (by another svc or another program)' : (error as Error).message;
-    throw new ListenError(`cannot listen on ${listenUrl(config.http).slice('http://'.length)}: ${reason}`);
-  }
-  const listening = server;
-  started.push(() => listening.stop(true));
+  listening.reload({ routes, fetch });
   // WAL checkpoints in a Worker, so no request's COMMIT copies the WAL into the database file.
   const checkpointer = await (options.startCheckpointer ?? startCheckpointer)(database.sqlite, database.file, observability.logger.log);
   started.push(() => checkpointer.stop());

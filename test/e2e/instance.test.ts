@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import path from 'node:path';
@@ -13,12 +14,15 @@ const portOf = (url: string) => new URL(url).port;
 const SPAWNS_TIMEOUT = 30_000;
 
 describe('one instance per address and per data directory', () => {
-  test('a port already in use is refused with one line and exit 1, never shared', async () => {
+  test('a port already in use is refused with one line and exit 1, never shared, before the data directory is touched', async () => {
     const first = await start();
-    const second = await refusedServe(`127.0.0.1:${portOf(first.url)}`, path.join(servers.dir, 'other'));
+    const other = path.join(servers.dir, 'other');
+    const second = await refusedServe(`127.0.0.1:${portOf(first.url)}`, other);
     expect(second.code).toBe(1);
     expect(second.stdout).toBe('');
     expect(second.stderr.trim()).toBe(`svc: cannot listen on 127.0.0.1:${portOf(first.url)}: the address is already in use (by another svc or another program)`);
+    // Nothing was created or migrated for a start that could not listen.
+    expect(existsSync(other)).toBe(false);
     // Every request still reaches the first server's database.
     const key = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', servers.dataDir])).json.key;
     for (let i = 0; i < 20; i++) {
