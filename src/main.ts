@@ -7,6 +7,7 @@ import { createKeyStore } from './auth/keys.ts';
 import { createLeadStore } from './auth/leads.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { backupDatabase, restoreDatabase } from './db/backup.ts';
+import { examineDatabase } from './db/doctor.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from './db/index.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { systemClock } from './lib/clock.ts';
@@ -32,6 +33,7 @@ const USAGE = `usage:
   svc leads list [--email PART]
   svc backup FILE
   svc restore FILE                  (with the server stopped)
+  svc doctor [FILE]                 (checks the database, or a backup FILE; exit 1 when something is wrong)
   svc stores sync STORE_ID          (a catalogue sync pass now; the running server carries it out)
   svc stores settings get STORE_ID
   svc stores settings set STORE_ID (--json JSON | --file FILE)   (the whole settings document; {} clears them)
@@ -210,6 +212,14 @@ function restore(config: Config, rest: string[]): void {
   print(restoreDatabase(config.dataDir, config.databaseFile, path.resolve(onlyPositional(rest, 'restore FILE'))));
 }
 
+/** Examines the data directory's database, or the backup FILE, and exits 1 when a check failed (the report is printed either way). */
+function doctor(config: Config, rest: string[]): void {
+  if (rest.length > 1) throw new UsageError('doctor takes at most one FILE');
+  const report = examineDatabase(rest[0] === undefined ? config.databaseFile : path.resolve(rest[0]));
+  print(report);
+  if (!report.ok) process.exitCode = 1;
+}
+
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv);
   const [command, sub, ...rest] = positionals;
@@ -251,6 +261,8 @@ async function main(argv: string[]): Promise<void> {
       return backup(config, sub === undefined ? [] : [sub, ...rest]);
     case 'restore':
       return restore(config, sub === undefined ? [] : [sub, ...rest]);
+    case 'doctor':
+      return doctor(config, sub === undefined ? [] : [sub, ...rest]);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }

@@ -427,8 +427,9 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     const journal = (await Bun.file(`${MIGRATIONS_FOLDER}/meta/_journal.json`).json()) as { entries: { tag: string; when: number }[] };
     const at = journal.entries.findIndex((entry) => entry.tag.endsWith('_scan_hostname_rollups'));
     t.database.sqlite.exec('DROP TABLE scan_hostname_rollups');
-    t.database.sqlite.exec('CREATE INDEX order_signals_store_idx ON order_signals (store_id, received_at)');
-    t.database.sqlite.exec('CREATE INDEX webhook_deliveries_store_idx ON webhook_deliveries (store_id, received_at)');
+    // The two indexes as their migration (0001) created them: svc refuses a schema it did not make.
+    t.database.sqlite.exec('CREATE INDEX `order_signals_store_idx` ON `order_signals` (`store_id`,`received_at`)');
+    t.database.sqlite.exec('CREATE INDEX `webhook_deliveries_store_idx` ON `webhook_deliveries` (`store_id`,`received_at`)');
     t.database.sqlite.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [journal.entries[at]!.when]);
     expect(migrateDatabase(t.database).applied).toBe(journal.entries.length - at);
     expectHostnameRollupsOfFoldedScans();

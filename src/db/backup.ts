@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { acquireInstanceLock } from '../lib/instance-lock.ts';
-import { SchemaTooNewError, assertSchemaNotNewer, migrateDatabase, openDatabase } from './index.ts';
+import { SchemaMismatchError, SchemaTooNewError, assertSvcSchema, migrateDatabase, openDatabase } from './index.ts';
 
 /** A backup that cannot be made (target exists, no database) or a file that cannot be restored (not SQLite, damaged, not svc's). */
 export class BackupError extends Error {
@@ -30,24 +30,33 @@ export function backupDatabase(databaseFile: string, target: string): { file: st
   return { file: target, bytes: statSync(target).size };
 }
 
-/** Opens `source` read-only and checks it is an intact svc database this binary can run. */
-function verifiedSource(source: string): Database {
-  if (!existsSync(source)) throw new BackupError(`no file at ${source}`);
+/** What `PRAGMA integrity_check` finds wrong with the database: nothing when it is intact. */
+export function integrityProblems(sqlite: Database): string[] {
+  const found = sqlite.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((row) => row.integrity_check);
+  return found.join() === 'ok' ? [] : found;
+}
+
+/** Opens `file` read-only and runs `check` on it, turning what SQLite throws on a file that is not a database into a BackupError about `source`. */
+function checkedFile(file: string, source: string, check: (sqlite: Database) => void): void {
   let sqlite: Database | null = null;
   try {
-    sqlite = new Database(source, { readonly: true });
-    const problems = sqlite.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((row) => row.integrity_check);
-    if (problems.join() !== 'ok') throw new BackupError(`${source} is damaged (PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')})`);
-    const tables = new Set(sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => row.name));
-    const missing = SVC_TABLES.filter((table) => !tables.has(table));
-    if (missing.length) throw new BackupError(`${source} is not an svc database (no ${missing.join(', ')} table)`);
-    assertSchemaNotNewer(sqlite, source);
-    return sqlite;
+    sqlite = new Database(file, { readonly: true });
+    check(sqlite);
   } catch (error) {
-    sqlite?.close();
-    if (error instanceof BackupError || error instanceof SchemaTooNewError) throw error;
+    if (error instanceof BackupError || error instanceof SchemaTooNewError || error instanceof SchemaMismatchError) throw error;
     throw new BackupError(`${source} is damaged or not an SQLite database: ${(error as Error).message}`);
+  } finally {
+    sqlite?.close();
   }
+}
+
+/** Checks that `source` is an intact SQLite database with svc's tables. */
+function verifySource(sqlite: Database, source: string): void {
+  const problems = integrityProblems(sqlite);
+  if (problems.length) throw new BackupError(`${source} is damaged (PRAGMA integrity_check: ${problems.slice(0, 3).join('; ')})`);
+  const tables = new Set(sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((row) => row.name));
+  const missing = SVC_TABLES.filter((table) => !tables.has(table));
+  if (missing.length) throw new BackupError(`${source} is not an svc database (no ${missing.join(', ')} table)`);
 }
 
 const SIDE_FILES = ['', '-wal', '-shm'];
@@ -55,9 +64,11 @@ const SIDE_FILES = ['', '-wal', '-shm'];
 /**
  * Replace the database with the backup `source` (svc restore). The data directory's instance lock is
  * held throughout, so this refuses while a server runs and no server can start meanwhile. The backup
- * is verified first (integrity check, svc tables, a schema this binary knows), copied beside the
- * database, and only then swapped in; the current database (with its WAL) is kept aside, renamed
- * `svc.db.before-restore-<time>`. The restored database is migrated to this binary's schema.
+ * is verified first (integrity check, svc tables), copied beside the database, the copy's schema is
+ * checked (a version this binary knows, and exactly the tables, indexes, views and triggers svc's
+ * migrations create at that version, by definition), and only then swapped in; the current database
+ * (with its WAL) is kept aside, renamed `svc.db.before-restore-<time>`. The restored database is
+ * migrated to this binary's schema.
  */
 export function restoreDatabase(dataDir: string, databaseFile: string, source: string, now = new Date()) {
   if (path.resolve(source) === path.resolve(databaseFile)) throw new BackupError(`${source} is the database itself`);
@@ -65,11 +76,17 @@ export function restoreDatabase(dataDir: string, databaseFile: string, source: s
   try {
     const staging = `${databaseFile}.restoring`;
     rmSync(staging, { force: true });
-    const sqlite = verifiedSource(source);
+    if (!existsSync(source)) throw new BackupError(`no file at ${source}`);
+    checkedFile(source, source, (sqlite) => {
+      verifySource(sqlite, source);
+      sqlite.run('VACUUM INTO ?', [staging]); // copies the schema as it is, running none of it
+    });
     try {
-      sqlite.run('VACUUM INTO ?', [staging]);
-    } finally {
-      sqlite.close();
+      // The schema is checked on the copy, the file that is swapped in: svc's objects by definition and nothing else.
+      checkedFile(staging, source, (copy) => assertSvcSchema(copy, source));
+    } catch (error) {
+      rmSync(staging, { force: true });
+      throw error;
     }
     let previous: string | null = null;
     if (existsSync(databaseFile)) {

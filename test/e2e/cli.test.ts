@@ -127,6 +127,53 @@ describe('svc CLI', () => {
     expect(again.stderr).toContain('already exists');
   });
 
+  test('doctor prints what it checked in the database and what it found, and exits 1 when something is wrong', async () => {
+    const first = await cli('migrate');
+    const file = path.join(dataDir, 'svc.db');
+    const healthy = await cli('doctor');
+    expect(healthy.code).toBe(0);
+    expect(healthy.stderr).toBe('');
+    expect(healthy.json).toEqual({
+      database: file,
+      ok: true,
+      integrity: { ok: true, problems: [] },
+      schemaVersion: { ok: true, database: first.json.total, binary: first.json.total },
+      schema: { ok: true, objects: expect.any(Number), differences: [] },
+    });
+    expect(healthy.json.schema.objects).toBeGreaterThan(20);
+
+    // A file that is not a database: the later checks cannot run.
+    const junk = path.join(tmp.dir, 'junk.db');
+    await Bun.write(junk, 'not a database at all\n'.repeat(500));
+    const damaged = await cli('doctor', junk);
+    expect(damaged.code).toBe(1);
+    expect(damaged.json).toEqual({
+      database: junk,
+      ok: false,
+      integrity: { ok: false, problems: ['not an SQLite database: file is not a database'] },
+      schemaVersion: { ok: false, skipped: 'the file is damaged' },
+      schema: { ok: false, skipped: 'the file is damaged' },
+    });
+
+    // Migrated by a newer svc: its schema is unknown here.
+    const db = new Database(file);
+    db.run("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', 9999999999999)");
+    db.close();
+    const newer = await cli('doctor');
+    expect(newer.code).toBe(1);
+    expect(newer.json).toMatchObject({
+      ok: false,
+      integrity: { ok: true },
+      schemaVersion: { ok: false, database: first.json.total + 1, binary: first.json.total },
+      schema: { ok: false, skipped: "the database is newer than this svc, which does not know that version's schema" },
+    });
+
+    const missing = await cli('doctor', path.join(tmp.dir, 'missing.db'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe(`svc: no database at ${path.join(tmp.dir, 'missing.db')}`);
+    expect((await cli('doctor', 'a.db', 'b.db')).code).toBe(2);
+  });
+
   test('invalid configuration stops with one line naming the setting', async () => {
     const res = await runCli(['migrate', '--data-dir', dataDir], { env: { SVC_MAX_BODY_BYTES: 'lots' } });
     expect(res.code).toBe(2);

@@ -4,6 +4,7 @@ import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
 import path from 'node:path';
 import { MIGRATIONS_FOLDER, openDatabase } from '../../src/db/index.ts';
+import { sha256Hex } from '../../src/lib/crypto.ts';
 import { runCli } from '../helpers/cli.ts';
 import { serversPerTest } from '../helpers/server.ts';
 import { TELEMETRY, scanPayload, tokenInit } from '../helpers/probe.ts';
@@ -107,5 +108,114 @@ describe('svc backup and svc restore', () => {
     }
     expect(await emails()).toEqual(['kept@example.com']);
     expect(existsSync(path.join(servers.dataDir, 'svc.db.restoring'))).toBe(false);
+  }, SPAWNS_TIMEOUT);
+});
+
+/**
+ * Issue 27 item 4, as it was tried: a genuine backup with two triggers added. The first gives an admin
+ * key of known value to whoever signs up, the second makes every telemetry report fail.
+ */
+const PLANTED_KEY = `sk_live_${'P'.repeat(43)}`;
+const PLANTED = [
+  'CREATE TRIGGER welcome_admin AFTER INSERT ON leads BEGIN ' +
+    'INSERT OR IGNORE INTO api_keys (id, name, key_hash, key_prefix, scopes, allowed_domains, store_id, created_at) ' +
+    `VALUES ('planted', 'planted', '${sha256Hex(PLANTED_KEY)}', 'sk_live_PPPP', '["admin"]', '[]', NULL, 0); END`,
+  "CREATE TRIGGER refuse_scans BEFORE INSERT ON scans BEGIN SELECT RAISE(ABORT, 'planted'); END",
+];
+const PLANTED_PROBLEMS: [string, string] = ["trigger refuse_scans on scans is not created by svc's migrations", "trigger welcome_admin on leads is not created by svc's migrations"];
+
+/** The one line svc refuses `file` with. */
+const refusal = (file: string) =>
+  `svc: the database ${file} does not have svc's schema: ${PLANTED_PROBLEMS.join('; ')}. ` +
+  'Refused before anything in it ran (svc doctor lists every difference): restore a backup svc made, or remove what svc did not create';
+
+function plant(file: string): void {
+  const db = new Database(file);
+  for (const statement of PLANTED) db.run(statement);
+  db.close();
+}
+
+/** A genuine svc database with a lead, and a copy of it with the planted triggers. */
+async function plantedBackup(): Promise<string> {
+  expect((await cli('leads', 'create', '--email', 'kept@example.com')).code).toBe(0);
+  const file = path.join(servers.dir, 'planted.db');
+  expect((await cli('backup', file)).code).toBe(0);
+  plant(file);
+  return file;
+}
+
+const signUpAndUse = async (url: string) => {
+  const signUp = await fetch(`${url}/api/v1/public/leads`, { method: 'POST', body: JSON.stringify({ email: 'new@example.com' }), headers: { 'content-type': 'application/json' } });
+  expect(signUp.status).toBe(201);
+  const { apiToken } = await signUp.json();
+  return {
+    admin: (await fetch(`${url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${PLANTED_KEY}` } })).status,
+    telemetry: (await fetch(`${url}${TELEMETRY}`, tokenInit(apiToken, scanPayload()))).status,
+  };
+};
+
+describe('svc runs nothing in a database that svc did not create (issue 27 item 4)', () => {
+  test('restore refuses a backup with triggers svc does not create, naming them, and changes nothing', async () => {
+    const file = await plantedBackup();
+    const refused = await cli('restore', file);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr.trim().split('\n')).toEqual([refusal(file)]);
+    expect(existsSync(path.join(servers.dataDir, 'svc.db.restoring'))).toBe(false);
+    expect(await emails()).toEqual(['kept@example.com']);
+    // The database in place is the one from before: a sign-up gets no admin key, telemetry is stored.
+    const server = await servers.start();
+    expect(await signUpAndUse(server.url)).toEqual({ admin: 401, telemetry: 204 });
+  }, SPAWNS_TIMEOUT);
+
+  test('serve refuses to start on a database with triggers svc does not create, with one line naming them and exit 1', async () => {
+    expect((await cli('leads', 'create', '--email', 'kept@example.com')).code).toBe(0);
+    const file = path.join(servers.dataDir, 'svc.db');
+    plant(file);
+    const serve = await runCli(['serve', '--http', '127.0.0.1:0', '--data-dir', servers.dataDir], { timeoutMs: 15_000 });
+    expect(serve.code).toBe(1);
+    expect(serve.stdout).toBe('');
+    expect(serve.stderr.trim().split('\n')).toEqual([refusal(file)]);
+    // migrate and the commands that write refuse it too, so the trigger on leads never ran.
+    for (const args of [['migrate'], ['leads', 'create', '--email', 'other@example.com']]) {
+      const res = await cli(...args);
+      expect(res.code, args[0]).toBe(1);
+      expect(res.stderr, args[0]).toContain(PLANTED_PROBLEMS[1]);
+    }
+    const db = new Database(file, { readonly: true });
+    expect(db.query("SELECT count(*) AS n FROM api_keys WHERE id = 'planted'").get()).toEqual({ n: 0 });
+    db.close();
+    // Without the triggers it serves again.
+    const cleaned = new Database(file);
+    cleaned.run('DROP TRIGGER welcome_admin');
+    cleaned.run('DROP TRIGGER refuse_scans');
+    cleaned.close();
+    const server = await servers.start();
+    expect(await signUpAndUse(server.url)).toEqual({ admin: 401, telemetry: 204 });
+  }, SPAWNS_TIMEOUT);
+
+  test('doctor reports the triggers svc does not create, with what it checked, and exits 1', async () => {
+    const file = await plantedBackup();
+    const res = await cli('doctor', file);
+    expect(res.code).toBe(1);
+    expect(res.json).toEqual({
+      database: file,
+      ok: false,
+      integrity: { ok: true, problems: [] },
+      schemaVersion: { ok: true, database: expect.any(Number), binary: expect.any(Number) },
+      schema: {
+        ok: false,
+        objects: expect.any(Number),
+        differences: [
+          { kind: 'unexpected', type: 'trigger', name: 'refuse_scans', table: 'scans', problem: PLANTED_PROBLEMS[0] },
+          { kind: 'unexpected', type: 'trigger', name: 'welcome_admin', table: 'leads', problem: PLANTED_PROBLEMS[1] },
+        ],
+      },
+    });
+    expect(res.json.schemaVersion.database).toBe(res.json.schemaVersion.binary);
+    // The data directory's own database is the default, and is healthy.
+    const own = await cli('doctor');
+    expect(own.code).toBe(0);
+    expect(own.json).toMatchObject({ database: path.join(servers.dataDir, 'svc.db'), ok: true, schema: { ok: true, differences: [] } });
   }, SPAWNS_TIMEOUT);
 });
