@@ -2517,8 +2517,8 @@ export const mutants: Mutant[] = [
     id: 'failed-start-keeps-listening',
     bug: 'a start that fails after listening leaves the port held in the process',
     file: 'src/server.ts',
-    original: 'started.push(() => listening.stop(true));',
-    replacement: '',
+    original: 'const started: Undo[] = [() => listener.stop(true)];',
+    replacement: 'const started: Undo[] = [];',
     tests: [T.serverE2e],
   },
   {
