@@ -34,7 +34,7 @@ let orderId = 1;
 async function deliveries() {
   for (const [topic, payload] of [
     ['products/update', platformAProduct(orderId)],
-    ['orders/create', { id: orderId++, financial_status: 'paid' }],
+    ['orders/create', { id: orderId++, financial_status: 'paid', line_items: [] }],
     ['customers/redact', { shop_domain: SHOP, customer: { id: 1 } }],
   ] as const) {
     expect((await t.request('/api/v1/webhooks/platform-a', signedPlatformADelivery(APP_SECRET, SHOP, topic, payload))).status).toBe(200);

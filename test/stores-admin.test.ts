@@ -165,6 +165,7 @@ describe('admin catalogue endpoints', () => {
     const { store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
     for (const id of [1, 2, 3]) await fake.deliver(SHOP, 'products/create', platformAProduct(id));
     await fake.deliver(SHOP, 'products/delete', { id: 2 }, { triggeredAt: '2027-01-01T00:00:00Z' });
+    await t.webhooks.runner.runDueJobs(); // the platform confirms the product is gone
     const first = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1`, { headers: admin() })).json();
     expect(first.items.map((p: any) => p.productId)).toEqual(['1']);
     const second = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1&cursor=${first.nextCursor}`, { headers: admin() })).json();

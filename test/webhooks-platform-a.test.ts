@@ -6,6 +6,7 @@ import { failCommits } from './helpers/failing-commits.ts';
 import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
 import { createHmac } from 'node:crypto';
 import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
+import { settleInitialSyncs } from './helpers/sync.ts';
 import { openDatabase } from '../src/db/index.ts';
 import { createSecretBox } from '../src/lib/secrets.ts';
 import { parseCredentials } from '../src/stores/credentials.ts';
@@ -26,6 +27,8 @@ async function setup(env: Record<string, string> = { SVC_PLATFORM_A_APP_SECRET: 
     { domain: SHOP, accessToken: 'tok-acme', clientSecret: 'acme-client-secret', currency: 'EUR' },
     { domain: OTHER, accessToken: 'tok-other', clientSecret: 'other-client-secret', currency: 'USD' },
   ]);
+  // A bucket that never holds back the catalogue syncs that connecting a store starts (settleInitialSyncs).
+  Object.assign(fake.bucket, { maximumAvailable: 100_000, restoreRate: 100_000 });
   t = await makeTestApp({ listen: true, env: { SVC_PLATFORM_A_API_BASE: fake.url, ...env } });
   const created = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials: { clientSecret: 'acme-client-secret', accessToken: 'tok-acme' } });
   expect(created.status).toBe(201);
@@ -41,6 +44,37 @@ afterEach(() => {
 });
 
 const product = (id: string) => getProduct(t, storeId, id);
+
+/** The Shop resource the platform sends with app/uninstalled (its permanent domain, and the primary one). */
+const shopResource = (domain: string) => ({ id: 55, name: 'Acme', email: 'owner@acme.example', domain, 'myplatform-a_domain': domain, plan_name: 'basic' });
+/** The Order resource (orders/create, orders/paid): an id, the line items and the financial status, with buyer data svc never keeps. */
+const order = (id: number, financialStatus = 'paid') => ({
+  id,
+  order_number: 1000 + id,
+  financial_status: financialStatus,
+  email: 'buyer@example.com',
+  customer: { first_name: 'Bo' },
+  line_items: [{ id: id * 10, product_id: 1001, variant_id: 10010, quantity: 1, price: '89.00', title: 'Waxed Canvas Tote' }],
+});
+/** The privacy topics' bodies for a shop, as the platform sends them. */
+const privacyBodies = (domain: string) => ({
+  'customers/data_request': { shop_id: 55, shop_domain: domain, orders_requested: [4501], customer: { id: 9001, email: 'jane.doe@example.com', phone: '+15550100' }, data_request: { id: 77 } },
+  'customers/redact': { shop_id: 55, shop_domain: domain, customer: { id: 9001, email: 'jane.doe@example.com', phone: '+15550100' }, orders_to_redact: [4501] },
+  'shop/redact': { shop_id: 55, shop_domain: domain },
+});
+
+/** A store connected through svc's app (verified with SVC_PLATFORM_A_APP_SECRET, no API access): deliveries signed as the platform does for it. */
+async function viaAppStore(domain = APP_SHOP) {
+  const created = await createStore(t, { platform: 'platform-a', domain, currency: 'USD', credentials: { viaApp: true } });
+  expect(created.status).toBe(201);
+  const id: string = created.store.id;
+  return {
+    id,
+    domain,
+    send: (topic: string, payload: unknown, options: Parameters<FakePlatformA['send']>[4] = {}) => fake.send(hookUrl, domain, topic, payload, { secret: 'svc-app-secret', ...options }),
+    product: (productId: string) => getProduct(t, id, productId),
+  };
+}
 const signatureOf = (secret: string, payload: unknown) => createHmac('sha256', secret).update(JSON.stringify(payload)).digest('base64');
 const deliveries = () => rows(t, 'webhook_deliveries').filter((d) => d.store_id === storeId);
 
@@ -174,11 +208,18 @@ describe('platform A: product topics', () => {
     expect(rows(t, 'products').find((p) => p.product_id === '1001')!.raw).toBe(body);
   });
 
-  test('products/delete removes the product (404 afterwards)', async () => {
+  test('products/delete of a store with its own app: answered queued, then removed once the platform says the product is gone (404 afterwards)', async () => {
+    await settleInitialSyncs(t);
     await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
     const [res] = await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-12T00:00:00Z' });
-    expect(await res!.json()).toEqual({ received: true, outcome: 'removed' });
+    expect(await res!.json()).toEqual({ received: true, outcome: 'queued' });
+    // Answered before the platform was asked: the question is a job.
+    expect(fake.stats.productLookups).toBe(0);
+    expect((await product('1001')).status).toBe(200);
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
+    expect(fake.stats.productLookups).toBe(1);
     expect((await product('1001')).status).toBe(404);
+    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'removed', reason: null });
   });
 
   test('the alternative path /api/v1/platform-a/webhooks is accepted too', async () => {
@@ -213,21 +254,24 @@ describe('platform A: duplicates and ordering', () => {
     expect((await product('1001')).body.title).toBe('Newer');
   });
 
-  test('a delete older than the current data arriving after it does not remove the product', async () => {
-    await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Kept', updatedAt: '2026-01-12T00:00:00Z' }));
-    const [late] = await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-11T00:00:00Z' });
-    expect(await late!.json()).toEqual({ received: true, outcome: 'stale' });
-    expect((await product('1001')).body.title).toBe('Kept');
+  // A store of svc's app gives svc no API to confirm a delete with: the body's own rules order it.
+  test('a store of svc\'s app: a delete older than the current data arriving after it does not remove the product', async () => {
+    const app = await viaAppStore();
+    await app.send('products/update', platformAProduct(1001, { title: 'Kept', updatedAt: '2026-01-12T00:00:00Z' }));
+    const late = await app.send('products/delete', { id: 1001 }, { triggeredAt: '2026-01-11T00:00:00Z' });
+    expect(await late.json()).toEqual({ received: true, outcome: 'stale' });
+    expect((await app.product('1001')).body.title).toBe('Kept');
   });
 
-  test('an update older than the delete arriving after it does not bring the product back; a newer one does', async () => {
-    await fake.deliver(SHOP, 'products/create', platformAProduct(1001, { updatedAt: '2026-01-10T10:00:00Z' }));
-    await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2026-01-12T00:00:00Z' });
-    const [late] = await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { updatedAt: '2026-01-11T00:00:00Z' }));
-    expect((await late!.json()).outcome).toBe('stale');
-    expect((await product('1001')).status).toBe(404);
-    await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Back', updatedAt: '2026-01-13T00:00:00Z' }));
-    expect((await product('1001')).body.title).toBe('Back');
+  test('a store of svc\'s app: an update older than the delete arriving after it does not bring the product back; a newer one does', async () => {
+    const app = await viaAppStore();
+    await app.send('products/create', platformAProduct(1001, { updatedAt: '2026-01-10T10:00:00Z' }));
+    expect(await (await app.send('products/delete', { id: 1001 }, { triggeredAt: '2026-01-12T00:00:00Z' })).json()).toEqual({ received: true, outcome: 'removed' });
+    const late = await app.send('products/update', platformAProduct(1001, { updatedAt: '2026-01-11T00:00:00Z' }));
+    expect((await late.json()).outcome).toBe('stale');
+    expect((await app.product('1001')).status).toBe(404);
+    await app.send('products/update', platformAProduct(1001, { title: 'Back', updatedAt: '2026-01-13T00:00:00Z' }));
+    expect((await app.product('1001')).body.title).toBe('Back');
   });
 });
 
@@ -455,15 +499,16 @@ describe('platform A: the secret held in memory follows every change (store cach
 });
 
 test('platform A: an unsigned future X-Platform-A-Triggered-At cannot hold a removal past now', async () => {
-  await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
-  await fake.deliver(SHOP, 'products/delete', { id: 1001 }, { triggeredAt: '2999-01-01T00:00:00Z' });
-  await fake.deliver(SHOP, 'products/update', platformAProduct(1001, { title: 'Recreated', updatedAt: new Date(Date.now() + 60_000).toISOString() }));
-  expect((await product('1001')).body.title).toBe('Recreated');
+  const app = await viaAppStore();
+  await app.send('products/create', platformAProduct(1001));
+  await app.send('products/delete', { id: 1001 }, { triggeredAt: '2999-01-01T00:00:00Z' });
+  await app.send('products/update', platformAProduct(1001, { title: 'Recreated', updatedAt: new Date(Date.now() + 60_000).toISOString() }));
+  expect((await app.product('1001')).body.title).toBe('Recreated');
 });
 
 describe('platform A: store topics', () => {
   test('app/uninstalled deactivates the store and records the withdrawal of its signals', async () => {
-    const [res] = await fake.deliver(SHOP, 'app/uninstalled', { id: 55, name: 'Acme', myshopify_domain: SHOP });
+    const [res] = await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
     expect(await res!.json()).toEqual({ received: true, outcome: 'deactivated' });
     const store = rows(t, 'stores').find((s) => s.id === storeId);
     expect(store).toMatchObject({ status: 'inactive' });
@@ -472,7 +517,7 @@ describe('platform A: store topics', () => {
   });
 
   test('any delivery for an inactive store gets 200 and is ignored', async () => {
-    await fake.deliver(SHOP, 'app/uninstalled', { id: 55 });
+    await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
     const [res] = await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
     expect(res!.status).toBe(200);
     expect(await res!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
@@ -499,23 +544,166 @@ describe('platform A: store topics', () => {
   });
 
   test('shop/redact after uninstall is still logged against the store', async () => {
-    await fake.deliver(SHOP, 'app/uninstalled', { id: 55 });
+    await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
     const res = await fake.send(hookUrl, SHOP, 'shop/redact', { shop_id: 55, shop_domain: SHOP });
     expect((await res.json()).outcome).toBe('acknowledged');
   });
 
   test('order topics are verified and recorded as order signals, with no buyer data', async () => {
-    const res = await fake.send(hookUrl, SHOP, 'orders/paid', { id: 4501, financial_status: 'paid', email: 'buyer@example.com', customer: { first_name: 'Bo' } });
+    const res = await fake.send(hookUrl, SHOP, 'orders/paid', order(4501));
     expect(await res.json()).toEqual({ received: true, outcome: 'recorded' });
     expect(rows(t, 'order_signals')).toMatchObject([{ store_id: storeId, topic: 'orders/paid', order_id: '4501', status: 'paid' }]);
     expect(JSON.stringify(rows(t, 'order_signals'))).not.toContain('buyer@example.com');
-    const bad = await fake.send(hookUrl, SHOP, 'orders/create', { note: 'no id' });
+    const bad = await fake.send(hookUrl, SHOP, 'orders/create', { note: 'no id', line_items: [] });
     expect(bad.status).toBe(400);
   });
 
   test('an unhandled topic gets 200 and is ignored', async () => {
     const res = await fake.send(hookUrl, SHOP, 'collections/update', { id: 3 });
     expect(await res.json()).toEqual({ received: true, outcome: 'ignored_topic' });
+  });
+});
+
+/** Everything a delivery could change, table by table (the delivery log aside). */
+const everything = () => Object.fromEntries(['products', 'product_variants', 'stores', 'store_events', 'order_signals', 'jobs'].map((table) => [table, rows(t, table)]));
+
+describe('platform A: a signed body under a topic it was not made for changes nothing (the topic header is not signed)', () => {
+  /** One genuine body of each handled topic for SHOP, as the platform sends it. */
+  const genuine: Record<string, () => unknown> = {
+    'products/create': () => platformAProduct(1001),
+    'products/update': () => platformAProduct(1001, { title: 'Renamed', updatedAt: '2026-01-11T10:00:00Z' }),
+    'products/delete': () => ({ id: 1001 }),
+    'app/uninstalled': () => shopResource(SHOP),
+    ...Object.fromEntries(Object.entries(privacyBodies(SHOP)).map(([topic, body]) => [topic, () => body])),
+    'orders/create': () => order(4501, 'pending'),
+    'orders/paid': () => order(4501),
+  };
+  /** Topics whose bodies are the same resource: a body of one is the other's own. */
+  const sameResource = (a: string, b: string) => [a, b].every((topic) => topic.startsWith('products/') && topic !== 'products/delete') || [a, b].every((topic) => topic.startsWith('orders/'));
+
+  for (const topic of Object.keys(genuine)) {
+    test(`${topic}: the signed body of every other topic is refused (200, body_not_for_topic), logged with the reason, and changes nothing`, async () => {
+      // The shop's state before: a live product and an order signal a misapplied body could change.
+      await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+      fake.productsOf(SHOP).push(platformAProduct(1001));
+      await fake.send(hookUrl, SHOP, 'orders/create', order(4500));
+      for (const [bodyTopic, body] of Object.entries(genuine)) {
+        if (bodyTopic === topic || sameResource(topic, bodyTopic)) continue;
+        const before = everything();
+        const res = await fake.send(hookUrl, SHOP, topic, body(), { eventId: `evt-${bodyTopic}-as-${topic}` });
+        expect({ bodyTopic, status: res.status, answer: await res.json() }).toEqual({ bodyTopic, status: 200, answer: { received: true, outcome: 'refused', reason: 'body_not_for_topic' } });
+        expect({ bodyTopic, state: everything() }).toEqual({ bodyTopic, state: before });
+        // Logged with the reason, without the event id (a refused delivery never stands in for the genuine one).
+        expect(deliveries().at(-1)).toMatchObject({ topic, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null, product_id: null });
+      }
+      await t.webhooks.runner.runDueJobs();
+      expect((await product('1001')).body.title).toBe('Waxed Canvas Tote');
+    });
+  }
+
+  test('the refusal holds for an inactive store too (refused, not acknowledged)', async () => {
+    await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
+    const res = await fake.send(hookUrl, SHOP, 'shop/redact', platformAProduct(1001));
+    expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: 'body_not_for_topic' });
+    expect(rows(t, 'store_events').map((e) => e.kind)).not.toContain('shop/redact');
+  });
+
+  test('a products/delete body that names more than the product (a product body) is refused, never removes it', async () => {
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    const res = await fake.send(hookUrl, SHOP, 'products/delete', { id: 1001, title: 'Waxed Canvas Tote' });
+    expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: 'body_not_for_topic' });
+    expect(rows(t, 'jobs').filter((j) => j.kind === 'product.confirm-removal')).toEqual([]);
+  });
+
+  test('a product body whose global id is another resource\'s is refused', async () => {
+    const res = await fake.send(hookUrl, SHOP, 'products/update', { ...platformAProduct(1001), admin_graphql_api_id: 'gid://platform-a/Collection/1001' });
+    expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: 'body_not_for_topic' });
+    expect((await product('1001')).status).toBe(404);
+  });
+});
+
+describe('platform A: a delivery for one store never changes another (stores of svc\'s app share one secret)', () => {
+  const SECOND_APP_SHOP = 'second.myplatform-a.com';
+  /** For every topic, a body signed for the first shop (and applied there), sent with the second shop's domain header. */
+  const bodies: Record<string, unknown> = {
+    'products/create': platformAProduct(1001),
+    'products/update': platformAProduct(1001, { updatedAt: '2026-01-11T10:00:00Z' }),
+    'products/delete': { id: 1001 },
+    'app/uninstalled': shopResource(APP_SHOP),
+    ...privacyBodies(APP_SHOP),
+    'orders/create': order(4501, 'pending'),
+    'orders/paid': order(4501),
+  };
+  const expectedReason = (topic: string) => (topic.startsWith('products/') || topic.startsWith('orders/') ? 'held_by_other_store' : 'other_shop');
+
+  for (const [topic, body] of Object.entries(bodies)) {
+    test(`${topic}: a body signed for one shop, sent with another shop's domain, is refused (${expectedReason(topic)}) and leaves the other store as it was`, async () => {
+      const first = await viaAppStore(APP_SHOP);
+      const second = await viaAppStore(SECOND_APP_SHOP);
+      expect((await first.send(topic, body)).status).toBe(200);
+      const before = everything();
+      const res = await second.send(topic, body, { eventId: 'evt-replayed' });
+      expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: expectedReason(topic) });
+      expect(everything()).toEqual(before);
+      // Logged without its event id: it cannot stand in for a genuine delivery of the second shop carrying that id.
+      expect(rows(t, 'webhook_deliveries').filter((d) => d.store_id === second.id)).toEqual([expect.objectContaining({ topic, outcome: 'refused', reason: expectedReason(topic), dedupe_key: null })]);
+      const genuine = await second.send('products/create', platformAProduct(2002), { eventId: 'evt-replayed' });
+      expect((await genuine.json()).outcome).toBe('applied');
+    });
+  }
+
+  test('app/uninstalled and the privacy topics apply to a store only when the payload names its shop', async () => {
+    const app = await viaAppStore();
+    for (const [topic, payload] of Object.entries(privacyBodies(OTHER))) {
+      expect(await (await app.send(topic, payload)).json()).toEqual({ received: true, outcome: 'refused', reason: 'other_shop' });
+    }
+    expect(await (await app.send('app/uninstalled', shopResource(OTHER))).json()).toEqual({ received: true, outcome: 'refused', reason: 'other_shop' });
+    // The primary domain may be the shop's own; the permanent one names it.
+    expect(await (await app.send('app/uninstalled', { ...shopResource(APP_SHOP), domain: 'www.acme-shop.example' })).json()).toEqual({ received: true, outcome: 'deactivated' });
+    expect(rows(t, 'stores').find((s) => s.id === app.id)).toMatchObject({ status: 'inactive' });
+  });
+
+  test('a store with its own app: a shop or privacy body naming another shop is refused (other_shop)', async () => {
+    const res = await fake.send(hookUrl, SHOP, 'app/uninstalled', shopResource(OTHER));
+    expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: 'other_shop' });
+    expect(rows(t, 'stores').find((s) => s.id === storeId)).toMatchObject({ status: 'active' });
+  });
+});
+
+describe('platform A: a delete is applied only when the platform confirms the product is gone (stores with their own app)', () => {
+  test('a delete of a product the platform still has is refused (product_not_removed) and the product stays', async () => {
+    await settleInitialSyncs(t);
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    fake.productsOf(SHOP).push(platformAProduct(1001));
+    // A signed products/update body resent as products/delete is refused by its shape; a genuine
+    // delete body replayed with a fresh event id is refused by the platform.
+    const [res] = await fake.deliver(SHOP, 'products/delete', { id: 1001 });
+    expect(await res!.json()).toEqual({ received: true, outcome: 'queued' });
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('1001')).status).toBe(200);
+    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed' });
+  });
+
+  test('a confirmation for a store that went inactive meanwhile removes nothing and says so in the delivery log', async () => {
+    await settleInitialSyncs(t);
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    await fake.deliver(SHOP, 'products/delete', { id: 1001 });
+    await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
+    await t.webhooks.runner.runDueJobs();
+    expect(fake.stats.productLookups).toBe(0);
+    expect(rows(t, 'products').find((p) => p.product_id === '1001')).toMatchObject({ removed_at: null });
+    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'ignored_inactive' });
+  });
+
+  test('a platform API failure leaves the delete queued and retried, nothing removed meanwhile', async () => {
+    await settleInitialSyncs(t);
+    await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
+    fake.outage.status = 503;
+    await fake.deliver(SHOP, 'products/delete', { id: 1001 });
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('1001')).status).toBe(200);
+    expect(rows(t, 'jobs').find((j) => j.kind === 'product.confirm-removal')).toMatchObject({ status: 'queued', attempts: 1 });
+    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'queued' });
   });
 });
 
@@ -532,7 +720,7 @@ describe('platform A: errors (spec §7)', () => {
     const noTopic = await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1), { headers: { 'x-platform-a-topic': null } });
     expect(noTopic.status).toBe(400);
     expect(await noTopic.json()).toMatchObject({ error: 'missing_topic' });
-    const noId = await fake.send(hookUrl, SHOP, 'products/update', { title: 'x' });
+    const noId = await fake.send(hookUrl, SHOP, 'products/update', { ...platformAProduct(1), id: undefined, admin_graphql_api_id: undefined });
     expect(noId.status).toBe(400);
     expect(await noId.json()).toMatchObject({ error: 'missing_product_id' });
     const notJson = await fake.send(hookUrl, SHOP, 'products/update', null, { body: '{"id":' });

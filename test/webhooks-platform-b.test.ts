@@ -128,12 +128,16 @@ describe('platform B: product scopes through the job queue', () => {
     expect((await product('501')).body.title).toBe('Trail Runner 3');
   });
 
-  test('store/product/deleted removes the product; a queued fetch answered 404 removes it too', async () => {
+  test('store/product/deleted is answered queued and removes the product once the catalog API answers 404 for it; a queued fetch answered 404 removes it too', async () => {
     await fake.deliver('store/product/created', 501);
     await t.webhooks.runner.runDueJobs();
+    fake.products.delete(501);
     const { responses } = await fake.deliver('store/product/deleted', 501);
-    expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'removed' });
+    expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'queued' });
+    expect((await product('501')).status).toBe(200);
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect((await product('501')).status).toBe(404);
+    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'store/product/deleted')).toMatchObject({ outcome: 'removed', reason: null });
 
     fake.products.set(502, platformBProduct(502));
     await fake.deliver('store/product/created', 502);
@@ -219,6 +223,37 @@ describe('platform B: product scopes through the job queue', () => {
     const { responses } = await fake.deliver('store/product/created', 501);
     expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
     expect(rows(t, 'jobs')).toHaveLength(0);
+  });
+});
+
+describe('platform B: an event whose data is not its scope\'s changes nothing', () => {
+  const SCOPES = ['store/product/created', 'store/product/updated', 'store/product/deleted', 'store/order/created', 'store/order/statusUpdated'];
+  const resourceOf = (scope: string) => scope.split('/')[1];
+  /** Everything a delivery could change (the delivery log aside). */
+  const everything = () => Object.fromEntries(['products', 'stores', 'store_events', 'order_signals', 'jobs'].map((table) => [table, rows(t, table)]));
+
+  for (const scope of SCOPES) {
+    test(`${scope}: the data of every scope of another resource is refused (200, body_not_for_topic), logged with the reason, and changes nothing`, async () => {
+      await fake.deliver('store/product/created', 501);
+      await t.webhooks.runner.runDueJobs();
+      for (const other of SCOPES.filter((s) => resourceOf(s) !== resourceOf(scope))) {
+        const before = everything();
+        const res = await fake.send(hookUrl, { ...fake.event(other, 501), scope });
+        expect({ other, answer: await res.json() }).toEqual({ other, answer: { received: true, outcome: 'refused', reason: 'body_not_for_topic' } });
+        expect({ other, state: everything() }).toEqual({ other, state: before });
+        expect(rows(t, 'webhook_deliveries').at(-1)).toMatchObject({ topic: scope, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null });
+      }
+    });
+  }
+
+  test('store/product/deleted for a product the catalog API still has is refused (product_not_removed) and the product stays', async () => {
+    await fake.deliver('store/product/created', 501);
+    await t.webhooks.runner.runDueJobs();
+    const { responses } = await fake.deliver('store/product/deleted', 501);
+    expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'queued' });
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('501')).status).toBe(200);
+    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'store/product/deleted')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed' });
   });
 });
 

@@ -164,11 +164,16 @@ describe('platform C: product topics', () => {
     expect((await product('77')).body.title).toBe('Newer');
   });
 
-  test('product.deleted removes the product', async () => {
+  test('product.deleted is answered queued and removes the product once the site no longer has it (404)', async () => {
     await fake.deliver('product.created', payload());
     const [res] = await fake.deliver('product.deleted', { id: 77 });
-    expect(await res!.json()).toEqual({ received: true, outcome: 'removed' });
+    expect(await res!.json()).toEqual({ received: true, outcome: 'queued' });
+    expect((await product('77')).status).toBe(200);
+    expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect((await product('77')).status).toBe(404);
+    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'product.deleted')).toMatchObject({ outcome: 'removed', reason: null });
+    // The delete carries no time and the site's 404 gives none: ordered right after the data svc held, never dated at receipt.
+    expect(rows(t, 'products').find((p) => p.product_id === '77')).toMatchObject({ removed_at: Date.parse('2026-01-10T12:00:00Z') });
   });
 
   test('a duplicate delivery (same product id and date_modified_gmt) is applied once', async () => {
@@ -190,11 +195,115 @@ describe('platform C: product topics', () => {
   test('400 for a missing topic header, a missing product id or malformed JSON', async () => {
     const noTopic = await fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-topic': null } });
     expect(noTopic.status).toBe(400);
-    const noId = await fake.send(hookUrl(), 'product.updated', { name: 'x' }, secret());
+    const noId = await fake.send(hookUrl(), 'product.updated', { ...payload(), id: undefined }, secret());
     expect(noId.status).toBe(400);
     expect(await noId.json()).toMatchObject({ error: 'missing_product_id' });
     const notJson = await fake.send(hookUrl(), 'product.updated', null, secret(), { body: '{"id":' });
     expect(notJson.status).toBe(400);
+  });
+});
+
+/** Everything a delivery could change (the delivery log aside). */
+const everything = () => Object.fromEntries(['products', 'product_variants', 'stores', 'store_events', 'jobs'].map((table) => [table, rows(t, table)]));
+
+describe('platform C: a signed body under a topic it was not made for changes nothing (the topic header is not signed)', () => {
+  /** One genuine body of each topic the site sends, for product 77 (an order's too, which svc does not take). */
+  const genuine: Record<string, () => unknown> = {
+    'product.created': () => payload(),
+    'product.updated': () => payload(77, { name: 'Renamed', modifiedGmt: '2026-01-11T00:00:00' }),
+    'product.deleted': () => ({ id: 77 }),
+    'order.created': () => ({ id: 77, parent_id: 0, status: 'processing', currency: 'SEK', date_modified_gmt: '2026-01-11T00:00:00', total: '64.00', line_items: [{ id: 1, product_id: 77, quantity: 1 }] }),
+  };
+  const sameResource = (a: string, b: string) => [a, b].every((topic) => topic === 'product.created' || topic === 'product.updated');
+
+  for (const topic of ['product.created', 'product.updated', 'product.deleted']) {
+    test(`${topic}: the signed body of every other topic is refused (200, body_not_for_topic), logged with the reason, and changes nothing`, async () => {
+      fake.products.set(77, payload());
+      await fake.deliver('product.created', payload());
+      for (const [bodyTopic, body] of Object.entries(genuine)) {
+        if (bodyTopic === topic || sameResource(topic, bodyTopic)) continue;
+        const before = everything();
+        const res = await fake.send(hookUrl(), topic, body(), secret());
+        expect({ bodyTopic, answer: await res.json() }).toEqual({ bodyTopic, answer: { received: true, outcome: 'refused', reason: 'body_not_for_topic' } });
+        expect({ bodyTopic, state: everything() }).toEqual({ bodyTopic, state: before });
+        expect(rows(t, 'webhook_deliveries').at(-1)).toMatchObject({ topic, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null });
+      }
+      expect((await product('77')).body.title).toBe('Ceramic Pour-Over Set');
+    });
+  }
+});
+
+describe('platform C: a delete is applied only when the site confirms the product is gone, dated by the site', () => {
+  test('a delete of a product the site still has (a product.updated body replayed as a delete is refused by its shape; a delete body by the site) is refused: product_not_removed', async () => {
+    fake.products.set(77, payload());
+    await fake.deliver('product.created', payload());
+    const res = await fake.send(hookUrl(), 'product.deleted', { id: 77 }, secret());
+    expect(await res.json()).toEqual({ received: true, outcome: 'queued' });
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('77')).status).toBe(200);
+    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'product.deleted')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed', dedupe_key: null });
+  });
+
+  test('a product moved to the trash (the API still answers for it) is removed, dated by the site\'s time of trashing, never by receipt: a later genuine update brings it back', async () => {
+    fake.products.set(77, payload());
+    await fake.deliver('product.created', payload());
+    fake.trash(77, new Date('2026-01-12T00:00:00Z'));
+    // Delivered late (the site queues deliveries): long after the trashing, and after the update below was made.
+    await fake.deliver('product.deleted', { id: 77 });
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('77')).status).toBe(404);
+    expect(rows(t, 'products').find((p) => p.product_id === '77')).toMatchObject({ removed_at: Date.parse('2026-01-12T00:00:00Z') });
+    // Restored and edited on 13 January (before this delete was received): applied, not refused as stale.
+    const restored = payload(77, { name: 'Restored', modifiedGmt: '2026-01-13T00:00:00' });
+    fake.products.set(77, restored);
+    const [res] = await fake.deliver('product.updated', restored);
+    expect((await res!.json()).outcome).toBe('applied');
+    expect((await product('77')).body.title).toBe('Restored');
+  });
+
+  test('a queued fetch of a product in the trash removes it instead of syncing it', async () => {
+    const { product: data, variations } = platformCVariableProduct(88, fake.siteUrl);
+    fake.products.set(88, data);
+    fake.variations.set(88, variations);
+    await fake.deliver('product.updated', data);
+    fake.trash(88, new Date('2026-01-12T00:00:00Z'));
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('88')).status).toBe(404);
+    expect(rows(t, 'products').find((p) => p.product_id === '88')).toMatchObject({ removed_at: Date.parse('2026-01-12T00:00:00Z') });
+  });
+
+  test('deletes carry a dedupe key: the same delete again while its confirmation is pending is a duplicate; once refused, the key is free again', async () => {
+    fake.products.set(77, payload());
+    await fake.deliver('product.created', payload());
+    const send = async () => (await (await fake.send(hookUrl(), 'product.deleted', { id: 77 }, secret())).json()).outcome;
+    expect(await send()).toBe('queued');
+    expect(await send()).toBe('duplicate');
+    await t.webhooks.runner.runDueJobs();
+    expect(fake.calls.productFetches).toBe(1);
+    // Refused (the site has the product): the next delete of it is a delivery of its own, so a
+    // replayed delete can never stand in for the genuine one that comes later.
+    fake.trash(77, new Date('2026-01-12T00:00:00Z'));
+    expect(await send()).toBe('queued');
+    await t.webhooks.runner.runDueJobs();
+    expect((await product('77')).status).toBe(404);
+    expect(await send()).toBe('duplicate');
+  });
+
+  test('a delete that arrives while the site is being asked about an earlier one is not lost: the site is asked again', async () => {
+    fake.products.set(77, payload());
+    await fake.deliver('product.created', payload());
+    await fake.send(hookUrl(), 'product.deleted', { id: 77 }, secret()); // replayed: the site still has the product
+    let asked = 0;
+    fake.pageHooks.beforeProductFetch = async (id) => {
+      if (id !== 77 || asked++ > 0) return;
+      const live = Response.json(fake.products.get(77)); // the site answers as of before the trashing
+      fake.trash(77, new Date('2026-01-12T00:00:00Z'));
+      expect(await (await fake.send(hookUrl(), 'product.deleted', { id: 77 }, secret())).json()).toMatchObject({ outcome: 'duplicate' });
+      return live;
+    };
+    await t.webhooks.runner.runDueJobs();
+    expect(asked).toBe(2);
+    expect((await product('77')).status).toBe(404);
   });
 });
 

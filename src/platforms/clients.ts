@@ -7,6 +7,9 @@ import { platformCClient } from './platform-c.ts';
 
 export type PlatformSettings = Pick<Config, 'baseUrl' | 'platformAApiBase' | 'platformBApiBase'> & { apiTimeoutMs?: number };
 
+/** Whether svc can call the store's platform API with these credentials (not for a store of svc's platform-A app). */
+export const hasApiAccess = (credentials: StoreCredentials): boolean => credentials.kind !== 'via-app';
+
 /** The API client for a store, or null when its credentials give svc no API access (svc's app). */
 export function clientFor(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings) {
   const timeoutMs = settings.apiTimeoutMs;

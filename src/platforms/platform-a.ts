@@ -1,7 +1,8 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
-import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
+import { isIdOnly, isObject } from './payload-shapes.ts';
+import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type ProductGone, type RefusalReason, type WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_A_HEADERS = {
@@ -17,7 +18,6 @@ export const PLATFORM_A_HEADERS = {
 /** What svc registers for a store with its own app (spec §4.3 rule 3); order and privacy topics never. */
 export const PLATFORM_A_HOOK_TOPICS = ['products/create', 'products/update', 'products/delete', 'app/uninstalled'];
 export const PLATFORM_A_API_VERSION = '2025-01';
-const PRIVACY_TOPICS = new Set(['customers/data_request', 'customers/redact', 'shop/redact']);
 const ORDER_TOPICS = new Set(['orders/create', 'orders/paid']);
 
 /** `<name>.<suffix>` with one DNS label before the suffix (the strict form of the platform's own check). */
@@ -99,25 +99,72 @@ export function platformAProduct(payload: any, shopDomain: string, receivedAt: n
 }
 
 /**
- * Topic + verified payload -> event. `eventAt` orders deletes (the triggered-at header, else
- * receipt); `payloadJson`, the payload as received (its text or UTF-8 bytes), is kept as the product's raw payload.
+ * The Shop resource's permanent domain (`<name>.<suffix>`); its `domain` is the primary one, which
+ * may be the shop's own (custom) domain.
  */
-export function platformAEvent(topic: string, payload: any, shopDomain: string, eventAt: number, payloadJson?: string | Uint8Array): WebhookEvent {
+const PERMANENT_DOMAIN_FIELD = 'myplatform-a_domain';
+
+/** The privacy topics' bodies, told apart by what they carry (each names its shop as `shop_domain`). */
+const PRIVACY_SHAPES = new Map<string, (payload: Record<string, unknown>) => boolean>([
+  ['customers/data_request', (p) => isObject(p.customer) && isObject(p.data_request)],
+  ['customers/redact', (p) => isObject(p.customer) && p.data_request === undefined],
+  ['shop/redact', (p) => p.customer === undefined && p.data_request === undefined],
+]);
+
+const refused = (reason: RefusalReason): WebhookEvent => ({ kind: 'refused', reason });
+const sameShop = (named: unknown, shopDomain: string) => typeof named === 'string' && named.trim().toLowerCase() === shopDomain;
+
+/** The REST Product resource: a title and a variants list (every product has one), and, when it gives its global id, a Product's. */
+function isProductResource(payload: Record<string, unknown>): boolean {
+  if (typeof payload.title !== 'string' || !Array.isArray(payload.variants)) return false;
+  return payload.admin_graphql_api_id === undefined || payload.admin_graphql_api_id === `gid://platform-a/Product/${idOf(payload.id)}`;
+}
+
+/**
+ * app/uninstalled: the Shop resource (an id and its domains), of the shop the header names. Stores
+ * of svc's app share one secret, so the header alone would let a body signed for one shop uninstall
+ * another.
+ */
+function shopRefusal(payload: Record<string, unknown>, shopDomain: string): WebhookEvent | null {
+  const domains = [payload[PERMANENT_DOMAIN_FIELD], payload.domain].filter((d) => typeof d === 'string');
+  if (idOf(payload.id) === null || domains.length === 0) return refused('body_not_for_topic');
+  return domains.some((d) => sameShop(d, shopDomain)) ? null : refused('other_shop');
+}
+
+/** A privacy topic: the topic's own body (PRIVACY_SHAPES), naming the header's shop. */
+function privacyRefusal(isTopicBody: (payload: Record<string, unknown>) => boolean, payload: Record<string, unknown>, shopDomain: string): WebhookEvent | null {
+  if (typeof payload.shop_domain !== 'string' || !isTopicBody(payload)) return refused('body_not_for_topic');
+  return sameShop(payload.shop_domain, shopDomain) ? null : refused('other_shop');
+}
+
+/**
+ * Topic + verified payload -> event. The topic header is not signed: a body whose shape is not the
+ * topic's own is refused (a product body under products/delete or app/uninstalled, a delete body
+ * under products/update...), and so is a shop or privacy body naming another shop than the header;
+ * a body of the topic's shape without the id it needs is malformed (400). `eventAt` orders deletes (the triggered-at header, else receipt); `payloadJson`, the payload as
+ * received (its text or UTF-8 bytes), is kept as the product's raw payload.
+ */
+export function platformAEvent(topic: string, payload: Record<string, unknown>, shopDomain: string, eventAt: number, payloadJson?: string | Uint8Array): WebhookEvent {
   switch (topic) {
     case 'products/create':
     case 'products/update':
+      if (!isProductResource(payload)) return refused('body_not_for_topic');
       return { kind: 'product.upsert', product: platformAProduct(payload, shopDomain, eventAt, payloadJson) };
     case 'products/delete': {
-      const productId = idOf(payload?.id);
+      if (!isIdOnly(payload)) return refused('body_not_for_topic');
+      const productId = idOf(payload.id);
       if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no product id');
       return { kind: 'product.remove', productId, at: eventAt };
     }
     case 'app/uninstalled':
-      return { kind: 'store.uninstalled' };
+      return shopRefusal(payload, shopDomain) ?? { kind: 'store.uninstalled' };
   }
-  if (PRIVACY_TOPICS.has(topic)) return { kind: 'privacy' };
+  const privacyShape = PRIVACY_SHAPES.get(topic);
+  if (privacyShape) return privacyRefusal(privacyShape, payload, shopDomain) ?? { kind: 'privacy' };
   if (ORDER_TOPICS.has(topic)) {
-    const orderId = idOf(payload?.id);
+    // The Order resource: its line items (a product has variants, a shop or a delete body neither).
+    if (!Array.isArray(payload.line_items)) return refused('body_not_for_topic');
+    const orderId = idOf(payload.id);
     if (!orderId) throw new ApiError(400, 'missing_order_id', 'the payload carries no order id');
     return { kind: 'order', orderId, status: stringOrNull(payload.financial_status, 64) };
   }
@@ -243,6 +290,7 @@ const LIST_HOOKS = `query { webhookSubscriptions(first: 250) { edges { node { id
 const CREATE_HOOK = `mutation webhookSubscriptionCreate($topic: WebhookSubscriptionTopic!, $webhookSubscription: WebhookSubscriptionInput!) {
   webhookSubscriptionCreate(topic: $topic, webhookSubscription: $webhookSubscription) { webhookSubscription { id } userErrors { field message } } }`;
 const SHOP_CURRENCY = `query { shop { currencyCode } }`;
+const PRODUCT_EXISTS = `query ProductExists($id: ID!) { product(id: $id) { id } }`;
 
 const graphQlTopic = (topic: string) => topic.toUpperCase().replace('/', '_');
 
@@ -320,6 +368,11 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
     async fetchCurrency(): Promise<string | null> {
       const data = await graphql(SHOP_CURRENCY);
       return stringOrNull(data?.shop?.currencyCode, 3);
+    },
+    /** Null while the shop has the product; once it is deleted (the API answers `product: null`), when, which the API does not say. */
+    async productGone(productId: string): Promise<ProductGone | null> {
+      const data = await graphql(PRODUCT_EXISTS, { id: `gid://platform-a/Product/${productId}` });
+      return data?.product === null ? { at: null } : null;
     },
 
     /**

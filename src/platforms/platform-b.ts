@@ -1,7 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, createHoldoffs, idOf, isoToMillis, stringOrNull } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
-import type { CatalogPage, EntryData, HookRegistration, ProductData, WebhookEvent } from './types.ts';
+import type { CatalogPage, EntryData, HookRegistration, ProductData, ProductGone, WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionNamesOf, optionValues } from './variants.ts';
 
 export const PLATFORM_B_HEADERS = {
@@ -13,11 +13,15 @@ export const PLATFORM_B_HEADERS = {
 export const PLATFORM_B_HOOK_SCOPES = ['store/product/created', 'store/product/updated', 'store/product/deleted'];
 const ORDER_SCOPES = new Set(['store/order/created', 'store/order/statusUpdated']);
 
-/** Verified payload -> event. Product payloads carry only the id: created/updated become a fetch. */
+/**
+ * Verified payload -> event. Product payloads carry only the id: created/updated become a fetch.
+ * The event's data names its resource (`data.type`): one that is not the scope's own is refused.
+ */
 export function platformBEvent(payload: any, receivedAt: number): WebhookEvent {
   const scope = payload.scope as string;
   if (PLATFORM_B_HOOK_SCOPES.includes(scope)) {
-    const productId = idOf(payload?.data?.id);
+    if (payload.data?.type !== 'product') return { kind: 'refused', reason: 'body_not_for_topic' };
+    const productId = idOf(payload.data.id);
     if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no data.id');
     if (scope === 'store/product/deleted') {
       const at = typeof payload.created_at === 'number' ? Math.min(payload.created_at * 1000, receivedAt) : receivedAt;
@@ -26,7 +30,8 @@ export function platformBEvent(payload: any, receivedAt: number): WebhookEvent {
     return { kind: 'product.fetch', productId };
   }
   if (ORDER_SCOPES.has(scope)) {
-    const orderId = idOf(payload?.data?.id);
+    if (payload.data?.type !== 'order') return { kind: 'refused', reason: 'body_not_for_topic' };
+    const orderId = idOf(payload.data.id);
     if (!orderId) throw new ApiError(400, 'missing_order_id', 'the payload carries no data.id');
     const status = payload?.data?.status?.new_status_id;
     return { kind: 'order', orderId, status: status === undefined ? null : String(status) };
@@ -181,6 +186,11 @@ export function platformBClient(options: { apiBase: string; storeHash: string; a
     async fetchProduct(productId: string): Promise<any | null> {
       const { status, body } = await callJson(`${base}/v3/catalog/products/${productId}?include=images,variants,custom_fields`, { headers }, { timeoutMs, expect: [200, 404] });
       return status === 404 ? null : (body?.data ?? null);
+    },
+    /** Null while the store has the product; once it answers 404, gone (when: the API does not say). */
+    async productGone(productId: string): Promise<ProductGone | null> {
+      const { status } = await callJson(`${base}/v3/catalog/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404] });
+      return status === 404 ? { at: null } : null;
     },
     /**
      * One page of the catalog (`cursor`: the page number, null for the first), in id order, with

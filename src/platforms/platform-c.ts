@@ -1,7 +1,8 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, createHoldoffs, idOf, isoToMillis, stringOrNull } from './http.ts';
 import { htmlToLine, safeHttpUrl } from '../lib/html.ts';
-import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type WebhookEvent } from './types.ts';
+import { isIdOnly } from './payload-shapes.ts';
+import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type ProductGone, type WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_C_HEADERS = {
@@ -94,16 +95,24 @@ export function platformCProduct(payload: any, variations: any[], receivedAt: nu
   };
 }
 
+/** The REST product resource (a product or a variation): it names its product type and its storefront link. */
+const isProductResource = (payload: Record<string, unknown>) => typeof payload.type === 'string' && typeof payload.permalink === 'string';
+
 /**
  * Topic + verified payload -> event. A simple product is applied from the payload. A variable product
  * and a variation (the platform fires `product.updated` for a variation with the variation itself as
  * the payload) become a fetch of the parent product and all its variations through the API: the
- * payload names the variations only by id.
+ * payload names the variations only by id. The topic header is not signed: a body that is not the
+ * topic's own (a delete's `{"id"}` under product.updated, a product under product.deleted) is refused;
+ * one of the topic's shape without its id is malformed (400).
+ * A delete carries no time of its own (0: ordered right after the data svc holds; the removal is
+ * confirmed and dated through the API, src/webhooks/removal.ts).
  */
-export function platformCEvent(topic: string, payload: any, receivedAt: number): WebhookEvent {
+export function platformCEvent(topic: string, payload: Record<string, any>, receivedAt: number): WebhookEvent {
   switch (topic) {
     case 'product.created':
     case 'product.updated': {
+      if (!isProductResource(payload)) return { kind: 'refused', reason: 'body_not_for_topic' };
       if (payload?.type === 'variation') {
         const parentId = idOf(payload.parent_id);
         if (!parentId) throw new ApiError(400, 'missing_product_id', 'the variation carries no parent_id');
@@ -117,13 +126,23 @@ export function platformCEvent(topic: string, payload: any, receivedAt: number):
       return { kind: 'product.upsert', product: platformCProduct(payload, [], receivedAt) };
     }
     case 'product.deleted': {
-      const productId = idOf(payload?.id);
+      if (!isIdOnly(payload)) return { kind: 'refused', reason: 'body_not_for_topic' };
+      const productId = idOf(payload.id);
       if (!productId) throw new ApiError(400, 'missing_product_id', 'the payload carries no product id');
-      return { kind: 'product.remove', productId, at: receivedAt };
+      return { kind: 'product.remove', productId, at: 0 };
     }
     default:
       return { kind: 'unhandled' };
   }
+}
+
+/**
+ * A product the API still returns but the shop no longer sells: one in the trash (`product.deleted`
+ * trashes it, and the API answers 200 with `status: trash`), gone as of its modification time
+ * (trashing it modifies it). Null for any other product.
+ */
+export function platformCGone(data: any): ProductGone | null {
+  return data?.status === 'trash' ? { at: isoToMillis(data.date_modified_gmt, true) } : null;
 }
 
 /** Dedupe key per platforms.md: the platform never retries, and its delivery id changes per attempt. */
@@ -216,6 +235,11 @@ export function platformCClient(options: { siteUrl: string; consumerKey: string;
     async fetchProduct(productId: string): Promise<any | null> {
       const { status, body } = await callJson(`${base}/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404] });
       return status === 404 ? null : body;
+    },
+    /** Null while the site has the product (not in the trash); gone once deleted for good (404) or trashed (platformCGone). */
+    async productGone(productId: string): Promise<ProductGone | null> {
+      const data = await this.fetchProduct(productId);
+      return data === null ? { at: null } : platformCGone(data);
     },
     /** One page of the products in id order, each variable product with its variations. */
     async listProducts(cursor: string | null): Promise<CatalogPage<PlatformCListed>> {

@@ -8,9 +8,11 @@ import { ApiError } from '../lib/errors.ts';
 import { commitGroup, EntryFailed, groupSlice, type GroupOutcome } from '../lib/group-commit.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
 import { newId } from '../lib/ids.ts';
-import type { WebhookEvent } from '../platforms/types.ts';
+import type { RefusalReason, WebhookEvent } from '../platforms/types.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
 import { fetchJobKind } from './product-fetch.ts';
+import { hasApiAccess } from '../platforms/clients.ts';
+import { CONFIRM_REMOVAL, type RemovalToConfirm } from './removal.ts';
 import type { JobQueue } from './queue.ts';
 
 export type Outcome =
@@ -23,12 +25,20 @@ export type Outcome =
   | 'recorded'
   | 'ignored_topic'
   | 'ignored_inactive'
+  | 'refused'
   | 'duplicate';
+
+/** What a committed delivery came to; `reason` says why a refused one changed nothing. */
+export interface Settled {
+  outcome: Outcome;
+  reason?: RefusalReason;
+}
 
 /** A delivery whose signature or secret has been verified for `store`. */
 export interface VerifiedDelivery {
   store: StoreRow;
   topic: string;
+  /** The platform's key for the event; null when it has none (a removal is then keyed by the product version it removes). */
   dedupeKey: string | null;
   /** Interprets the payload (400 when malformed); only called for an active store or to spot privacy topics. */
   event(): WebhookEvent;
@@ -61,11 +71,14 @@ interface DispatchDeps {
 const MAX_GROUP = 64;
 
 export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, onJobQueued }: DispatchDeps) {
-  /** Inactive stores: acknowledged and ignored (spec §3), except redact requests, which are still logged against the store. */
+  /**
+   * Inactive stores: acknowledged and ignored (spec §3), except redact requests, which are still
+   * logged against the store, and refusals, which are logged with their reason.
+   */
   function inactiveEvent(delivery: VerifiedDelivery): WebhookEvent | null {
     try {
       const event = delivery.event();
-      return event.kind === 'privacy' ? event : null;
+      return event.kind === 'privacy' || event.kind === 'refused' ? event : null;
     } catch (error) {
       if (error instanceof ApiError) return null;
       throw error;
@@ -85,12 +98,35 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     .values({ id: sql.placeholder('id'), storeId: sql.placeholder('storeId'), topic: sql.placeholder('topic'), orderId: sql.placeholder('orderId'), status: sql.placeholder('status'), receivedAt: sql.placeholder('receivedAt') })
     .prepare();
 
-  function apply(store: StoreRow, topic: string, event: WebhookEvent): { outcome: Outcome; productId: string | null } {
+  /**
+   * Stores of svc's platform-A app share one secret, and a product or order body names no shop: one
+   * signed for one such store and sent with another's shop header would verify. A product (live or
+   * removed) or an order another of these stores holds is not taken for this one.
+   */
+  const APP_STORES = "SELECT id FROM stores WHERE platform = 'platform-a' AND credential_kind = 'via-app' AND id <> ?2";
+  const productOfAppStore = sqlite.query<{ found: 1 }, [string, string]>(`SELECT 1 AS found FROM products WHERE product_id = ?1 AND store_id IN (${APP_STORES}) LIMIT 1`);
+  const orderOfAppStore = sqlite.query<{ found: 1 }, [string, string]>(`SELECT 1 AS found FROM order_signals WHERE order_id = ?1 AND store_id IN (${APP_STORES}) LIMIT 1`);
+  const heldByAnotherStore = (store: StoreRow, held: typeof productOfAppStore, id: string) => store.credentialKind === 'via-app' && held.get(id, store.id) !== null;
+  const heldElsewhere = { outcome: 'refused', reason: 'held_by_other_store' } as const;
+
+  function apply(deliveryId: string, store: StoreRow, topic: string, event: WebhookEvent): { outcome: Outcome; productId: string | null; reason?: RefusalReason } {
     switch (event.kind) {
-      case 'product.upsert':
-        return { outcome: catalog.upsert(store.id, store.currency, event.product), productId: event.product.productId };
-      case 'product.remove':
-        return { outcome: catalog.remove(store.id, event.productId, event.at), productId: event.productId };
+      case 'product.upsert': {
+        const { productId } = event.product;
+        if (heldByAnotherStore(store, productOfAppStore, productId)) return { ...heldElsewhere, productId };
+        return { outcome: catalog.upsert(store.id, store.currency, event.product), productId };
+      }
+      case 'product.remove': {
+        const { productId, at } = event;
+        // Where svc can ask the platform, the removal waits for its word that the product is gone
+        // (after the 200: src/webhooks/removal.ts); otherwise the body's own rules apply.
+        if (hasApiAccess(stores.credentialsOf(store))) {
+          queue.enqueue(CONFIRM_REMOVAL, store.id, { productId, at, deliveryId } satisfies RemovalToConfirm);
+          return { outcome: 'queued', productId };
+        }
+        if (heldByAnotherStore(store, productOfAppStore, productId)) return { ...heldElsewhere, productId };
+        return { outcome: catalog.remove(store.id, productId, at), productId };
+      }
       case 'product.fetch':
         queue.enqueue(fetchJobKind(store.platform), store.id, { productId: event.productId });
         return { outcome: 'queued', productId: event.productId };
@@ -102,47 +138,65 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
         stores.recordEvent(store.id, topic);
         return { outcome: 'acknowledged', productId: null };
       case 'order':
+        if (heldByAnotherStore(store, orderOfAppStore, event.orderId)) return { ...heldElsewhere, productId: null };
         insertOrderSignal.run({ id: newId(), storeId: store.id, topic, orderId: event.orderId, status: event.status, receivedAt: clock.now() });
         return { outcome: 'recorded', productId: null };
       case 'unhandled':
         return { outcome: 'ignored_topic', productId: null };
+      case 'refused':
+        return { outcome: 'refused', productId: null, reason: event.reason };
     }
   }
 
   // Positional statements on the connection: run for every delivery. No conflict clause on the log
   // row: the delivery was looked up first in the same transaction, so a conflict here is a bug, and fails loudly.
-  const logDelivery = sqlite.query<never, [string, string, string, string, string | null, string | null, Outcome, number]>(
-    'INSERT INTO webhook_deliveries (id, store_id, platform, topic, dedupe_key, product_id, outcome, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  const logDelivery = sqlite.query<never, [string, string, string, string, string | null, string | null, Outcome, RefusalReason | null, number]>(
+    'INSERT INTO webhook_deliveries (id, store_id, platform, topic, dedupe_key, product_id, outcome, reason, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const isLogged = sqlite.query<{ found: 1 }, [string, string]>('SELECT 1 AS found FROM webhook_deliveries WHERE store_id = ? AND dedupe_key = ?');
   const countDuplicate = sqlite.query<never, [string, string]>('UPDATE webhook_deliveries SET duplicates = duplicates + 1 WHERE store_id = ? AND dedupe_key = ?');
 
-  /** One delivery inside the group's transaction: the log row is the dedupe point, so a delivery seen before is only counted. */
-  function applyOne(delivery: VerifiedDelivery, event: WebhookEvent | null): Outcome {
-    const { store, topic, dedupeKey } = delivery;
+  const productVersion = sqlite.query<{ version: number }, [string, string]>('SELECT platform_updated_at AS version FROM products WHERE store_id = ? AND product_id = ?');
+  /**
+   * A removal without a key of the platform's (platform C's deletes carry only the id) is a
+   * duplicate of one already logged for the same version of the product; the confirmation of that
+   * one frees the key when the platform still has the product, so a removal refused now never
+   * stands in for a later one (src/webhooks/removal.ts).
+   */
+  const removalKey = (storeId: string, productId: string) => `removal:${productId}:${productVersion.get(storeId, productId)?.version ?? 'none'}`;
+
+  /**
+   * One delivery inside the group's transaction: the log row is the dedupe point, so a delivery seen
+   * before is only counted. A refused delivery is logged without its key: it must never stand in for
+   * a genuine delivery of the same event that has yet to arrive.
+   */
+  function applyOne(delivery: VerifiedDelivery, event: WebhookEvent | null): Settled {
+    const { store, topic } = delivery;
+    const dedupeKey = event?.kind === 'refused' ? null : (delivery.dedupeKey ?? (event?.kind === 'product.remove' ? removalKey(store.id, event.productId) : null));
     if (dedupeKey !== null && isLogged.get(store.id, dedupeKey)) {
       countDuplicate.run(store.id, dedupeKey);
-      return 'duplicate';
+      return { outcome: 'duplicate' };
     }
-    const result = event ? apply(store, topic, event) : { outcome: 'ignored_inactive' as const, productId: null };
-    logDelivery.run(newId(), store.id, store.platform, topic, dedupeKey, result.productId, result.outcome, clock.now());
-    return result.outcome;
+    const id = newId();
+    const result = event ? apply(id, store, topic, event) : { outcome: 'ignored_inactive' as const, productId: null };
+    logDelivery.run(id, store.id, store.platform, topic, result.reason ? null : dedupeKey, result.productId, result.outcome, result.reason ?? null, clock.now());
+    return result.reason ? { outcome: result.outcome, reason: result.reason } : { outcome: result.outcome };
   }
 
   interface Pending {
     delivery: VerifiedDelivery;
     event: WebhookEvent | null;
-    resolve(outcome: Outcome): void;
+    resolve(settled: Settled): void;
     reject(error: unknown): void;
   }
 
   // Its floor, in deliveries: as many as were verified during the turn before the group (see commitPending).
   const slice = groupSlice();
   // bun:sqlite's transaction wrapper keeps its BEGIN/COMMIT/ROLLBACK statements prepared (the hot path).
-  const inGroup = writeTransaction(sqlite, (group: Pending[]): Outcome[] => {
+  const inGroup = writeTransaction(sqlite, (group: Pending[]): Settled[] => {
     uninstalledInGroup.clear();
     slice.start();
-    const outcomes: Outcome[] = [];
+    const outcomes: Settled[] = [];
     for (const entry of group) {
       if (!slice.takes(1)) break;
       try {
@@ -185,13 +239,13 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     if (uninstalledInGroup.size > 0) for (const entry of pending) if (uninstalledInGroup.has(entry.delivery.store.id)) entry.event = inactiveEvent(entry.delivery);
     groups++;
     applied.committed.forEach((entry, i) => {
-      if (applied.results[i] === 'queued') onJobQueued?.();
+      if (applied.results[i]!.outcome === 'queued') onJobQueued?.();
       entry.resolve(applied.results[i]!);
     });
   }
 
   /** Resolves with the delivery's outcome once it is committed; rejects with its own error (a 400 from its payload, a failed write). */
-  function dispatch(delivery: VerifiedDelivery): Promise<Outcome> {
+  function dispatch(delivery: VerifiedDelivery): Promise<Settled> {
     const { store } = delivery;
     let event: WebhookEvent | null;
     try {
@@ -199,7 +253,7 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     } catch (error) {
       return Promise.reject(error);
     }
-    return new Promise<Outcome>((resolve, reject) => {
+    return new Promise<Settled>((resolve, reject) => {
       if (pending.length === 0) setImmediate(commitPending);
       pending.push({ delivery, event, resolve, reject });
       arrived++;

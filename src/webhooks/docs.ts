@@ -7,7 +7,13 @@ import { apiDoc, type Failure, type Input } from '../lib/api-doc.ts';
 
 const receipt = t.Object({
   received: t.Literal(true),
-  outcome: t.String({ description: 'What svc did: applied, stale, removed, queued, deactivated, acknowledged, recorded, ignored_topic, ignored_inactive, duplicate or ping' }),
+  outcome: t.String({ description: 'What svc did: applied, stale, removed, queued, deactivated, acknowledged, recorded, ignored_topic, ignored_inactive, refused, duplicate or ping' }),
+  reason: t.Optional(
+    t.String({
+      description:
+        'Why a `refused` delivery changed nothing: body_not_for_topic (the body is not the topic’s own), other_shop (the payload names another shop than the header), held_by_other_store (the product or order is held by another store of svc’s platform-A app, which shares the store’s secret). It is answered 200 so that the platform does not retry a delivery that can never apply; the delivery log keeps the reason.',
+    }),
+  ),
 });
 
 const header = (name: string, description: string, required = true): Input => ({ name, in: 'header', required, description, schema: t.String() });
@@ -22,7 +28,7 @@ const delivery = (platform: string, inputs: Input[], description: string, errors
     limit: { unit: 'webhook deliveries', tier: 'webhook', bucket: 'webhooks' },
     inputs,
     body: { type: 'application/json', description: `The ${platform} event as the platform sends it (docs/webhooks.md)` },
-    responses: { 200: { description: 'Verified and processed', schema: receipt, example: { received: true, outcome: 'applied' } } },
+    responses: { 200: { description: 'Verified and processed (or refused, with the reason, when the body was not made for its topic or shop)', schema: receipt, example: { received: true, outcome: 'applied' } } },
     errors: [
       [401, 'unverified_webhook', 'the signature does not match the store’s webhook secret'],
       [400, 'missing_product_id', 'the payload names no product id'],

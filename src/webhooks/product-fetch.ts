@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/products.ts';
 import type { JobRow, Platform } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { platformBClient, platformBProduct } from '../platforms/platform-b.ts';
-import { hasVariations, platformCClient, platformCProduct } from '../platforms/platform-c.ts';
+import { hasVariations, platformCClient, platformCGone, platformCProduct } from '../platforms/platform-c.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
 
 export const FETCH_PLATFORM_B_PRODUCT = 'platform-b.fetch-product';
@@ -54,6 +54,9 @@ export function productFetchJobs({ stores, catalog, clock, platformBApiBase, api
       const client = platformCClient({ ...credentials, timeoutMs: apiTimeoutMs });
       const data = await client.fetchProduct(productId);
       if (data === null) return void catalog.remove(store.id, productId, clock.now(), true);
+      // A product in the trash is still served by the API, but no longer sold.
+      const trashed = platformCGone(data);
+      if (trashed) return void catalog.remove(store.id, productId, trashed.at ?? clock.now(), true);
       const variations = hasVariations(data) ? await client.fetchVariations(productId) : [];
       catalog.upsert(store.id, store.currency, platformCProduct(data, variations, clock.now()));
     },

@@ -11,7 +11,8 @@ import { PLATFORM_B_HEADERS, platformBEvent } from '../platforms/platform-b.ts';
 import { PLATFORM_C_HEADERS, isPlatformCPing, platformCDedupeKey, platformCEvent, sameSite } from '../platforms/platform-c.ts';
 import { isSignatureShaped, verifyBodySignature } from '../platforms/signature.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
-import type { Dispatch, Outcome } from './dispatch.ts';
+import type { RefusalReason } from '../platforms/types.ts';
+import type { Dispatch, Outcome, Settled } from './dispatch.ts';
 
 interface ReceiveDeps {
   config: Pick<Config, 'maxBodyBytes' | 'platformAAppSecret' | 'platformAShopSuffix'>;
@@ -23,6 +24,8 @@ interface ReceiveDeps {
 export interface Receipt {
   received: true;
   outcome: Outcome | 'ping';
+  /** Why a `refused` delivery changed nothing. */
+  reason?: RefusalReason;
 }
 
 const unverified = (detail: string) => new ApiError(401, 'unverified_webhook', detail);
@@ -43,7 +46,7 @@ const bodyKey = (topic: string, body: Uint8Array) => `body:${sha256Hex(`${topic}
  * bytes and in constant time, before reading anything from the payload.
  */
 export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps) {
-  const receipt = (outcome: Outcome | 'ping'): Receipt => ({ received: true, outcome });
+  const receipt = (settled: Settled | { outcome: 'ping' }): Receipt => ({ received: true, ...settled });
 
   /**
    * Platforms A and C: a delivery for no store, for a store without a secret, or with a signature not
@@ -141,7 +144,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       if (!signature && !topic) {
         if (!named) throw pingRefused();
         if (!isPlatformCPing(await readBodyLimited(request, config.maxBodyBytes)) || !stores.confirmHooks(named.id)) throw pingRefused();
-        return receipt('ping');
+        return receipt({ outcome: 'ping' });
       }
       if (!signature) throw unverified('missing X-Platform-C-Webhook-Signature');
       const mismatch = () => unverified('unknown store or the signature does not match the body');

@@ -8,6 +8,7 @@ import { createDispatcher } from './dispatch.ts';
 import { createJobQueue, createJobRunner, type QueueOptions } from './queue.ts';
 import { createReceivers } from './receive.ts';
 import { productFetchJobs } from './product-fetch.ts';
+import { removalJobs } from './removal.ts';
 import { createCatalogSync, type SyncLog } from '../sync/service.ts';
 
 export interface WebhookServiceOptions {
@@ -40,7 +41,11 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
   });
   const runner = createJobRunner(
     queue,
-    { ...productFetchJobs({ stores, catalog, clock, platformBApiBase: config.platformBApiBase, apiTimeoutMs: options.apiTimeoutMs }), ...sync.handlers },
+    {
+      ...productFetchJobs({ stores, catalog, clock, platformBApiBase: config.platformBApiBase, apiTimeoutMs: options.apiTimeoutMs }),
+      ...removalJobs({ sqlite: database.sqlite, stores, catalog, clock, settings: { ...config, apiTimeoutMs: options.apiTimeoutMs } }),
+      ...sync.handlers,
+    },
     ({ level, msg, ...fields }) => log(level as 'warn', String(msg), fields),
   );
   const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog, queue, onJobQueued: runner.notify });

@@ -104,13 +104,13 @@ function productNode(product: any, query: string) {
 function queryCost(query: string, variables: any, perItem: number) {
   if (query.includes('products(')) return 2 + Number(variables?.first ?? 0) * perItem;
   if (query.includes('collections(') || query.includes('pages(')) return 2 + Number(variables?.first ?? 0);
-  if (query.includes('product(')) return 2 + firstOf(query, 'variants', 100);
+  if (query.includes('product(')) return query.includes('variants(') ? 2 + firstOf(query, 'variants', 100) : 1;
   return 10;
 }
 
 /**
  * Platform A: the GraphQL Admin API calls svc makes (list/create webhook subscriptions, shop
- * currency), authenticated by `X-Platform-A-Access-Token`, and signed deliveries like the platform's.
+ * currency, products and one product by id), authenticated by `X-Platform-A-Access-Token`, and signed deliveries like the platform's.
  */
 export function startFakePlatformA(shops: FakeShop[]) {
   const subscriptions: Subscription[] = [];
@@ -127,6 +127,8 @@ export function startFakePlatformA(shops: FakeShop[]) {
     requestsWhileEmpty: 0,
     /** The lowest the bucket went (a test checks it was really drained). */
     lowestAvailable: Infinity,
+    /** Queries for one product by its id (`product(id:)`). */
+    productLookups: 0,
   };
   type PageHook = ((page: ProductsPageRequest) => Promise<Response | void> | Response | void) | null;
   /** Called before a products (or collections, pages) page is answered; a Response replaces the answer (a failure mid-way). */
@@ -185,8 +187,10 @@ export function startFakePlatformA(shops: FakeShop[]) {
       return connectionPage(shop, connection, shop[connection] ?? [], node, variables, cost.extensions);
     }
     if (query.includes('product(')) {
+      // One product by its global id; `product: null` once the shop no longer has it (deleted).
       const product = (shop.products ?? []).find((p) => gid('Product', p.id) === variables?.id);
-      return json(200, { data: { product: product ? { variants: variantConnection(product, 100, variables?.after ?? null) } : null }, extensions: cost.extensions });
+      stats.productLookups++;
+      return json(200, { data: { product: product ? { id: gid('Product', product.id), variants: variantConnection(product, 100, variables?.after ?? null) } : null }, extensions: cost.extensions });
     }
     // Every answer reports the query's cost and the bucket, as the platform's do.
     const reply = (body: Record<string, unknown>) => json(200, { ...body, extensions: cost.extensions });

@@ -13,7 +13,8 @@ export interface CHook {
 
 /**
  * Platform C's site: the REST webhooks API (`/wp-json/wc/v3/webhooks`, Basic consumer key/secret,
- * `secret` never returned), the products API (`/products/{id}` and its paginated
+ * `secret` never returned), the products API (`/products/{id}`, which still answers for a product in
+ * the trash, with `status: trash`, and its paginated
  * `/products/{id}/variations`), product categories, the site's public pages (`/wp-json/wp/v2/pages`,
  * no credentials), a rate limit in front of every list, the currency setting, the unsigned form-encoded creation ping sent
  * before the create call returns, and signed deliveries with the `X-Platform-C-Webhook-*` headers.
@@ -100,7 +101,8 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
     if (path === '/products' && request.method === 'GET') {
       const refused = rateLimited();
       if (refused) return refused;
-      const { page, answer } = listPage(url, products.values());
+      // The list's default status (`any`) leaves out products in the trash.
+      const { page, answer } = listPage(url, [...products.values()].filter((p) => p.status !== 'trash'));
       const replaced = await pageHooks.beforeProductsPage?.(page);
       if (replaced) return replaced;
       calls.productPages.push(page);
@@ -164,6 +166,14 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
     pageHooks,
     outage,
     send,
+    /**
+     * The merchant moves a product to the trash, as `product.deleted` reports: the API still answers
+     * for it, with `status: trash`, modified now (UTC, as `date_modified_gmt` is written).
+     */
+    trash(id: number, at = new Date()): void {
+      const product = products.get(id)!;
+      products.set(id, { ...product, status: 'trash', date_modified_gmt: at.toISOString().slice(0, 19) });
+    },
     /** Deliver to every active hook on this topic, signed with that hook's secret. */
     deliver(topic: string, payload: unknown): Promise<Response[]> {
       return Promise.all(hooks.filter((h) => h.status === 'active' && h.topic === topic).map((h) => send(h.delivery_url, topic, payload, h.secret)));

@@ -3,7 +3,8 @@ import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqli
 
 /**
  * One row per verified delivery (duplicates only bump `duplicates`). Holds what happened, never the
- * payload: no customer personal data is kept.
+ * payload: no customer personal data is kept. A delivery whose removal is confirmed with the
+ * platform later (outcome `queued`) gets that confirmation's outcome when it is known.
  */
 export const webhookDeliveries = sqliteTable(
   'webhook_deliveries',
@@ -16,6 +17,8 @@ export const webhookDeliveries = sqliteTable(
     dedupeKey: text('dedupe_key'),
     productId: text('product_id'),
     outcome: text('outcome').notNull(),
+    /** Why a `refused` delivery changed nothing (platforms/types.ts RefusalReason); null otherwise. */
+    reason: text('reason'),
     duplicates: integer('duplicates').notNull().default(0),
     receivedAt: integer('received_at').notNull(),
   },
@@ -39,6 +42,10 @@ export const orderSignals = sqliteTable(
     status: text('status'),
     receivedAt: integer('received_at').notNull(),
   },
-  // Retention deletes the oldest first (src/db/retention.ts); nothing else reads them.
-  (table) => [index('order_signals_received_idx').on(table.receivedAt)],
+  (table) => [
+    // Retention deletes the oldest first (src/db/retention.ts).
+    index('order_signals_received_idx').on(table.receivedAt),
+    // Whether another store of svc's platform-A app holds an order (src/webhooks/dispatch.ts).
+    index('order_signals_order_idx').on(table.orderId),
+  ],
 );
