@@ -105,7 +105,7 @@ describe('landing page', () => {
     expectNothingInline(html);
   });
 
-  test('a known email gets the same page as a new one (the form does not reveal who signed up), and its lead keeps its token', async () => {
+  test('a known email gets the same page as a new one, with a working token (the form does not reveal who signed up), and its lead keeps its token', async () => {
     t = await makeTestApp();
     const first = await t.request('/', form({ email: 'a@example.com' }));
     expect(first.status).toBe(201);
@@ -115,9 +115,10 @@ describe('landing page', () => {
     const page = await again.text();
     const token = /<code class="token" id="token">([^<]+)<\/code>/.exec(page)![1]!;
     expect(token).toHaveLength(firstToken.length);
-    expect(page).toContain('If this address had signed up before, this token does not work');
-    expect(t.leads.findByToken(token)).toBeNull();
-    expect(t.leads.findByToken(firstToken)).toMatchObject({ email: 'a@example.com' });
+    expect(page).toContain('Every sign-up gets a token of its own; a token from an earlier sign-up keeps working.');
+    const firstLead = t.leads.findByToken(firstToken);
+    expect(firstLead).toMatchObject({ email: 'a@example.com', repeatOf: null });
+    expect(t.leads.findByToken(token)).toMatchObject({ email: 'a@example.com', verified: false, repeatOf: firstLead!.id });
   });
 
   test('a body that is not the form is 415', async () => {

@@ -1,4 +1,5 @@
 import type { ApiKey } from '../../auth/keys.ts';
+import type { Lead } from '../../auth/leads.ts';
 import type { StoreResponse } from '../../stores/admin.ts';
 import type { SyncView } from '../../sync/state.ts';
 // The console's HTTP client: the documented API, authenticated by the session cookie (same origin).
@@ -67,7 +68,7 @@ export interface Page<T> {
 /** A store as the admin API shows it, with its catalogue sync state. */
 export type Store = StoreResponse<SyncView>;
 export type { SyncView };
-export type { ApiKey };
+export type { ApiKey, Lead };
 
 export const listStores = () => api<{ items: Store[] }>('/api/v1/admin/stores').then((r) => r.items);
 export const listKeys = () => api<{ items: ApiKey[] }>('/api/v1/admin/keys').then((r) => r.items);
