@@ -48,7 +48,7 @@ import { createSessionStore } from './console/sessions.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
 import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
-import { fromOwnPage } from './lib/same-origin.ts';
+import { fromOwnPage, ownOriginsOf } from './lib/same-origin.ts';
 import { SIGN_UP_LIMIT } from './auth/docs.ts';
 import type { ApiKey } from './auth/keys.ts';
 import { apiDocRoutes } from './apidocs/routes.ts';
@@ -176,7 +176,8 @@ export function createApp(deps: AppDeps) {
   const changeStamp = createChangeStamp(database.sqlite);
   const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
   const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
-  const isOwnPage = (request: Request) => fromOwnPage(request, config.baseUrl);
+  const ownOrigins = ownOriginsOf(config);
+  const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
   const entries = createCatalogEntries(database.db, clock);
   const publicFaqs = createPublicFaqs({ faqs, keys, catalog: entityRefs(webhooks.catalog, entries), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
@@ -209,7 +210,7 @@ export function createApp(deps: AppDeps) {
 
   // Each auth kind's check, run for the matched route's declared rule (lib/access.ts). The probe
   // routes' admission rate-limits by tier before authentication (DESIGN §7), which needs the body.
-  const sessionAuth = consoleSessionAuth({ sessions, baseUrl: config.baseUrl });
+  const sessionAuth = consoleSessionAuth({ sessions, baseUrl: config.baseUrl, ownOrigins });
   const checks: Record<Auth, AccessCheck<ApiKey>> = {
     public: () => undefined,
     admin: scopeCheck(keys, 'admin', sessionAuth),
@@ -252,7 +253,7 @@ export function createApp(deps: AppDeps) {
     .use(metricsRoutes(metrics))
     .use(widgetRoutes(embed))
     .use(publicLeadRoutes({ leads, jsonBody }))
-    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, idleMinutes: config.sessionIdleMinutes, jsonBody, callerOf: access.callerOf }))
+    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, ownOrigins, idleMinutes: config.sessionIdleMinutes, jsonBody, callerOf: access.callerOf }))
     .use(adminAuthRoutes({ keys, leads, jsonBody }))
     .use(storeRoutes(storeAdmin, jsonBody))
     .use(catalogRoutes(webhooks.catalog, entries, storeExists, enrichments.enrichedAt))

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { scanPayload, TELEMETRY, tokenInit } from './helpers/probe.ts';
 
 let t: TestApp;
 
@@ -137,25 +138,58 @@ describe('leads', () => {
     expect(await bad.json()).toMatchObject({ error: 'invalid_email' });
   });
 
-  test('sign-up does not reveal whether an email is registered: a known email gets the same status, headers and body shape, and nothing changes', async () => {
-    const signUp = (email: string) => t.request('/api/v1/public/leads', jsonRequest('POST', { email }));
-    const first = await signUp('known@example.com');
-    const { id: knownId, apiToken: knownToken } = await first.json();
-    const fresh = await signUp('fresh@example.com');
-    const again = await signUp('Known@Example.com');
-    expect(again.status).toBe(fresh.status);
-    const shape = (response: Response) => [...response.headers.keys()].filter((name) => !['date', 'x-request-id'].includes(name)).sort();
-    expect(shape(again)).toEqual(shape(fresh));
-    const freshBody = await fresh.json();
-    const againBody = await again.json();
-    expect(Object.keys(againBody)).toEqual(Object.keys(freshBody));
-    expect(againBody.id).toHaveLength(freshBody.id.length);
-    expect(againBody.apiToken).toHaveLength(freshBody.apiToken.length);
-    expect(againBody.id).not.toBe(knownId);
-    // The known lead is untouched: its token still works, and the one just handed out names nothing.
-    expect(t.leads.findByToken(knownToken)).toMatchObject({ id: knownId, email: 'known@example.com' });
-    expect(t.leads.findByToken(againBody.apiToken)).toBeNull();
-    expect(t.leads.get(againBody.id)).toBeNull();
+  test('sign-up does not reveal whether an email is registered: a repeat sign-up answers and its token acts exactly as a first one', async () => {
+    const admin = bearer(t.keyWith('admin'));
+    // Everything a caller can see of a sign-up: the answer, then what its token does on telemetry.
+    const signUpAndScan = async (email: string) => {
+      const res = await t.request('/api/v1/public/leads', jsonRequest('POST', { email }));
+      const body = await res.json();
+      const scan = await t.request(TELEMETRY, tokenInit(body.apiToken, scanPayload()));
+      const names = (response: Response) => [...response.headers.keys()].filter((name) => !['date', 'x-request-id'].includes(name)).sort();
+      const seen = {
+        status: res.status,
+        headers: names(res),
+        body: Object.keys(body),
+        lengths: [body.id.length, body.apiToken.length],
+        scan: { status: scan.status, headers: names(scan), policy: scan.headers.get('ratelimit-policy'), body: await scan.text() },
+      };
+      return { seen, id: body.id as string, apiToken: body.apiToken as string };
+    };
+    const first = await signUpAndScan('known@example.com');
+    // Verified, so its token has the authed tier: a repeat that inherited anything of it would show.
+    await t.request(`/api/v1/admin/leads/${first.id}/verify`, { method: 'POST', headers: admin });
+    const fresh = await signUpAndScan('fresh@example.com');
+    const repeat = await signUpAndScan('Known@Example.com');
+    expect(repeat.seen).toEqual(fresh.seen);
+    expect(repeat.seen.scan.status).toBe(204);
+    expect(repeat.seen.scan.policy).toBe(`"anonymous";q=${t.config.rates.anonymous};w=60`);
+
+    // The first lead is untouched: its token still sends scans at its verified tier.
+    const again = await t.request(TELEMETRY, tokenInit(first.apiToken, scanPayload()));
+    expect(again.status).toBe(204);
+    expect(again.headers.get('ratelimit-policy')).toBe(`"authed";q=${t.config.rates.authed};w=60`);
+    expect(t.leads.findByToken(first.apiToken)).toMatchObject({ id: first.id, verified: true, repeatOf: null });
+    // The operator sees the repeat as a lead of its own that names the first.
+    const listed = await (await t.request('/api/v1/admin/leads?email=known%40', { headers: admin })).json();
+    expect(listed.items.map((lead: { id: string; repeatOf: string | null; verified: boolean }) => [lead.id, lead.repeatOf, lead.verified])).toEqual([
+      [repeat.id, first.id, false],
+      [first.id, null, true],
+    ]);
+    // A third sign-up of the address is another repeat of the first, not of the repeat.
+    const third = await signUpAndScan('known@example.com');
+    expect(t.leads.get(third.id)?.repeatOf).toBe(first.id);
+  });
+
+  test('a repeat sign-up cannot take over or lock out the first lead: revoking or rotating it leaves the first one working', async () => {
+    const admin = bearer(t.keyWith('admin'));
+    const first = await (await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'owner@example.com' }))).json();
+    const repeat = await (await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'owner@example.com' }))).json();
+    expect((await t.request(`/api/v1/admin/leads/${repeat.id}/rotate-token`, { method: 'POST', headers: admin })).status).toBe(200);
+    expect((await t.request(`/api/v1/admin/leads/${repeat.id}/revoke-token`, { method: 'POST', headers: admin })).status).toBe(200);
+    expect((await t.request(TELEMETRY, tokenInit(first.apiToken, scanPayload()))).status).toBe(204);
+    // Operators' own tools still refuse a second first lead for a registered address.
+    expect((await (await t.request('/api/v1/admin/leads', { headers: admin })).json()).items).toHaveLength(2);
+    expect(() => t.leads.create('owner@example.com')).toThrow('a lead with this email already exists');
   });
 
   test('verify, rotate (old token rejected at once) and revoke through the admin API', async () => {

@@ -4,8 +4,9 @@ import { fixedClock } from '../src/lib/clock.ts';
 import { jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 
 // The console's session exchange and how a session cookie authorizes the admin and dashboard API.
-// Requests go to http://localhost (the app's own origin under app.handle).
-const SAME = { origin: 'http://localhost' };
+// svc's own origin is its base URL, by default http://127.0.0.1:3000 (test/own-origin.test.ts has
+// how it is derived: never from the request's Host).
+const SAME = { origin: 'http://127.0.0.1:3000' };
 const EVIL = { origin: 'http://evil.test' };
 const HOUR = 3_600_000;
 

@@ -36,8 +36,8 @@ describe('GET /api/v1/admin/leads', () => {
     expect(status).toBe(200);
     expect(body).toEqual({
       items: [
-        { id: b, email: 'b@example.org', verified: false, tokenActive: true, createdAt: new Date(START + 120_000).toISOString(), verifiedAt: null },
-        { id: a, email: 'a@example.com', verified: true, tokenActive: true, createdAt: new Date(START + 60_000).toISOString(), verifiedAt: new Date(START + 121_000).toISOString() },
+        { id: b, email: 'b@example.org', verified: false, tokenActive: true, createdAt: new Date(START + 120_000).toISOString(), verifiedAt: null, repeatOf: null },
+        { id: a, email: 'a@example.com', verified: true, tokenActive: true, createdAt: new Date(START + 60_000).toISOString(), verifiedAt: new Date(START + 121_000).toISOString(), repeatOf: null },
       ],
       nextCursor: null,
     });

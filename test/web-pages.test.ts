@@ -105,7 +105,7 @@ describe('landing page', () => {
     expectNothingInline(html);
   });
 
-  test('a known email gets the same page as a new one (the form does not reveal who signed up), and its lead keeps its token', async () => {
+  test('a known email gets the same page as a new one, with a working token (the form does not reveal who signed up), and its lead keeps its token', async () => {
     t = await makeTestApp();
     const first = await t.request('/', form({ email: 'a@example.com' }));
     expect(first.status).toBe(201);
@@ -115,9 +115,10 @@ describe('landing page', () => {
     const page = await again.text();
     const token = /<code class="token" id="token">([^<]+)<\/code>/.exec(page)![1]!;
     expect(token).toHaveLength(firstToken.length);
-    expect(page).toContain('If this address had signed up before, this token does not work');
-    expect(t.leads.findByToken(token)).toBeNull();
-    expect(t.leads.findByToken(firstToken)).toMatchObject({ email: 'a@example.com' });
+    expect(page).toContain('Every sign-up gets a token of its own; a token from an earlier sign-up keeps working.');
+    const firstLead = t.leads.findByToken(firstToken);
+    expect(firstLead).toMatchObject({ email: 'a@example.com', repeatOf: null });
+    expect(t.leads.findByToken(token)).toMatchObject({ email: 'a@example.com', verified: false, repeatOf: firstLead!.id });
   });
 
   test('a body that is not the form is 415', async () => {
@@ -175,7 +176,7 @@ describe('console page shell', () => {
 
 describe('the widget preview and svc’s own pages', () => {
   async function adminSession(): Promise<string> {
-    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('admin') }, { origin: 'http://localhost' }));
+    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('admin') }, { origin: t.config.baseUrl }));
     return res.headers.get('set-cookie')!.split(';')[0]!;
   }
   const previewForm = (fields: Record<string, string>, headers: Record<string, string>): RequestInit => ({
@@ -187,10 +188,10 @@ describe('the widget preview and svc’s own pages', () => {
   test('POST /console/widget-preview needs a same-origin admin session and renders escaped attributes under a nonce CSP', async () => {
     t = await makeTestApp();
     const fields = { key: 'sk_live_x"><script>alert(1)</script>', target: '#faq', entityType: 'product', entityId: 'tote', 'style-accent': '#b3125a' };
-    expect((await t.request('/console/widget-preview', previewForm(fields, { origin: 'http://localhost' }))).status).toBe(401);
+    expect((await t.request('/console/widget-preview', previewForm(fields, { origin: t.config.baseUrl }))).status).toBe(401);
     const cookie = await adminSession();
     expect((await t.request('/console/widget-preview', previewForm(fields, { origin: 'http://evil.test', cookie }))).status).toBe(403);
-    const res = await t.request('/console/widget-preview', previewForm(fields, { origin: 'http://localhost', cookie }));
+    const res = await t.request('/console/widget-preview', previewForm(fields, { origin: t.config.baseUrl, cookie }));
     expect(res.status).toBe(200);
     const csp = res.headers.get('content-security-policy')!;
     const nonce = /script-src 'nonce-([^']+)'/.exec(csp)![1]!;
@@ -202,9 +203,9 @@ describe('the widget preview and svc’s own pages', () => {
 
   test('the dashboard-only session may not open the widget preview', async () => {
     t = await makeTestApp();
-    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('dashboard:read') }, { origin: 'http://localhost' }));
+    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('dashboard:read') }, { origin: t.config.baseUrl }));
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-    const preview = await t.request('/console/widget-preview', previewForm({ key: 'k' }, { origin: 'http://localhost', cookie }));
+    const preview = await t.request('/console/widget-preview', previewForm({ key: 'k' }, { origin: t.config.baseUrl, cookie }));
     expect(preview.status).toBe(403);
   });
 
@@ -215,7 +216,7 @@ describe('the widget preview and svc’s own pages', () => {
       ['/', {}],
       ['/console', {}],
       ['/docs/api', {}],
-      ['/console/widget-preview', previewForm({ key: 'sk_live_x' }, { origin: 'http://localhost', cookie })],
+      ['/console/widget-preview', previewForm({ key: 'sk_live_x' }, { origin: t.config.baseUrl, cookie })],
     ];
     for (const [path, init] of pages) {
       const res = await t.request(path, init);
@@ -236,9 +237,11 @@ describe('the widget preview and svc’s own pages', () => {
     const storeId = (await store.json()).id;
     const widget = t.keys.create({ scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId }).key;
     const ask = (headers: Record<string, string>) => t.request('/api/v1/public/faqs?type=product&ref=tote', { headers: { 'x-api-key': widget, ...headers } });
-    expect((await ask({ referer: 'http://localhost/console/widget-preview' })).status).toBe(200);
-    expect((await ask({ 'sec-fetch-site': 'same-origin', referer: 'http://localhost/x' })).status).toBe(200);
     expect((await ask({ referer: `${t.config.baseUrl}/console/widget-preview` })).status).toBe(200);
+    // The default base URL's loopback alias (svc listens on 127.0.0.1:3000) is svc too.
+    expect((await ask({ referer: 'http://localhost:3000/console/widget-preview' })).status).toBe(200);
+    // The browser's word is not enough: a rebound name is "same-origin" with itself.
+    expect((await ask({ 'sec-fetch-site': 'same-origin', referer: 'http://localhost/x' })).status).toBe(403);
     expect((await ask({ referer: 'http://localhost:8080/page' })).status).toBe(403);
     expect((await ask({ origin: 'http://evil.test' })).status).toBe(403);
     expect((await ask({ origin: 'https://shop.example.com' })).status).toBe(200);

@@ -37,9 +37,10 @@ const lead = t.Object({
   tokenActive: t.Boolean({ description: 'Whether the lead holds a token that authenticates (not revoked)' }),
   createdAt: isoTime(),
   verifiedAt: nullable(isoTime()),
+  repeatOf: t.Union([t.String(), t.Null()], { description: 'A repeat sign-up (the address was already registered): the id of its first lead. Null for the first lead of an address.' }),
 });
 
-const leadExample = { id: 'lead_01JD8M1N2P3Q4R5S6T7V8W9X0Y', email: 'dev@example.com', verified: true, tokenActive: true, createdAt: '2026-11-23T10:00:00.000Z', verifiedAt: '2026-11-23T11:00:00.000Z' };
+const leadExample = { id: 'lead_01JD8M1N2P3Q4R5S6T7V8W9X0Y', email: 'dev@example.com', verified: true, tokenActive: true, createdAt: '2026-11-23T10:00:00.000Z', verifiedAt: '2026-11-23T11:00:00.000Z', repeatOf: null };
 
 const body = jsonBodyFailures('scopes: Expected array');
 const notFound = (what: string): Failure => [404, 'not_found', `no ${what} with id "lead_unknown"`];
@@ -75,7 +76,7 @@ export const authDocs = {
     tag: 'leads',
     auth: 'admin',
     inputs: [
-      { name: 'email', in: 'query', description: 'Part of the address, any case (`@example.com` finds a domain’s leads)', schema: t.String({ minLength: 1, maxLength: 254 }) },
+      { name: 'email', in: 'query', description: 'Part of the address, any case (`@example.com` finds a domain’s leads); control and formatting characters are 400', schema: t.String({ minLength: 1, maxLength: 254 }) },
       { name: 'verified', in: 'query', description: 'Only verified (true) or unverified (false) leads', schema: t.Boolean() },
       { name: 'active', in: 'query', description: 'Only leads whose token authenticates (true) or not (false)', schema: t.Boolean() },
       { name: 'cursor', in: 'query', description: '`nextCursor` of the previous page', schema: t.String() },
@@ -109,7 +110,7 @@ export const authDocs = {
   }),
   signUp: apiDoc({
     summary: 'Sign up for a probe token',
-    description: 'Makes an unverified lead. The token (mode 1, `X-Probe-Token`) is in this answer only; it sends scans at the anonymous rate until the operator verifies the lead. A known email gets the same 201 with an id and token drawn at random that name nothing, so sign-up never tells whether an address is registered.',
+    description: 'Makes an unverified lead. The token (mode 1, `X-Probe-Token`) is in this answer only; it sends scans at the anonymous rate until the operator verifies the lead. Every sign-up makes a lead of its own, a known email too (a repeat sign-up, which the operator sees as such; the first lead and its token are untouched), so sign-up never tells whether an address is registered.',
     tag: 'public',
     auth: 'public',
     limit: SIGN_UP_LIMIT,
@@ -117,6 +118,7 @@ export const authDocs = {
     errors: [
       ...jsonBodyFailures("email: Expected property 'email' to be string but found: 5"),
       [400, 'invalid_email', 'email must be a valid address of at most 254 characters'],
+      [400, 'invalid_email', 'email must not contain control or invisible formatting characters (found U+202E)'],
       [429, 'rate_limited', 'the anonymous tier allows 10 sign-ups per minute; retry in 6 s'],
     ],
     bodyExample: { email: 'dev@example.com' },

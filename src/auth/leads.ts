@@ -3,6 +3,7 @@ import type { Db } from '../db/index.ts';
 import { leads, type LeadRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { emailSearchTerm, normalizeEmail } from '../lib/email.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { KeysetCursor } from '../lib/query.ts';
@@ -16,6 +17,8 @@ export interface Lead {
   tokenActive: boolean;
   createdAt: string;
   verifiedAt: string | null;
+  /** The id of the email's first lead when this lead is a repeat sign-up of an address already registered; null for the first. */
+  repeatOf: string | null;
 }
 
 /** Filters of the lead listing; all optional. */
@@ -27,14 +30,6 @@ export interface LeadFilter {
   active?: boolean | undefined;
 }
 
-/** Generous enough for any real address, strict enough to refuse junk. */
-const EMAIL_PATTERN = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
-
-export function normalizeEmail(email: string): string | null {
-  const trimmed = email.trim().toLowerCase();
-  return trimmed.length <= 254 && EMAIL_PATTERN.test(trimmed) ? trimmed : null;
-}
-
 function toLead(row: LeadRow): Lead {
   return {
     id: row.id,
@@ -43,6 +38,7 @@ function toLead(row: LeadRow): Lead {
     tokenActive: row.tokenHash !== null,
     createdAt: new Date(row.createdAt).toISOString(),
     verifiedAt: isoOrNull(row.verifiedAt),
+    repeatOf: row.repeatOf,
   };
 }
 
@@ -73,40 +69,53 @@ export function createLeadStore(db: Db, clock: Clock) {
     return row ? apiToken : null;
   };
 
-  /** Insert a lead with a fresh id and token; `row` is undefined when the email is already registered (nothing is written). */
-  function insertLead(email: string, verified: boolean): { id: string; apiToken: string; row: LeadRow | undefined } {
+  /**
+   * Insert a lead with a fresh id and token. `asRepeat`: a public sign-up, which becomes a repeat of
+   * the email's first lead when there is one (found in the same statement, so both cases run the same
+   * work); otherwise the row is a first lead and `row` is undefined when the email has one already.
+   */
+  function insertLead(email: string, verified: boolean, asRepeat: boolean): { apiToken: string; row: LeadRow | undefined } {
     const normalized = normalizeEmail(email);
-    if (!normalized) throw new ApiError(400, 'invalid_email', 'email must be a valid address of at most 254 characters');
-    const id = newId();
     const apiToken = randomSecret(32);
     const now = clock.now();
     const row = db
       .insert(leads)
-      .values({ id, email: normalized, verified, verifiedAt: verified ? now : null, tokenHash: sha256Hex(apiToken), tokenIssuedAt: now, createdAt: now })
-      .onConflictDoNothing({ target: leads.email })
+      .values({
+        id: newId(),
+        email: normalized,
+        repeatOf: asRepeat ? sql`(SELECT ${leads.id} FROM ${leads} WHERE ${leads.email} = ${normalized} AND ${leads.repeatOf} IS NULL)` : null,
+        verified,
+        verifiedAt: verified ? now : null,
+        tokenHash: sha256Hex(apiToken),
+        tokenIssuedAt: now,
+        createdAt: now,
+      })
+      .onConflictDoNothing()
       .returning()
       .get();
-    return { id, apiToken, row };
+    return { apiToken, row };
   }
 
   return {
-    /** A new lead (unverified unless `verified`) with its first token; 409 if the email exists (operators: CLI and admin API). */
+    /** A new first lead (unverified unless `verified`) with its token; 409 if the email has one (operators: CLI). */
     create(email: string, verified = false): { lead: Lead; apiToken: string } {
-      const { apiToken, row } = insertLead(email, verified);
+      const { apiToken, row } = insertLead(email, verified, false);
       if (!row) throw new ApiError(409, 'lead_exists', 'a lead with this email already exists; ask an administrator to rotate its token');
       return { lead: toLead(row), apiToken };
     },
 
     /**
-     * Public sign-up (the API and the start page's form): an email that is already registered gets
-     * the same answer as a new one, so sign-up tells no one whether an address is known. For a known
-     * email nothing is written or changed: the id and token are fresh random values that name and
-     * authenticate nothing, and the lead keeps its own token (the operator rotates it if it was lost).
-     * Both cases run the same statement and draw the same random values, so they take the same time.
+     * Public sign-up (the API and the start page's form). Every sign-up gets a new unverified lead
+     * of its own whose token works at once, so a known email gets exactly what a new one gets and
+     * sign-up tells no one whether an address is known. A sign-up with an email already registered
+     * is a repeat: it names the first lead in `repeatOf` for the operator and changes nothing of it
+     * (its token, verification and scans stay its own), so no sign-up can take over or lock out
+     * an existing lead.
      */
-    signUp(email: string): { id: string; apiToken: string } {
-      const { id, apiToken } = insertLead(email, false);
-      return { id, apiToken };
+    signUp(email: string): { id: string; apiToken: string; email: string } {
+      const { apiToken, row } = insertLead(email, false, true);
+      if (!row) throw new Error('a sign-up inserted no lead');
+      return { id: row.id, apiToken, email: row.email };
     },
 
     get(id: string): Lead | null {
@@ -146,7 +155,7 @@ export function createLeadStore(db: Db, clock: Clock) {
         .from(leads)
         .where(
           and(
-            filter.email ? sql`instr(${leads.email}, ${filter.email.trim().toLowerCase()}) > 0` : undefined,
+            filter.email !== undefined ? sql`instr(${leads.email}, ${emailSearchTerm(filter.email)}) > 0` : undefined,
             filter.verified === undefined ? undefined : eq(leads.verified, filter.verified),
             filter.active === undefined ? undefined : filter.active ? isNotNull(leads.tokenHash) : isNull(leads.tokenHash),
             after ? or(lt(leads.createdAt, after.at), and(eq(leads.createdAt, after.at), lt(leads.id, after.id))) : undefined,

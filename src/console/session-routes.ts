@@ -12,7 +12,7 @@ const sessionView = t.Object({
   idleMinutes: integer({ description: 'The session ends after this long without a request' }),
 });
 const sessionExample = { key: { id: 'key_01JD8M1N2P3Q4R5S6T7V8W9X0Y', name: 'ops', keyPrefix: 'sk_live_Ab3d', scopes: ['admin'], storeId: null }, idleMinutes: 30 };
-const sameOriginOnly = 'Only from svc’s own pages (the Origin must be the base URL’s).';
+const sameOriginOnly = 'Only from svc’s own pages (the Origin must be the base URL’s, never taken from the Host header).';
 const docs = {
   signIn: apiDoc({
     summary: 'Sign in to the console',
@@ -57,6 +57,8 @@ interface SessionDeps {
   sessions: SessionStore;
   keys: KeyStore;
   baseUrl: string;
+  /** svc's own origins (lib/same-origin.ts ownOriginsOf): the only pages the console answers. */
+  ownOrigins: readonly string[];
   idleMinutes: number;
   jsonBody: JsonBodyHook;
   /** The key the request's access check identified (lib/access.ts). */
@@ -67,12 +69,12 @@ interface SessionDeps {
  * The session cookie as the scope guard's alternative to `Authorization: Bearer`: a session acts
  * with its key's scopes, only for requests from svc's own pages (crossOriginProblem).
  */
-export function consoleSessionAuth({ sessions, baseUrl }: Pick<SessionDeps, 'sessions' | 'baseUrl'>): AlternativeAuth {
+export function consoleSessionAuth({ sessions, baseUrl, ownOrigins }: Pick<SessionDeps, 'sessions' | 'baseUrl' | 'ownOrigins'>): AlternativeAuth {
   const name = sessionCookieName(baseUrl.startsWith('https:'));
   return (request) => {
     const raw = cookieValue(request, name);
     if (raw === null) return null;
-    const problem = crossOriginProblem(request, baseUrl);
+    const problem = crossOriginProblem(request, ownOrigins);
     if (problem) throw crossOrigin(problem);
     const key = sessions.resolve(raw);
     if (!key) throw noSession();
@@ -99,12 +101,12 @@ const view = (key: ApiKey, idleMinutes: number) => ({
  * SameSite=Strict, Secure on https), GET who is signed in, DELETE to sign out. The raw key is
  * never stored, in the browser or here.
  */
-export function consoleSessionRoutes({ sessions, keys, baseUrl, idleMinutes, jsonBody, callerOf }: SessionDeps) {
+export function consoleSessionRoutes({ sessions, keys, baseUrl, ownOrigins, idleMinutes, jsonBody, callerOf }: SessionDeps) {
   const secure = baseUrl.startsWith('https:');
   const name = sessionCookieName(secure);
   const cookie = (value: string, extra = '') => `${name}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}${extra}`;
   const sameOrigin = (request: Request) => {
-    const problem = crossOriginProblem(request, baseUrl);
+    const problem = crossOriginProblem(request, ownOrigins);
     if (problem) throw crossOrigin(problem);
   };
   return new Elysia({ name: 'console-session' })

@@ -87,7 +87,7 @@ export function signedUpBody(ctx: LandingContext, email: string, token: string):
 <main id="main" class="result">
   <h1>Your API token</h1>
   <p>Signed up as <strong>${email}</strong>.</p>
-  <div class="notice warn" role="note"><strong>Copy it now.</strong> It is shown only this once; ${ctx.site.name} keeps only a hash of it. If you lose it, ask the operator to issue a new one. If this address had signed up before, this token does not work (sign-up never tells whether an address is known): ask the operator to issue a new one.</div>
+  <div class="notice warn" role="note"><strong>Copy it now.</strong> It is shown only this once; ${ctx.site.name} keeps only a hash of it. If you lose it, sign up again or ask the operator to issue a new one. Every sign-up gets a token of its own; a token from an earlier sign-up keeps working.</div>
   <div class="token-row">
     <code class="token" id="token">${token}</code>
     <button class="button secondary" type="button" data-copy="token" data-label="Token" hidden>Copy</button>

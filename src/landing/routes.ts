@@ -3,6 +3,7 @@ import type { HTMLBundle } from 'bun';
 import type { LeadStore } from '../auth/leads.ts';
 import { readBodyLimited } from '../lib/body.ts';
 import { undocumentedRoute } from '../lib/access.ts';
+import { hiddenCharacterIn } from '../lib/email.ts';
 import { ApiError } from '../lib/errors.ts';
 import { fillTemplate, type SafeHtml } from '../lib/html-template.ts';
 import { htmlResponse, loadPageBundle, pageCsp, type PageBundle } from '../lib/page-bundle.ts';
@@ -26,7 +27,7 @@ interface LandingDeps {
 /**
  * GET / is the public landing page; POST / is its sign-up form, which works without JavaScript:
  * the answer is a server-rendered page with the token (201) or the form again with the error next
- * to the field (400 invalid email, 409 known email, 415, 429 with Retry-After).
+ * to the field (400 invalid email, 413, 415, 429 with Retry-After); a known email is answered as a new one.
  */
 export function landingRoutes({ page, context, leads, signUpLimit }: LandingDeps) {
   const csp = pageCsp();
@@ -52,13 +53,16 @@ export function landingRoutes({ page, context, leads, signUpLimit }: LandingDeps
       if (type !== 'application/x-www-form-urlencoded') return formError(415, '', 'Send the form from this page.');
       let email = '';
       try {
-        email = (new URLSearchParams(new TextDecoder().decode(await readBodyLimited(request, FORM_BYTES))).get('email') ?? '').trim();
-        const { apiToken } = leads.signUp(email);
-        return respond(signedUpBody(context, email.toLowerCase(), apiToken), 201);
+        email = (new URLSearchParams(new TextDecoder().decode(await readBodyLimited(request, FORM_BYTES))).get('email') ?? '');
+        const lead = leads.signUp(email);
+        return respond(signedUpBody(context, lead.email, lead.apiToken), 201);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const shown = email.slice(0, 254);
-        if (error.code === 'invalid_email') return formError(400, shown, 'Enter a valid email address, such as name@example.com.');
+        if (error.code === 'invalid_email') {
+          const hidden = hiddenCharacterIn(email);
+          return formError(400, shown, hidden ? `The address holds an invisible or control character (${hidden}). Type it again.` : 'Enter a valid email address, such as name@example.com.');
+        }
         if (error.code === 'payload_too_large') return formError(413, '', 'The form was too large. Enter just your email address.');
         throw error;
       }

@@ -98,12 +98,26 @@ describe('svc CLI', () => {
     expect(all.code).toBe(0);
     expect(all.json).toEqual({
       items: [
-        { id: second.id, email: 'second@other.example', verified: true, tokenActive: true, createdAt: expect.any(String), verifiedAt: expect.any(String) },
-        { id: first.id, email: 'first@shop.example', verified: false, tokenActive: true, createdAt: expect.any(String), verifiedAt: null },
+        { id: second.id, email: 'second@other.example', verified: true, tokenActive: true, createdAt: expect.any(String), verifiedAt: expect.any(String), repeatOf: null },
+        { id: first.id, email: 'first@shop.example', verified: false, tokenActive: true, createdAt: expect.any(String), verifiedAt: null, repeatOf: null },
       ],
     });
     expect((await cli('leads', 'list', '--email', 'SHOP.example')).json.items.map((lead: { id: string }) => lead.id)).toEqual([first.id]);
     expect((await cli('leads', 'list', '--email', 'nobody')).json).toEqual({ items: [] });
+  });
+
+  test('leads create and list refuse an email with control or invisible formatting characters, as the API does', async () => {
+    // The HTTP surfaces run the whole table (test/lead-email.test.ts); a process argument cannot hold NUL.
+    for (const [hidden, name] of [['\u001b', 'U+001B'], ['\u202e', 'U+202E'], ['\u2066', 'U+2066']] as const) {
+      const created = await cli('leads', 'create', '--email', `evil${hidden}@example.com`);
+      expect(created.code).toBe(1);
+      expect(created.stderr).toContain('invalid_email');
+      expect(created.stderr).toContain(name);
+      const listed = await cli('leads', 'list', '--email', `evil${hidden}`);
+      expect(listed.code).toBe(1);
+      expect(listed.stderr).toContain('invalid_query');
+    }
+    expect((await cli('leads', 'list')).json).toEqual({ items: [] });
   });
 
   test('keys create refuses a products:read key without --store (the widget needs one)', async () => {

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import { platformACollection, platformAPage, platformAProduct } from '../fakes/payloads.ts';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
-import { BROWSER_AVAILABLE, browserDescribe, launchChromium } from '../helpers/browser.ts';
+import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, launchChromium, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { signedInit, TELEMETRY, tokenInit } from '../helpers/probe.ts';
-import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { callAs, spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { serveStorefront } from './fixtures/storefront.ts';
 
 const suite = browserDescribe('console browser tests');
@@ -32,15 +32,7 @@ let signUpToken = '';
 let storeId = '';
 let widgetKey = '';
 
-async function api(method: string, route: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${svc.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? null : res.json();
-}
+const api = (method: string, route: string, body?: unknown) => callAs(svc.url, admin, method, route, body);
 
 /** Scans over the last three weeks, across grades, platforms, page types and countries, so every chart has bars. */
 async function seedScans(): Promise<void> {
@@ -96,40 +88,10 @@ afterAll(async () => {
   tmp?.remove();
 });
 
-interface Visit {
-  context: BrowserContext;
-  page: Page;
-  problems: string[];
-}
-
-/** A fresh browser profile (no cookies) watching for page errors and CSP violations. */
-async function open(path_: string, options: BrowserContextOptions = {}): Promise<Visit> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.text().includes('Content Security Policy')) problems.push(`CSP: ${m.text()}`);
-  });
-  await page.goto(svc.url + path_);
-  return { context, page, problems };
-}
-
-async function shot(v: Visit, name: string) {
-  await v.page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
-}
-
-/** Every visit ends the same way: no page error and no CSP violation happened. */
-async function finish(v: Visit) {
-  expect(v.problems).toEqual([]);
-  await v.context.close();
-}
-
-async function signIn(v: Visit, key: string) {
-  await v.page.getByLabel('API key').fill(key);
-  await v.page.getByRole('button', { name: 'Sign in' }).click();
-  await v.page.getByRole('navigation', { name: 'Console' }).waitFor();
-}
+const open = (path_: string, options: BrowserContextOptions = {}): Promise<Visit> => openVisit(browser, svc.url + path_, options);
+const shot = (v: Visit, name: string) => screenshot(v, SCREENSHOTS, name);
+const finish = finishVisit;
+const signIn = consoleSignIn;
 
 /** Non-blank pixels of a chart's canvas. */
 const inkOf = (page: Page, index: number) =>
@@ -194,6 +156,21 @@ suite('console in Chromium', () => {
     expect(await v.page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }))).toBe('{}{}');
     const nav = await v.page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents();
     expect(nav).toEqual(['Overview', 'Scans', 'Keys', 'Leads', 'Stores', 'Catalogue', 'FAQs', 'Widget']);
+    await finish(v);
+  }, FLOW_MS);
+
+  test('sign-in at the base URL’s loopback alias (http://localhost:PORT), since no base URL is set and svc listens on 127.0.0.1', async () => {
+    const alias = svc.baseUrl.replace('//127.0.0.1:', '//localhost:');
+    expect(alias).not.toBe(svc.baseUrl);
+    const v = await openVisit(browser, `${alias}/console/keys`);
+    const page = v.page;
+    await signIn(v, admin);
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    // A write from the alias passes the same-origin check too.
+    await page.getByLabel('Name').fill('made-at-localhost');
+    await page.getByRole('checkbox', { name: /probe:scan/ }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText('New key “made-at-localhost”').waitFor();
     await finish(v);
   }, FLOW_MS);
 
@@ -450,31 +427,6 @@ suite('console in Chromium', () => {
     }
   }, FLOW_MS);
 
-  test('Widget: the snippet builder previews the real /embed.js on a sample page', async () => {
-    // A key with no allowedDomains allows no page, the preview included: it is not offered.
-    await api('POST', '/api/v1/admin/keys', { name: 'no-hosts', scopes: ['products:read'], storeId });
-    const v = await open('/console/widget');
-    await signIn(v, admin);
-    const suitable = v.page.getByText('Suitable keys:');
-    await suitable.waitFor();
-    expect(await suitable.textContent()).toContain('storefront (');
-    expect(await suitable.textContent()).not.toContain('no-hosts');
-    await v.page.getByLabel('Widget key').fill(widgetKey);
-    await v.page.getByLabel('Id or handle to preview').fill('trail-runner-2');
-    await v.page.getByLabel('Accent colour').fill('#b3125a');
-    await v.page.getByLabel('Theme').selectOption('light');
-    const frame = v.page.frameLocator('iframe[name="widget-preview"]');
-    await frame.locator('#svc-faq.svc-faq summary').waitFor();
-    expect(await frame.locator('.svc-faq summary').allTextContents()).toEqual(['Are they waterproof?']);
-    expect(await frame.locator('#svc-faq').evaluate((e) => getComputedStyle(e).getPropertyValue('--svc-faq-accent').trim())).toBe('#b3125a');
-    const snippet = await v.page.locator('#snippet').textContent();
-    expect(snippet).toBe(`<script src="${svc.baseUrl}/embed.js" async data-api-key="${widgetKey}" data-target="#svc-faq" data-style-accent="#b3125a" data-style-theme="light"></script>`);
-    await frame.locator('.svc-faq summary').first().click();
-    await v.page.waitForTimeout(150);
-    await shot(v, 'widget');
-    await finish(v);
-  }, FLOW_MS);
-
   test('Leads: list, verify, rotate (the new token shown once sends a scan), revoke', async () => {
     const signUp = await fetch(`${svc.url}/api/v1/public/leads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'lead@example.org' }) });
     expect(signUp.status).toBe(201);
@@ -493,6 +445,17 @@ suite('console in Chromium', () => {
     await row.getByRole('button', { name: 'Revoke lead@example.org' }).click();
     await row.getByText('revoked').waitFor();
     expect((await fetch(svc.url + TELEMETRY, tokenInit(token, { hostname: 'lead.example.org', signals: {} }))).status).toBe(401);
+    // Signing up again with the address makes a lead of its own, marked for the operator.
+    const again = await fetch(`${svc.url}/api/v1/public/leads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'lead@example.org' }) });
+    expect(again.status).toBe(201);
+    expect((await fetch(svc.url + TELEMETRY, tokenInit((await again.json()).apiToken, { hostname: 'lead.example.org', signals: {} }))).status).toBe(204);
+    await v.page.reload();
+    const repeat = v.page.locator('tbody tr', { hasText: 'repeat sign-up' });
+    await repeat.waitFor();
+    expect(await repeat.textContent()).toContain('lead@example.org');
+    expect(await repeat.getByText('not verified').count()).toBe(1);
+    expect(await v.page.locator('tbody tr', { hasText: 'lead@example.org' }).count()).toBe(2);
+    await shot(v, 'leads-repeat');
     await finish(v);
   }, FLOW_MS);
 

@@ -1,6 +1,7 @@
-import { describe } from 'bun:test';
+import { describe, expect } from 'bun:test';
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 
 // Browser tests run real Chromium (Debian's). CI installs it and always runs them (a missing
 // browser fails there); a developer machine without it skips them, saying so.
@@ -19,4 +20,42 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
+}
+
+/** One page in a fresh browser profile (no cookies), with what went wrong on it. */
+export interface Visit {
+  context: BrowserContext;
+  page: Page;
+  problems: string[];
+}
+
+/** Opens `url` in a fresh profile (1280 px wide unless told otherwise) that records page errors and CSP violations. */
+export async function openVisit(browser: Browser, url: string, options: BrowserContextOptions = {}): Promise<Visit> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.text().includes('Content Security Policy')) problems.push(`CSP: ${m.text()}`);
+  });
+  await page.goto(url);
+  return { context, page, problems };
+}
+
+/** A full-page screenshot to look at: `<dir>/<name>.png`. */
+export async function screenshot(v: Visit, dir: string, name: string): Promise<void> {
+  await v.page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+}
+
+/** Every visit ends the same way: no page error and no CSP violation happened. */
+export async function finishVisit(v: Visit): Promise<void> {
+  expect(v.problems).toEqual([]);
+  await v.context.close();
+}
+
+/** Signs in to the console on its sign-in page with an API key. */
+export async function consoleSignIn(v: Visit, key: string): Promise<void> {
+  await v.page.getByLabel('API key').fill(key);
+  await v.page.getByRole('button', { name: 'Sign in' }).click();
+  await v.page.getByRole('navigation', { name: 'Console' }).waitFor();
 }

@@ -17,6 +17,20 @@ export interface SpawnedServer {
 }
 
 /**
+ * One JSON call to a running svc with `Authorization: Bearer <key>`: the parsed answer (null for
+ * 204); any other status than 2xx throws with the answer's text.
+ */
+export async function callAs(serverUrl: string, key: string, method: string, route: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${serverUrl}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? null : res.json();
+}
+
+/**
  * Start `svc serve` as its own process on a free port and wait for its "listening" line.
  * `command` defaults to `bun src/main.ts`; pass the compiled binary to smoke-test it.
  */

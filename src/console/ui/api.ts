@@ -1,4 +1,5 @@
 import type { ApiKey } from '../../auth/keys.ts';
+import type { Lead } from '../../auth/leads.ts';
 import type { StoreResponse } from '../../stores/admin.ts';
 import type { SyncView } from '../../sync/state.ts';
 // The console's HTTP client: the documented API, authenticated by the session cookie (same origin).
@@ -54,9 +55,25 @@ export interface Session {
 
 export const isAdmin = (session: Session) => session.key.scopes.includes('admin');
 
-/** What the FAQ endpoint accepts from a page: products:read alone (the key sits in page source), bound to a store, allowing some host. */
-export const isWidgetKey = (key: Pick<ApiKey, 'scopes' | 'storeId' | 'allowedDomains'>) =>
-  key.storeId !== null && key.scopes.length === 1 && key.scopes[0] === 'products:read' && key.allowedDomains.length > 0;
+/**
+ * Why the FAQ endpoint would refuse this key from a storefront page, as the end of a sentence
+ * ("This key may not be used in a page: …"), or null when it accepts it: products:read alone (the
+ * key sits in page source), bound to a store, allowing some host. The server's rule is
+ * src/faqs/access.ts (authorizeWidget).
+ */
+export function widgetKeyProblem(key: Pick<ApiKey, 'scopes' | 'storeId' | 'allowedDomains' | 'revokedAt'>): string | null {
+  if (key.revokedAt) return 'it was revoked';
+  const broader = key.scopes.filter((scope) => scope !== 'products:read');
+  if (broader.length > 0) {
+    return `it has more than products:read (${broader.join(', ')}). A snippet puts its key in the page source, where anyone can read it and use those scopes`;
+  }
+  if (!key.scopes.includes('products:read')) return 'it lacks products:read, the one scope the FAQ endpoint accepts';
+  if (key.storeId === null) return 'it is not bound to a store, so it has no FAQs to show';
+  if (key.allowedDomains.length === 0) return 'it lists no storefront domains, so it allows no page, not even the preview';
+  return null;
+}
+
+export const isWidgetKey = (key: Pick<ApiKey, 'scopes' | 'storeId' | 'allowedDomains' | 'revokedAt'>) => widgetKeyProblem(key) === null;
 
 export interface Page<T> {
   items: T[];
@@ -67,7 +84,7 @@ export interface Page<T> {
 /** A store as the admin API shows it, with its catalogue sync state. */
 export type Store = StoreResponse<SyncView>;
 export type { SyncView };
-export type { ApiKey };
+export type { ApiKey, Lead };
 
 export const listStores = () => api<{ items: Store[] }>('/api/v1/admin/stores').then((r) => r.items);
 export const listKeys = () => api<{ items: ApiKey[] }>('/api/v1/admin/keys').then((r) => r.items);

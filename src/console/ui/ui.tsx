@@ -5,6 +5,12 @@ import { hasNavigated } from './router.ts';
 
 export const formatTime = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—');
 export const formatNumber = (n: number) => n.toLocaleString();
+/** The entries of a list typed one per line or comma-separated (hosts, domains). */
+export const splitList = (text: string) =>
+  text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** A value loaded from the API, with its error and a way to load it again. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | null; error: unknown; loading: boolean; reload: () => void } {

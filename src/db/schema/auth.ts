@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** `sk_live_` API keys. Only the SHA-256 of the key is stored; the raw key is shown once at creation. */
 export const apiKeys = sqliteTable(
@@ -19,12 +19,18 @@ export const apiKeys = sqliteTable(
   (table) => [index('api_keys_store_id_idx').on(table.storeId)],
 );
 
-/** Sign-ups from the landing page or the extension popup; each holds one public `apiToken` (as a hash). */
+/**
+ * Sign-ups from the landing page or the extension popup; each holds one public `apiToken` (as a hash).
+ * An email has one first lead; each later public sign-up with it is a lead of its own that names the
+ * first in `repeatOf` (sign-up never tells whether an address is known: README, "Sign-up").
+ */
 export const leads = sqliteTable(
   'leads',
   {
     id: text('id').primaryKey(),
-    email: text('email').notNull().unique(),
+    email: text('email').notNull(),
+    /** The id of the email's first lead when this one is a repeat sign-up; null for the first. */
+    repeatOf: text('repeat_of'),
     verified: integer('verified', { mode: 'boolean' }).notNull().default(false),
     /** SHA-256 of the current token; null once revoked. Rotation replaces it, so the old token stops at once. */
     tokenHash: text('token_hash').unique(),
@@ -36,6 +42,8 @@ export const leads = sqliteTable(
     createdAt: integer('created_at').notNull(),
   },
   (table) => [
+    // One first lead per email; repeat sign-ups find it through this index.
+    uniqueIndex('leads_email_unique').on(table.email).where(sql`repeat_of IS NULL`),
     // The admin listing pages newest first.
     index('leads_created_idx').on(table.createdAt, table.id),
     // Retention of sign-ups that were never verified and never sent a scan (src/db/retention.ts).

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, isWidgetKey, listKeys, listStores, type ApiKey } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { navigate } from '../router.ts';
-import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, SelectField, TextArea, TextField, useAction, useLoad } from '../ui.tsx';
+import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, SelectField, splitList, TextArea, TextField, useAction, useLoad } from '../ui.tsx';
 import { rememberWidgetKey } from './widget.tsx';
 
 const SCOPES: [string, string][] = [
@@ -11,12 +11,6 @@ const SCOPES: [string, string][] = [
   ['probe:scan', 'Send signed scans (the highest rate-limit tier)'],
   ['products:read', 'The FAQ widget (bind it to a store and list the storefront’s domains)'],
 ];
-
-const splitList = (text: string) =>
-  text
-    .split(/[\s,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
 
 function CreateKey({ onCreated }: { onCreated: () => void }) {
   const stores = useLoad(listStores, []);

@@ -1,16 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, type Page } from '../api.ts';
+import { api, type Lead, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, Pager, SelectField, TextField, useAction, useLoad, usePager } from '../ui.tsx';
-
-interface Lead {
-  id: string;
-  email: string;
-  verified: boolean;
-  tokenActive: boolean;
-  createdAt: string;
-  verifiedAt: string | null;
-}
 
 export function Leads(_: PageProps) {
   const [email, setEmail] = useState('');
@@ -69,7 +60,17 @@ export function Leads(_: PageProps) {
               <tbody>
                 {leads.data.items.map((lead) => (
                   <tr key={lead.id}>
-                    <td>{lead.email}</td>
+                    <td>
+                      {lead.email}
+                      {lead.repeatOf ? (
+                        <>
+                          {' '}
+                          <span title="This address had signed up before: this sign-up is a lead of its own, and the first lead is unchanged. Sign-up never tells anyone whether an address is known.">
+                            <Badge tone="warn">repeat sign-up</Badge>
+                          </span>
+                        </>
+                      ) : null}
+                    </td>
                     <td>{formatTime(lead.createdAt)}</td>
                     <td>{lead.verified ? <Badge tone="ok">verified</Badge> : <Badge tone="warn">not verified</Badge>}</td>
                     <td>{lead.tokenActive ? <Badge tone="ok">active</Badge> : <Badge tone="danger">revoked</Badge>}</td>
