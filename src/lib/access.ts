@@ -99,7 +99,8 @@ interface AccessDeps<Caller> {
  * test/route-access.test.ts).
  */
 export function routeAccess<Caller extends object>({ routes, checks, takeLimit, noteRoute }: AccessDeps<Caller>) {
-  let rules: Map<string, AccessRule | null> | null = null;
+  /** Each route template's rules by method, built at the first request. */
+  let rules: Map<string, Map<string, AccessRule | null>> | null = null;
   /** Requests admitted before their body was read, so the transform hook does not admit them again. */
   const admittedBeforeBody = new WeakSet<Request>();
   /** Who each admitted request's check identified (an API key), for the routes that act on it. */
@@ -108,10 +109,14 @@ export function routeAccess<Caller extends object>({ routes, checks, takeLimit, 
   function ruleOf(method: string, route: string): AccessRule | null | undefined {
     if (rules === null) {
       rules = new Map();
-      for (const definition of routes()) rules.set(`${definition.method} ${definition.path}`, accessRuleOf(definition));
+      for (const definition of routes()) {
+        let byMethod = rules.get(definition.path);
+        if (byMethod === undefined) rules.set(definition.path, (byMethod = new Map()));
+        byMethod.set(definition.method, accessRuleOf(definition));
+      }
     }
     // Elysia answers HEAD with the GET route.
-    return rules.get(`${method === 'HEAD' ? 'GET' : method} ${route}`);
+    return rules.get(route)?.get(method === 'HEAD' ? 'GET' : method);
   }
 
   function admit(routed: RoutedRequest): void {
