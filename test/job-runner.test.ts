@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
-import { systemClock } from '../src/lib/clock.ts';
+import { fixedClock, systemClock } from '../src/lib/clock.ts';
 import { createJobQueue, createJobRunner } from '../src/webhooks/queue.ts';
 
 let t: TestApp | null = null;
@@ -125,15 +125,16 @@ describe('job runner: bounds on every run', () => {
 
   test('retries are spread with jitter: jobs that failed together are not all due again at the same moment', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(t.database.db, systemClock, { baseDelayMs: 60_000 });
+    // Every job fails at the same moment (the clock stands still): only jitter can set them apart.
+    const T0 = Date.parse('2026-01-20T12:00:00Z');
+    const queue = createJobQueue(t.database.db, fixedClock(T0), { baseDelayMs: 60_000 });
     const runner = createJobRunner(queue, { fails: async () => Promise.reject(new Error('platform down')) }, () => {});
     for (let i = 0; i < 20; i++) queue.enqueue('fails', `store-${i % 4}`, {});
-    const before = Date.now();
     expect(await runner.runDueJobs()).toBe(20);
-    const due = (t.database.sqlite.query('SELECT run_at FROM jobs').all() as { run_at: number }[]).map((row) => row.run_at - before);
+    const due = (t.database.sqlite.query('SELECT run_at FROM jobs').all() as { run_at: number }[]).map((row) => row.run_at - T0);
     // Each between half and all of the first delay, and not all alike.
-    for (const delay of due) expect(delay).toBeGreaterThanOrEqual(30_000 - 1_000);
-    for (const delay of due) expect(delay).toBeLessThanOrEqual(60_000 + 1_000);
+    for (const delay of due) expect(delay).toBeGreaterThanOrEqual(30_000);
+    for (const delay of due) expect(delay).toBeLessThanOrEqual(60_000);
     expect(new Set(due).size).toBeGreaterThan(1);
   });
 });
