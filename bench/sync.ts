@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import { startCheckpointer } from '../src/db/checkpoint.ts';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
 import { systemClock } from '../src/lib/clock.ts';
+import { createEgress } from '../src/platforms/egress.ts';
 import { platformCClient } from '../src/platforms/platform-c.ts';
 import { parseCredentials } from '../src/stores/credentials.ts';
 import { createWebhookServices } from '../src/webhooks/services.ts';
@@ -24,7 +25,8 @@ const keys = { consumerKey: 'ck_bench', consumerSecret: 'cs_bench' };
 const { url: siteUrl, proc: site } = await spawnServer(['bench/sync-site.ts', String(total)]);
 
 // Baseline: the same pages over the same HTTP, parsed, not written.
-const client = platformCClient({ siteUrl, ...keys });
+// The site is on loopback: a private target, allowed here as SVC_ALLOW_PRIVATE_TARGETS=1 allows it below.
+const client = platformCClient({ siteUrl, ...keys, via: { egress: createEgress({ allowPrivate: true }), operatorSet: false } });
 const baseline = await measureHolds(async () => {
   for (let cursor: string | null = null; ; ) {
     const page = await client.listProducts(cursor);
@@ -34,7 +36,7 @@ const baseline = await measureHolds(async () => {
 });
 
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-sync-'));
-const config = loadConfig({ 'data-dir': work }, {});
+const config = loadConfig({ 'data-dir': work }, { SVC_ALLOW_PRIVATE_TARGETS: '1' });
 const database = openDatabase(config.databaseFile);
 migrateDatabase(database);
 // As the server runs it: WAL checkpoints in a Worker, not inside a job's COMMIT.

@@ -25,7 +25,6 @@ import { createSignalService } from './signals/service.ts';
 import { createDiscoveryService } from './signals/discovery.ts';
 import { createScanReader } from './scans/queries.ts';
 import { badgeRoute, badgeRoutes, dashboardRoutes } from './scans/routes.ts';
-import { createStoreAdmin } from './stores/admin.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
@@ -156,7 +155,7 @@ export function createApp(deps: AppDeps) {
   const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
-  const storeAdmin = createStoreAdmin({ stores: webhooks.stores, settings: { ...config, apiTimeoutMs: webhooks.apiTimeoutMs }, sync: webhooks.sync });
+  const storeAdmin = webhooks.storeAdmin;
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const limiter = createTierLimiter(config, clock);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);

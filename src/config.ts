@@ -32,6 +32,12 @@ export interface Config {
   platformAShopSuffix: string;
   platformAApiBase: string | null;
   platformBApiBase: string;
+  /**
+   * Whether svc may connect to store-supplied targets (platform C's site URL, a platform-A shop
+   * domain) on loopback, private, link-local or metadata addresses (SVC_ALLOW_PRIVATE_TARGETS=1):
+   * for stores on svc's own network. Operator-set API bases are always trusted.
+   */
+  allowPrivateTargets: boolean;
   /** Scans older than this many days are deleted in the background; 0 keeps them forever. */
   scanRetentionDays: number;
   /** Hours between scheduled catalogue reconciliation passes per store; 0 turns them off. */
@@ -232,6 +238,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
   const levelSrc = pick(flags, null, env, 'SVC_LOG_LEVEL');
   const accessSrc = pick(flags, null, env, 'SVC_ACCESS_LOG');
   const corsSrc = pick(flags, null, env, 'SVC_PROBE_CORS_ORIGINS');
+  const privateSrc = pick(flags, null, env, 'SVC_ALLOW_PRIVATE_TARGETS');
 
   return {
     http,
@@ -259,6 +266,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
     platformAShopSuffix: suffixSrc ? parseDomainSuffix(suffixSrc) : 'myplatform-a.com',
     platformAApiBase: aBaseSrc ? parseHttpUrl(aBaseSrc) : null,
     platformBApiBase: bBaseSrc ? parseHttpUrl(bBaseSrc) : 'https://api.platform-b.com',
+    allowPrivateTargets: privateSrc ? oneOf(privateSrc, ['0', '1'] as const) === '1' : false,
     scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
     syncIntervalHours: int('SVC_SYNC_INTERVAL_HOURS', 24, 0, 8760),
     retention: {

@@ -25,7 +25,7 @@ export interface RunningServer {
   migrationsApplied: number;
   /** What the operator should know at start (a setting that leaves something not working), one sentence each. */
   warnings: string[];
-  /** Stop accepting, let in-flight requests and the job in hand finish, flush queued writes, then close the database. Safe to call twice. */
+  /** Abort the platform calls in flight and start no job, stop accepting, let in-flight requests finish, flush queued writes, then close the database. Safe to call twice. */
   shutdown(): Promise<void>;
 }
 
@@ -157,7 +157,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   observability.metrics.addCollector(checkpointCollector(checkpointer));
   // Undone after every background task has stopped (they come later): rows still queued are committed before the checkpointer and the database stop.
   started.push(() => scanWriter.close());
-  // Background work (platform-B product fetches) queued in the database, including any left by a previous run.
+  // Background work (store connections, catalogue sync, product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
   started.push(() => webhooks.runner.stop());
   // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval.
@@ -177,7 +177,11 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   let stopping: Promise<void> | null = null;
   const shutdown = () => {
     stopping ??= (async () => {
+      // Outbound work first: the platform calls in flight are aborted and no job starts, so a request
+      // waiting on one (a store's connection) answers at once instead of holding the stop.
+      const outbound = webhooks.runner.stop();
       await listening.stop(false); // no new requests; those in flight finish first
+      await outbound;
       await undoInReverse(started); // background work, queued scans, checkpointer, database, instance lock
       observability.logger.flush();
     })();

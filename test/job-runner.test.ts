@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
-import { systemClock } from '../src/lib/clock.ts';
+import { fixedClock, systemClock } from '../src/lib/clock.ts';
 import { createJobQueue, createJobRunner } from '../src/webhooks/queue.ts';
 
 let t: TestApp | null = null;
@@ -57,4 +57,84 @@ describe('job runner', () => {
       await runner.stop();
     }
   }, 30_000);
+});
+
+describe('job runner: bounds on every run', () => {
+  test('stores take turns: a backlog of one store\'s jobs does not hold back another store\'s job queued after it', async () => {
+    t = await makeTestApp();
+    const queue = createJobQueue(t.database.db, systemClock);
+    const ran: string[] = [];
+    const runner = createJobRunner(queue, { work: async (job) => void ran.push(job.storeId) }, () => {});
+    for (let i = 0; i < 5; i++) queue.enqueue('work', 'store-x', {});
+    queue.enqueue('work', 'store-y', {});
+    expect(await runner.runDueJobs()).toBe(6);
+    expect(ran).toEqual(['store-x', 'store-y', 'store-x', 'store-x', 'store-x', 'store-x']);
+  });
+
+  test('each run has a time budget: a handler still waiting when it runs out is stopped and the attempt counted as failed', async () => {
+    t = await makeTestApp();
+    const queue = createJobQueue(t.database.db, systemClock);
+    const runner = createJobRunner(
+      queue,
+      // Waits for nothing but its signal, as a call to a platform that never answers would.
+      { stuck: (_job, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))) },
+      () => {},
+      { budgetMs: 50 },
+    );
+    const job = queue.enqueue('stuck', 'store-1', {});
+    expect(await runner.runDueJobs()).toBe(1);
+    const row = t.database.sqlite.query('SELECT status, attempts, last_error FROM jobs WHERE id = ?').get(job.id) as any;
+    expect(row).toMatchObject({ status: 'queued', attempts: 1, last_error: "the job's time budget of 50 ms ran out" });
+    expect(runner.failures).toBe(1);
+  });
+
+  test('stop() aborts the runs in hand and waits for them; a stopped run is not a failure (the next start takes it again), and no run starts after it', async () => {
+    t = await makeTestApp();
+    const queue = createJobQueue(t.database.db, systemClock);
+    let started = 0;
+    let aborted: unknown = null;
+    const runner = createJobRunner(
+      queue,
+      {
+        stuck: (_job, signal) => {
+          started++;
+          return new Promise((_resolve, reject) =>
+            signal.addEventListener('abort', () => {
+              aborted = signal.reason;
+              reject(signal.reason);
+            }),
+          );
+        },
+      },
+      () => {},
+      { budgetMs: 3_600_000 },
+    );
+    const job = queue.enqueue('stuck', 'store-1', {});
+    const running = runner.runDueJobs();
+    await until(() => started === 1, 10_000);
+    await runner.stop();
+    await running;
+    expect((aborted as Error).name).toBe('ShuttingDown');
+    expect(runner.failures).toBe(0);
+    expect(t.database.sqlite.query('SELECT status, last_error FROM jobs WHERE id = ?').get(job.id)).toEqual({ status: 'running', last_error: null });
+    // Run at once by its creator after the stop: not run (left to the next start).
+    const claimed = queue.enqueueClaimed('stuck', 'store-1', {});
+    expect(await runner.runClaimed(claimed, async () => 'ran')).toBeUndefined();
+    expect(started).toBe(1);
+  });
+
+  test('retries are spread with jitter: jobs that failed together are not all due again at the same moment', async () => {
+    t = await makeTestApp();
+    // Every job fails at the same moment (the clock stands still): only jitter can set them apart.
+    const T0 = Date.parse('2026-01-20T12:00:00Z');
+    const queue = createJobQueue(t.database.db, fixedClock(T0), { baseDelayMs: 60_000 });
+    const runner = createJobRunner(queue, { fails: async () => Promise.reject(new Error('platform down')) }, () => {});
+    for (let i = 0; i < 20; i++) queue.enqueue('fails', `store-${i % 4}`, {});
+    expect(await runner.runDueJobs()).toBe(20);
+    const due = (t.database.sqlite.query('SELECT run_at FROM jobs').all() as { run_at: number }[]).map((row) => row.run_at - T0);
+    // Each between half and all of the first delay, and not all alike.
+    for (const delay of due) expect(delay).toBeGreaterThanOrEqual(30_000);
+    for (const delay of due) expect(delay).toBeLessThanOrEqual(60_000);
+    expect(new Set(due).size).toBeGreaterThan(1);
+  });
 });

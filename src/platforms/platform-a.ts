@@ -1,5 +1,7 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { backoffMs } from '../lib/backoff.ts';
+import { sleep } from '../lib/abort.ts';
+import { DEFAULT_API_TIMEOUT_MS, DEFAULT_RETRY, PlatformApiError, PlatformProtocolError, PlatformThrottled, atMost, callJson, idOf, isoToMillis, platformWaitMs, stringOrNull, type CallRoute, type RetryPolicy } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
 import { isIdOnly, isObject } from './payload-shapes.ts';
 import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type ProductGone, type RefusalReason, type WebhookEvent } from './types.ts';
@@ -183,8 +185,10 @@ const LIST_PRODUCTS = `query SyncProducts($first: Int!, $after: String) {
     nodes { id handle title descriptionHtml vendor updatedAt options { name values }
       images(first: ${IMAGES_PER_PRODUCT}) { nodes { id url } }
       variants(first: ${VARIANTS_PER_PRODUCT}) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } } } } }`;
+/** Variants per query once a product's first page of them is read. */
+const MORE_VARIANTS_PER_PAGE = 100;
 const MORE_VARIANTS = `query SyncVariants($id: ID!, $after: String) {
-  product(id: $id) { variants(first: 100, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } } } }`;
+  product(id: $id) { variants(first: ${MORE_VARIANTS_PER_PAGE}, after: $after) { pageInfo { hasNextPage endCursor } nodes { ${VARIANT_FIELDS} } } } }`;
 
 /** Collections and pages per page of a catalogue import: a query costs about 2 + 1 per entry, well inside any bucket. */
 const ENTRIES_PER_PAGE = 50;
@@ -197,7 +201,7 @@ const ENTRY_PATHS = { category: 'collections', page: 'pages' } as const;
 
 /** A `collections` or `pages` node -> catalogue entry; its URL is the shop's storefront path for the handle. */
 export function platformAEntry(node: any, shopDomain: string, type: keyof typeof ENTRY_PATHS): EntryData {
-  const entryId = legacyId(node?.id);
+  const entryId = platformAEntryId(node);
   if (!entryId) throw new ApiError(400, 'missing_entry_id', 'the node carries no id');
   const handle = stringOrNull(node.handle, 255);
   return {
@@ -211,6 +215,9 @@ export function platformAEntry(node: any, shopDomain: string, type: keyof typeof
 
 /** The numeric id at the end of a global id (`gid://platform-a/Product/123` -> `123`). */
 const legacyId = (gid: unknown): string | null => (typeof gid === 'string' ? idOf(gid.slice(gid.lastIndexOf('/') + 1)) : null);
+
+/** The id a `collections` or `pages` node is kept under (what platformAEntry keys it by), or null. */
+export const platformAEntryId = (node: any): string | null => legacyId(node?.id);
 
 /**
  * A GraphQL Admin API product node in the shape of the REST Product resource the webhooks carry,
@@ -259,7 +266,7 @@ interface BucketState {
   at: number;
 }
 
-/** A response's `extensions.cost.throttleStatus`, or null when it carries none. */
+/** A response's `extensions.cost.throttleStatus`, or null when it carries none (or one that says nothing usable). */
 function bucketOf(extensions: any, at: number): BucketState | null {
   const status = extensions?.cost?.throttleStatus;
   const state = { available: Number(status?.currentlyAvailable), maximum: Number(status?.maximumAvailable), restoreRate: Number(status?.restoreRate), at };
@@ -286,7 +293,8 @@ const queryCosts = new Map<string, number>();
 
 const isThrottled = (body: any) => Array.isArray(body?.errors) && body.errors.some((e: any) => e?.extensions?.code === 'THROTTLED');
 
-const LIST_HOOKS = `query { webhookSubscriptions(first: 250) { edges { node { id topic endpoint { __typename ... on WebhookHttpEndpoint { callbackUrl } } } } } }`;
+const HOOKS_PER_QUERY = 250;
+const LIST_HOOKS = `query { webhookSubscriptions(first: ${HOOKS_PER_QUERY}) { edges { node { id topic endpoint { __typename ... on WebhookHttpEndpoint { callbackUrl } } } } } }`;
 const CREATE_HOOK = `mutation webhookSubscriptionCreate($topic: WebhookSubscriptionTopic!, $webhookSubscription: WebhookSubscriptionInput!) {
   webhookSubscriptionCreate(topic: $topic, webhookSubscription: $webhookSubscription) { webhookSubscription { id } userErrors { field message } } }`;
 const SHOP_CURRENCY = `query { shop { currencyCode } }`;
@@ -294,10 +302,18 @@ const PRODUCT_EXISTS = `query ProductExists($id: ID!) { product(id: $id) { id } 
 
 const graphQlTopic = (topic: string) => topic.toUpperCase().replace('/', '_');
 
+/** The error code of a GraphQL error when it has the shape of one (`THROTTLED`, `ACCESS_DENIED`): never its message, which is the platform's text. */
+const errorCodeOf = (error: any): string => {
+  const code = error?.extensions?.code;
+  return typeof code === 'string' && /^[A-Z_]{1,40}$/.test(code) ? ` (${code})` : '';
+};
+
 /** Platform A's GraphQL Admin API for one shop, authenticated with the store's access token. */
-export function platformAClient(options: { apiBase: string; accessToken: string; timeoutMs?: number }) {
+export function platformAClient(options: { apiBase: string; accessToken: string; timeoutMs?: number | undefined; retry?: RetryPolicy | undefined; via: CallRoute }) {
   const url = `${options.apiBase}/admin/api/${PLATFORM_A_API_VERSION}/graphql.json`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+  const retry = options.retry ?? DEFAULT_RETRY;
+  const { via } = options;
   const shop = `${url} ${options.accessToken}`;
   /** How long before `query` fits the shop's bucket as last reported (a query of unknown cost waits for a full bucket). */
   const waitFor = (query: string): number => {
@@ -307,14 +323,17 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
   /**
    * The whole response (data and extensions). A query the bucket cannot pay for yet is not sent:
    * with `wait: 'throw'` PlatformThrottled says how long to wait (the caller schedules the retry),
-   * otherwise the call waits here. A query the platform refused as throttled is handled the same way.
+   * otherwise the call waits here. A query the platform refused as throttled is handled the same
+   * way, for at most `retry.attempts` refusals: by the bucket it reported, or, when it reported none
+   * that explains the refusal, with exponential backoff and jitter (the worst is assumed, never an
+   * immediate retry).
    */
   const request = async (query: string, variables: Record<string, unknown> | undefined, wait: 'throw' | 'here' = 'here'): Promise<any> => {
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const waitMs = waitFor(query);
-      if (waitMs > 0 && wait === 'throw') throw new PlatformThrottled('waiting for the GraphQL cost bucket to refill', waitMs);
-      if (waitMs > 0) await Bun.sleep(waitMs);
-      const { body } = await callJson(url, { method: 'POST', headers: { [PLATFORM_A_HEADERS.accessToken]: options.accessToken }, body: { query, variables } }, { timeoutMs, expect: [200] });
+      if (waitMs > 0 && wait === 'throw') throw new PlatformThrottled('waiting for the GraphQL cost bucket to refill', platformWaitMs(waitMs), false);
+      if (waitMs > 0) await sleep(platformWaitMs(waitMs), via.signal);
+      const { body } = await callJson(url, { method: 'POST', headers: { [PLATFORM_A_HEADERS.accessToken]: options.accessToken }, body: { query, variables } }, { timeoutMs, expect: [200], via });
       // The bucket is reported as of some moment before the answer arrived: dating it now counts less refill than there was (the safe side).
       // Timed on the monotonic clock: Date.now() is cut to whole milliseconds (it could date the report up to 1 ms before it was made) and can step.
       const bucket = bucketOf(body?.extensions, performance.now());
@@ -322,10 +341,14 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
       const cost = Number(body?.extensions?.cost?.requestedQueryCost);
       if (Number.isFinite(cost) && cost > 0) queryCosts.set(query, cost);
       if (isThrottled(body)) {
-        if (wait === 'throw') throw new PlatformThrottled('GraphQL query throttled', Math.max(1, waitFor(query)));
+        const refill = waitFor(query);
+        const known = refill > 0 ? platformWaitMs(refill) : null;
+        if (wait === 'throw') throw new PlatformThrottled('the GraphQL query was throttled', known);
+        if (attempt >= retry.attempts) throw new PlatformThrottled(`the GraphQL query was throttled ${attempt} times in a row`, known);
+        await sleep(known ?? backoffMs(attempt, retry.baseMs, retry.maxMs), via.signal);
         continue;
       }
-      if (Array.isArray(body?.errors) && body.errors.length) throw new PlatformApiError(`GraphQL error: ${String(body.errors[0]?.message ?? 'unknown')}`);
+      if (Array.isArray(body?.errors) && body.errors.length) throw new PlatformApiError(`the GraphQL query answered an error${errorCodeOf(body.errors[0])}`);
       return body;
     }
   };
@@ -335,16 +358,27 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
     const next = connection.pageInfo?.hasNextPage ? stringOrNull(connection.pageInfo.endCursor, 1024) : null;
     return { items, next, waitMs: next === null ? 0 : waitFor(query) };
   };
+  /** The nodes of a connection the query asked `first` of: more is a broken answer. */
+  const nodesOf = (connection: any, first: number, what: string): any[] => atMost(Array.isArray(connection?.nodes) ? connection.nodes : [], first, what);
 
-  /** Variants beyond the first page of a product's, page by page, waiting here for the bucket between pages (rare: products with many variants). */
+  /**
+   * Variants beyond the first page of a product's, page by page, waiting here for the bucket between
+   * pages (rare: products with many variants). Each page must bring variants and a cursor not seen
+   * before, or the list does not advance: a broken answer, not a reason to ask forever.
+   */
   async function remainingVariants(productGid: string, after: string): Promise<any[]> {
     const variants: any[] = [];
+    const seen = new Set<string>();
     let cursor: string | null = after;
     while (cursor !== null && variants.length < MAX_VARIANTS) {
+      seen.add(cursor);
       const body = await request(MORE_VARIANTS, { id: productGid, after: cursor });
       const connection = body?.data?.product?.variants;
-      variants.push(...(connection?.nodes ?? []));
-      cursor = connection?.pageInfo?.hasNextPage ? String(connection.pageInfo.endCursor) : null;
+      const nodes = nodesOf(connection, MORE_VARIANTS_PER_PAGE, 'GraphQL product variants');
+      const next: string | null = connection?.pageInfo?.hasNextPage ? stringOrNull(connection.pageInfo.endCursor, 1024) : null;
+      if (next !== null && (nodes.length === 0 || seen.has(next))) throw new PlatformProtocolError('GraphQL product variants: the next page does not advance (an empty page, or a cursor given before)');
+      variants.push(...nodes);
+      cursor = next;
     }
     return variants;
   }
@@ -352,8 +386,9 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
     /** Creates the subscriptions that are missing for `callbackUrl`; existing ones are kept (idempotent). */
     async registerHooks(callbackUrl: string): Promise<HookRegistration> {
       const data = await graphql(LIST_HOOKS);
+      const edges = atMost(Array.isArray(data?.webhookSubscriptions?.edges) ? data.webhookSubscriptions.edges : [], HOOKS_PER_QUERY, 'GraphQL webhookSubscriptions');
       const existing = new Set<string>(
-        (data?.webhookSubscriptions?.edges ?? [])
+        edges
           .filter((e: any) => e?.node?.endpoint?.callbackUrl === callbackUrl)
           .map((e: any) => String(e.node.topic)),
       );
@@ -361,7 +396,7 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
         if (existing.has(graphQlTopic(topic))) continue;
         const created = await graphql(CREATE_HOOK, { topic: graphQlTopic(topic), webhookSubscription: { callbackUrl, format: 'JSON' } });
         const userErrors = created?.webhookSubscriptionCreate?.userErrors ?? [];
-        if (userErrors.length) throw new PlatformApiError(`webhookSubscriptionCreate ${topic}: ${String(userErrors[0]?.message)}`);
+        if (Array.isArray(userErrors) && userErrors.length) throw new PlatformApiError(`webhookSubscriptionCreate ${topic}: the platform refused the subscription`);
       }
       return { topics: PLATFORM_A_HOOK_TOPICS };
     },
@@ -384,8 +419,9 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
       const connection = body?.data?.products;
       if (!connection || !Array.isArray(connection.nodes)) throw new PlatformApiError('GraphQL products: the response has no products connection');
       const items: Record<string, unknown>[] = [];
-      for (const node of connection.nodes) {
-        let variants: any[] = node?.variants?.nodes ?? [];
+      for (const node of nodesOf(connection, PRODUCTS_PER_PAGE, 'GraphQL products')) {
+        nodesOf(node?.images, IMAGES_PER_PRODUCT, 'GraphQL product images');
+        let variants: any[] = nodesOf(node?.variants, VARIANTS_PER_PRODUCT, 'GraphQL product variants');
         if (node?.variants?.pageInfo?.hasNextPage) variants = variants.concat(await remainingVariants(String(node.id), String(node.variants.pageInfo.endCursor)));
         items.push(restProductOf(node, variants));
       }
@@ -398,7 +434,7 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
       const body = await request(query, { first: ENTRIES_PER_PAGE, after: cursor }, 'throw');
       const connection = body?.data?.[connectionName];
       if (!connection || !Array.isArray(connection.nodes)) throw new PlatformApiError(`GraphQL ${connectionName}: the response has no ${connectionName} connection`);
-      return pageOf(connection, connection.nodes, query);
+      return pageOf(connection, nodesOf(connection, ENTRIES_PER_PAGE, `GraphQL ${connectionName}`), query);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, createHoldoffs, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { DEFAULT_API_TIMEOUT_MS, DEFAULT_RETRY, PlatformApiError, PlatformThrottled, atMost, callJson, createHoldoffs, idOf, isoToMillis, platformWaitMs, stringOrNull, type CallRoute, type RetryPolicy } from './http.ts';
 import type { Availability } from '../db/schema/index.ts';
 import type { CatalogPage, EntryData, HookRegistration, ProductData, ProductGone, WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionNamesOf, optionValues } from './variants.ts';
@@ -140,30 +140,33 @@ const ENTRY_LISTS = { category: '/v3/catalog/categories', page: '/v3/content/pag
 const quotaResets = createHoldoffs();
 
 /** Platform B's REST API for one store (`X-Auth-Token`). */
-export function platformBClient(options: { apiBase: string; storeHash: string; accessToken: string; timeoutMs?: number }) {
+export function platformBClient(options: { apiBase: string; storeHash: string; accessToken: string; timeoutMs?: number | undefined; retry?: RetryPolicy | undefined; via: CallRoute }) {
   const base = `${options.apiBase}/stores/${encodeURIComponent(options.storeHash)}`;
   const headers = { [PLATFORM_B_HEADERS.authToken]: options.accessToken };
   const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+  const { via } = options;
+  const retry = options.retry ?? DEFAULT_RETRY;
   const api = `${base} ${options.accessToken}`;
   /**
    * One page of a v3 list in the platform's envelope (`data`, `meta.pagination.total_pages`). The
    * quota headers say when the window's requests are spent: no list call goes out until the window
-   * resets (a 429 says the same, and is not a failure).
+   * resets (a 429 says the same, and is not a failure). A 429 without a reset time says nothing of
+   * when: the caller backs off (never an immediate retry).
    */
   async function listPage(path: string, cursor: string | null, limit: number, query = ''): Promise<CatalogPage<unknown>> {
     quotaResets.check(api);
     const page = cursor === null ? 1 : Number(cursor);
-    const { status, body, headers: quota } = await callJson(`${base}${path}?page=${page}&limit=${limit}${query}`, { headers }, { timeoutMs, expect: [200, 429] });
-    const resetMs = Math.max(1, Number(quota.get('x-rate-limit-time-reset-ms')) || 0);
-    // An answer without the header says nothing about the quota (Number(null) would read as 0 left).
+    const { status, body, headers: quota } = await callJson(`${base}${path}?page=${page}&limit=${limit}${query}`, { headers }, { timeoutMs, expect: [200, 429], via });
+    const reset = Number(quota.get('x-rate-limit-time-reset-ms') ?? NaN);
+    const resetMs = Number.isFinite(reset) && reset > 0 ? platformWaitMs(reset) : null;
     // An answer without the header says nothing about the quota (Number(null) would read as 0 left).
     const left = Number(quota.get('x-rate-limit-requests-left') ?? NaN);
     const spent = status === 429 || (Number.isFinite(left) && left <= 0);
-    if (spent) quotaResets.hold(api, resetMs);
+    if (spent && resetMs !== null) quotaResets.hold(api, resetMs);
     if (status === 429) throw new PlatformThrottled('the API quota is spent', resetMs);
     if (!Array.isArray(body?.data)) throw new PlatformApiError(`GET ${path}: the response has no data list`);
     const totalPages = Number(body?.meta?.pagination?.total_pages ?? page);
-    return { items: body.data, next: page < totalPages ? String(page + 1) : null, waitMs: spent ? resetMs : 0 };
+    return { items: atMost(body.data, limit, `GET ${path}`), next: page < totalPages ? String(page + 1) : null, waitMs: spent ? (resetMs ?? retry.baseMs) : 0 };
   }
   return {
     /**
@@ -172,24 +175,25 @@ export function platformBClient(options: { apiBase: string; storeHash: string; a
      * instead of duplicated: the platform allows one per scope + destination anyway.
      */
     async registerHooks(destination: string, hookHeaders: Record<string, string>): Promise<HookRegistration> {
-      const { body } = await callJson(`${base}/v3/hooks`, { headers }, { timeoutMs, expect: [200] });
+      const { body } = await callJson(`${base}/v3/hooks`, { headers }, { timeoutMs, expect: [200], via });
       const hooks: any[] = Array.isArray(body?.data) ? body.data : [];
       for (const scope of PLATFORM_B_HOOK_SCOPES) {
         const desired = { scope, destination, is_active: true, headers: hookHeaders };
-        const existing = hooks.find((h) => h?.scope === scope && h?.destination === destination);
-        if (existing) await callJson(`${base}/v3/hooks/${existing.id}`, { method: 'PUT', headers, body: desired }, { timeoutMs, expect: [200] });
-        else await callJson(`${base}/v3/hooks`, { method: 'POST', headers, body: desired }, { timeoutMs, expect: [200, 201] });
+        // The hook's id goes into a URL path: only an id of the platform's shape is used.
+        const existing = idOf(hooks.find((h) => h?.scope === scope && h?.destination === destination)?.id);
+        if (existing) await callJson(`${base}/v3/hooks/${existing}`, { method: 'PUT', headers, body: desired }, { timeoutMs, expect: [200], via });
+        else await callJson(`${base}/v3/hooks`, { method: 'POST', headers, body: desired }, { timeoutMs, expect: [200, 201], via });
       }
       return { topics: PLATFORM_B_HOOK_SCOPES };
     },
     /** The product's current data, or null once the platform no longer has it (404). */
     async fetchProduct(productId: string): Promise<any | null> {
-      const { status, body } = await callJson(`${base}/v3/catalog/products/${productId}?include=images,variants,custom_fields`, { headers }, { timeoutMs, expect: [200, 404] });
+      const { status, body } = await callJson(`${base}/v3/catalog/products/${productId}?include=images,variants,custom_fields`, { headers }, { timeoutMs, expect: [200, 404], via });
       return status === 404 ? null : (body?.data ?? null);
     },
     /** Null while the store has the product; once it answers 404, gone (when: the API does not say). */
     async productGone(productId: string): Promise<ProductGone | null> {
-      const { status } = await callJson(`${base}/v3/catalog/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404] });
+      const { status } = await callJson(`${base}/v3/catalog/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404], via });
       return status === 404 ? { at: null } : null;
     },
     /**
@@ -201,11 +205,11 @@ export function platformBClient(options: { apiBase: string; storeHash: string; a
     listEntries: (type: 'category' | 'page', cursor: string | null) => listPage(ENTRY_LISTS[type], cursor, ENTRIES_PER_PAGE),
     /** True once the platform no longer has the category or content page (404). */
     async entryGone(type: 'category' | 'page', entryId: string): Promise<boolean> {
-      const { status } = await callJson(`${base}${ENTRY_LISTS[type]}/${entryId}`, { headers }, { timeoutMs, expect: [200, 404] });
+      const { status } = await callJson(`${base}${ENTRY_LISTS[type]}/${entryId}`, { headers }, { timeoutMs, expect: [200, 404], via });
       return status === 404;
     },
     async fetchCurrency(): Promise<string | null> {
-      const { body } = await callJson(`${base}/v2/store`, { headers }, { timeoutMs, expect: [200] });
+      const { body } = await callJson(`${base}/v2/store`, { headers }, { timeoutMs, expect: [200], via });
       return stringOrNull(body?.currency, 3);
     },
   };

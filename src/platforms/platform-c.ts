@@ -1,5 +1,5 @@
 import { ApiError } from '../lib/errors.ts';
-import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformThrottled, callJson, createHoldoffs, idOf, isoToMillis, stringOrNull } from './http.ts';
+import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformProtocolError, PlatformThrottled, atMost, callJson, createHoldoffs, idOf, isoToMillis, platformWaitMs, stringOrNull, type CallRoute, type RetryPolicy } from './http.ts';
 import { htmlToLine, safeHttpUrl } from '../lib/html.ts';
 import { isIdOnly } from './payload-shapes.ts';
 import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type ProductGone, type WebhookEvent } from './types.ts';
@@ -152,9 +152,11 @@ export function platformCDedupeKey(topic: string, payload: any): string | null {
   return id && modified && topic !== 'product.deleted' ? `${topic}:${id}:${modified}` : null;
 }
 
-/** Products per page of a catalogue import (the API's maximum); the same for categories and pages. */
+/** Products per page of a catalogue import (the API's maximum); the same for categories, pages, variations and the hooks list. */
 const PRODUCTS_PER_PAGE = 100;
 const ENTRIES_PER_PAGE = 100;
+const VARIATIONS_PER_PAGE = 100;
+const HOOKS_PER_PAGE = 100;
 
 /** A listed product with the variations of a variable product (read right after its page). */
 export interface PlatformCListed {
@@ -190,50 +192,62 @@ export function platformCEntry(item: any, siteUrl: string, type: 'category' | 'p
 /** Sites whose host answered 429 with Retry-After: no list call of any sync phase goes out before it has passed. */
 const retryAfters = createHoldoffs();
 
+/** A Retry-After header in ms: delay-seconds or an HTTP date; null when absent or unreadable. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | null {
+  if (value === null || value.trim() === '') return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : null;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, at - now) : null;
+}
+
 /** Platform C's REST API on the store's own site (consumer key + secret, HTTP Basic). */
-export function platformCClient(options: { siteUrl: string; consumerKey: string; consumerSecret: string; timeoutMs?: number }) {
+export function platformCClient(options: { siteUrl: string; consumerKey: string; consumerSecret: string; timeoutMs?: number | undefined; retry?: RetryPolicy | undefined; via: CallRoute }) {
   const site = `${options.siteUrl.replace(/\/+$/, '')}/wp-json`;
   const base = `${site}/wc/v3`;
   const headers = { authorization: `Basic ${btoa(`${options.consumerKey}:${options.consumerSecret}`)}` };
   const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+  const { via } = options;
   /**
    * One page of a list (`cursor`: the page number, null for the first); `X-WP-TotalPages` says which
    * page is the last. A 429 (a host's rate limit in front of the site) waits for its Retry-After;
-   * without one, and for other failures, the page backs off like any failure.
+   * without one the caller backs off (never an immediate retry). A page of more than `perPage`
+   * items is a broken answer.
    */
-  async function listPage(api: 'wc/v3' | 'wp/v2', path: string, cursor: string | null, query: string): Promise<{ items: any[]; next: string | null }> {
+  async function listPage(api: 'wc/v3' | 'wp/v2', path: string, cursor: string | null, perPage: number, query: string): Promise<{ items: any[]; next: string | null }> {
     retryAfters.check(site);
     const page = cursor === null ? 1 : Number(cursor);
-    const { status, body, headers: answer } = await callJson(`${site}/${api}${path}?${query}&page=${page}`, { headers: api === 'wc/v3' ? headers : {} }, { timeoutMs, expect: [200, 429] });
+    const { status, body, headers: answer } = await callJson(`${site}/${api}${path}?per_page=${perPage}&${query}&page=${page}`, { headers: api === 'wc/v3' ? headers : {} }, { timeoutMs, expect: [200, 429], via });
     if (status === 429) {
-      const retryAfter = Number(answer.get('retry-after'));
-      if (!Number.isFinite(retryAfter)) throw new PlatformApiError(`GET ${path} answered 429`, 429);
-      const waitMs = Math.max(1, retryAfter * 1000);
+      const retryAfter = retryAfterMs(answer.get('retry-after'));
+      if (retryAfter === null) throw new PlatformThrottled(`GET ${path} answered 429 without Retry-After`, null);
+      const waitMs = platformWaitMs(retryAfter);
       retryAfters.hold(site, waitMs);
       throw new PlatformThrottled('rate limited by the site', waitMs);
     }
     if (!Array.isArray(body)) throw new PlatformApiError(`GET ${path}: the response is not a list`);
     const totalPages = Number(answer.get('x-wp-totalpages') ?? page);
-    return { items: body, next: page < totalPages ? String(page + 1) : null };
+    return { items: atMost(body, perPage, `GET ${path}`), next: page < totalPages ? String(page + 1) : null };
   }
   return {
     /** One active hook per product topic to `deliveryUrl` signed with `secret`; existing ones are updated, not duplicated. */
     async registerHooks(deliveryUrl: string, secret: string): Promise<HookRegistration> {
-      const { body } = await callJson(`${base}/webhooks?per_page=100`, { headers }, { timeoutMs, expect: [200] });
-      const hooks: any[] = Array.isArray(body) ? body : [];
+      const { body } = await callJson(`${base}/webhooks?per_page=${HOOKS_PER_PAGE}`, { headers }, { timeoutMs, expect: [200], via });
+      const hooks: any[] = atMost(Array.isArray(body) ? body : [], HOOKS_PER_PAGE, 'GET /webhooks');
       for (const topic of PLATFORM_C_HOOK_TOPICS) {
-        const existing = hooks.find((h) => h?.topic === topic && h?.delivery_url === deliveryUrl);
+        // The hook's id goes into a URL path: only an id of the platform's shape is used.
+        const existing = idOf(hooks.find((h) => h?.topic === topic && h?.delivery_url === deliveryUrl)?.id);
         if (existing) {
-          await callJson(`${base}/webhooks/${existing.id}`, { method: 'PUT', headers, body: { status: 'active', secret } }, { timeoutMs, expect: [200] });
+          await callJson(`${base}/webhooks/${existing}`, { method: 'PUT', headers, body: { status: 'active', secret } }, { timeoutMs, expect: [200], via });
         } else {
-          await callJson(`${base}/webhooks`, { method: 'POST', headers, body: { name: `svc ${topic}`, topic, delivery_url: deliveryUrl, secret, status: 'active' } }, { timeoutMs, expect: [200, 201] });
+          await callJson(`${base}/webhooks`, { method: 'POST', headers, body: { name: `svc ${topic}`, topic, delivery_url: deliveryUrl, secret, status: 'active' } }, { timeoutMs, expect: [200, 201], via });
         }
       }
       return { topics: PLATFORM_C_HOOK_TOPICS };
     },
     /** The product's current data, or null once the platform no longer has it (404). */
     async fetchProduct(productId: string): Promise<any | null> {
-      const { status, body } = await callJson(`${base}/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404] });
+      const { status, body } = await callJson(`${base}/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404], via });
       return status === 404 ? null : body;
     },
     /** Null while the site has the product (not in the trash); gone once deleted for good (404) or trashed (platformCGone). */
@@ -243,7 +257,7 @@ export function platformCClient(options: { siteUrl: string; consumerKey: string;
     },
     /** One page of the products in id order, each variable product with its variations. */
     async listProducts(cursor: string | null): Promise<CatalogPage<PlatformCListed>> {
-      const { items: products, next } = await listPage('wc/v3', '/products', cursor, `per_page=${PRODUCTS_PER_PAGE}&orderby=id&order=asc`);
+      const { items: products, next } = await listPage('wc/v3', '/products', cursor, PRODUCTS_PER_PAGE, 'orderby=id&order=asc');
       const items: PlatformCListed[] = [];
       for (const product of products) items.push({ product, variations: hasVariations(product) ? await this.fetchVariations(String(product.id)) : [] });
       return { items, next, waitMs: 0 };
@@ -252,27 +266,33 @@ export function platformCClient(options: { siteUrl: string; consumerKey: string;
     async listEntries(type: 'category' | 'page', cursor: string | null): Promise<CatalogPage<unknown>> {
       const { api, path } = ENTRY_LISTS[type];
       const fields = type === 'page' ? '&_fields=id,slug,link,title,modified_gmt' : '';
-      return { ...(await listPage(api, path, cursor, `per_page=${ENTRIES_PER_PAGE}&orderby=id&order=asc${fields}`)), waitMs: 0 };
+      return { ...(await listPage(api, path, cursor, ENTRIES_PER_PAGE, `orderby=id&order=asc${fields}`)), waitMs: 0 };
     },
     /** True once the category is gone (404), or the page is gone or no longer public (404, 401). */
     async entryGone(type: 'category' | 'page', entryId: string): Promise<boolean> {
       const { api, path } = ENTRY_LISTS[type];
-      const { status } = await callJson(`${site}/${api}${path}/${entryId}`, { headers: api === 'wc/v3' ? headers : {} }, { timeoutMs, expect: [200, 401, 404] });
+      const { status } = await callJson(`${site}/${api}${path}/${entryId}`, { headers: api === 'wc/v3' ? headers : {} }, { timeoutMs, expect: [200, 401, 404], via });
       return status !== 200;
     },
-    /** Every variation of a variable product, page by page (100 per page, the API's maximum). */
+    /**
+     * Every variation of a variable product, page by page (100 per page, the API's maximum), at most
+     * MAX_VARIANTS. A page that starts where the one before did does not advance: a broken answer.
+     */
     async fetchVariations(productId: string): Promise<any[]> {
       const all: any[] = [];
+      let firstOfPage: unknown;
       for (let page = 1; all.length < MAX_VARIANTS; page++) {
-        const { body } = await callJson(`${base}/products/${productId}/variations?per_page=100&page=${page}`, { headers }, { timeoutMs, expect: [200] });
-        const items: any[] = Array.isArray(body) ? body : [];
+        const { body } = await callJson(`${base}/products/${productId}/variations?per_page=${VARIATIONS_PER_PAGE}&page=${page}`, { headers }, { timeoutMs, expect: [200], via });
+        const items: any[] = atMost(Array.isArray(body) ? body : [], VARIATIONS_PER_PAGE, 'GET /variations');
+        if (page > 1 && items.length > 0 && idOf(items[0]?.id) === idOf(firstOfPage)) throw new PlatformProtocolError('GET /variations: the next page does not advance (it starts where the page before did)');
+        firstOfPage = items[0]?.id;
         all.push(...items);
-        if (items.length < 100) break;
+        if (items.length < VARIATIONS_PER_PAGE) break;
       }
       return all;
     },
     async fetchCurrency(): Promise<string | null> {
-      const { body } = await callJson(`${base}/settings/general/woocommerce_currency`, { headers }, { timeoutMs, expect: [200] });
+      const { body } = await callJson(`${base}/settings/general/woocommerce_currency`, { headers }, { timeoutMs, expect: [200], via });
       return stringOrNull(body?.value, 3);
     },
   };

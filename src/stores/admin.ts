@@ -1,54 +1,72 @@
 import type { Platform, StoreRow } from '../db/schema/index.ts';
 import { ApiError, orNotFound } from '../lib/errors.ts';
 import { isHostname } from '../lib/hostname.ts';
-import { fetchCurrency, registerHooks, webhookUrlFor, type PlatformSettings } from './connect.ts';
-import { parseCredentials } from './credentials.ts';
+import { apiTargetOf } from '../platforms/clients.ts';
+import { TargetRefused } from '../platforms/egress.ts';
+import { checkStoreTarget, webhookUrlFor, type ConnectWork, type PlatformSettings, type StoreSync } from './connect.ts';
+import { parseCredentials, type ParsedCredentials } from './credentials.ts';
 import { toStoreView, type StoreRegistry, type StoreView } from './registry.ts';
 import { parseStoreSettings, type StoreSettings } from './settings.ts';
 
-/** What the store admin needs of catalogue sync: start a pass once a store is connected, and show its state. */
-export interface StoreSync<View> {
-  start(storeId: string, trigger: 'connect' | 'credentials'): void;
-  request(storeId: string): void;
-  view(storeId: string): View;
-}
+export type { StoreSync };
 
 export type StoreResponse<SyncView = unknown> = StoreView & { webhookUrl: string; sync: SyncView; currencyError?: string };
+
+/**
+ * Runs a store's connection (stores/connect.ts) in a job of its own, now; resolves with its outcome,
+ * or undefined when it did not end in one (stopped by the shutdown).
+ */
+export type RunConnection = (storeId: string, work: ConnectWork) => Promise<{ currencyError?: string } | undefined>;
 
 interface AdminDeps<SyncView> {
   stores: StoreRegistry;
   settings: PlatformSettings & { platformAShopSuffix: string };
   sync: StoreSync<SyncView>;
+  connections: { run: RunConnection; connectWithoutApi: (storeId: string, work: ConnectWork) => Promise<{ currencyError?: string }> };
+  /** How long a request that connects a store waits for the connection before answering with its state so far (it goes on in the background). */
+  answerWithinMs: number;
 }
+
+/** The default of AdminDeps.answerWithinMs: a platform that answers at all registers well within it. */
+export const CONNECT_ANSWER_MS = 5_000;
 
 const conflict = () => new ApiError(409, 'store_exists', 'another store of this platform already uses this shop domain, store hash or site URL');
 
+/** Which field named a store-supplied target, for the 400 that refuses it. */
+const targetField = (platform: Platform) => (platform === 'platform-c' ? 'credentials.siteUrl' : 'domain');
+
 /**
- * Store administration: saving credentials commits the store first, then registers hooks (and reads
- * the currency when it was not given) against the platform; failures are reported, not fatal.
+ * Store administration: saving credentials commits the store first, then connects it (hooks, the
+ * currency when it was not given, then an import) in a job of its own. The request answers once
+ * that is done, or after `answerWithinMs` with the store as it is then (`hooks.status:
+ * "registering"`): whatever the platform does, the connection goes on in the background and shows
+ * on the store record. A store whose API target it names itself must not be a private address
+ * (400 `private_target`, nothing saved) unless the operator allows it.
  */
-export function createStoreAdmin<SyncView>({ stores, settings, sync }: AdminDeps<SyncView>) {
+export function createStoreAdmin<SyncView>({ stores, settings, sync, connections, answerWithinMs }: AdminDeps<SyncView>) {
   const view = (row: StoreRow, extra: { currencyError?: string } = {}): StoreResponse<SyncView> => ({ ...toStoreView(row), webhookUrl: webhookUrlFor(settings.baseUrl, row), sync: sync.view(row.id), ...extra });
   const find = (id: string) => orNotFound(stores.get(id), 'store', id);
 
-  /** Hooks, then the currency when asked, then (for a new store or new credentials) a catalogue import with both in place. */
-  async function connect(row: StoreRow, readCurrency: boolean, importAs: 'connect' | 'credentials' | null): Promise<StoreResponse<SyncView>> {
-    const credentials = stores.credentialsOf(row);
-    // Platform C pings each hook as it is created: only now may an unsigned ping confirm the store.
-    const pinged = row.platform === 'platform-c';
-    if (pinged) stores.awaitPing(row.id, 'registering');
-    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings).finally(() => {
-      if (pinged) stores.awaitPing(row.id, 'registered');
-    });
-    let current = stores.recordHooks(row.id, hooks);
-    let currencyError: string | undefined;
-    if (readCurrency) {
-      const currency = await fetchCurrency(current, credentials, settings);
-      if ('error' in currency) currencyError = currency.error;
-      else current = stores.setCurrency(row.id, currency.currency);
+  async function refusePrivateTarget(platform: Platform, parsed: ParsedCredentials): Promise<void> {
+    try {
+      await checkStoreTarget(parsed.platformRef, parsed.credentials, settings);
+    } catch (error) {
+      if (!(error instanceof TargetRefused)) throw error;
+      throw new ApiError(400, 'private_target', `${targetField(platform)}: ${error.message}; svc connects to public internet addresses only, unless the operator sets SVC_ALLOW_PRIVATE_TARGETS=1 (for stores on svc's own network)`);
     }
-    if (importAs) sync.start(row.id, importAs);
-    return view(current, currencyError === undefined ? {} : { currencyError });
+  }
+
+  async function connect(row: StoreRow, work: ConnectWork): Promise<StoreResponse<SyncView>> {
+    // Without API access there is nothing to call: connected in the request.
+    if (!apiTargetOf(row, stores.credentialsOf(row), settings)) return view(find(row.id), await connections.connectWithoutApi(row.id, work));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = await Promise.race([
+      connections.run(row.id, work),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), answerWithinMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    return view(find(row.id), outcome ?? {});
   }
 
   return {
@@ -59,16 +77,19 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync }: AdminDeps
       const domain = input.domain.trim().toLowerCase().replace(/\.$/, '');
       if (!isHostname(domain)) throw new ApiError(400, 'invalid_domain', `domain ${JSON.stringify(input.domain)} is not a host name`);
       const parsed = parseCredentials(input.platform, domain, input.credentials, settings.platformAShopSuffix);
+      await refusePrivateTarget(input.platform, parsed);
       const row = stores.create({ platform: input.platform, domain, currency: input.currency ?? null, parsed });
       if (!row) throw conflict();
-      return connect(row, input.currency === undefined, 'connect');
+      return connect(row, { readCurrency: input.currency === undefined, importAs: 'connect' });
     },
 
     async saveCredentials(id: string, credentials: Record<string, unknown>, currency?: string): Promise<StoreResponse<SyncView>> {
       const row = find(id);
-      const saved = stores.saveCredentials(row, parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix), currency);
+      const parsed = parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix);
+      await refusePrivateTarget(row.platform, parsed);
+      const saved = stores.saveCredentials(find(id), parsed, currency);
       if (!saved) throw conflict();
-      return connect(saved, saved.currency === null, 'credentials');
+      return connect(saved, { readCurrency: saved.currency === null, importAs: 'credentials' });
     },
 
     settings: (id: string): StoreSettings => find(id).settings,
@@ -88,7 +109,7 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync }: AdminDeps
 
     /** Retry a failed (or refresh a working) registration with the saved credentials. */
     async registerHooks(id: string): Promise<StoreResponse<SyncView>> {
-      return connect(find(id), false, null);
+      return connect(find(id), { readCurrency: false, importAs: null });
     },
   };
 }

@@ -22,7 +22,7 @@ const store = t.Object(
     currency: nullable(t.String()),
     status: t.String({ enum: ['active', 'inactive'] }),
     credentialKind: t.String(),
-    hooks: t.Object({ status: t.String(), topics: t.Array(t.String()), error: nullable(t.String()), registeredAt: nullable(isoTime()), confirmedAt: nullable(isoTime()) }),
+    hooks: t.Object({ status: t.String({ enum: ['pending', 'registering', 'registered', 'failed', 'not_required', 'platform_managed'], description: '`registering`: svc is registering them in the background (the answer came before the platform did)' }), topics: t.Array(t.String()), error: nullable(t.String()), registeredAt: nullable(isoTime()), confirmedAt: nullable(isoTime()) }),
     createdAt: isoTime(),
     updatedAt: isoTime(),
     deactivatedAt: nullable(isoTime()),
@@ -75,27 +75,35 @@ const body = jsonBodyFailures('credentials: Expected object');
 const notFound: Failure = [404, 'not_found', 'no store with id "st_unknown"'];
 const conflict: Failure = [409, 'store_exists', 'another store of this platform already uses this shop domain, store hash or site URL'];
 const credentials: Failure = [400, 'invalid_credentials', 'credentials.accessToken: required for platform-a'];
+const privateTarget: Failure = [
+  400,
+  'private_target',
+  'credentials.siteUrl: 169.254.169.254 is a cloud metadata address; svc connects to public internet addresses only, unless the operator sets SVC_ALLOW_PRIVATE_TARGETS=1 (for stores on svc\'s own network)',
+];
+/** How a request that connects a store answers (stores/admin.ts). */
+const connection =
+  'The connection runs in the background: the answer comes once it is done, or after 5 s at most with `hooks.status: "registering"` (the store record shows the outcome when it is known).';
 const one = (description: string) => ({ 200: { description, schema: store, example: storeExample } });
 
 export const storeDocs = {
   create: apiDoc({
     summary: 'Connect a store',
-    description: 'Saves the store and its credentials (encrypted at rest), then registers its webhooks on the platform and reads its currency; failures there are reported in `hooks` and `currencyError`, the store stays saved. docs/webhooks.md lists each platform’s credentials.',
+    description: `Saves the store and its credentials (encrypted at rest), then registers its webhooks on the platform and reads its currency; failures there are reported in \`hooks\` and \`currencyError\`, the store stays saved. ${connection} A site URL (platform C) or shop domain (platform A without SVC_PLATFORM_A_API_BASE) that is or resolves to a loopback, private, link-local or metadata address is refused. docs/webhooks.md lists each platform’s credentials.`,
     tag: 'stores',
     auth: 'admin',
     responses: { 201: { description: 'The new store', schema: store, example: storeExample } },
-    errors: [...body, credentials, [400, 'invalid_domain', 'domain "shop example" is not a host name'], conflict],
+    errors: [...body, credentials, [400, 'invalid_domain', 'domain "shop example" is not a host name'], privateTarget, conflict],
     bodyExample: { platform: 'platform-a', domain: 'shop.example.com', credentials: { accessToken: 'pa_token_example' } },
   }),
   list: apiDoc({ summary: 'List stores', tag: 'stores', auth: 'admin', responses: { 200: { description: 'Every store', schema: t.Object({ items: t.Array(store) }), example: { items: [storeExample] } } } }),
   get: apiDoc({ summary: 'Get a store', tag: 'stores', auth: 'admin', responses: one('The store'), errors: [notFound] }),
   saveCredentials: apiDoc({
     summary: 'Replace a store’s credentials',
-    description: 'Then registers its webhooks again and starts a catalogue import. `currency` (ISO 4217), when given, replaces the store’s currency; otherwise svc reads it from the platform if it is not known yet (a store of svc’s platform-A app can only get it this way or at creation).',
+    description: `Then registers its webhooks again and starts a catalogue import. \`currency\` (ISO 4217), when given, replaces the store’s currency; otherwise svc reads it from the platform if it is not known yet (a store of svc’s platform-A app can only get it this way or at creation). ${connection}`,
     tag: 'stores',
     auth: 'admin',
     responses: one('The store after registering its webhooks'),
-    errors: [...body, credentials, notFound, conflict],
+    errors: [...body, credentials, privateTarget, notFound, conflict],
     bodyExample: { credentials: { accessToken: 'pa_token_example' }, currency: 'EUR' },
   }),
   sync: apiDoc({
@@ -106,7 +114,7 @@ export const storeDocs = {
     responses: { 202: { description: 'The store with its sync state', schema: store, example: { ...storeExample, sync: { ...storeExample.sync, state: 'running', trigger: 'manual', finishedAt: null } } } },
     errors: [notFound],
   }),
-  registerHooks: apiDoc({ summary: 'Register a store’s webhooks again', description: 'With the saved credentials; the outcome is in `hooks`.', tag: 'stores', auth: 'admin', responses: one('The store after registering'), errors: [notFound] }),
+  registerHooks: apiDoc({ summary: 'Register a store’s webhooks again', description: `With the saved credentials; the outcome is in \`hooks\`. ${connection}`, tag: 'stores', auth: 'admin', responses: one('The store after registering'), errors: [notFound] }),
   getSettings: apiDoc({ summary: 'Get a store’s settings', tag: 'stores', auth: 'admin', responses: { 200: { description: 'The settings', schema: settings, example: { itemCondition: 'new' } } }, errors: [notFound] }),
   saveSettings: apiDoc({
     summary: 'Replace a store’s settings',

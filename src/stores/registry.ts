@@ -232,6 +232,11 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
         .get()!;
     },
 
+    /** svc is registering the store's hooks (in the background): shown until the outcome is recorded. */
+    markRegistering(id: string): void {
+      db.update(stores).set({ hookStatus: 'registering', hookError: null }).where(eq(stores.id, id)).run();
+    },
+
     /**
      * Open (`registering`: until the call ends) or restart (`registered`: for PING_GRACE_MS) the
      * store's window for the creation ping; windows that closed are dropped on the way.

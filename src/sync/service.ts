@@ -4,13 +4,15 @@ import type { UnlistedChunk } from '../catalog/sweep.ts';
 import { SYNC_KINDS, type CatalogSyncRow, type JobRow, type StoreRow, type SyncKind, type SyncTrigger } from '../db/schema/index.ts';
 import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
+import { ShuttingDown } from '../lib/abort.ts';
+import { backoffMs } from '../lib/backoff.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { inBatches } from '../lib/periodic.ts';
 import { writePause } from '../lib/write-pause.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
-import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
-import { PlatformThrottled } from '../platforms/http.ts';
+import { apiTargetOf, type PlatformSettings } from '../platforms/clients.ts';
+import { DEFAULT_RETRY, PlatformProtocolError, PlatformThrottled } from '../platforms/http.ts';
 import type { CatalogPage, EntryData, ProductData } from '../platforms/types.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
 import type { JobContinuation, JobHandler, JobQueue } from '../webhooks/queue.ts';
@@ -47,6 +49,38 @@ const CONFIRMS_PER_RUN = 25;
 
 const NO_API_ACCESS = "a store connected through svc's app gives svc no API access: its catalogue fills from webhooks only";
 
+/** The lowest and highest id among a page's items (ids are decimal strings of any length), or null when none has one. */
+function idSpanOf(items: unknown[], key: (item: unknown) => string | null): { low: bigint; high: bigint } | null {
+  let span: { low: bigint; high: bigint } | null = null;
+  for (const item of items) {
+    const id = key(item);
+    if (id === null) continue;
+    const n = BigInt(id);
+    span = span === null ? { low: n, high: n } : { low: n < span.low ? n : span.low, high: n > span.high ? n : span.high };
+  }
+  return span;
+}
+
+const spanText = (span: { low: bigint; high: bigint } | null): string | null => (span === null ? null : `${span.low}:${span.high}`);
+
+/**
+ * Why a page that says more follow cannot be a step forward, or null when it can: the same cursor
+ * again, no item to stand on, or (for a list in id order) no id beyond the page before's (a cycle
+ * of cursors comes back to ids already read); an unordered list must not answer the page before
+ * again. A last page (no next) cannot loop and is never refused.
+ */
+function notAdvancing(row: CatalogSyncRow, page: CatalogPage<unknown>, source: SyncSource<unknown>): string | null {
+  if (page.next === null) return null;
+  if (page.next === row.cursor) return 'the platform gave the same next-page cursor again: the pass cannot advance';
+  const span = idSpanOf(page.items, source.key);
+  if (span === null) return 'the platform answered a page without items that says more follow: the pass cannot advance';
+  if (row.pageSpan === null) return null;
+  const [low, high] = row.pageSpan.split(':').map(BigInt) as [bigint, bigint];
+  if (source.ordered && span.high <= high) return `the platform's page ends at id ${span.high}, not beyond the page before (${high}): the pass does not advance`;
+  if (!source.ordered && span.low === low && span.high === high) return 'the platform answered the page before again: the pass does not advance';
+  return null;
+}
+
 /** What a pass of one kind reads (its source) and how the catalogue takes it. */
 interface KindSync<T> {
   source: SyncSource<T>;
@@ -70,10 +104,12 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
   const state = createSyncState(database.db, clock);
   const entries = createCatalogEntries(database.db, clock);
 
-  function kindSync(kind: SyncKind, store: StoreRow): KindSync<unknown> | null {
+  const retry = settings.retry ?? DEFAULT_RETRY;
+
+  function kindSync(kind: SyncKind, store: StoreRow, signal: AbortSignal): KindSync<unknown> | null {
     const credentials = stores.credentialsOf(store);
     if (kind === 'products') {
-      const source = productSource(store, credentials, settings);
+      const source = productSource(store, credentials, settings, signal);
       return source && {
         source,
         write(products: ProductData[], passStartedAt) {
@@ -88,7 +124,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       } as KindSync<ProductData> as KindSync<unknown>;
     }
     const type = ENTRY_TYPE_OF[kind];
-    const source = entrySource(type, store, credentials, settings);
+    const source = entrySource(type, store, credentials, settings, signal);
     return source && {
       source,
       write: (items: EntryData[], passStartedAt) => entries.upsert(store.id, type, items, passStartedAt),
@@ -112,7 +148,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       }
     }
     sync.write(mapped, row.startedAt);
-    if (end) state.advance(row, end.next, end.items.length);
+    if (end) state.advance(row, end.next, end.items.length, spanText(idSpanOf(end.items, sync.source.key)));
     return true;
   });
 
@@ -160,7 +196,10 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       const confirming = chunk.unlisted.slice(0, CONFIRMS_PER_RUN);
       let failed = false;
       for (const id of confirming) {
-        const gone = await sync.source.confirmGone(id).catch(() => null);
+        const gone = await sync.source.confirmGone(id).catch((error) => {
+          if (error instanceof ShuttingDown) throw error;
+          return null;
+        });
         failed = gone === null;
         if (failed) break;
         if (!applySweep(row, sync, gone ? [id] : [], id)) return { runAgainAt: clock.now() };
@@ -193,13 +232,19 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     finished(row, 'failed', { error: reason });
   }
 
-  /** One step of a pass of `kind`: read the page at the saved position, apply it, and say when the next is due. */
-  const step = (kind: SyncKind) => async (job: JobRow): Promise<void | JobContinuation> => {
+  /**
+   * One step of a pass of `kind`: read the page at the saved position, apply it, and say when the
+   * next is due. A page the platform's rate limit holds back is asked again when it says (or, when
+   * it says nothing, with backoff), each refusal counted like a failure: a platform that refuses
+   * every call ends the pass after the job's attempts. A broken answer (too large, more items than
+   * asked for, a page that does not advance) ends the pass at once. A shutdown leaves it as it is.
+   */
+  const step = (kind: SyncKind) => async (job: JobRow, signal: AbortSignal): Promise<void | JobContinuation> => {
     const row = state.get(job.storeId, kind);
     if (!row || row.status !== 'running') return;
     const store = stores.get(job.storeId);
     if (!store || store.status !== 'active') return fail(row, 'the store is inactive (uninstalled)');
-    const sync = kindSync(kind, store);
+    const sync = kindSync(kind, store, signal);
     if (!sync) return fail(row, NO_API_ACCESS);
     if (row.sweptThrough !== null) return sweep(row, sync);
 
@@ -207,12 +252,20 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     try {
       page = await sync.source.page(row.cursor);
     } catch (error) {
-      if (error instanceof PlatformThrottled) return { runAgainAt: clock.now() + error.waitMs };
+      if (error instanceof ShuttingDown) throw error;
+      if (error instanceof PlatformThrottled && !error.refused) return { runAgainAt: clock.now() + (error.waitMs ?? retry.baseMs), again: 'wait' };
       const reason = (error as Error).message ?? String(error);
+      if (error instanceof PlatformProtocolError) return fail(row, reason);
+      if (error instanceof PlatformThrottled) {
+        if (job.attempts >= queue.maxAttempts) return fail(row, `the platform refused ${job.attempts} calls in a row for its rate limit (${reason})`);
+        return { runAgainAt: clock.now() + (error.waitMs ?? backoffMs(job.attempts, retry.baseMs, retry.maxMs)), again: 'attempt' };
+      }
       if (job.attempts >= queue.maxAttempts) fail(row, reason);
       else state.noteError(row, reason);
       throw error;
     }
+    const stalled = notAdvancing(row, page, sync.source);
+    if (stalled) return fail(row, stalled);
 
     const readAt = clock.now();
     let applied = 0;
@@ -253,7 +306,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       const store = stores.get(storeId);
       if (!store || store.status !== 'active') return;
       const credentials = stores.credentialsOf(store);
-      if (credentials.kind !== 'via-app' && !clientFor(store, credentials, settings)) return;
+      if (credentials.kind !== 'via-app' && !apiTargetOf(store, credentials, settings)) return;
       beginPasses(storeId, trigger, credentials.kind === 'via-app');
       onQueued?.();
     },

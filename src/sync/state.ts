@@ -63,7 +63,7 @@ export function createSyncState(db: Db, clock: Clock) {
   // Prepared once, like the two below: read at every step of a pass (building and preparing it each time cost more than the read).
   const passRow = db.select().from(catalogSyncs).where(byStoreAndKind).prepare();
   // A pass's start runs in the turn of the request that triggered it: no statement is built there.
-  const fresh = { status: 'running' as const, cursor: null, pages: 0, items: 0, sweptThrough: null, removed: 0, error: null, finishedAt: null };
+  const fresh = { status: 'running' as const, cursor: null, pageSpan: null, pages: 0, items: 0, sweptThrough: null, removed: 0, error: null, finishedAt: null };
   const beginPass = db
     .insert(catalogSyncs)
     .values({ storeId: sql.placeholder('storeId'), kind: sql.placeholder('kind'), runId: sql.placeholder('runId'), trigger: sql.placeholder('trigger'), startedAt: sql.placeholder('startedAt'), ...fresh })
@@ -96,10 +96,14 @@ export function createSyncState(db: Db, clock: Clock) {
     /** Whether a pass of this store is under way. */
     running: (storeId: string): boolean => db.select({ kind: catalogSyncs.kind }).from(catalogSyncs).where(and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.status, 'running'))).get() !== undefined,
 
-    /** A page applied: the next page's position and the counts move on (in the page's last transaction). `next` null: the sweep begins. */
-    advance(row: CatalogSyncRow, next: string | null, items: number): void {
+    /**
+     * A page applied: the next page's position, the ids the page spanned (`low:high`, what the next
+     * page must advance beyond) and the counts move on (in the page's last transaction). `next` null:
+     * the sweep begins.
+     */
+    advance(row: CatalogSyncRow, next: string | null, items: number, pageSpan: string | null): void {
       db.update(catalogSyncs)
-        .set({ cursor: next, pages: sql`${catalogSyncs.pages} + 1`, items: sql`${catalogSyncs.items} + ${items}`, error: null, ...(next === null ? { sweptThrough: '' } : {}) })
+        .set({ cursor: next, pageSpan, pages: sql`${catalogSyncs.pages} + 1`, items: sql`${catalogSyncs.items} + ${items}`, error: null, ...(next === null ? { sweptThrough: '' } : {}) })
         .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
         .run();
     },

@@ -1,8 +1,9 @@
 import type { Catalog } from '../catalog/products.ts';
 import type { JobRow, Platform } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { platformBClient, platformBProduct } from '../platforms/platform-b.ts';
-import { hasVariations, platformCClient, platformCGone, platformCProduct } from '../platforms/platform-c.ts';
+import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
+import { platformBProduct } from '../platforms/platform-b.ts';
+import { hasVariations, platformCGone, platformCProduct } from '../platforms/platform-c.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
 
 export const FETCH_PLATFORM_B_PRODUCT = 'platform-b.fetch-product';
@@ -19,8 +20,7 @@ interface FetchDeps {
   stores: StoreRegistry;
   catalog: Catalog;
   clock: Clock;
-  platformBApiBase: string;
-  apiTimeoutMs?: number | undefined;
+  settings: PlatformSettings;
 }
 
 /**
@@ -28,36 +28,34 @@ interface FetchDeps {
  * (network, timeout, 5xx, bad credentials) makes the queue retry with backoff. Deliveries for an
  * uninstalled store are ignored; so is work they queued before it went inactive.
  */
-export function productFetchJobs({ stores, catalog, clock, platformBApiBase, apiTimeoutMs }: FetchDeps) {
+export function productFetchJobs({ stores, catalog, clock, settings }: FetchDeps) {
   const activeStore = (job: JobRow) => {
     const store = stores.get(job.storeId);
     return store && store.status === 'active' ? store : null;
   };
   return {
     /** Platform B deliveries carry only the product id: the catalog API has the product with its variants. */
-    [FETCH_PLATFORM_B_PRODUCT]: async (job: JobRow): Promise<void> => {
+    [FETCH_PLATFORM_B_PRODUCT]: async (job: JobRow, signal: AbortSignal): Promise<void> => {
       const store = activeStore(job);
-      const credentials = store ? stores.credentialsOf(store) : null;
-      if (!store || credentials?.kind !== 'api-token') return;
+      const api = store ? clientFor(store, stores.credentialsOf(store), settings, signal) : null;
+      if (!store || api?.platform !== 'platform-b') return;
       const productId = String(job.payload.productId);
-      const client = platformBClient({ apiBase: platformBApiBase, storeHash: credentials.storeHash, accessToken: credentials.accessToken, timeoutMs: apiTimeoutMs });
-      const data = await client.fetchProduct(productId);
+      const data = await api.client.fetchProduct(productId);
       if (data === null) catalog.remove(store.id, productId, clock.now(), true);
       else catalog.upsert(store.id, store.currency, platformBProduct(data, store.domain, clock.now()));
     },
     /** Platform C deliveries name a variable product's variations only by id: read the product and every variation. */
-    [FETCH_PLATFORM_C_PRODUCT]: async (job: JobRow): Promise<void> => {
+    [FETCH_PLATFORM_C_PRODUCT]: async (job: JobRow, signal: AbortSignal): Promise<void> => {
       const store = activeStore(job);
-      const credentials = store ? stores.credentialsOf(store) : null;
-      if (!store || credentials?.kind !== 'rest-keys') return;
+      const api = store ? clientFor(store, stores.credentialsOf(store), settings, signal) : null;
+      if (!store || api?.platform !== 'platform-c') return;
       const productId = String(job.payload.productId);
-      const client = platformCClient({ ...credentials, timeoutMs: apiTimeoutMs });
-      const data = await client.fetchProduct(productId);
+      const data = await api.client.fetchProduct(productId);
       if (data === null) return void catalog.remove(store.id, productId, clock.now(), true);
       // A product in the trash is still served by the API, but no longer sold.
       const trashed = platformCGone(data);
       if (trashed) return void catalog.remove(store.id, productId, trashed.at ?? clock.now(), true);
-      const variations = hasVariations(data) ? await client.fetchVariations(productId) : [];
+      const variations = hasVariations(data) ? await api.client.fetchVariations(productId) : [];
       catalog.upsert(store.id, store.currency, platformCProduct(data, variations, clock.now()));
     },
   };

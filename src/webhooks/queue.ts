@@ -1,6 +1,8 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { jobs, type JobRow } from '../db/schema/index.ts';
+import { OutOfTime, ShuttingDown } from '../lib/abort.ts';
+import { backoffMs } from '../lib/backoff.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { yieldToEventLoop } from '../lib/periodic.ts';
@@ -11,11 +13,6 @@ export interface QueueOptions {
   maxAttempts?: number;
   baseDelayMs?: number;
   maxDelayMs?: number;
-}
-
-/** Exponential backoff: base, 2x base, 4x base ... capped; with the defaults ~22 h over 12 attempts. */
-function retryDelay(attempts: number, baseDelayMs: number, maxDelayMs: number): number {
-  return Math.min(baseDelayMs * 2 ** Math.max(0, attempts - 1), maxDelayMs);
 }
 
 /**
@@ -41,18 +38,24 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
     .from(jobs)
     .where(and(eq(jobs.kind, sql.placeholder('kind')), eq(jobs.storeId, sql.placeholder('storeId')), inArray(jobs.status, ['queued', 'running'])))
     .prepare();
-  // Prepared once: taken before every step of every job.
-  const claimNext = db
-    .update(jobs)
-    .set({ status: 'running', attempts: sql`${jobs.attempts} + 1`, leaseUntil: sql`${sql.placeholder('leaseUntil')}` })
-    .where(
-      eq(
-        jobs.id,
-        sql`(SELECT id FROM jobs WHERE (status = 'queued' AND run_at <= ${sql.placeholder('now')}) OR (status = 'running' AND lease_until <= ${sql.placeholder('now')}) ORDER BY run_at, id LIMIT 1)`,
-      ),
-    )
-    .returning()
-    .prepare();
+  // Prepared once: taken before every step of every job. The first looks past the jobs of the store
+  // served last (`last`), the second takes any store's.
+  const claimStatement = (otherStore: boolean) =>
+    db
+      .update(jobs)
+      .set({ status: 'running', attempts: sql`${jobs.attempts} + 1`, leaseUntil: sql`${sql.placeholder('leaseUntil')}` })
+      .where(
+        eq(
+          jobs.id,
+          sql`(SELECT id FROM jobs WHERE ((status = 'queued' AND run_at <= ${sql.placeholder('now')}) OR (status = 'running' AND lease_until <= ${sql.placeholder('now')}))${otherStore ? sql` AND store_id != ${sql.placeholder('last')}` : sql``} ORDER BY run_at, id LIMIT 1)`,
+        ),
+      )
+      .returning()
+      .prepare();
+  const claimOtherStore = claimStatement(true);
+  const claimAny = claimStatement(false);
+  /** The store whose job was claimed last. */
+  let lastStore: string | null = null;
 
   return {
     enqueue(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
@@ -70,21 +73,42 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
       return db.update(jobs).set({ runAt: Math.min(active.runAt, clock.now()) }).where(eq(jobs.id, active.id)).returning().get()!;
     },
 
+    /**
+     * A job taken by its creator to run at once (webhooks/queue.ts `runClaimed`): inserted running,
+     * its first attempt counted and leased, so the runner's own loop never takes it as well.
+     */
+    enqueueClaimed(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
+      const job = this.enqueue(kind, storeId, payload);
+      const now = clock.now();
+      return db.update(jobs).set({ status: 'running', attempts: 1, leaseUntil: now + leaseMs }).where(eq(jobs.id, job.id)).returning().get()!;
+    },
+
     /** The attempts a job gets before it is given up (`dead`). */
     maxAttempts,
+    /** How long a claimed job is leased to its runner. */
+    leaseMs,
 
-    /** Take the next due job (queued and due, or running with an expired lease) and count the attempt. */
+    /**
+     * Take the next due job (queued and due, or running with an expired lease) and count the attempt.
+     * Stores take turns: a due job of another store goes before the next job of the store served
+     * last, so no store's backlog (a burst of fetches, a pass of many pages) holds another's back.
+     */
     claim(): JobRow | null {
       const now = clock.now();
-      return claimNext.get({ now, leaseUntil: now + leaseMs }) ?? null;
+      const job = (lastStore === null ? null : claimOtherStore.get({ now, leaseUntil: now + leaseMs, last: lastStore })) ?? claimAny.get({ now, leaseUntil: now + leaseMs }) ?? null;
+      if (job) lastStore = job.storeId;
+      return job;
     },
 
     /**
-     * A job that did one step of longer work and has more: queued again for `runAt` with a fresh
-     * attempt count (its failures are counted per step). Returns how long until it is due.
+     * A job queued again for `runAt`. By default it did one step of longer work and has more: a fresh
+     * attempt count (its failures are counted per step). `again` says the step was not done and is
+     * tried again: `attempt` counts this run against its attempts (the platform refused it for its
+     * rate limit), `wait` does not (svc held it back itself). Returns how long until it is due.
      */
-    requeue(id: string, runAt: number): number {
-      db.update(jobs).set({ status: 'queued', attempts: 0, leaseUntil: null, lastError: null, runAt }).where(eq(jobs.id, id)).run();
+    requeue(id: string, runAt: number, again?: 'attempt' | 'wait'): number {
+      const attempts = again === 'attempt' ? sql`${jobs.attempts}` : again === 'wait' ? sql`max(0, ${jobs.attempts} - 1)` : 0;
+      db.update(jobs).set({ status: 'queued', attempts, leaseUntil: null, lastError: null, runAt }).where(eq(jobs.id, id)).run();
       return Math.max(0, runAt - clock.now());
     },
 
@@ -97,7 +121,11 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
       db.update(jobs).set({ status: 'done', leaseUntil: null, lastError: null, finishedAt: clock.now() }).where(eq(jobs.id, id)).run();
     },
 
-    /** Schedule a retry with backoff, or give up (`dead`, kept for the operator) after the last attempt. */
+    /**
+     * Schedule a retry with exponential backoff and jitter (about base, 2x base, 4x base ... capped;
+     * with the defaults up to ~22 h over 12 attempts), or give up (`dead`, kept for the operator)
+     * after the last attempt.
+     */
     fail(job: JobRow, error: string): void {
       const now = clock.now();
       const dead = job.attempts >= maxAttempts;
@@ -105,7 +133,7 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
         .set(
           dead
             ? { status: 'dead', leaseUntil: null, lastError: error, finishedAt: now }
-            : { status: 'queued', leaseUntil: null, lastError: error, runAt: now + retryDelay(job.attempts, baseDelayMs, maxDelayMs) },
+            : { status: 'queued', leaseUntil: null, lastError: error, runAt: now + backoffMs(job.attempts, baseDelayMs, maxDelayMs) },
         )
         .where(eq(jobs.id, job.id))
         .run();
@@ -116,23 +144,40 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
 
 export type JobQueue = ReturnType<typeof createJobQueue>;
 
-/** Returned by a handler that did one step of longer work: run the job again at this time (epoch ms). */
+/**
+ * Returned by a handler that did one step of longer work: run the job again at this time (epoch
+ * ms). With `again`, the step was not done and is run again (see JobQueue.requeue).
+ */
 export interface JobContinuation {
   runAgainAt: number;
+  again?: 'attempt' | 'wait';
 }
 
-export type JobHandler = (job: JobRow) => Promise<void | JobContinuation>;
+/**
+ * One run of a job. `signal` is aborted when the job's time budget runs out (OutOfTime: a failed
+ * attempt) or the server shuts down (ShuttingDown: the job is left to the next start); every call
+ * and wait of the handler must stop on it.
+ */
+export type JobHandler = (job: JobRow, signal: AbortSignal) => Promise<void | JobContinuation>;
+
+/** How long one run of a job may take by default: a quarter below the queue's 60 s lease, so no run outlives its lease. */
+export const DEFAULT_JOB_BUDGET_MS = 45_000;
 
 /**
  * Runs due jobs one at a time: `runDueJobs()` for tests (with an injected clock), `start()` for the
- * server (a poll timer plus `notify()` for work queued by a request), `stop()` waits for the job in hand.
+ * server (a poll timer plus `notify()` for work queued by a request), `runClaimed()` for a job its
+ * creator runs at once beside the loop. Every run has a time budget (`budgetMs`, below the lease);
+ * `stop()` aborts the runs in hand (their calls stop at once), starts no new one, and waits for them.
  */
-export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHandler>, log: (line: Record<string, unknown>) => void) {
+export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHandler>, log: (line: Record<string, unknown>) => void, options: { budgetMs?: number } = {}) {
+  const budgetMs = Math.min(options.budgetMs ?? DEFAULT_JOB_BUDGET_MS, Math.floor(queue.leaseMs * 0.75));
   let running: Promise<number> | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
   let failures = 0;
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | null = null;
+  /** The runs in hand, by the controller that stops them. */
+  const inFlight = new Map<AbortController, Promise<void>>();
 
   /**
    * A started runner wakes up when a continued job is due (between polls, for short waits such as a
@@ -152,24 +197,42 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
     };
   }
 
+  /**
+   * One run of a claimed job within its time budget, and what it comes to: done, continued, or
+   * failed (retried with backoff). A run stopped by the shutdown is left as it is: still running
+   * in the table, it is taken again when the next start releases the leases.
+   */
+  function runJob(job: JobRow, handler: JobHandler | undefined): Promise<void> {
+    const controller = new AbortController();
+    const budget = setTimeout(() => controller.abort(new OutOfTime(budgetMs)), budgetMs);
+    const run = (async () => {
+      try {
+        if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
+        const result = await handler(job, controller.signal);
+        if (result) wakeAfter(queue.requeue(job.id, result.runAgainAt, result.again));
+        else queue.complete(job.id);
+      } catch (error) {
+        if (controller.signal.reason instanceof ShuttingDown) return;
+        const message = (error as Error).message ?? String(error);
+        queue.fail(job, message);
+        failures++;
+        log({ level: 'warn', msg: 'job failed', job: job.id, kind: job.kind, attempt: job.attempts, error: message });
+      } finally {
+        clearTimeout(budget);
+        inFlight.delete(controller);
+      }
+    })();
+    inFlight.set(controller, run);
+    return run;
+  }
+
   async function drain(): Promise<number> {
     let done = 0;
     // The first job runs in a turn of its own, not in that of the request that queued it (notify).
     await yieldToEventLoop();
     if (stopped) return done;
-    for (let job = queue.claim(); job && !stopped; job = queue.claim()) {
-      const handler = handlers[job.kind];
-      try {
-        if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-        const result = await handler(job);
-        if (result) wakeAfter(queue.requeue(job.id, result.runAgainAt));
-        else queue.complete(job.id);
-      } catch (error) {
-        const message = (error as Error).message ?? String(error);
-        queue.fail(job, message);
-        failures++;
-        log({ level: 'warn', msg: 'job failed', job: job.id, kind: job.kind, attempt: job.attempts, error: message });
-      }
+    for (let job = queue.claim(); job && !stopped; job = stopped ? null : queue.claim()) {
+      await runJob(job, handlers[job.kind]);
       done++;
       // A turn of the event loop between jobs: requests queued behind one job's last write do not also wait for the next job's first step.
       await yieldToEventLoop();
@@ -186,6 +249,19 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
 
   return {
     runDueJobs,
+    /**
+     * Run a job its creator has just claimed (JobQueue.enqueueClaimed) now, beside the loop, with the
+     * same budget, stop and bookkeeping; resolves with what `work` returned (undefined when it did not
+     * end in a result, or when the runner is stopped: the job is then left to the next start).
+     */
+    async runClaimed<T>(job: JobRow, work: (job: JobRow, signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+      if (stopped) return undefined;
+      let outcome: T | undefined;
+      await runJob(job, async (claimed, signal) => {
+        outcome = await work(claimed, signal);
+      });
+      return outcome;
+    },
     /** Failed job attempts since start (for /metrics). */
     get failures(): number {
       return failures;
@@ -200,13 +276,15 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
       timer ??= setInterval(() => void runDueJobs(), pollMs);
       void runDueJobs();
     },
+    /** No new run starts; the runs in hand are aborted (ShuttingDown) and waited for. Safe to call twice. */
     async stop(): Promise<void> {
       stopped = true;
       if (timer) clearInterval(timer);
       timer = null;
       if (wake) clearTimeout(wake.timer);
       wake = null;
-      await running;
+      for (const controller of inFlight.keys()) controller.abort(new ShuttingDown());
+      await Promise.all([running, ...inFlight.values()]);
     },
   };
 }

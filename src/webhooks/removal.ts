@@ -53,11 +53,11 @@ export function removalJobs({ sqlite, stores, catalog, clock, settings }: Remova
   });
 
   return {
-    [CONFIRM_REMOVAL]: async (job: JobRow): Promise<JobContinuation | void> => {
+    [CONFIRM_REMOVAL]: async (job: JobRow, signal: AbortSignal): Promise<JobContinuation | void> => {
       const removal = job.payload as unknown as RemovalToConfirm;
       const store = stores.get(job.storeId);
       if (!store || store.status !== 'active') return void settle.run('ignored_inactive', null, removal.deliveryId);
-      const api = clientFor(store, stores.credentialsOf(store), settings);
+      const api = clientFor(store, stores.credentialsOf(store), settings, signal);
       // Reconnected through svc's app meanwhile (no API access): the body's own rules, as for any delete of such a store.
       if (!api) return void settle.run(catalog.remove(store.id, removal.productId, removal.at), null, removal.deliveryId);
       const duplicatesBefore = seenSince(removal.deliveryId);

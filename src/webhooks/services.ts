@@ -3,6 +3,11 @@ import type { Config } from '../config.ts';
 import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createSecretBox } from '../lib/secrets.ts';
+import type { PlatformSettings } from '../platforms/clients.ts';
+import { createEgress, type Fetch, type Resolve } from '../platforms/egress.ts';
+import type { RetryPolicy } from '../platforms/http.ts';
+import { CONNECT_ANSWER_MS, createStoreAdmin } from '../stores/admin.ts';
+import { CONNECT_JOB, storeConnections } from '../stores/connect.ts';
 import { createStoreRegistry } from '../stores/registry.ts';
 import { createDispatcher } from './dispatch.ts';
 import { createJobQueue, createJobRunner, type QueueOptions } from './queue.ts';
@@ -14,6 +19,14 @@ import { createCatalogSync, type SyncLog } from '../sync/service.ts';
 export interface WebhookServiceOptions {
   apiTimeoutMs?: number;
   queue?: QueueOptions;
+  /** How long one run of a background job may take (webhooks/queue.ts). */
+  jobBudgetMs?: number;
+  /** Retries within one platform call when the platform says nothing of when (platforms/http.ts). */
+  retry?: RetryPolicy;
+  /** How long a request that connects a store waits for the connection before answering (stores/admin.ts). */
+  connectAnswerMs?: number;
+  /** How platform targets are resolved and fetched (tests: a resolver and a fetch that never leave loopback). */
+  egress?: { resolve?: Resolve; fetch?: Fetch };
   /** Where catalogue sync writes its phase lines (the app's logger); JSON lines on stderr otherwise. */
   log?: SyncLog;
 }
@@ -21,36 +34,49 @@ export interface WebhookServiceOptions {
 const logLine = (line: Record<string, unknown>) => console.error(JSON.stringify(line));
 
 /**
- * Stores, catalogue, delivery dispatch and the background job runner over one database. Built once
- * per process: the app serves requests with it and the server starts/stops its runner.
+ * Stores, catalogue, delivery dispatch, the store admin and the background job runner over one
+ * database. Built once per process: the app serves requests with it and the server starts/stops its
+ * runner. Every platform call goes through one egress (platforms/egress.ts) and runs in a job.
  */
 export function createWebhookServices(database: AppDatabase, config: Config, clock: Clock, options: WebhookServiceOptions = {}) {
   const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), clock);
   const catalog = createCatalog(database.db, clock);
   const queue = createJobQueue(database.db, clock, options.queue);
   const log: SyncLog = options.log ?? ((level, msg, fields) => logLine({ ts: new Date(clock.now()).toISOString(), level, msg, ...fields }));
-  const sync = createCatalogSync({
-    database,
-    clock,
-    stores,
-    catalog,
-    queue,
-    settings: { ...config, apiTimeoutMs: options.apiTimeoutMs },
-    log,
-    onQueued: () => runner.notify(),
-  });
+  const settings: PlatformSettings = {
+    baseUrl: config.baseUrl,
+    platformAApiBase: config.platformAApiBase,
+    platformBApiBase: config.platformBApiBase,
+    apiTimeoutMs: options.apiTimeoutMs,
+    retry: options.retry,
+    egress: createEgress({ allowPrivate: config.allowPrivateTargets, ...options.egress }),
+  };
+  const sync = createCatalogSync({ database, clock, stores, catalog, queue, settings, log, onQueued: () => runner.notify() });
+  const connections = storeConnections({ stores, settings, sync });
   const runner = createJobRunner(
     queue,
     {
-      ...productFetchJobs({ stores, catalog, clock, platformBApiBase: config.platformBApiBase, apiTimeoutMs: options.apiTimeoutMs }),
-      ...removalJobs({ sqlite: database.sqlite, stores, catalog, clock, settings: { ...config, apiTimeoutMs: options.apiTimeoutMs } }),
+      ...productFetchJobs({ stores, catalog, clock, settings }),
+      ...removalJobs({ sqlite: database.sqlite, stores, catalog, clock, settings }),
       ...sync.handlers,
+      ...connections.handlers,
     },
     ({ level, msg, ...fields }) => log(level as 'warn', String(msg), fields),
+    { budgetMs: options.jobBudgetMs },
   );
+  const storeAdmin = createStoreAdmin({
+    stores,
+    settings: { ...settings, platformAShopSuffix: config.platformAShopSuffix },
+    sync,
+    connections: {
+      run: (storeId, work) => runner.runClaimed(queue.enqueueClaimed(CONNECT_JOB, storeId, { ...work }), (job, signal) => connections.connect(job.storeId, work, signal)),
+      connectWithoutApi: (storeId, work) => connections.connect(storeId, work, new AbortController().signal),
+    },
+    answerWithinMs: options.connectAnswerMs ?? CONNECT_ANSWER_MS,
+  });
   const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog, queue, onJobQueued: runner.notify });
   const receivers = createReceivers({ config, clock, stores, dispatch });
-  return { stores, catalog, queue, runner, sync, dispatch, receivers, apiTimeoutMs: options.apiTimeoutMs };
+  return { stores, catalog, queue, runner, sync, dispatch, receivers, storeAdmin, settings };
 }
 
 export type WebhookServices = ReturnType<typeof createWebhookServices>;

@@ -129,10 +129,17 @@ export function startFakePlatformA(shops: FakeShop[]) {
     lowestAvailable: Infinity,
     /** Queries for one product by its id (`product(id:)`). */
     productLookups: 0,
+    /** Every authenticated query that arrived, answered or not. */
+    queries: 0,
   };
   type PageHook = ((page: ProductsPageRequest) => Promise<Response | void> | Response | void) | null;
-  /** Called before a products (or collections, pages) page is answered; a Response replaces the answer (a failure mid-way). */
-  const hooks: { beforeProductsPage: PageHook; beforeEntriesPage: PageHook } = { beforeProductsPage: null, beforeEntriesPage: null };
+  type QueryHook = ((query: { shop: string; query: string; variables: any }) => Promise<Response | void> | Response | void) | null;
+  /**
+   * Called before a products (or collections, pages) page is answered; a Response replaces the
+   * answer (a failure mid-way). `beforeQuery` sees every authenticated query first (a platform
+   * misbehaving in any way a test needs).
+   */
+  const hooks: { beforeProductsPage: PageHook; beforeEntriesPage: PageHook; beforeQuery: QueryHook } = { beforeProductsPage: null, beforeEntriesPage: null, beforeQuery: null };
 
   /** Charge the shop's bucket for a query; the throttle status to report, or null when it cannot pay (THROTTLED). */
   function charge(shop: string, cost: number) {
@@ -175,6 +182,9 @@ export function startFakePlatformA(shops: FakeShop[]) {
     if (!shop) return json(401, { errors: '[API] Invalid API key or access token (unrecognized login or wrong password)' });
     if (outage.status) return json(outage.status, { errors: 'Internal Server Error' });
     const { query, variables } = (await request.json()) as { query: string; variables?: any };
+    stats.queries++;
+    const replaced = await hooks.beforeQuery?.({ shop: shop.domain, query, variables });
+    if (replaced) return replaced;
     const cost = charge(shop.domain, queryCost(query, variables, bucket.perProduct));
     if (!cost.ok) {
       stats.requestsWhileEmpty++;

@@ -26,14 +26,16 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
   /** The shop's product categories and the site's published pages (payloads.ts), by id. */
   const categories = new Map<number, any>();
   const pages = new Map<number, any>();
-  const calls = { productFetches: 0, variationPages: 0, productPages: [] as number[], categoryPages: [] as number[], sitePages: [] as number[] };
+  const calls = { requests: 0, productFetches: 0, variationPages: 0, productPages: [] as number[], categoryPages: [] as number[], sitePages: [] as number[] };
   /** Answers 429 (with Retry-After) to the next this-many list calls (products, categories, pages), as a host's rate limit in front of a site does. */
   const throttle = { next: 0, retryAfterSeconds: 1, ignoredRetryAfter: 0, refusedAt: 0 };
   type PageHook<A extends unknown[]> = ((...page: A) => Promise<Response | void> | Response | void) | null;
-  const pageHooks: { beforeProductsPage: PageHook<[number]>; beforeEntriesPage: PageHook<['category' | 'page', number]>; beforeProductFetch: PageHook<[number]> } = {
+  /** `beforeRequest` sees every request first (a site misbehaving in any way a test needs); a Response replaces the answer. */
+  const pageHooks: { beforeProductsPage: PageHook<[number]>; beforeEntriesPage: PageHook<['category' | 'page', number]>; beforeProductFetch: PageHook<[number]>; beforeRequest: PageHook<[Request, URL]> } = {
     beforeProductsPage: null,
     beforeEntriesPage: null,
     beforeProductFetch: null,
+    beforeRequest: null,
   };
   const outage: Outage = { status: null };
   let nextId = 1;
@@ -69,6 +71,9 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
   }
 
   const fake = startFake(async (request, url) => {
+    calls.requests++;
+    const replaced = await pageHooks.beforeRequest?.(request, url);
+    if (replaced) return replaced;
     // The site's own API: public content needs no sign-in, and a Basic header that is not a WordPress
     // user's application password is refused (the shop's consumer keys are not one).
     const sitePage = /^\/wp-json\/wp\/v2\/pages(?:\/(\d+))?$/.exec(url.pathname);

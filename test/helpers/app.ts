@@ -10,6 +10,7 @@ import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
 import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
 import { createObservability, type Observability } from '../../src/observability/service.ts';
+import type { Fetch, Resolve } from '../../src/platforms/egress.ts';
 import { createWebhookServices, type WebhookServiceOptions, type WebhookServices } from '../../src/webhooks/services.ts';
 import { buildWidget, type WidgetBundle } from '../../src/widget/bundle.ts';
 import { loadConsolePage } from '../../src/console/routes.ts';
@@ -34,6 +35,21 @@ export const testWidget = () => (widget ??= buildWidget());
 let pages: Promise<{ landing: PageBundle; console: PageBundle }> | null = null;
 /** The landing page and console bundles, built once per test process (about 50 ms). */
 export const testPages = () => (pages ??= Promise.all([loadLandingPage(), loadConsolePage()]).then(([landing, console]) => ({ landing, console })));
+
+/**
+ * Every platform call of a test app goes to loopback only, whatever a test (or a regression) asks
+ * for: tests never send traffic beyond loopback. Anything else fails as a refused connection.
+ */
+export const loopbackOnly: Fetch = (url, init) => {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (host !== '127.0.0.1' && host !== '::1' && host !== 'localhost') return Promise.reject(Object.assign(new Error(`tests connect to loopback only, not ${host}`), { code: 'ECONNREFUSED' }));
+  return fetch(url, init);
+};
+
+/** Tests resolve no host name (a DNS query leaves the machine): a test of name resolution stubs its own resolver. */
+export const noResolver: Resolve = async (hostname) => {
+  throw Object.assign(new Error(`tests resolve no host names (${hostname})`), { code: 'ENOTFOUND' });
+};
 
 export function tempDir(prefix = 'svc-test-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
@@ -80,7 +96,8 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const tmp = options.dataDir ? null : tempDir();
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   const server = options.listen ? Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => handler(request) }) : null;
-  const env = server ? { ...options.env, SVC_BASE_URL: `http://127.0.0.1:${server.port}` } : (options.env ?? {});
+  // The fake platforms listen on loopback: private targets are allowed unless a test of their refusal says 0.
+  const env = { SVC_ALLOW_PRIVATE_TARGETS: '1', ...options.env, ...(server ? { SVC_BASE_URL: `http://127.0.0.1:${server.port}` } : {}) };
   const config = loadConfig({ 'data-dir': options.dataDir ?? tmp!.dir }, env);
   const database = openDatabase(config.databaseFile);
   migrateDatabase(database);
@@ -89,7 +106,11 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const observability = createObservability(config.log, (text) => {
     logText += text;
   });
-  const webhooks = createWebhookServices(database, config, clock, { log: observability.logger.log, ...options.webhooks });
+  const webhooks = createWebhookServices(database, config, clock, {
+    log: observability.logger.log,
+    ...options.webhooks,
+    egress: { resolve: noResolver, fetch: loopbackOnly, ...options.webhooks?.egress },
+  });
   const app = createApp({
     config,
     database,
@@ -122,6 +143,13 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
       tmp?.remove();
     },
   };
+}
+
+/** After a test that ran an app against fakes: stop its job runner (aborting its calls), close it, then stop the fakes. */
+export async function closeAppAndFakes(t: TestApp | null, stops: (() => void)[]): Promise<void> {
+  await t?.webhooks.runner.stop();
+  t?.close();
+  for (const stop of stops.splice(0)) stop();
 }
 
 export function jsonRequest(method: string, body: unknown, headers: Record<string, string> = {}): RequestInit {

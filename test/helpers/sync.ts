@@ -55,9 +55,10 @@ export async function listAllProducts(t: TestApp, storeId: string): Promise<any[
 
 /**
  * For webhook suites that count jobs: let the import every new store starts run to its end (the
- * fakes' catalogues are empty then), and clear its finished jobs from the queue table.
+ * fakes' catalogues are empty then), and clear its finished jobs (and those that connected the
+ * stores) from the queue table.
  */
 export async function settleInitialSyncs(t: TestApp): Promise<void> {
   for (const store of t.webhooks.stores.list()) await runSync(t, store.id);
-  t.database.sqlite.run("DELETE FROM jobs WHERE kind LIKE 'catalog-sync.%' AND status = 'done'");
+  t.database.sqlite.run("DELETE FROM jobs WHERE (kind LIKE 'catalog-sync.%' OR kind = 'store.connect') AND status = 'done'");
 }

@@ -11,8 +11,11 @@ export type Platform = (typeof PLATFORMS)[number];
  */
 export type CredentialKind = 'own-app' | 'via-app' | 'token-only' | 'api-token' | 'rest-keys';
 
-/** not_required: nothing to register (permanent token); platform_managed: svc's app, hooks come with the install. */
-export type HookStatus = 'pending' | 'registered' | 'failed' | 'not_required' | 'platform_managed';
+/**
+ * pending: not registered yet; registering: svc is registering them (in the background); not_required:
+ * nothing to register (permanent token); platform_managed: svc's app, hooks come with the install.
+ */
+export type HookStatus = 'pending' | 'registering' | 'registered' | 'failed' | 'not_required' | 'platform_managed';
 
 /** A connected store. Credentials and the webhook secret are sealed (lib/secrets.ts), never returned. */
 export const stores = sqliteTable(

@@ -27,6 +27,12 @@ export const catalogSyncs = sqliteTable(
     status: text('status').$type<'running' | 'done' | 'failed'>().notNull(),
     /** The platform's cursor (platform A) or page number of the next page; null: the first page. */
     cursor: text('cursor'),
+    /**
+     * The lowest and highest item id of the page before (`low:high`): the next page must reach
+     * beyond it (a list in id order) or differ from it, or the pass is not advancing. Null before
+     * the first page.
+     */
+    pageSpan: text('page_span'),
     pages: integer('pages').notNull().default(0),
     /** Items read from the platform in this pass (applied or older than what svc holds). */
     items: integer('items').notNull().default(0),

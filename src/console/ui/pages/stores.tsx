@@ -93,7 +93,7 @@ function CredentialFields({ platform, onChange }: { platform: Platform; onChange
 }
 
 function hooksBadge(store: Store) {
-  const tone = store.hooks.status === 'registered' || store.hooks.status === 'platform_managed' ? 'ok' : store.hooks.status === 'failed' ? 'danger' : 'neutral';
+  const tone = store.hooks.status === 'registered' || store.hooks.status === 'platform_managed' ? 'ok' : store.hooks.status === 'failed' ? 'danger' : store.hooks.status === 'registering' ? 'accent' : 'neutral';
   return <Badge tone={tone}>{store.hooks.status.replaceAll('_', ' ')}</Badge>;
 }
 
@@ -101,7 +101,7 @@ const statusBadge = (store: Store) => (store.status === 'active' ? <Badge tone="
 
 /** The kinds a sync pass reads, in the order they are shown. */
 const SYNC_KINDS = ['products', 'categories', 'pages'] as const;
-/** While a pass runs, the page asks for its progress this often. */
+/** While a pass runs (or hooks are being registered), the page asks for its progress this often. */
 const SYNC_REFRESH_MS = 2000;
 
 const syncCounts = (sync: SyncView) => SYNC_KINDS.map((kind) => `${sync.kinds[kind].items.toLocaleString()} ${kind}`).join(' · ');
@@ -144,9 +144,12 @@ function SyncNow({ store, onStarted }: { store: Store; onStarted: (store: Store)
   );
 }
 
-/** Load again every few seconds while any of `stores` has a pass running (and the page is visible). */
+/**
+ * Load again every few seconds while any of `stores` has a pass running or its hooks being
+ * registered in the background (and the page is visible).
+ */
 function useSyncRefresh(stores: Store[] | null | undefined, reload: () => void) {
-  const running = (stores ?? []).some((store) => store.sync.state === 'running');
+  const running = (stores ?? []).some((store) => store.sync.state === 'running' || store.hooks.status === 'registering');
   useEffect(() => {
     if (!running) return;
     const timer = setInterval(() => document.visibilityState === 'visible' && reload(), SYNC_REFRESH_MS);
@@ -283,6 +286,7 @@ function StoreDetail({ id }: { id: string }) {
                 <code>{shown.webhookUrl}</code> <CopyButton text={shown.webhookUrl} />
               </dd>
             </dl>
+            {shown.hooks.status === 'registering' ? <Notice kind="warn">svc is registering the webhooks with the platform; this page shows the outcome when it is known.</Notice> : null}
             {shown.hooks.error ? <Notice kind="error">Registration failed: {shown.hooks.error}</Notice> : null}
             {shown.hooks.status === 'registered' || shown.hooks.status === 'failed' || shown.hooks.status === 'pending' ? (
               <button type="button" class="button secondary" onClick={registerHooks} disabled={action.busy}>

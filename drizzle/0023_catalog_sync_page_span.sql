@@ -1,0 +1,1 @@
+ALTER TABLE `catalog_syncs` ADD `page_span` text;

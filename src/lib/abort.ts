@@ -1,0 +1,59 @@
+/**
+ * Why outbound work stopped before it ended. Both are abort reasons of a job's signal
+ * (webhooks/queue.ts): a call or wait that sees one stops at once and rejects with it.
+ */
+
+/** The server is shutting down: the work is left as it was, and taken up again at the next start. */
+export class ShuttingDown extends Error {
+  override name = 'ShuttingDown';
+  constructor() {
+    super('the server is shutting down');
+  }
+}
+
+/** The job's time budget ran out: a failed attempt like any other (retried with backoff). */
+export class OutOfTime extends Error {
+  override name = 'OutOfTime';
+  constructor(budgetMs: number) {
+    super(`the job's time budget of ${budgetMs} ms ran out`);
+  }
+}
+
+/** The reason an aborted signal carries, as an Error. */
+export const abortReason = (signal: AbortSignal): Error => (signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it is aborted. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** `work`, or its signal's reason as soon as the signal is aborted (for a wait that cannot be cancelled itself, such as a DNS lookup). */
+export function unlessAborted<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
