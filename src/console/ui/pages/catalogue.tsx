@@ -110,14 +110,18 @@ const priceText = (price: string | null, currency: string | null) => (price ? `$
 
 /**
  * A product's SKU or GTIN for the summary: the product's own, else what its variants carry (one
- * value for all of them, or "per variant" with the count).
+ * value shared by all of them, or one each, or how many have one), pointing to the variants.
  */
-function identifier(own: string | null, perVariant: (string | null)[]): string {
+function identifier(own: string | null, perVariant: (string | null)[]) {
   if (own) return own;
-  const values = [...new Set(perVariant.filter((v): v is string => v !== null && v !== ''))];
-  if (values.length === 0) return '—';
-  if (values.length === 1 && perVariant.every((v) => v === values[0])) return values[0]!;
-  return `per variant (${values.length} of ${perVariant.length} variants have one)`;
+  const present = perVariant.filter((v): v is string => v !== null && v !== '');
+  if (present.length === 0) return '—';
+  if (present.length === perVariant.length && new Set(present).size === 1) return present[0]!;
+  return (
+    <>
+      {present.length === perVariant.length ? 'One per variant' : `${present.length} of ${perVariant.length} variants have one`}: see <a href="#variants">Variants</a>
+    </>
+  );
 }
 
 function Warnings({ product }: { product: Product }) {
