@@ -6,7 +6,7 @@ import { platformACollection, platformAPage, platformBCategory, platformBPage, p
 import { fixedClock } from '../src/lib/clock.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { createStore, rows } from './helpers/stores.ts';
-import { addFaq, realisticProduct, syncProduct } from './helpers/signals.ts';
+import { addFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
 import { runSync } from './helpers/sync.ts';
 
 let t: TestApp;
@@ -363,6 +363,12 @@ describe('categories and pages in the admin API and the public FAQ endpoint', ()
     expect((await titles('type=page&ref=shipping')).body.items).toEqual([{ ref: 'shipping', id: '601', handle: 'shipping', title: 'Shipping', url: expect.stringContaining('/pages/shipping') }]);
     // A product's refs never name a page.
     expect((await titles('type=product&ref=601')).body.items).toEqual([]);
+    // A ref names the product with that platform id before one whose handle it is (as the widget
+    // looks FAQs up), and only products of this store.
+    syncProduct(t, storeId, { ...realisticProduct('platform-a', 1005, SHOP), title: 'Handle clash', handle: '1004' });
+    const elsewhere = seedStore(t, 'platform-a', 'elsewhere.myplatform-a.com');
+    syncProduct(t, elsewhere, { ...realisticProduct('platform-a', 1004, 'elsewhere.myplatform-a.com'), title: 'Another store’s product', handle: 'another-1004' });
+    expect((await titles('type=product&ref=1004&ref=another-1004')).body.items.map((i: any) => [i.ref, i.id, i.title])).toEqual([['1004', '1004', product.title]]);
     for (const bad of ['type=variant&ref=1', 'type=product', `type=product&${Array.from({ length: 101 }, (_, i) => `ref=${i}`).join('&')}`, 'type=product&ref=1&limit=5', 'type=product&type=page&ref=1']) {
       const res = await titles(bad);
       expect([bad, res.status, res.body.error]).toEqual([bad, 400, 'invalid_query']);

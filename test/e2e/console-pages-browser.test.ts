@@ -88,6 +88,18 @@ const unreachableNavItems = (page: Page) =>
     });
   }, NAV);
 
+/** Links and buttons of the page that a person cannot see without panning or scrolling a box sideways. */
+const offScreenControls = (page: Page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll('main a, main button')]
+      .filter((control) => control.getClientRects().length > 0 && !control.closest('.visually-hidden, details:not([open])'))
+      .filter((control) => {
+        const box = control.getBoundingClientRect();
+        return box.left < 0 || box.right > innerWidth + 0.5;
+      })
+      .map((control) => control.textContent),
+  );
+
 suite('a fresh instance', () => {
   test('loading the console logs no failed request; the key field is focused; every empty page says what is true and what to do', async () => {
     const v = await open('/console', { width: 1280, height: 900 });
@@ -176,7 +188,7 @@ const PAGES = (): [name: string, route: string, heading: string | RegExp, loaded
 ];
 
 suite('the console full of data', () => {
-  test('at 360 px no page pans sideways and every navigation item is reachable; screenshots at 360 and 1280 px', async () => {
+  test('at 360 px no page pans sideways, every link and button is in view (none off in a scrolled box) and every navigation item is reachable; screenshots at 360 and 1280 px', async () => {
     await seed();
     const v = await open('/console/overview');
     await signIn(v, 'Overview');
@@ -190,6 +202,7 @@ suite('the console full of data', () => {
         const width = await pageWidth(v.page);
         if (width.scroll > width.inner) wide.push(`${name} at ${viewport.width} px: ${width.scroll} px wide`);
         expect([name, await unreachableNavItems(v.page)]).toEqual([name, []]);
+        expect([name, viewport.width, await offScreenControls(v.page)]).toEqual([name, viewport.width, []]);
         await screenshot(v, SCREENSHOTS, `${name}-${viewport.width}`);
       }
     }
