@@ -109,8 +109,25 @@ export interface Row {
  * are labelled with their column's header, so no column or action ends up off-screen.
  */
 export function DataTable({ caption, columns, rows, card = false }: { caption: string; columns: Column[]; rows: Row[]; card?: boolean }) {
+  // Between phone and desktop widths a wide table scrolls inside its box: then it says so, and the
+  // box takes the keyboard focus so arrow keys scroll it.
+  const box = useRef<HTMLDivElement>(null);
+  const [overflowing, setOverflowing] = useState(false);
+  useEffect(() => {
+    const element = box.current!;
+    const measure = () => setOverflowing(element.scrollWidth > element.clientWidth + 1);
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    observer.observe(element.querySelector('table')!);
+    return () => observer.disconnect();
+  }, []);
   return (
-    <div class={card ? 'table-wrap card' : 'table-wrap'}>
+    <div class={card ? 'table-wrap card' : 'table-wrap'} ref={box} tabIndex={overflowing ? 0 : undefined} role={overflowing ? 'region' : undefined} aria-label={overflowing ? `${caption} (scrolls sideways)` : undefined}>
+      {overflowing ? (
+        <p class="table-hint" aria-hidden="true">
+          Scroll sideways for more columns →
+        </p>
+      ) : null}
       <table class="data-table">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
