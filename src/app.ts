@@ -42,7 +42,7 @@ import { routeAccess, verifiedByTheRoute, type AccessCheck, type Auth, type Rout
 import { routeMethods } from './lib/route-methods.ts';
 import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
-import { consoleSessionAuth, consoleSessionRoutes, sessionCheck } from './console/session-routes.ts';
+import { consoleSessionAuth, consoleSessionLookup, consoleSessionRoutes, sessionCheck } from './console/session-routes.ts';
 import { createSessionStore } from './console/sessions.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
@@ -209,13 +209,14 @@ export function createApp(deps: AppDeps) {
 
   // Each auth kind's check, run for the matched route's declared rule (lib/access.ts). The probe
   // routes' admission rate-limits by tier before authentication (DESIGN §7), which needs the body.
-  const sessionAuth = consoleSessionAuth({ sessions, baseUrl: config.baseUrl, ownOrigins });
+  const sessionLookup = consoleSessionLookup({ sessions, baseUrl: config.baseUrl, ownOrigins });
+  const sessionAuth = consoleSessionAuth(sessionLookup);
   const checks: Record<Auth, AccessCheck<ApiKey>> = {
     public: () => undefined,
     admin: scopeCheck(keys, 'admin', sessionAuth),
     dashboard: scopeCheck(keys, 'dashboard:read', sessionAuth),
     metrics: ({ request }) => authorizeBearer(keys, request.headers.get('authorization'), 'metrics:read'),
-    session: sessionCheck(sessionAuth),
+    session: sessionCheck(sessionLookup),
     probe: admission.admit,
     widget: verifiedByTheRoute,
     webhook: verifiedByTheRoute,

@@ -148,7 +148,10 @@ describe('console session authorizes the API like its key', () => {
     const res = await t.request('/api/v1/admin/keys', withCookie(cookie));
     expect(res.status).toBe(401);
     expect((await res.json()).error).toBe('session_expired');
-    expect((await t.request('/api/v1/console/session', withCookie(cookie))).status).toBe(401);
+    // Asking who is signed in is answered, not refused: no live session, and its cookie is cleared.
+    const who = await t.request('/api/v1/console/session', withCookie(cookie));
+    expect(who.status).toBe(204);
+    expect(who.headers.get('set-cookie')).toBe('svc_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
     expect(t.database.sqlite.query('SELECT count(*) AS n FROM console_sessions').get()).toEqual({ n: 0 });
   });
 
@@ -172,6 +175,29 @@ describe('console session authorizes the API like its key', () => {
     const cookie = await session(t.keyWith('admin'));
     clock.advance(5 * 60_000 + 1);
     expect((await t.request('/api/v1/admin/keys', withCookie(cookie))).status).toBe(401);
+  });
+
+  test('asking who is signed in without a session is 204 (not an error), and the answer names the session’s key', async () => {
+    t = await makeTestApp();
+    const none = await t.request('/api/v1/console/session');
+    expect(none.status).toBe(204);
+    expect(none.headers.get('set-cookie')).toBeNull();
+    expect(none.headers.get('cache-control')).toBe('no-store');
+    expect(await none.text()).toBe('');
+    const malformed = await t.request('/api/v1/console/session', withCookie('svc_session=not-a-session'));
+    expect(malformed.status).toBe(204);
+    const admin = t.keys.create({ scopes: ['admin'], name: 'ops' });
+    const who = await t.request('/api/v1/console/session', withCookie(await session(admin.key)));
+    expect(who.status).toBe(200);
+    expect((await who.json()).key).toMatchObject({ id: admin.record.id, name: 'ops' });
+  });
+
+  test('asking who is signed in from another site with the cookie is still refused', async () => {
+    t = await makeTestApp();
+    const cookie = await session(t.keyWith('admin'));
+    const res = await t.request('/api/v1/console/session', withCookie(cookie, { headers: { 'sec-fetch-site': 'cross-site' } }));
+    expect(res.status).toBe(403);
+    expect((await res.json()).error).toBe('cross_origin_refused');
   });
 
   test('sign-out ends the session and clears the cookie', async () => {

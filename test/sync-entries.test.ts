@@ -6,7 +6,7 @@ import { platformACollection, platformAPage, platformBCategory, platformBPage, p
 import { fixedClock } from '../src/lib/clock.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { createStore, rows } from './helpers/stores.ts';
-import { addFaq } from './helpers/signals.ts';
+import { addFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
 import { runSync } from './helpers/sync.ts';
 
 let t: TestApp;
@@ -342,6 +342,39 @@ describe('categories and pages in the admin API and the public FAQ endpoint', ()
     expect((await (await publicFaqs(key, 'page', 'shipping')).json()).items.map((i: any) => i.question)).toEqual(['Page by id?']);
     // An entity svc does not hold answers with what was filed under that exact ref (here: nothing).
     expect((await (await publicFaqs(key, 'category', 'winter')).json()).items).toEqual([]);
+  });
+
+  test('GET .../titles names products, categories and pages by platform id or handle in one request (the console names FAQ cards by them); refs that name nothing are left out', async () => {
+    const storeId = await setup();
+    const product = realisticProduct('platform-a', 1004, SHOP);
+    syncProduct(t, storeId, product);
+    const admin = bearer(t.keyWith('admin'));
+    const titles = async (query: string) => {
+      const res = await t.request(`/api/v1/admin/stores/${storeId}/titles?${query}`, { headers: admin });
+      return { status: res.status, body: await res.json() };
+    };
+    const products = await titles(`type=product&ref=1004&ref=${product.handle}&ref=gone%2Cwith-a-comma`);
+    expect(products.status).toBe(200);
+    expect(products.body.items).toEqual([
+      { ref: '1004', id: '1004', handle: product.handle, title: product.title, url: product.url },
+      { ref: product.handle, id: '1004', handle: product.handle, title: product.title, url: product.url },
+    ]);
+    expect((await titles('type=category&ref=summer&ref=2201&ref=601')).body.items.map((i: any) => [i.ref, i.title])).toEqual([['summer', 'Summer'], ['2201', 'Summer']]);
+    expect((await titles('type=page&ref=shipping')).body.items).toEqual([{ ref: 'shipping', id: '601', handle: 'shipping', title: 'Shipping', url: expect.stringContaining('/pages/shipping') }]);
+    // A product's refs never name a page.
+    expect((await titles('type=product&ref=601')).body.items).toEqual([]);
+    // A ref names the product with that platform id before one whose handle it is (as the widget
+    // looks FAQs up), and only products of this store.
+    syncProduct(t, storeId, { ...realisticProduct('platform-a', 1005, SHOP), title: 'Handle clash', handle: '1004' });
+    const elsewhere = seedStore(t, 'platform-a', 'elsewhere.myplatform-a.com');
+    syncProduct(t, elsewhere, { ...realisticProduct('platform-a', 1004, 'elsewhere.myplatform-a.com'), title: 'Another store’s product', handle: 'another-1004' });
+    expect((await titles('type=product&ref=1004&ref=another-1004')).body.items.map((i: any) => [i.ref, i.id, i.title])).toEqual([['1004', '1004', product.title]]);
+    for (const bad of ['type=variant&ref=1', 'type=product', `type=product&${Array.from({ length: 101 }, (_, i) => `ref=${i}`).join('&')}`, 'type=product&ref=1&limit=5', 'type=product&type=page&ref=1']) {
+      const res = await titles(bad);
+      expect([bad, res.status, res.body.error]).toEqual([bad, 400, 'invalid_query']);
+    }
+    expect((await t.request('/api/v1/admin/stores/st_unknown/titles?type=product&ref=1', { headers: admin })).status).toBe(404);
+    expect((await t.request(`/api/v1/admin/stores/${storeId}/titles?type=product&ref=1`)).status).toBe(401);
   });
 
   test('GET .../categories and .../pages page through the held entries with cursor and limit; 404 for an unknown store, 400 for a bad limit', async () => {

@@ -70,6 +70,15 @@ describe('landing page', () => {
     expectNothingInline(html);
   });
 
+  test('without SVC_SITE_CONTACT the footer names no contact, and says nothing about the instance that it cannot know', async () => {
+    t = await makeTestApp();
+    const html = await (await t.request('/')).text();
+    const footer = html.slice(html.indexOf('<footer'), html.indexOf('</footer>'));
+    expect(footer).not.toContain('self-hosted');
+    expect(footer).toContain('Powered by svc');
+    expect(footer.match(/<span>/g)).toHaveLength(1);
+  });
+
   test('the landing page transfers at most 15 KB in total (HTML, CSS and script, gzip)', async () => {
     t = await makeTestApp();
     const { total } = await transferredBytes('/');

@@ -11,6 +11,8 @@ const DARK = '--svc-faq-bg:#17181a;--svc-faq-fg:#f1f1f1;--svc-faq-border:#3a3b3e
 const CSS =
   `.svc-faq{color:var(--svc-faq-fg);background:var(--svc-faq-bg);font-family:var(--svc-faq-font);font-size:var(--svc-faq-font-size);border-radius:var(--svc-faq-radius);padding:0 var(--svc-faq-spacing,0)}` +
   `.svc-faq[data-theme=light]{${LIGHT}}.svc-faq[data-theme=dark]{${DARK}}.svc-faq[data-theme=auto]{${LIGHT}}` +
+  // A theme paints a background of its own, so its text keeps clear of that background's edges.
+  `.svc-faq[data-theme]{padding:0 var(--svc-faq-spacing,1em)}` +
   `@media (prefers-color-scheme:dark){.svc-faq[data-theme=auto]{${DARK}}}` +
   `.svc-faq__item{border-bottom:1px solid var(--svc-faq-border,currentColor)}` +
   `.svc-faq__question{cursor:pointer;font-weight:600;padding:var(--svc-faq-spacing,.75em) 0}` +

@@ -72,17 +72,15 @@ const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   metrics: [{ adminKey: ['metrics:read'] }],
   probe: [{ probeToken: [] }, { probeKey: [], probeTimestamp: [], probeSignature: [] }],
   widget: [{ widgetKey: [] }],
-  session: [{ consoleSession: [] }],
+  session: [{ consoleSession: [] }, {}],
 };
 
 const SCOPED: Failure[] = [
   [401, 'unauthorized', 'missing Authorization header; send Authorization: Bearer sk_live_...'],
   [401, 'invalid_api_key', 'the API key is unknown, malformed or revoked'],
 ];
-const SESSION: Failure[] = [
-  [401, 'session_expired', 'the console session has ended (signed out, idle too long, or its key was revoked); sign in again'],
-  [403, 'cross_origin_refused', 'the request comes from another site; the console accepts only requests from its own pages'],
-];
+const CROSS_SITE: Failure = [403, 'cross_origin_refused', 'the request comes from another site; the console accepts only requests from its own pages'];
+const SESSION: Failure[] = [[401, 'session_expired', 'the console session has ended (signed out, idle too long, or its key was revoked); sign in again'], CROSS_SITE];
 
 /** The errors an auth kind brings to every route that uses it. */
 const AUTH_FAILURES: Record<Auth, Failure[]> = {
@@ -103,7 +101,7 @@ const AUTH_FAILURES: Record<Auth, Failure[]> = {
     [403, 'key_not_bound', 'this key is not bound to a store'],
     [403, 'origin_not_allowed', "the page's domain is not among the key's allowed domains"],
   ],
-  session: SESSION,
+  session: [CROSS_SITE],
 };
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };

@@ -76,7 +76,30 @@ const entryList = (what: string, example: Record<string, unknown>) =>
     errors: [[400, 'invalid_request', 'limit: Expected number'], [404, 'not_found', 'no store with id "st_unknown"']],
   });
 
+/** References one titles lookup names at most: an FAQ page's worth and more. */
+export const MAX_NAMED_REFS = 100;
+
+const namedEntity = t.Object({
+  ref: t.String({ description: 'The reference as asked' }),
+  id: t.String({ description: 'The platform’s id of what it names' }),
+  handle: nullable(t.String()),
+  title: t.String(),
+  url: nullable(t.String({ description: 'Its storefront URL, when known' })),
+});
+
 export const catalogDocs = {
+  titles: apiDoc({
+    summary: 'Name products, categories or pages by their references',
+    description: `What each reference names (an FAQ is filed under a platform id or a handle): the entity’s id, handle, title and storefront URL, in the order asked, one query for all of them. A reference matches a platform id first, then a handle; a reference that names nothing live in the store is left out. At most ${MAX_NAMED_REFS} references.`,
+    tag: 'stores',
+    auth: 'admin',
+    inputs: [
+      { name: 'type', in: 'query', required: true, description: 'What the references name', schema: t.Union([t.Literal('product'), t.Literal('category'), t.Literal('page')]) },
+      { name: 'ref', in: 'query', required: true, description: 'A platform id or handle; repeat the parameter for each (`?ref=8842&ref=trail-shoe`)', schema: t.Array(t.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: MAX_NAMED_REFS }) },
+    ],
+    responses: { 200: { description: 'The entities named', schema: t.Object({ items: t.Array(namedEntity) }), example: { items: [{ ref: 'trail-shoe', id: '8842', handle: 'trail-shoe', title: 'Trail shoe', url: 'https://shop.example.com/products/trail-shoe' }] } } },
+    errors: [[400, 'invalid_query', 'type: give one of product, category, page'], [404, 'not_found', 'no store with id "st_unknown"']],
+  }),
   categories: entryList('categories (collections)', { id: '4412', handle: 'trail', title: 'Trail', url: 'https://shop.example.com/collections/trail', updatedAt: '2026-11-23T10:00:00.000Z', syncedAt: '2026-11-23T10:00:02.000Z' }),
   pages: entryList('content pages', { id: '118', handle: 'shipping', title: 'Shipping & returns', url: 'https://shop.example.com/pages/shipping', updatedAt: '2026-11-23T10:00:00.000Z', syncedAt: '2026-11-23T10:00:02.000Z' }),
   list: apiDoc({

@@ -103,6 +103,15 @@ export function createCatalogEntries(db: Db, clock: Clock) {
       return row.handle !== null && row.handle !== row.entryId ? [row.entryId, row.handle] : [row.entryId];
     },
 
+    /** The entries any of `refs` names (by platform id or handle), for naming them: id, handle, title, storefront URL. */
+    namedBy(storeId: string, type: CatalogEntryType, refs: string[]): NamedRow[] {
+      return db
+        .select({ id: catalogEntries.entryId, handle: catalogEntries.handle, title: catalogEntries.title, url: catalogEntries.url })
+        .from(catalogEntries)
+        .where(and(whereType(storeId, type), or(inArray(catalogEntries.entryId, refs), inArray(catalogEntries.handle, refs))))
+        .all();
+    },
+
     /** Keyset page in sync order; `cursor` is the last row's internal id. */
     list(storeId: string, type: CatalogEntryType, cursor: string | null, limit: number): { items: CatalogEntryRow[]; nextCursor: string | null } {
       const rows = db
@@ -127,3 +136,30 @@ export interface EntityRefs {
 export const entityRefs = (catalog: Pick<Catalog, 'refsOf'>, entries: Pick<CatalogEntries, 'refsOf'>): EntityRefs => ({
   refsOf: (storeId, type, ref) => (type === 'product' ? catalog.refsOf(storeId, ref) : entries.refsOf(storeId, type, ref)),
 });
+
+/** A product, category or page as found by one of its identifiers. */
+export interface NamedRow {
+  id: string;
+  handle: string | null;
+  title: string;
+  url: string | null;
+}
+
+/** What a reference (as an FAQ is filed under) names: the entity's platform id, handle, title and storefront URL. */
+export interface NamedEntity extends NamedRow {
+  ref: string;
+}
+
+/** The entities `refs` name, in ref order: a ref is matched to the platform id first, then to a handle; refs that name nothing are left out. */
+export function nameRefs(refs: string[], rows: NamedRow[]): NamedEntity[] {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const byHandle = new Map(rows.filter((row) => row.handle !== null).map((row) => [row.handle!, row]));
+  return refs.flatMap((ref) => {
+    const row = byId.get(ref) ?? byHandle.get(ref);
+    return row ? [{ ref, ...row }] : [];
+  });
+}
+
+/** Names for the references of one entity type, a store's products, categories or pages looked up in one query. */
+export const entityNames = (catalog: Pick<Catalog, 'namedBy'>, entries: Pick<CatalogEntries, 'namedBy'>) => (storeId: string, type: FaqEntityType, refs: string[]): NamedEntity[] =>
+  nameRefs(refs, type === 'product' ? catalog.namedBy(storeId, refs) : entries.namedBy(storeId, type, refs));

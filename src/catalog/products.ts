@@ -11,6 +11,7 @@ import { keysetPage } from '../lib/query.ts';
 import type { ProductData, ProductVariant } from '../platforms/types.ts';
 import { createDerivedTexts } from './derived-texts.ts';
 import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
+import type { NamedRow } from './entries.ts';
 
 /** Description texts kept in memory (catalog/derived-texts.ts): ~10,000 products, ~4 million characters. */
 const DERIVED_TEXTS = { entries: 10_000, cost: 4_000_000 };
@@ -282,6 +283,15 @@ export function createCatalog(db: Db, clock: Clock) {
         .get();
       if (!row) return [ref];
       return row.handle !== null && row.handle !== row.productId ? [row.productId, row.handle] : [row.productId];
+    },
+
+    /** The live products any of `refs` names (by platform id or handle), for naming them: id, handle, title, storefront URL. */
+    namedBy(storeId: string, refs: string[]): NamedRow[] {
+      return db
+        .select({ id: products.productId, handle: products.handle, title: products.title, url: products.url })
+        .from(products)
+        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), or(inArray(products.productId, refs), inArray(products.handle, refs))))
+        .all();
     },
 
     /** Keyset page over live products in sync order; `cursor` is the last row's internal id. */

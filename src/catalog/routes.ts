@@ -1,11 +1,25 @@
 import { Elysia, t } from 'elysia';
 import { orNotFound } from '../lib/errors.ts';
-import { toEntryView, type CatalogEntries } from './entries.ts';
+import { entityNames, toEntryView, type CatalogEntries } from './entries.ts';
 import type { Catalog } from './products.ts';
 import { toProductView } from './products.ts';
 import type { ProductRow } from '../db/schema/index.ts';
 import { isoOrNull } from '../lib/time.ts';
-import { catalogDocs as docs } from './docs.ts';
+import { catalogDocs as docs, MAX_NAMED_REFS } from './docs.ts';
+import { FAQ_ENTITY_TYPES, type FaqEntityType } from '../db/schema/index.ts';
+import { badParameter } from '../lib/query.ts';
+
+/** `?type=&ref=&ref=…` of the titles lookup, read by hand: a ref may hold a comma, which Elysia's query arrays split on. */
+function namedRefsQuery(url: string): { type: FaqEntityType; refs: string[] } {
+  const params = new URL(url).searchParams;
+  for (const name of params.keys()) if (name !== 'type' && name !== 'ref') throw badParameter(name, 'unknown parameter; expected type and ref');
+  const type = params.get('type') ?? '';
+  if (params.getAll('type').length !== 1 || !(FAQ_ENTITY_TYPES as readonly string[]).includes(type)) throw badParameter('type', `give one of ${FAQ_ENTITY_TYPES.join(', ')}`);
+  const refs = [...new Set(params.getAll('ref'))];
+  if (refs.length === 0 || refs.length > MAX_NAMED_REFS) throw badParameter('ref', `give 1 to ${MAX_NAMED_REFS} (repeat the parameter)`);
+  if (refs.some((ref) => ref.length === 0 || ref.length > 255)) throw badParameter('ref', 'each between 1 and 255 characters');
+  return { type: type as FaqEntityType, refs };
+}
 
 const listQuery = t.Object(
   { cursor: t.Optional(t.String({ maxLength: 64 })), limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })) },
@@ -30,6 +44,7 @@ export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeEx
     const page = entries.list(store(params.id), type, query.cursor ?? null, query.limit ?? 50);
     return { items: page.items.map(toEntryView), nextCursor: page.nextCursor };
   };
+  const names = entityNames(catalog, entries);
   return new Elysia({ name: 'catalog', prefix: '/api/v1/admin/stores' })
     .get(
       '/:id/products',
@@ -38,6 +53,15 @@ export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeEx
         return { items: views(page.items), nextCursor: page.nextCursor };
       },
       { params: storeParams, query: listQuery, detail: docs.list },
+    )
+    .get(
+      '/:id/titles',
+      ({ params, request }) => {
+        const storeId = store(params.id);
+        const { type, refs } = namedRefsQuery(request.url);
+        return { items: names(storeId, type, refs) };
+      },
+      { params: storeParams, detail: docs.titles },
     )
     .get('/:id/categories', listEntries('category'), { params: storeParams, query: listQuery, detail: docs.categories })
     .get('/:id/pages', listEntries('page'), { params: storeParams, query: listQuery, detail: docs.pages })

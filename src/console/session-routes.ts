@@ -30,7 +30,16 @@ const docs = {
     ],
     bodyExample: { key: 'sk_live_Ab3dEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg' },
   }),
-  current: apiDoc({ summary: 'Who is signed in', description: sameOriginOnly, tag: 'console', auth: 'session', responses: { 200: { description: 'The session’s key', schema: sessionView, example: sessionExample } } }),
+  current: apiDoc({
+    summary: 'Who is signed in',
+    description: `The session’s key (its \`id\` tells which key the console acts with), or 204 when there is no live session: no cookie, or the cookie’s session has ended (the answer then clears the cookie). Not signed in is an answer, not an error, so the console asks on every load without a failed request. ${sameOriginOnly}`,
+    tag: 'console',
+    auth: 'session',
+    responses: {
+      200: { description: 'The session’s key', schema: sessionView, example: sessionExample },
+      204: { description: 'No live session; a cookie that was sent is cleared', headers: { 'Set-Cookie': 'Clears an ended session’s cookie (Max-Age=0); absent when no cookie was sent' } },
+    },
+  }),
   signOut: apiDoc({ summary: 'Sign out', description: `Ends the session and clears the cookie; without a session it only clears the cookie. ${sameOriginOnly}`, tag: 'console', auth: 'public', responses: { 204: { description: 'Signed out' } }, errors: [[403, 'cross_origin_refused', 'the request comes from another site; the console accepts only requests from its own pages']] }),
 };
 
@@ -66,29 +75,39 @@ interface SessionDeps {
 }
 
 /**
- * The session cookie as the scope guard's alternative to `Authorization: Bearer`: a session acts
- * with its key's scopes, only for requests from svc's own pages (crossOriginProblem).
+ * The key of the session a request's cookie names: undefined without the cookie, null when that
+ * session has ended. A request that carries the cookie from another site is refused
+ * (crossOriginProblem): the cookie acts only for svc's own pages.
  */
-export function consoleSessionAuth({ sessions, baseUrl, ownOrigins }: Pick<SessionDeps, 'sessions' | 'baseUrl' | 'ownOrigins'>): AlternativeAuth {
+export type SessionLookup = (request: Request) => ApiKey | null | undefined;
+
+export function consoleSessionLookup({ sessions, baseUrl, ownOrigins }: Pick<SessionDeps, 'sessions' | 'baseUrl' | 'ownOrigins'>): SessionLookup {
   const name = sessionCookieName(baseUrl.startsWith('https:'));
   return (request) => {
     const raw = cookieValue(request, name);
-    if (raw === null) return null;
+    if (raw === null) return undefined;
     const problem = crossOriginProblem(request, ownOrigins);
     if (problem) throw crossOrigin(problem);
-    const key = sessions.resolve(raw);
-    if (!key) throw noSession();
-    return key;
+    return sessions.resolve(raw);
   };
 }
 
-/** The access check of routes for the console session alone: its cookie, from svc's own pages. Returns the session's key. */
-export function sessionCheck(sessionAuth: AlternativeAuth) {
-  return ({ request }: { request: Request }): ApiKey => {
-    const key = sessionAuth(request);
-    if (!key) throw noSession();
-    return key;
+/** The session cookie as the scope guard's alternative to `Authorization: Bearer`: a session acts with its key's scopes; an ended one is 401. */
+export function consoleSessionAuth(lookup: SessionLookup): AlternativeAuth {
+  return (request) => {
+    const key = lookup(request);
+    if (key === null) throw noSession();
+    return key ?? null;
   };
+}
+
+/**
+ * The access check of the session routes themselves: every request goes on, with the session's key
+ * as its caller when it has a live session (so "not signed in" is an answer there, not a 401); one
+ * that carries the cookie from another site is refused.
+ */
+export function sessionCheck(lookup: SessionLookup) {
+  return ({ request }: { request: Request }): ApiKey | undefined => lookup(request) ?? undefined;
 }
 
 const view = (key: ApiKey, idleMinutes: number) => ({
@@ -128,11 +147,12 @@ export function consoleSessionRoutes({ sessions, keys, baseUrl, ownOrigins, idle
       { body: t.Object({ key: t.String({ maxLength: 200 }) }, { additionalProperties: false }), detail: docs.signIn },
     )
     .get(SESSION_PATH, ({ request, set }) => {
-      // The route declares the session (docs.current): its check admitted the session's key.
-      const key = callerOf(request);
-      if (!key) throw noSession();
       set.headers['cache-control'] = 'no-store';
-      return view(key, idleMinutes);
+      // The route declares the session (docs.current): its check identified the session's key, if any.
+      const key = callerOf(request);
+      if (key) return view(key, idleMinutes);
+      set.status = 204;
+      if (cookieValue(request, name) !== null) set.headers['set-cookie'] = cookie('', '; Max-Age=0');
     }, { detail: docs.current })
     .delete(SESSION_PATH, ({ request, set }) => {
       sameOrigin(request);

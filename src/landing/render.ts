@@ -18,7 +18,7 @@ const header = (ctx: LandingContext) => html`<a class="skip-link" href="#main">S
 </header>`;
 
 const footer = (ctx: LandingContext) => html`<footer class="site-footer">
-  <span>${ctx.site.contact ?? `${ctx.site.name} is a self-hosted svc instance.`}</span>
+  ${ctx.site.contact === null ? '' : html`<span>${ctx.site.contact}</span>`}
   <span><a href="/docs/api">API reference</a> · Powered by svc</span>
 </footer>`;
 

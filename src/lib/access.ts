@@ -19,7 +19,7 @@ export type Auth =
   | 'probe'
   /** `X-Api-Key` of a `products:read` key bound to a store, from one of its allowed domains. */
   | 'widget'
-  /** The console session cookie alone (the session routes themselves). */
+  /** The console session cookie when the request carries one (the session routes themselves): refused from another site; without a live session the request goes on with no caller. */
   | 'session'
   /** A platform's signed webhook delivery (each platform's signature header; see the route). */
   | 'webhook';

@@ -90,13 +90,15 @@ describe('the route walk: every route, no credentials, odd Hosts and path prefix
     expect(documented.filter((operation) => !walked.has(operation))).toEqual([]);
   });
 
-  test('no protected route answers 2xx and nothing answers 5xx; under a stray prefix no route is reached at all', async () => {
+  test('no protected route answers 2xx (a session route only 204, no session) and nothing answers 5xx; under a stray prefix no route is reached at all', async () => {
     const failures: string[] = [];
     let sent = 0;
     for (const route of routes) {
       const body = route.method === 'GET' || route.method === 'HEAD' || route.method === 'OPTIONS' ? null : '{}';
       const routePath = filled(route.path);
-      const protectedRoute = route.rule?.auth !== 'public';
+      // A session route answers everyone, a caller without a live session only with 204 (no session).
+      const sessionRoute = route.rule?.auth === 'session';
+      const protectedRoute = route.rule?.auth !== 'public' && !sessionRoute;
       const targets = [
         ...[routePath, ...RESOLVED.map((prefix) => `${prefix}${routePath.slice(1)}`)].map((target) => ({ target, stray: false })),
         ...STRAY.map((prefix) => ({ target: `${prefix}${routePath}`, stray: true })),
@@ -109,6 +111,7 @@ describe('the route walk: every route, no credentials, odd Hosts and path prefix
           if (status >= 500) failures.push(`5xx: ${what}`);
           else if (stray && status < 400) failures.push(`stray prefix reached a route: ${what}`);
           else if (protectedRoute && status >= 200 && status < 300) failures.push(`protected route answered without credentials: ${what}`);
+          else if (sessionRoute && status >= 200 && status < 300 && status !== 204) failures.push(`session route answered more than "no session" without credentials: ${what}`);
         }
       }
     }

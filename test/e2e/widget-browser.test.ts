@@ -133,6 +133,8 @@ suite('embed.js in Chromium', () => {
     expect(await jsonLdEntries(v.page)).toEqual(entries);
     await expectKeyboardToggle(v.page);
     expect(await v.page.$eval('#product-faq', (e) => getComputedStyle(e).getPropertyValue('--svc-faq-accent').trim())).toBe('#b3125a');
+    // Without a theme the storefront's own styles apply: no background, no padding of svc's.
+    expect(await v.page.$eval('#product-faq', (e) => e.hasAttribute('data-theme') ? 'themed' : getComputedStyle(e).paddingLeft)).toBe('0px');
     await finish(v, 'platform-a');
   });
 
@@ -141,6 +143,11 @@ suite('embed.js in Chromium', () => {
     const rendered = await waitForLog(v, 'rendered');
     expect(rendered).toBe('[Svc] embed.js: rendered 1 FAQ entry for product/112 (detected via bc-window)');
     expect(await v.page.locator('[data-svc-faq].svc-faq[data-theme="dark"]').count()).toBe(1);
+    // A theme paints its own background: the text keeps clear of its edges (light as dark).
+    const inset = () => v.page.$eval('[data-svc-faq].svc-faq', (e) => [getComputedStyle(e).paddingLeft, getComputedStyle(e).paddingRight].map(parseFloat));
+    expect(Math.min(...(await inset()))).toBeGreaterThanOrEqual(12);
+    await v.page.$eval('[data-svc-faq].svc-faq', (e) => e.setAttribute('data-theme', 'light'));
+    expect(Math.min(...(await inset()))).toBeGreaterThanOrEqual(12);
     expect(await jsonLdEntries(v.page)).toEqual(await renderedEntries(v.page));
     await expectKeyboardToggle(v.page);
     await finish(v, 'platform-b');

@@ -36,7 +36,9 @@ export async function api<T>(path: string, options: { method?: string; body?: un
     init.body = JSON.stringify(options.body);
     init.headers = { ...init.headers, 'content-type': 'application/json' };
   }
-  const response = await fetch(path + queryString(options.query ?? {}), init);
+  const response = await fetch(path + queryString(options.query ?? {}), init).catch(() => {
+    throw new ApiFailure(0, 'unreachable', 'svc could not be reached');
+  });
   if (response.status === 204) return undefined as T;
   const body = (await response.json().catch(() => null)) as ({ error?: string; detail?: string } & T) | null;
   if (!response.ok) {

@@ -86,7 +86,8 @@ export function App({ siteName, baseUrl }: { siteName: string; baseUrl: string }
       setSession(null);
       setEnded(true);
     });
-    api<Session>('/api/v1/console/session').then(setSession, () => setSession(null));
+    // 204 (undefined): no live session, an answer rather than an error.
+    api<Session | undefined>('/api/v1/console/session').then((current) => setSession(current ?? null), () => setSession(null));
   }, []);
   useEffect(() => {
     if (session && (route.path === '/' || route.path === '')) navigate('/overview', { replace: true });

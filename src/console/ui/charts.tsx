@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { periodName, tickLabel, timeTicks, type Interval } from './time-axis.ts';
 
 export interface ChartSeries {
   label: string;
@@ -10,15 +11,17 @@ export interface ChartSeries {
   /** A second y axis on the right (for a 0–100 score beside counts). */
   rightAxis?: boolean;
   format?: (value: number) => string;
+  /** Bars: a colour per point (CSS custom property names, such as a grade's badge colour), else the palette's. */
+  colors?: string[];
 }
 
 export interface ChartProps {
   title: string;
-  /** x values: epoch seconds for time charts, else 0..n-1 with `categories` as their labels. */
+  /** x values: the buckets' starts in epoch seconds for time charts, else 0..n-1 with `categories` as their labels. */
   x: number[];
   categories?: string[];
-  /** Time charts: how to name one x value (a day or a month). */
-  timeLabel?: (seconds: number) => string;
+  /** Time charts: what one bucket is (a UTC day or month), which names the axis labels and the points. */
+  interval?: Interval;
   series: ChartSeries[];
   height?: number;
 }
@@ -35,7 +38,7 @@ function step(x: number[]): number {
 /** The label of point `i` on the x axis. */
 function xLabel(props: ChartProps, i: number): string {
   const value = props.x[i]!;
-  return props.categories ? (props.categories[i] ?? '') : (props.timeLabel?.(value) ?? new Date(value * 1000).toISOString().slice(0, 10));
+  return props.categories ? (props.categories[i] ?? '') : periodName(value, props.interval ?? 'day');
 }
 
 /** A small tooltip that follows the cursor: the point's label and each series' value. */
@@ -81,7 +84,9 @@ function options(props: ChartProps, width: number): uPlot.Options {
   const categorical = props.categories !== undefined;
   const hasRight = props.series.some((s) => s.rightAxis);
   const axisFont = '12px system-ui, sans-serif';
-  const bars = uPlot.paths.bars!({ size: [0.6, 48], align: 0 });
+  const interval = props.interval ?? 'day';
+  const bars = (colors?: string[]) =>
+    uPlot.paths.bars!({ size: [0.6, 48], align: 0, ...(colors ? { disp: { fill: { unit: 3, values: () => colors.map((name) => cssVar(name)) } } } : {}) });
   return {
     width,
     height: props.height ?? 240,
@@ -100,16 +105,20 @@ function options(props: ChartProps, width: number): uPlot.Options {
         font: axisFont,
         grid: { show: false },
         ticks: { stroke: grid },
-        // Narrow charts turn long category names so they do not run into each other.
+        // Narrow charts turn long category names so they do not run into each other. Time axes
+        // label the buckets' own starts (time-axis.ts), so each bar sits on its period's label.
         ...(categorical
           ? { splits: () => props.x, values: (_u: uPlot, splits: number[]) => splits.map((i) => props.categories![i] ?? ''), ...(width < 520 ? { rotate: -35, size: 64 } : {}) }
-          : {}),
+          : {
+              splits: (u: uPlot, _axis: number, min: number, max: number) => timeTicks(props.x, interval, u.bbox.width / uPlot.pxRatio).filter((s) => s >= min && s <= max),
+              values: (_u: uPlot, splits: number[]) => splits.map((s) => tickLabel(s, interval)),
+            }),
       },
       { stroke: fg, font: axisFont, grid: { stroke: grid, width: 1 }, ticks: { show: false }, size: 56, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? v.toLocaleString() : '')) },
       ...(hasRight ? [{ scale: 'score', side: 1, stroke: fg, font: axisFont, grid: { show: false }, ticks: { show: false }, size: 44 } as uPlot.Axis] : []),
     ],
     series: [
-      { label: categorical ? 'Category' : 'Date', value: (_u, v) => (v === null ? '—' : categorical ? (props.categories![v] ?? '') : (props.timeLabel?.(v) ?? '')) },
+      { label: categorical ? 'Category' : 'Date', value: (_u, v) => (v === null ? '—' : categorical ? (props.categories![v] ?? '') : periodName(v, interval)) },
       ...props.series.map((s, i) => {
         const color = cssVar(PALETTE[i % PALETTE.length]!);
         return {
@@ -118,7 +127,7 @@ function options(props: ChartProps, width: number): uPlot.Options {
           stroke: color,
           width: s.kind === 'line' ? 2 : 0,
           fill: s.kind === 'bars' ? color : undefined,
-          paths: s.kind === 'bars' ? bars : undefined,
+          paths: s.kind === 'bars' ? bars(s.colors) : undefined,
           points: { show: s.kind === 'line' && props.x.length < 40 },
           spanGaps: true,
           value: (_u: uPlot, v: number | null) => (v === null ? '—' : (s.format ?? plain)(v)),
@@ -136,7 +145,7 @@ function options(props: ChartProps, width: number): uPlot.Options {
  */
 export function Chart(props: ChartProps) {
   const holder = useRef<HTMLDivElement>(null);
-  const data = JSON.stringify([props.x, props.categories, props.series.map((s) => [s.label, s.values])]);
+  const data = JSON.stringify([props.x, props.categories, props.interval, props.series.map((s) => [s.label, s.values, s.colors])]);
   useEffect(() => {
     const element = holder.current!;
     let plot: uPlot | null = null;

@@ -2,6 +2,12 @@ import { useState } from 'preact/hooks';
 import { api, type Session } from './api.ts';
 import { ErrorNotice, Notice, TextField, useAction } from './ui.tsx';
 
+/** What sign-in says when a key cannot open the console. */
+const SIGN_IN_SENTENCES = {
+  invalid_api_key: 'svc does not know this key: check that you pasted all of it, and that it has not been revoked.',
+  insufficient_scope: 'This key cannot open the console: it needs the admin or the dashboard:read scope.',
+};
+
 /** Paste an API key; the server answers with a session cookie. The key itself is not kept anywhere. */
 export function SignIn({ siteName, ended, onSignedIn }: { siteName: string; ended: boolean; onSignedIn: (session: Session) => void }) {
   const [key, setKey] = useState('');
@@ -21,7 +27,7 @@ export function SignIn({ siteName, ended, onSignedIn }: { siteName: string; ende
         </p>
         <h1>Sign in to the console</h1>
         {ended ? <Notice kind="warn">Your session has ended. Sign in again.</Notice> : null}
-        <ErrorNotice error={action.error} />
+        <ErrorNotice error={action.error} sentences={SIGN_IN_SENTENCES} />
         <TextField
           label="API key"
           type="password"
@@ -31,6 +37,7 @@ export function SignIn({ siteName, ended, onSignedIn }: { siteName: string; ende
           value={key}
           onValue={setKey}
           required
+          autoFocus
           hint={
             <>
               A key with the <code>admin</code> scope sees everything; <code>dashboard:read</code> sees the overview and scans. Create one with{' '}

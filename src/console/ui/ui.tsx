@@ -1,6 +1,6 @@
 import type { ComponentChildren, TextareaHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
-import { ApiFailure } from './api.ts';
+import { errorSentence, type PageSentences } from './errors.ts';
 import { hasNavigated } from './router.ts';
 
 export const formatTime = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—');
@@ -75,10 +75,10 @@ export function Notice({ kind, children }: { kind: 'ok' | 'warn' | 'error'; chil
   );
 }
 
-export function ErrorNotice({ error }: { error: unknown }) {
+/** An API refusal or a failed check, in the console's words (errors.ts); `sentences` words some codes for this page. */
+export function ErrorNotice({ error, sentences }: { error: unknown; sentences?: PageSentences }) {
   if (!error) return null;
-  const text = error instanceof ApiFailure ? `${error.detail} (${error.status} ${error.code})` : String((error as Error)?.message ?? error);
-  return <Notice kind="error">{text}</Notice>;
+  return <Notice kind="error">{errorSentence(error, sentences)}</Notice>;
 }
 
 export function Loading({ what }: { what: string }) {
@@ -86,6 +86,82 @@ export function Loading({ what }: { what: string }) {
     <p class="muted" role="status">
       Loading {what}…
     </p>
+  );
+}
+
+/** A column of a DataTable: its header, and `class` for its cells (`num` right-aligns numbers, `actions` lines up buttons). */
+export interface Column {
+  label: string;
+  class?: string;
+  /** The header is for screen readers only (an actions column), and its cells carry no label on narrow screens. */
+  hideLabel?: boolean;
+}
+
+/** One row: its key and a cell per column; `header` makes the first cell the row's header. */
+export interface Row {
+  key: string;
+  cells: ComponentChildren[];
+  header?: boolean;
+}
+
+/**
+ * A table that fits any width: on narrow screens (console.css) each row becomes a card whose cells
+ * are labelled with their column's header, so no column or action ends up off-screen.
+ */
+export function DataTable({ caption, columns, rows, card = false }: { caption: string; columns: Column[]; rows: Row[]; card?: boolean }) {
+  // Between phone and desktop widths a wide table scrolls inside its box: then it says so, and the
+  // box takes the keyboard focus so arrow keys scroll it.
+  const box = useRef<HTMLDivElement>(null);
+  const [overflowing, setOverflowing] = useState(false);
+  useEffect(() => {
+    const element = box.current!;
+    const measure = () => setOverflowing(element.scrollWidth > element.clientWidth + 1);
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    observer.observe(element.querySelector('table')!);
+    return () => observer.disconnect();
+  }, []);
+  return (
+    <div class={card ? 'table-wrap card' : 'table-wrap'} ref={box} tabIndex={overflowing ? 0 : undefined} role={overflowing ? 'region' : undefined} aria-label={overflowing ? `${caption} (scrolls sideways)` : undefined}>
+      {overflowing ? (
+        <p class="table-hint" aria-hidden="true">
+          Scroll sideways for more columns →
+        </p>
+      ) : null}
+      <table class="data-table">
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th scope="col" class={column.class} key={column.label}>
+                {column.hideLabel ? <span class="visually-hidden">{column.label}</span> : column.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.key}>
+              {row.cells.map((cell, i) => {
+                const column = columns[i]!;
+                const label = column.hideLabel ? undefined : column.label;
+                // One box per cell, so a narrow screen's label and value are two grid items whatever the value holds.
+                const value = <div class="cell">{cell}</div>;
+                return row.header && i === 0 ? (
+                  <th scope="row" class={column.class} data-label={label} key={column.label}>
+                    {value}
+                  </th>
+                ) : (
+                  <td class={column.class} data-label={label} key={column.label}>
+                    {value}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -106,6 +182,8 @@ interface InputProps {
   autoComplete?: string;
   spellcheck?: boolean;
   disabled?: boolean;
+  /** Focus the field when it first shows (the one field a page is for, such as sign-in's key). */
+  autoFocus?: boolean;
   hint?: ComponentChildren;
   error?: string | null;
   value: string;
@@ -122,13 +200,17 @@ function FieldHint({ id, hint }: { id: string; hint?: ComponentChildren }) {
 }
 
 /** A labelled input with its hint and error wired to aria-describedby. */
-export function TextField({ label, hint, error, value, onValue, type = 'text', ...rest }: InputProps) {
+export function TextField({ label, hint, error, value, onValue, type = 'text', autoFocus = false, ...rest }: InputProps) {
   const id = useId();
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (autoFocus) input.current?.focus();
+  }, []);
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <input id={id} type={type as 'text'} value={value} onInput={(e) => onValue(e.currentTarget.value)} aria-describedby={described} aria-invalid={error ? 'true' : undefined} {...rest} />
+      <input ref={input} id={id} type={type as 'text'} value={value} onInput={(e) => onValue(e.currentTarget.value)} aria-describedby={described} aria-invalid={error ? 'true' : undefined} {...rest} />
       {error ? (
         <p class="field-error" id={`${id}-error`}>
           {error}
@@ -216,9 +298,10 @@ export function OnceSecret({ title, value, children }: { title: string; value: s
   );
 }
 
-/** A destructive action asked twice in place: the first press arms it, the second does it. */
-export function ConfirmButton({ label, confirm, onConfirm, disabled }: { label: string; confirm: string; onConfirm: () => void; disabled?: boolean }) {
+/** A destructive action asked twice in place: the first press arms it (showing `warning`, if any), the second does it. */
+export function ConfirmButton({ label, confirm, onConfirm, disabled, warning }: { label: string; confirm: string; onConfirm: () => void; disabled?: boolean; warning?: ComponentChildren }) {
   const [armed, setArmed] = useState(false);
+  const warningId = useId();
   if (!armed) {
     return (
       <button type="button" class="button danger small" disabled={disabled} onClick={() => setArmed(true)}>
@@ -227,7 +310,12 @@ export function ConfirmButton({ label, confirm, onConfirm, disabled }: { label: 
     );
   }
   return (
-    <span class="confirm" role="group" aria-label={confirm}>
+    <span class={warning ? 'confirm warned' : 'confirm'} role="group" aria-label={confirm} aria-describedby={warning ? warningId : undefined}>
+      {warning ? (
+        <span class="confirm-warning" id={warningId}>
+          {warning}
+        </span>
+      ) : null}
       <button
         type="button"
         class="button danger small"

@@ -4,8 +4,9 @@ import type { ProductView } from '../../../catalog/products.ts';
 import { api, ApiFailure, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE } from '../router.ts';
-import { Badge, Empty, ErrorNotice, formatTime, Loading, Notice, PageHeader, Pager, StorePicker, TextArea, useAction, useLoad, usePager } from '../ui.tsx';
+import { Badge, DataTable, Empty, ErrorNotice, formatTime, Loading, Notice, PageHeader, Pager, StorePicker, TextArea, useAction, useLoad, usePager } from '../ui.tsx';
 import { useStoreChoice } from './store-choice.ts';
+import { inWords } from '../words.ts';
 
 type Product = ProductView & { enrichedAt: string | null };
 interface Enrichment {
@@ -98,9 +99,80 @@ function EnrichmentEditor({ storeId, product, onSaved }: { storeId: string; prod
   );
 }
 
+/** Why a barcode is not published as a GTIN (catalog/products.ts productWarnings), in words. */
+const GTIN_REASONS: Record<string, string> = {
+  invalid_characters: 'a GTIN has digits only',
+  invalid_length: 'a GTIN has 8, 12, 13 or 14 digits',
+  invalid_check_digit: 'its check digit does not match (a mistyped digit?)',
+};
+
+const priceText = (price: string | null, currency: string | null) => (price ? `${price}${currency ? ` ${currency}` : ''}` : '—');
+
+/**
+ * A product's SKU or GTIN for the summary: the product's own, else what its variants carry (one
+ * value shared by all of them, or one each, or how many have one), pointing to the variants.
+ */
+function identifier(own: string | null, perVariant: (string | null)[]) {
+  if (own) return own;
+  const present = perVariant.filter((v): v is string => v !== null && v !== '');
+  if (present.length === 0) return '—';
+  if (present.length === perVariant.length && new Set(present).size === 1) return present[0]!;
+  return (
+    <>
+      {present.length === perVariant.length ? 'One per variant' : `${present.length} of ${perVariant.length} variants have one`}: see <a href="#variants">Variants</a>
+    </>
+  );
+}
+
+function Warnings({ product }: { product: Product }) {
+  if (product.warnings.length === 0) return null;
+  const variantName = (id: string | null) => {
+    const variant = product.variants.find((v) => v.variantId === id);
+    return variant ? `variant ${variant.title ?? variant.sku ?? variant.variantId}` : 'the product';
+  };
+  return (
+    <Notice kind="warn">
+      <strong>Not in the published signals:</strong>
+      <ul class="warnings">
+        {product.warnings.map((w) => (
+          <li key={w.field}>
+            The barcode “{w.value}” of {variantName(w.variantId)} is not published as a GTIN: {GTIN_REASONS[w.reason] ?? w.detail}. Correct it on the platform; the next sync or webhook brings the fix.
+          </li>
+        ))}
+      </ul>
+    </Notice>
+  );
+}
+
+function Variants({ product }: { product: Product }) {
+  if (product.variants.length === 0) return <p class="muted">The platform sends no variants for this product.</p>;
+  const invalid = new Set(product.warnings.map((w) => w.variantId));
+  return (
+    <DataTable
+      caption={`Variants of ${product.title}`}
+      columns={[{ label: 'Variant' }, { label: 'SKU' }, { label: 'GTIN' }, { label: 'Price', class: 'num' }, { label: 'Availability' }]}
+      rows={product.variants.map((v) => ({
+        key: v.variantId,
+        header: true,
+        cells: [
+          v.title ?? v.variantId,
+          v.sku ?? '—',
+          v.gtin ?? (v.barcode ? <Badge tone={invalid.has(v.variantId) ? 'warn' : 'neutral'}>{`${v.barcode}: not a GTIN`}</Badge> : '—'),
+          <>
+            {priceText(v.price, product.currency)}
+            {v.compareAtPrice ? <span class="muted"> (was {v.compareAtPrice})</span> : null}
+          </>,
+          inWords(v.availability),
+        ],
+      }))}
+    />
+  );
+}
+
 function ProductDetail({ storeId, productId, platform }: { storeId: string; productId: string; platform: string }) {
   const product = useLoad(() => api<Product>(`/api/v1/admin/stores/${encodeURIComponent(storeId)}/products/${encodeURIComponent(productId)}`), [storeId, productId]);
   const p = product.data;
+  const faqs = `${BASE}/faqs?store=${encodeURIComponent(storeId)}&type=product&ref=${encodeURIComponent(productId)}`;
   return (
     <>
       <p>
@@ -112,26 +184,32 @@ function ProductDetail({ storeId, productId, platform }: { storeId: string; prod
         <div class="detail-grid">
           <section class="card">
             <h2>Product</h2>
+            <Warnings product={p} />
             <dl class="facts">
               <dt>Product id</dt>
               <dd>
                 <code>{p.productId}</code>
               </dd>
               <dt>Handle</dt>
-              <dd>{p.handle ?? '—'}</dd>
+              <dd>{p.url ? <a href={p.url} target="_blank" rel="noopener">{p.handle ?? p.url}</a> : (p.handle ?? '—')}</dd>
               <dt>Price</dt>
-              <dd>{p.price ? `${p.price} ${p.currency ?? ''}` : '—'}</dd>
+              <dd>{p.priceMax && p.price && p.priceMax !== p.price ? `${p.price} – ${priceText(p.priceMax, p.currency)}` : priceText(p.price, p.currency)}</dd>
               <dt>Availability</dt>
-              <dd>{p.availability ?? '—'}</dd>
-              <dt>SKU · GTIN · brand</dt>
-              <dd>
-                {p.sku ?? '—'} · {p.gtin ?? '—'} · {p.brand ?? '—'}
-              </dd>
+              <dd>{inWords(p.availability)}</dd>
+              <dt>SKU</dt>
+              <dd>{identifier(p.sku, p.variants.map((v) => v.sku))}</dd>
+              <dt>GTIN</dt>
+              <dd>{identifier(p.gtin, p.variants.map((v) => v.gtin))}</dd>
+              <dt>Brand</dt>
+              <dd>{p.brand ?? '—'}</dd>
               <dt>Updated on the platform</dt>
               <dd>{formatTime(p.updatedAt)}</dd>
               <dt>Enriched</dt>
               <dd>{p.enrichedAt ? formatTime(p.enrichedAt) : <Badge tone="warn">not enriched</Badge>}</dd>
             </dl>
+            <p>
+              <a href={faqs}>FAQs of this product</a>
+            </p>
             <h3>Signals</h3>
             <p class="field-hint">Served for enriched products of active stores.</p>
             <ul class="links">
@@ -148,6 +226,10 @@ function ProductDetail({ storeId, productId, platform }: { storeId: string; prod
           <section class="card">
             <h2>Enrichment</h2>
             <EnrichmentEditor storeId={storeId} product={p} onSaved={product.reload} />
+          </section>
+          <section class="card wide" aria-labelledby="variants">
+            <h2 id="variants">Variants ({p.variants.length})</h2>
+            <Variants product={p} />
           </section>
         </div>
       ) : null}
@@ -179,44 +261,29 @@ function EntryList({ storeId, kind }: { storeId: string; kind: 'categories' | 'p
       ) : null}
       {entries.data && entries.data.items.length > 0 ? (
         <>
-          <div class="table-wrap card">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{kind === 'categories' ? 'Category' : 'Page'}</th>
-                  <th scope="col">Id</th>
-                  <th scope="col">Handle</th>
-                  <th scope="col">Updated</th>
-                  <th scope="col">FAQs</th>
-                </tr>
-              </thead>
-              <tbody>
-                {entries.data.items.map((entry) => (
-                  <tr key={entry.id}>
-                    <td>
-                      {entry.url ? (
-                        <a href={entry.url} target="_blank" rel="noopener">
-                          {entry.title || entry.handle || entry.id}
-                        </a>
-                      ) : (
-                        entry.title || entry.handle || entry.id
-                      )}
-                    </td>
-                    <td>
-                      <code>{entry.id}</code>
-                    </td>
-                    <td>{entry.handle ? <code>{entry.handle}</code> : '—'}</td>
-                    <td>{formatTime(entry.updatedAt ?? entry.syncedAt)}</td>
-                    <td>
-                      <a href={`${BASE}/faqs?store=${encodeURIComponent(storeId)}&type=${type}&ref=${encodeURIComponent(entry.id)}`} aria-label={`FAQs of ${entry.title || entry.id}`}>
-                        FAQs
-                      </a>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            card
+            caption={kind === 'categories' ? 'Categories' : 'Pages'}
+            columns={[{ label: kind === 'categories' ? 'Category' : 'Page' }, { label: 'Id' }, { label: 'Handle' }, { label: 'Updated' }, { label: 'FAQs' }]}
+            rows={entries.data.items.map((entry) => ({
+              key: entry.id,
+              cells: [
+                entry.url ? (
+                  <a href={entry.url} target="_blank" rel="noopener">
+                    {entry.title || entry.handle || entry.id}
+                  </a>
+                ) : (
+                  entry.title || entry.handle || entry.id
+                ),
+                <code>{entry.id}</code>,
+                entry.handle ? <code>{entry.handle}</code> : '—',
+                formatTime(entry.updatedAt ?? entry.syncedAt),
+                <a href={`${BASE}/faqs?store=${encodeURIComponent(storeId)}&type=${type}&ref=${encodeURIComponent(entry.id)}`} aria-label={`FAQs of ${entry.title || entry.id}`}>
+                  FAQs
+                </a>,
+              ],
+            }))}
+          />
           <Pager pager={pager} nextCursor={entries.data.nextCursor} count={entries.data.items.length} />
         </>
       ) : null}
@@ -270,39 +337,29 @@ export function Catalogue({ route, params }: PageProps) {
         </nav>
       ) : null}
       {storeId && kind !== 'products' ? <EntryList key={`${storeId}-${kind}`} storeId={storeId} kind={kind} /> : null}
-      {products.data && products.data.items.length === 0 ? <Empty>No products synced for this store yet.</Empty> : null}
+      {products.data && products.data.items.length === 0 ? (
+        <Empty>
+          No products synced for this store yet: catalogue sync imports them, and the platform’s webhooks keep them current (see the <a href={`${BASE}/stores/${storeId}`}>store’s sync state</a>).
+        </Empty>
+      ) : null}
       {products.data && products.data.items.length > 0 ? (
         <>
-          <div class="table-wrap card">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Product</th>
-                  <th scope="col">Id</th>
-                  <th scope="col">Price</th>
-                  <th scope="col">Availability</th>
-                  <th scope="col">Enrichment</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {products.data.items.map((p) => (
-                  <tr key={p.productId}>
-                    <td>
-                      <a href={`${BASE}/catalogue/${storeId}/${encodeURIComponent(p.productId)}`}>{p.title}</a>
-                    </td>
-                    <td>
-                      <code>{p.productId}</code>
-                    </td>
-                    <td>{p.price ? `${p.price} ${p.currency ?? ''}` : '—'}</td>
-                    <td>{p.availability ?? '—'}</td>
-                    <td>{p.enrichedAt ? <Badge tone="ok">enriched</Badge> : <Badge tone="warn">not enriched</Badge>}</td>
-                    <td>{formatTime(p.updatedAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            card
+            caption="Products"
+            columns={[{ label: 'Product' }, { label: 'Id' }, { label: 'Price' }, { label: 'Availability' }, { label: 'Enrichment' }, { label: 'Updated' }]}
+            rows={products.data.items.map((p) => ({
+              key: p.productId,
+              cells: [
+                <a href={`${BASE}/catalogue/${storeId}/${encodeURIComponent(p.productId)}`}>{p.title}</a>,
+                <code>{p.productId}</code>,
+                priceText(p.price, p.currency),
+                inWords(p.availability),
+                p.enrichedAt ? <Badge tone="ok">enriched</Badge> : <Badge tone="warn">not enriched</Badge>,
+                formatTime(p.updatedAt),
+              ],
+            }))}
+          />
           <Pager pager={pager} nextCursor={products.data.nextCursor} count={products.data.items.length} />
         </>
       ) : null}

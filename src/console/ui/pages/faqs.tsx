@@ -6,8 +6,49 @@ import type { PageProps } from '../app.tsx';
 import { BASE } from '../router.ts';
 import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, PageHeader, Pager, SelectField, StorePicker, TextArea, TextField, useAction, useLoad, usePager } from '../ui.tsx';
 import { useStoreChoice } from './store-choice.ts';
+import { inWords } from '../words.ts';
 
 type Faq = FaqView;
+type Named = { ref: string; id: string; handle: string | null; title: string; url: string | null };
+/** Titles of the entities FAQs are filed under, by `type:ref`. */
+type Titles = Map<string, Named>;
+const titleKey = (type: string, ref: string) => `${type}:${ref}`;
+
+/**
+ * The titles of the entities `faqs` are filed under: one request per entity type present
+ * (GET .../titles), not one per FAQ.
+ */
+function useTitles(storeId: string, faqs: { entityType: string; entityRef: string }[] | null): Titles {
+  const wanted = new Map<string, Set<string>>();
+  for (const faq of faqs ?? []) wanted.set(faq.entityType, (wanted.get(faq.entityType) ?? new Set()).add(faq.entityRef));
+  const key = JSON.stringify([...wanted].map(([type, refs]) => [type, [...refs].sort()]).sort());
+  const titles = useLoad(async () => {
+    const found: Titles = new Map();
+    await Promise.all(
+      [...wanted].map(async ([type, refs]) => {
+        const query = new URLSearchParams([['type', type], ...[...refs].map((ref): [string, string] => ['ref', ref])]);
+        const named = await api<{ items: Named[] }>(`/api/v1/admin/stores/${encodeURIComponent(storeId)}/titles?${query}`);
+        for (const item of named.items) found.set(titleKey(type, item.ref), item);
+      }),
+    );
+    return found;
+  }, [storeId, key]);
+  return titles.data ?? new Map();
+}
+
+/** An entity as a person knows it: "Product “Waxed Canvas Tote”", else its type and reference while no title is known. */
+function EntityName({ type, entityRef, titles }: { type: string; entityRef: string; titles: Titles }) {
+  const named = titles.get(titleKey(type, entityRef));
+  return named ? (
+    <>
+      {inWords(type)} “{named.title}” <code class="muted">{entityRef}</code>
+    </>
+  ) : (
+    <>
+      {inWords(type)} <code>{entityRef}</code>
+    </>
+  );
+}
 
 const STATUS_TONE = { pending: 'warn', approved: 'ok', rejected: 'danger' } as const;
 const ENTITY_TYPES: [string, string][] = [
@@ -27,7 +68,7 @@ export function FaqPreview({ entries, open = true }: { entries: { id?: string; q
   return <div class="faq-preview" ref={holder} data-theme="auto" />;
 }
 
-function FaqCard({ faq, onChanged }: { faq: Faq; onChanged: () => void }) {
+function FaqCard({ faq, onChanged, titles }: { faq: Faq; onChanged: () => void; titles: Titles }) {
   const [editing, setEditing] = useState(false);
   const [question, setQuestion] = useState(faq.question);
   const [answer, setAnswer] = useState(faq.answer);
@@ -46,8 +87,11 @@ function FaqCard({ faq, onChanged }: { faq: Faq; onChanged: () => void }) {
     <article class="card faq" aria-label={faq.question}>
       <header class="faq-head">
         <Badge tone={STATUS_TONE[faq.status]}>{faq.status}</Badge>
-        <span class="muted">
-          {faq.entityType} <code>{faq.entityRef}</code> · {formatTime(faq.createdAt)}
+        <span>
+          <a href={`${BASE}/faqs?store=${encodeURIComponent(faq.storeId)}&type=${faq.entityType}&ref=${encodeURIComponent(faq.entityRef)}`}>
+            <EntityName type={faq.entityType} entityRef={faq.entityRef} titles={titles} />
+          </a>
+          <span class="muted"> · {formatTime(faq.createdAt)}</span>
         </span>
       </header>
       <ErrorNotice error={action.error} />
@@ -96,15 +140,28 @@ function FaqCard({ faq, onChanged }: { faq: Faq; onChanged: () => void }) {
   );
 }
 
-function StoreList({ storeId, status, title, empty }: { storeId: string; status: string; title: string; empty: string }) {
+/** A store's FAQs, newest first: the moderation queue (`pending`), or all of them (of one status, or any). */
+function StoreList({ storeId, status, title, queue, onAddFirst }: { storeId: string; status: string; title: string; queue: boolean; onAddFirst: () => void }) {
   const pager = usePager();
   const list = useLoad(() => api<Page<Faq>>('/api/v1/admin/faqs', { query: { storeId, status, cursor: pager.cursor, limit: 20 } }), [storeId, status, pager.cursor]);
+  const titles = useTitles(storeId, list.data?.items ?? null);
+  // An empty list of one status says whether the store has FAQs at all.
+  const none = list.data !== null && list.data.items.length === 0 && pager.page === 1;
+  const anyFaq = useLoad(() => (none && status ? api<Page<Faq>>('/api/v1/admin/faqs', { query: { storeId, limit: 1 } }).then((p) => p.items.length > 0) : Promise.resolve(!none)), [storeId, status, none]);
   return (
     <section aria-label={title}>
       <ErrorNotice error={list.error} />
       {list.loading && !list.data ? <Loading what="FAQs" /> : null}
-      {list.data && list.data.items.length === 0 ? <Empty>{empty}</Empty> : null}
-      {list.data?.items.map((faq) => <FaqCard key={faq.id + faq.updatedAt} faq={faq} onChanged={list.reload} />)}
+      {none && anyFaq.data === false ? (
+        <Empty>
+          This store has no FAQs yet. Add the first one to a product, category or page:{' '}
+          <button type="button" class="button secondary small" onClick={onAddFirst}>
+            Add an FAQ
+          </button>
+        </Empty>
+      ) : null}
+      {none && anyFaq.data === true ? <Empty>{queue ? 'Nothing waiting: every FAQ of this store has been moderated.' : `No ${status} FAQs in this store.`}</Empty> : null}
+      {list.data?.items.map((faq) => <FaqCard key={faq.id + faq.updatedAt} faq={faq} onChanged={list.reload} titles={titles} />)}
       {list.data && (list.data.nextCursor || pager.page > 1) ? <Pager pager={pager} nextCursor={list.data.nextCursor} count={list.data.items.length} /> : null}
     </section>
   );
@@ -135,6 +192,7 @@ function EntityList({ storeId, initial }: { storeId: string; initial: Entity | n
     }
   };
   const approved = (list.data ?? []).filter((f) => f.status === 'approved');
+  const titles = useTitles(storeId, shown ? [shown] : null);
   return (
     <section aria-label="By entity">
       <form
@@ -156,8 +214,9 @@ function EntityList({ storeId, initial }: { storeId: string; initial: Entity | n
       {shown && list.data ? (
         <>
           <h2>
-            {shown.entityType} <code>{shown.entityRef}</code>: {list.data.length} entries
+            <EntityName type={shown.entityType} entityRef={shown.entityRef} titles={titles} />: {list.data.length === 1 ? '1 FAQ' : `${list.data.length} FAQs`}
           </h2>
+          {list.data.length === 0 ? <p class="muted">No FAQs for this {shown.entityType} yet: add the first one below. It is shown by the widget at once (added as approved).</p> : null}
           {approved.length > 0 ? (
             <section class="card">
               <h3>What the widget shows ({approved.length} approved, in display order)</h3>
@@ -165,7 +224,7 @@ function EntityList({ storeId, initial }: { storeId: string; initial: Entity | n
             </section>
           ) : null}
           {list.data.map((faq) => (
-            <FaqCard key={faq.id + faq.updatedAt} faq={faq} onChanged={list.reload} />
+            <FaqCard key={faq.id + faq.updatedAt} faq={faq} onChanged={list.reload} titles={titles} />
           ))}
           <form class="card" onSubmit={add} aria-label="Add an FAQ">
             <h3>Add an FAQ to this {shown.entityType}</h3>
@@ -222,13 +281,13 @@ export function Faqs({ route }: PageProps) {
             ))}
           </div>
           <div id="faq-panel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
-            {tab === 'queue' ? <StoreList key={`q-${storeId}`} storeId={storeId} status="pending" title="Pending FAQs" empty="Nothing waiting: every FAQ of this store has been moderated." /> : null}
+            {tab === 'queue' ? <StoreList key={`q-${storeId}`} storeId={storeId} status="pending" title="Pending FAQs" queue onAddFirst={() => setTab('entity')} /> : null}
             {tab === 'all' ? (
               <>
                 <div class="toolbar">
                   <SelectField label="Status" value={status} onValue={setStatus} options={[['', 'Any'], ['pending', 'Pending'], ['approved', 'Approved'], ['rejected', 'Rejected']]} />
                 </div>
-                <StoreList key={`a-${storeId}-${status}`} storeId={storeId} status={status} title="All FAQs" empty="No FAQs." />
+                <StoreList key={`a-${storeId}-${status}`} storeId={storeId} status={status} title="All FAQs" queue={false} onAddFirst={() => setTab('entity')} />
               </>
             ) : null}
             {tab === 'entity' ? <EntityList key={`e-${storeId}`} storeId={storeId} initial={linked} /> : null}

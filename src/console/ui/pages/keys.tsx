@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, isWidgetKey, listKeys, listStores, type ApiKey } from '../api.ts';
+import { api, isWidgetKey, listKeys, listStores, type ApiKey, type Session } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { navigate } from '../router.ts';
-import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, SelectField, splitList, TextArea, TextField, useAction, useLoad } from '../ui.tsx';
+import { Badge, ConfirmButton, DataTable, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, SelectField, splitList, TextArea, TextField, useAction, useLoad } from '../ui.tsx';
 import { rememberWidgetKey } from './widget.tsx';
 
 const SCOPES: [string, string][] = [
@@ -82,7 +82,21 @@ function CreateKey({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-export function Keys(_: PageProps) {
+/** What revoking `key` costs beyond the key: this session when it is the session's key, and the last way into the admin pages. */
+function revokeWarning(key: ApiKey, keys: ApiKey[], session: Session) {
+  if (key.id !== session.key.id) return undefined;
+  const otherAdmins = keys.filter((k) => k.id !== key.id && !k.revokedAt && k.scopes.includes('admin'));
+  return otherAdmins.length > 0 ? (
+    'You are signed in with this key: revoking it ends this session.'
+  ) : (
+    <>
+      You are signed in with this key, and it is the last active admin key: revoking it ends this session, and no one can open the admin pages until an admin key is made on the server (
+      <code>svc keys create --scopes admin</code>).
+    </>
+  );
+}
+
+export function Keys({ session }: PageProps) {
   const keys = useLoad(listKeys, []);
   const stores = useLoad(listStores, []);
   const action = useAction();
@@ -101,40 +115,48 @@ export function Keys(_: PageProps) {
         {keys.loading && !keys.data ? <Loading what="keys" /> : null}
         {keys.data && keys.data.length === 0 ? <Empty>No keys yet.</Empty> : null}
         {keys.data && keys.data.length > 0 ? (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Allowed domains</th>
-                  <th scope="col">Store</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...keys.data].reverse().map((key) => (
-                  <tr key={key.id}>
-                    <td>{key.name || <span class="muted">unnamed</span>}</td>
-                    <td>
-                      <code>{key.keyPrefix}…</code>
-                    </td>
-                    <td>{key.scopes.join(', ')}</td>
-                    <td>{key.allowedDomains.join(', ') || '—'}</td>
-                    <td>{domainOf(key.storeId)}</td>
-                    <td>{formatTime(key.createdAt)}</td>
-                    <td>{key.revokedAt ? <Badge tone="danger">revoked</Badge> : <Badge tone="ok">active</Badge>}</td>
-                    <td>{key.revokedAt ? null : <ConfirmButton label="Revoke" confirm={`Revoke ${key.name || key.keyPrefix}`} onConfirm={() => revoke(key)} disabled={action.busy} />}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="API keys, newest first"
+            columns={[
+              { label: 'Name' },
+              { label: 'Key' },
+              { label: 'Scopes' },
+              { label: 'Allowed domains' },
+              { label: 'Store' },
+              { label: 'Created' },
+              { label: 'Status' },
+              { label: 'Actions', class: 'actions', hideLabel: true },
+            ]}
+            rows={[...keys.data].reverse().map((key) => ({
+              key: key.id,
+              cells: [
+                <>
+                  {key.name || <span class="muted">unnamed</span>}
+                  {key.id === session.key.id ? (
+                    <>
+                      {' '}
+                      <Badge tone="accent">this session</Badge>
+                    </>
+                  ) : null}
+                </>,
+                <code>{key.keyPrefix}…</code>,
+                key.scopes.join(', '),
+                key.allowedDomains.join(', ') || '—',
+                domainOf(key.storeId),
+                formatTime(key.createdAt),
+                key.revokedAt ? <Badge tone="danger">revoked</Badge> : <Badge tone="ok">active</Badge>,
+                key.revokedAt ? null : (
+                  <ConfirmButton
+                    label="Revoke"
+                    confirm={key.id === session.key.id ? `Revoke ${key.name || key.keyPrefix} and sign out` : `Revoke ${key.name || key.keyPrefix}`}
+                    warning={revokeWarning(key, keys.data!, session)}
+                    onConfirm={() => revoke(key)}
+                    disabled={action.busy}
+                  />
+                ),
+              ],
+            }))}
+          />
         ) : null}
       </section>
     </>

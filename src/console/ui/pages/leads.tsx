@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Lead, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
-import { Badge, ConfirmButton, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, Pager, SelectField, TextField, useAction, useLoad, usePager } from '../ui.tsx';
+import { Badge, ConfirmButton, DataTable, Empty, ErrorNotice, formatTime, Loading, OnceSecret, PageHeader, Pager, SelectField, TextField, useAction, useLoad, usePager } from '../ui.tsx';
 
 export function Leads(_: PageProps) {
   const [email, setEmail] = useState('');
@@ -41,53 +41,50 @@ export function Leads(_: PageProps) {
       </form>
       <ErrorNotice error={leads.error ?? action.error} />
       {leads.loading && !leads.data ? <Loading what="leads" /> : null}
-      {leads.data && leads.data.items.length === 0 ? <Empty>No leads match.</Empty> : null}
+      {leads.data && leads.data.items.length === 0 ? (
+        applied.email || applied.verified || applied.active ? (
+          <Empty>No leads match these filters.</Empty>
+        ) : (
+          <Empty>
+            No sign-ups yet. Scanner authors sign up on the <a href="/">start page</a> (or with <code>POST /api/v1/public/leads</code>); each sign-up appears here to verify.
+          </Empty>
+        )
+      ) : null}
       {leads.data && leads.data.items.length > 0 ? (
         <>
-          <div class="table-wrap card">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Signed up</th>
-                  <th scope="col">Verified</th>
-                  <th scope="col">Token</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {leads.data.items.map((lead) => (
-                  <tr key={lead.id}>
-                    <td>
-                      {lead.email}
-                      {lead.repeatOf ? (
-                        <>
-                          {' '}
-                          <span title="This address had signed up before: this sign-up is a lead of its own, and the first lead is unchanged. Sign-up never tells anyone whether an address is known.">
-                            <Badge tone="warn">repeat sign-up</Badge>
-                          </span>
-                        </>
-                      ) : null}
-                    </td>
-                    <td>{formatTime(lead.createdAt)}</td>
-                    <td>{lead.verified ? <Badge tone="ok">verified</Badge> : <Badge tone="warn">not verified</Badge>}</td>
-                    <td>{lead.tokenActive ? <Badge tone="ok">active</Badge> : <Badge tone="danger">revoked</Badge>}</td>
-                    <td class="actions">
-                      {lead.verified ? null : (
-                        <button type="button" class="button secondary small" disabled={action.busy} onClick={() => act(lead, 'verify')}>
-                          Verify
-                        </button>
-                      )}
-                      <ConfirmButton label={lead.tokenActive ? 'Rotate token' : 'Issue token'} confirm="Issue a new token" onConfirm={() => act(lead, 'rotate-token')} disabled={action.busy} />
-                      {lead.tokenActive ? <ConfirmButton label="Revoke" confirm={`Revoke ${lead.email}`} onConfirm={() => act(lead, 'revoke-token')} disabled={action.busy} /> : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            card
+            caption="Leads, newest first"
+            columns={[{ label: 'Email' }, { label: 'Signed up' }, { label: 'Verified' }, { label: 'Token' }, { label: 'Actions', class: 'actions', hideLabel: true }]}
+            rows={leads.data.items.map((lead) => ({
+              key: lead.id,
+              cells: [
+                <>
+                  {lead.email}
+                  {lead.repeatOf ? (
+                    <>
+                      {' '}
+                      <span title="This address had signed up before: this sign-up is a lead of its own, and the first lead is unchanged. Sign-up never tells anyone whether an address is known.">
+                        <Badge tone="warn">repeat sign-up</Badge>
+                      </span>
+                    </>
+                  ) : null}
+                </>,
+                formatTime(lead.createdAt),
+                lead.verified ? <Badge tone="ok">verified</Badge> : <Badge tone="warn">not verified</Badge>,
+                lead.tokenActive ? <Badge tone="ok">active</Badge> : <Badge tone="danger">revoked</Badge>,
+                <>
+                  {lead.verified ? null : (
+                    <button type="button" class="button secondary small" disabled={action.busy} onClick={() => act(lead, 'verify')}>
+                      Verify
+                    </button>
+                  )}
+                  <ConfirmButton label={lead.tokenActive ? 'Rotate token' : 'Issue token'} confirm="Issue a new token" onConfirm={() => act(lead, 'rotate-token')} disabled={action.busy} />
+                  {lead.tokenActive ? <ConfirmButton label="Revoke" confirm={`Revoke ${lead.email}`} onConfirm={() => act(lead, 'revoke-token')} disabled={action.busy} /> : null}
+                </>,
+              ],
+            }))}
+          />
           <Pager pager={pager} nextCursor={leads.data.nextCursor} count={leads.data.items.length} />
         </>
       ) : null}

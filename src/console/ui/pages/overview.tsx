@@ -2,8 +2,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Query } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { Chart } from '../charts.tsx';
+import { inWords } from '../words.ts';
 import { BASE } from '../router.ts';
-import { Empty, ErrorNotice, formatNumber, formatTime, PageHeader, SelectField, TextField, useLoad } from '../ui.tsx';
+import { timeline, type Interval } from '../time-axis.ts';
+import { DataTable, Empty, ErrorNotice, formatNumber, formatTime, PageHeader, SelectField, TextField, useLoad } from '../ui.tsx';
+import { gradeTone } from './scans.tsx';
 
 interface Group {
   key: string | null;
@@ -43,32 +46,12 @@ function rangeQuery(range: string, from: string, to: string): Query {
   return { from: utcDate(today - (Number(range) - 1) * DAY) };
 }
 
-/** Every day (or month) between the first and last period, with zero where nothing was scanned. */
-function timeline(groups: Group[], interval: 'day' | 'month', query: Query) {
-  const counts = new Map(groups.map((g) => [g.key, g]));
-  const start = query.from ? String(query.from) : groups[0]?.key;
-  const end = query.to ? utcDate(Date.parse(String(query.to)) - DAY) : utcDate(Date.now());
-  if (!start) return { x: [], scans: [], score: [] };
-  const x: number[] = [];
-  const scans: number[] = [];
-  const score: (number | null)[] = [];
-  const cursor = new Date(`${start.slice(0, interval === 'day' ? 10 : 7)}${interval === 'day' ? '' : '-01'}T00:00:00Z`);
-  const last = Date.parse(`${interval === 'day' ? end : `${end.slice(0, 7)}-01`}T00:00:00Z`);
-  for (let guard = 0; cursor.getTime() <= last && guard < 4000; guard++) {
-    const key = interval === 'day' ? utcDate(cursor.getTime()) : utcDate(cursor.getTime()).slice(0, 7);
-    const group = counts.get(key);
-    x.push(cursor.getTime() / 1000);
-    scans.push(group?.scans ?? 0);
-    score.push(group ? group.averagePercentage : null);
-    if (interval === 'day') cursor.setUTCDate(cursor.getUTCDate() + 1);
-    else cursor.setUTCMonth(cursor.getUTCMonth() + 1);
-  }
-  return { x, scans, score };
-}
-
 const nameOf = (key: string | null, none: string) => key ?? none;
 
-function Distribution({ title, groups, none, order, limit }: { title: string; groups: Group[]; none: string; order?: string[]; limit?: number }) {
+/** A grade's badge colour (gradeTone), as the CSS custom property the chart reads. */
+const gradeColor = (grade: string | null) => `--${grade ? gradeTone(grade) : 'muted'}`;
+
+function Distribution({ title, groups, none, order, limit, colorOf }: { title: string; groups: Group[]; none: string; order?: string[]; limit?: number; colorOf?: (key: string | null) => string }) {
   let sorted = order ? order.map((k) => groups.find((g) => g.key === k) ?? { key: k, scans: 0 }) : [...groups].sort((a, b) => b.scans - a.scans);
   if (limit) sorted = sorted.slice(0, limit);
   if (sorted.length === 0) return null;
@@ -77,7 +60,7 @@ function Distribution({ title, groups, none, order, limit }: { title: string; gr
       title={title}
       x={sorted.map((_, i) => i)}
       categories={sorted.map((g) => nameOf(g.key, none))}
-      series={[{ label: 'Scans', values: sorted.map((g) => g.scans), kind: 'bars' }]}
+      series={[{ label: 'Scans', values: sorted.map((g) => g.scans), kind: 'bars', ...(colorOf ? { colors: sorted.map((g) => colorOf(g.key)) } : {}) }]}
       height={220}
     />
   );
@@ -85,7 +68,7 @@ function Distribution({ title, groups, none, order, limit }: { title: string; gr
 
 export function Overview({ route }: PageProps) {
   const [range, setRange] = useState(route.query.get('range') ?? '30');
-  const [interval, setInterval_] = useState<'day' | 'month'>('day');
+  const [interval, setInterval_] = useState<Interval>('day');
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
   const [auto, setAuto] = useState(true);
@@ -115,11 +98,7 @@ export function Overview({ route }: PageProps) {
   const total = data ? data.time.reduce((sum, g) => sum + g.scans, 0) : 0;
   const average = data && total > 0 ? data.time.reduce((sum, g) => sum + g.averagePercentage * g.scans, 0) / total : null;
   const topGrades = data ? data.grade.filter((g) => g.key === 'A' || g.key === 'B').reduce((sum, g) => sum + g.scans, 0) : 0;
-  const line = data ? timeline(data.time, interval, query) : null;
-  const label = (seconds: number) => {
-    const iso = new Date(seconds * 1000).toISOString();
-    return interval === 'day' ? iso.slice(0, 10) : iso.slice(0, 7);
-  };
+  const line = data ? timeline(data.time, interval, { from: query.from as string | undefined, to: query.to as string | undefined }) : null;
 
   return (
     <>
@@ -136,7 +115,7 @@ export function Overview({ route }: PageProps) {
             <TextField label="To (UTC day, inclusive)" type="date" value={to} onValue={setTo} />
           </>
         ) : null}
-        <SelectField label="Scans per" value={interval} onValue={(v) => setInterval_(v as 'day' | 'month')} options={[['day', 'Day'], ['month', 'Month']]} />
+        <SelectField label="Scans per" value={interval} onValue={(v) => setInterval_(v as Interval)} options={[['day', 'Day'], ['month', 'Month']]} />
         <div class="field checkbox">
           <label>
             <input type="checkbox" checked={auto} onChange={(e) => setAuto(e.currentTarget.checked)} /> Refresh every {REFRESH_SECONDS} s
@@ -176,7 +155,7 @@ export function Overview({ route }: PageProps) {
               <Chart
                 title={`Scans per ${interval}`}
                 x={line!.x}
-                timeLabel={label}
+                interval={interval}
                 series={[
                   { label: 'Scans', values: line!.scans, kind: 'bars' },
                   { label: 'Average score (%)', values: line!.score, kind: 'line', rightAxis: true, format: (v) => `${v.toFixed(1)} %` },
@@ -184,37 +163,21 @@ export function Overview({ route }: PageProps) {
                 height={260}
               />
               <div class="chart-grid">
-                <Distribution title="By grade" groups={data.grade} none="—" order={GRADE_ORDER} />
-                <Distribution title="By platform" groups={data.platform} none="not reported" />
-                <Distribution title="By page type" groups={data.pageType} none="not reported" />
+                <Distribution title="By grade" groups={data.grade} none="—" order={GRADE_ORDER} colorOf={gradeColor} />
+                <Distribution title="By platform" groups={data.platform.map((g) => ({ ...g, key: g.key && inWords(g.key) }))} none="not reported" />
+                <Distribution title="By page type" groups={data.pageType.map((g) => ({ ...g, key: g.key && inWords(g.key) }))} none="not reported" />
                 <Distribution title="By country (top 10)" groups={data.country} none="unknown" limit={10} />
               </div>
               <section class="card">
                 <h2>Top hostnames</h2>
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Hostname</th>
-                        <th scope="col" class="num">
-                          Scans
-                        </th>
-                        <th scope="col">Latest scan</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.top.map((h) => (
-                        <tr key={h.hostname}>
-                          <td>
-                            <a href={`${BASE}/scans?hostname=${encodeURIComponent(h.hostname)}`}>{h.hostname}</a>
-                          </td>
-                          <td class="num">{formatNumber(h.scans)}</td>
-                          <td>{formatTime(h.lastScannedAt)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <DataTable
+                  caption="Top hostnames by scans"
+                  columns={[{ label: 'Hostname' }, { label: 'Scans', class: 'num' }, { label: 'Latest scan' }]}
+                  rows={data.top.map((h) => ({
+                    key: h.hostname,
+                    cells: [<a href={`${BASE}/scans?hostname=${encodeURIComponent(h.hostname)}`}>{h.hostname}</a>, formatNumber(h.scans), formatTime(h.lastScannedAt)],
+                  }))}
+                />
               </section>
             </>
           )}

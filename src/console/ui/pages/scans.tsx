@@ -3,7 +3,8 @@ import type { ScanSummary } from '../../../scans/queries.ts';
 import { api, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE, navigate } from '../router.ts';
-import { Badge, Empty, ErrorNotice, formatTime, Loading, PageHeader, Pager, SelectField, TextField, useLoad, usePager } from '../ui.tsx';
+import { Badge, DataTable, Empty, ErrorNotice, formatTime, Loading, PageHeader, Pager, SelectField, TextField, useLoad, usePager } from '../ui.tsx';
+import { countryName, inWords } from '../words.ts';
 
 interface ScanRecord extends ScanSummary {
   signals: Record<string, unknown>;
@@ -16,7 +17,15 @@ type Filters = Record<(typeof FILTERS)[number], string>;
 const PLATFORMS = ['platform-a', 'platform-b', 'platform-c', 'magento', 'custom', 'unknown'];
 const PAGE_TYPES = ['product', 'collection', 'category', 'page', 'home', 'cart', 'checkout', 'unknown'];
 const GRADES = ['A', 'B', 'C', 'D', 'E', 'F'];
-const any = (values: string[]): [string, string][] => [['', 'Any'], ...values.map((v): [string, string] => [v, v])];
+const any = (values: string[], name: (value: string) => string = (v) => v): [string, string][] => [['', 'Any'], ...values.map((v): [string, string] => [v, name(v)])];
+
+/** The countries scans came from (all time), by name, each with its code; `chosen` stays offered when no scan has it (a bookmarked filter). */
+function countryOptions(present: string[], chosen: string): [string, string][] {
+  const codes = [...new Set([...present, ...(chosen ? [chosen.toUpperCase()] : [])])];
+  const named = codes.map((code): [string, string] => [code, `${countryName(code)} (${code})`]).sort((a, b) => a[1].localeCompare(b[1]));
+  return [['', 'Any'], ...named];
+}
+const hasFilter = (filters: Filters) => Object.values(filters).some((value) => value.trim() !== '');
 
 export const gradeTone = (grade: string) => (grade === 'A' || grade === 'B' ? 'ok' : grade === 'C' || grade === 'D' ? 'warn' : 'danger');
 
@@ -34,6 +43,10 @@ export function Scans({ route }: PageProps) {
   const list = useLoad(
     () => api<Page<ScanSummary>>('/api/v1/dashboard/scans', { query: { ...applied, cursor: pager.cursor, limit } }),
     [appliedKey, pager.cursor, limit],
+  );
+  const countries = useLoad(
+    () => api<{ groups: { key: string | null }[] }>('/api/v1/dashboard/stats', { query: { groupBy: 'country' } }).then((s) => s.groups.flatMap((g) => (g.key ? [g.key] : []))),
+    [],
   );
   const set = (name: keyof Filters) => (value: string) => setDraft((d) => ({ ...d, [name]: value }));
   const apply = (event: Event) => {
@@ -53,9 +66,9 @@ export function Scans({ route }: PageProps) {
       <PageHeader title="Scans" />
       <form class="filters card" onSubmit={apply} aria-label="Filter scans">
         <TextField label="Hostname" value={draft.hostname} onValue={set('hostname')} placeholder="shop.example.com" />
-        <TextField label="Country" value={draft.country} onValue={set('country')} placeholder="DE" maxLength={2} hint="ISO code" />
-        <SelectField label="Platform" value={draft.platform} onValue={set('platform')} options={any(PLATFORMS)} />
-        <SelectField label="Page type" value={draft.pageType} onValue={set('pageType')} options={any(PAGE_TYPES)} />
+        <SelectField label="Country" value={draft.country} onValue={set('country')} options={countryOptions(countries.data ?? [], draft.country)} hint={countries.data?.length === 0 ? 'No scan has reported a country yet.' : undefined} />
+        <SelectField label="Platform" value={draft.platform} onValue={set('platform')} options={any(PLATFORMS, inWords)} />
+        <SelectField label="Page type" value={draft.pageType} onValue={set('pageType')} options={any(PAGE_TYPES, inWords)} />
         <SelectField label="Grade" value={draft.grade} onValue={set('grade')} options={any(GRADES)} />
         <TextField label="From (UTC day)" type="date" value={draft.from} onValue={set('from')} />
         <TextField label="Before (UTC day)" type="date" value={draft.to} onValue={set('to')} />
@@ -73,44 +86,37 @@ export function Scans({ route }: PageProps) {
       {list.loading && !list.data ? <Loading what="scans" /> : null}
       {list.data ? (
         list.data.items.length === 0 ? (
-          <Empty>No scans match these filters.</Empty>
+          hasFilter(applied) ? (
+            <Empty>
+              No scans match these filters.{' '}
+              <button type="button" class="button secondary small" onClick={clear}>
+                Clear the filters
+              </button>
+            </Empty>
+          ) : (
+            <Empty>
+              No scans yet. Scanners send them to <code>POST /api/v1/probe/telemetry</code> with a token from the <a href="/">start page</a> or a <code>probe:scan</code> key.
+            </Empty>
+          )
         ) : (
           <>
-            <div class="table-wrap card">
-              <table>
-                <caption class="visually-hidden">Scans, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Scanned</th>
-                    <th scope="col">Hostname</th>
-                    <th scope="col">Page type</th>
-                    <th scope="col">Platform</th>
-                    <th scope="col">Country</th>
-                    <th scope="col">Grade</th>
-                    <th scope="col" class="num">
-                      Score
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.items.map((scan) => (
-                    <tr key={scan.id}>
-                      <td>
-                        <a href={`${BASE}/scans/${scan.id}`}>{formatTime(scan.scannedAt)}</a>
-                      </td>
-                      <td>{scan.hostname}</td>
-                      <td>{scan.pageType ?? '—'}</td>
-                      <td>{scan.platform?.platform ?? '—'}</td>
-                      <td>{scan.country ?? '—'}</td>
-                      <td>
-                        <Badge tone={gradeTone(scan.grade)}>{scan.grade}</Badge>
-                      </td>
-                      <td class="num">{scan.percentage}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              card
+              caption="Scans, newest first"
+              columns={[{ label: 'Scanned' }, { label: 'Hostname' }, { label: 'Page type' }, { label: 'Platform' }, { label: 'Country' }, { label: 'Grade' }, { label: 'Score', class: 'num' }]}
+              rows={list.data.items.map((scan) => ({
+                key: scan.id,
+                cells: [
+                  <a href={`${BASE}/scans/${scan.id}`}>{formatTime(scan.scannedAt)}</a>,
+                  scan.hostname,
+                  inWords(scan.pageType),
+                  inWords(scan.platform?.platform),
+                  scan.country ?? '—',
+                  <Badge tone={gradeTone(scan.grade)}>{scan.grade}</Badge>,
+                  `${scan.percentage} %`,
+                ],
+              }))}
+            />
             <Pager pager={pager} nextCursor={list.data.nextCursor} count={list.data.items.length} />
           </>
         )
@@ -149,11 +155,11 @@ export function ScanDetail({ id }: { id: string }) {
                 <Badge tone={gradeTone(scan.data.grade)}>{scan.data.grade}</Badge> {scan.data.percentage} %
               </dd>
               <dt>Page type</dt>
-              <dd>{scan.data.pageType ?? '—'}</dd>
+              <dd>{inWords(scan.data.pageType)}</dd>
               <dt>Platform</dt>
-              <dd>{scan.data.platform ? `${scan.data.platform.platform} (confidence ${scan.data.platform.confidence ?? '—'})` : '—'}</dd>
+              <dd>{scan.data.platform ? `${inWords(scan.data.platform.platform)} (confidence ${scan.data.platform.confidence ?? '—'})` : '—'}</dd>
               <dt>Country</dt>
-              <dd>{scan.data.country ?? '—'}</dd>
+              <dd>{scan.data.country ? `${countryName(scan.data.country)} (${scan.data.country})` : '—'}</dd>
               <dt>svc detected</dt>
               <dd>{scan.data.svc.detected === null ? '—' : scan.data.svc.detected ? `yes${scan.data.svc.version ? `, version ${scan.data.svc.version}` : ''}` : 'no'}</dd>
               <dt>Vertical</dt>

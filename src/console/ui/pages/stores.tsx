@@ -2,7 +2,8 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, listStores, type Store, type SyncView } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE } from '../router.ts';
-import { Badge, CopyButton, Empty, ErrorNotice, formatNumber, formatTime, Loading, Notice, PageHeader, TextField, useAction, useLoad } from '../ui.tsx';
+import { inWords } from '../words.ts';
+import { Badge, CopyButton, DataTable, Empty, ErrorNotice, formatNumber, formatTime, Loading, Notice, PageHeader, TextField, useAction, useLoad } from '../ui.tsx';
 
 type Platform = Store['platform'];
 type AMode = 'own-app' | 'via-app' | 'token-only';
@@ -252,7 +253,7 @@ function StoreDetail({ id }: { id: string }) {
             {shown.currencyError ? <Notice kind="warn">Currency: {shown.currencyError}</Notice> : null}
             <dl class="facts">
               <dt>Platform</dt>
-              <dd>{shown.platform}</dd>
+              <dd>{inWords(shown.platform)}</dd>
               <dt>Status</dt>
               <dd>{statusBadge(shown)}</dd>
               <dt>Connection</dt>
@@ -297,37 +298,28 @@ function StoreDetail({ id }: { id: string }) {
           <section class="card wide" aria-labelledby="sync">
             <h2 id="sync">Catalogue sync</h2>
             <SyncSummary sync={shown.sync} />
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Kind</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Pages</th>
-                    <th scope="col">Items</th>
-                    <th scope="col">Last completed</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {SYNC_KINDS.map((kind) => {
-                    const k = shown.sync.kinds[kind];
-                    return (
-                      <tr key={kind}>
-                        <th scope="row">{kind}</th>
-                        <td>
-                          {k.state}
-                          {/* The store's reason is shown above: a kind repeats only a reason of its own. */}
-                          {k.error && k.error !== shown.sync.error ? <span class={k.state === 'failed' ? 'sync-error' : 'muted'}> — {k.error}</span> : null}
-                        </td>
-                        <td>{formatNumber(k.pages)}</td>
-                        <td>{formatNumber(k.items)}</td>
-                        <td>{formatTime(k.lastCompletedAt)}</td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              caption="Catalogue sync per kind"
+              columns={[{ label: 'Kind' }, { label: 'State' }, { label: 'Pages', class: 'num' }, { label: 'Items', class: 'num' }, { label: 'Last completed' }]}
+              rows={SYNC_KINDS.map((kind) => {
+                const k = shown.sync.kinds[kind];
+                return {
+                  key: kind,
+                  header: true,
+                  cells: [
+                    kind,
+                    <>
+                      {k.state}
+                      {/* The store's reason is shown above: a kind repeats only a reason of its own. */}
+                      {k.error && k.error !== shown.sync.error ? <span class={k.state === 'failed' ? 'sync-error' : 'muted'}> — {k.error}</span> : null}
+                    </>,
+                    formatNumber(k.pages),
+                    formatNumber(k.items),
+                    formatTime(k.lastCompletedAt),
+                  ],
+                };
+              })}
+            />
             <p class="muted">
               Started {formatTime(shown.sync.startedAt)}
               {shown.sync.trigger ? ` (${shown.sync.trigger})` : ''}
@@ -371,39 +363,25 @@ export function Stores({ params }: PageProps) {
         {stores.loading && !stores.data ? <Loading what="stores" /> : null}
         {stores.data && stores.data.length === 0 ? <Empty>No stores yet. Connect one below.</Empty> : null}
         {stores.data && stores.data.length > 0 ? (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Store</th>
-                  <th scope="col">Platform</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Webhooks</th>
-                  <th scope="col">Currency</th>
-                  <th scope="col">Connected</th>
-                  <th scope="col">Catalogue sync</th>
-                </tr>
-              </thead>
-              <tbody>
-                {stores.data.map((store) => (
-                  <tr key={store.id}>
-                    <td>
-                      <a href={`${BASE}/stores/${store.id}`}>{store.domain}</a>
-                    </td>
-                    <td>{store.platform}</td>
-                    <td>{statusBadge(store)}</td>
-                    <td>{hooksBadge(store)}</td>
-                    <td>{store.currency ?? '—'}</td>
-                    <td>{formatTime(store.createdAt)}</td>
-                    <td class="sync-cell">
-                      <SyncSummary sync={store.sync} brief />
-                      <SyncNow store={store} onStarted={stores.reload} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Connected stores"
+            columns={[{ label: 'Store' }, { label: 'Platform' }, { label: 'Status' }, { label: 'Webhooks' }, { label: 'Currency' }, { label: 'Connected' }, { label: 'Catalogue sync', class: 'sync-cell' }]}
+            rows={stores.data.map((store) => ({
+              key: store.id,
+              cells: [
+                <a href={`${BASE}/stores/${store.id}`}>{store.domain}</a>,
+                inWords(store.platform),
+                statusBadge(store),
+                hooksBadge(store),
+                store.currency ?? '—',
+                formatTime(store.createdAt),
+                <>
+                  <SyncSummary sync={store.sync} brief />
+                  <SyncNow store={store} onStarted={stores.reload} />
+                </>,
+              ],
+            }))}
+          />
         ) : null}
       </section>
       <ConnectStore
