@@ -97,6 +97,7 @@ const T = {
   db: 'test/db.test.ts',
   restore: 'test/e2e/restore.test.ts',
   cli: 'test/e2e/cli.test.ts',
+  keyUsage: 'test/key-usage.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -190,13 +191,103 @@ export const mutants: Mutant[] = [
     tests: [T.adminApi],
   },
 
+  // ── auth: last use of API keys (written at most once a minute per key, outside api_keys) ────────
+  {
+    id: 'key-usage-every-use-written',
+    bug: "every request a key authenticates writes its last use (a write per telemetry request)",
+    file: 'src/auth/key-usage.ts',
+    original: 'if (last !== undefined && now - last < KEY_USE_INTERVAL_MS) return;',
+    replacement: 'if (false) return;',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-interval-too-long',
+    bug: 'a use exactly one interval after the last write is not written (the interval is counted inclusive)',
+    file: 'src/auth/key-usage.ts',
+    original: 'now - last < KEY_USE_INTERVAL_MS',
+    replacement: 'now - last <= KEY_USE_INTERVAL_MS',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-unbounded',
+    bug: 'the times of written uses are kept for every key ever used (memory without a bound)',
+    file: 'src/auth/key-usage.ts',
+    original: 'if (written.size >= limit) written.delete(written.keys().next().value!);',
+    replacement: '',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-written-in-transaction',
+    bug: "a use is written inside another transaction, whose rollback loses it for a whole interval",
+    file: 'src/auth/key-usage.ts',
+    original: '      if (sqlite.inTransaction) return;\n',
+    replacement: '',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-ignores-write-pause',
+    bug: "a use is written during the checkpointer's write pause",
+    file: 'src/auth/key-usage.ts',
+    original: 'pause.afterPause(() => write(keyId, now));',
+    replacement: 'write(keyId, now);',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-older-time-wins',
+    bug: 'an older time written later replaces a newer last use',
+    file: 'src/auth/key-usage.ts',
+    original: 'last_used_at = max(last_used_at, excluded.last_used_at)',
+    replacement: 'last_used_at = excluded.last_used_at',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-verify-not-noted',
+    bug: 'a key verified for a request (admin bearer, signed telemetry, widget) is not noted as used',
+    file: 'src/auth/keys.ts',
+    original: '      if (key) usage.used(key.id);\n',
+    replacement: '',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-session-not-noted',
+    bug: "a console session's requests are not noted as uses of its key",
+    file: 'src/auth/keys.ts',
+    original: '      usage.used(row.id);\n',
+    replacement: '',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-widget-repeat-not-noted',
+    bug: "the widget's repeated answer (served without verifying the key) is not a use of the key",
+    file: 'src/faqs/public.ts',
+    original: '        keys.used(repeat.keyId);\n',
+    replacement: '',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-widget-known-origin-not-noted',
+    bug: "the widget's cached answer to a known origin is not a use of the key",
+    file: 'src/faqs/public.ts',
+    original: '        if (known !== undefined) {\n          keys.used(cached.keyId);\n',
+    replacement: '        if (known !== undefined) {\n',
+    tests: [T.keyUsage],
+  },
+  {
+    id: 'key-usage-widget-new-origin-not-noted',
+    bug: "the widget's cached answer to a newly verified origin is not a use of the key",
+    file: 'src/faqs/public.ts',
+    original: '        if (host !== null && hostAllowed(host, cached.allowedDomains)) {\n          keys.used(cached.keyId);\n',
+    replacement: '        if (host !== null && hostAllowed(host, cached.allowedDomains)) {\n',
+    tests: [T.keyUsage],
+  },
+
   // ── auth: web console sessions and same-origin checks ──────────────────────────────────────────
   {
     id: 'console-session-outlives-key-revocation',
     bug: 'a console session keeps acting with its key after the key is revoked',
     file: 'src/auth/keys.ts',
-    original: 'return row && row.revoked_at === null ? fromRaw(row) : null;',
-    replacement: 'return row ? fromRaw(row) : null;',
+    original: 'if (!row || row.revoked_at !== null) return null;',
+    replacement: 'if (!row) return null;',
     tests: [T.consoleSession],
   },
   {
