@@ -98,6 +98,8 @@ const T = {
   restore: 'test/e2e/restore.test.ts',
   cli: 'test/e2e/cli.test.ts',
   keyUsage: 'test/key-usage.test.ts',
+  probeClient: 'test/e2e/probe-client.test.ts',
+  probeCli: 'test/e2e/probe-cli.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -279,6 +281,72 @@ export const mutants: Mutant[] = [
     original: '        if (host !== null && hostAllowed(host, cached.allowedDomains)) {\n          keys.used(cached.keyId);\n',
     replacement: '        if (host !== null && hostAllowed(host, cached.allowedDomains)) {\n',
     tests: [T.keyUsage],
+  },
+
+  // ── probe client: bulk batches sized to the tier svc names, scans never lost or stored twice ────
+  {
+    id: 'probe-bulk-refused-batch-not-split',
+    bug: 'a bulk batch refused as larger than the tier takes (batch_exceeds_limit) ends the run instead of going again in smaller batches',
+    file: 'clients/probe/src/index.ts',
+    original: '          if (limit < batch.length) {',
+    replacement: '          if (false) {',
+    tests: [T.probeClient, T.probeCli],
+  },
+  {
+    id: 'probe-bulk-refused-batch-dropped',
+    bug: 'the scans of a refused bulk batch are not sent again (lost)',
+    file: 'clients/probe/src/index.ts',
+    original: '          back.push(...batch.reverse());',
+    replacement: '',
+    tests: [T.probeClient],
+  },
+  {
+    id: 'probe-bulk-policy-ignored',
+    bug: "the tier quota in svc's RateLimit-Policy does not size later batches",
+    file: 'clients/probe/src/index.ts',
+    original: '          quota = +policy[2]!;',
+    replacement: '',
+    tests: [T.probeClient],
+  },
+  {
+    id: 'probe-bulk-scans-not-stamped',
+    bug: 'a bulk scan without scannedAt is sent without one, so a batch sent again after a lost answer is stored twice',
+    file: 'clients/probe/src/index.ts',
+    original: 'JSON.stringify(stamped(index) ? { ...scans[index], scannedAt: new Date(now() + offset).toISOString() } : scans[index])',
+    replacement: 'JSON.stringify(scans[index])',
+    tests: [T.probeClient],
+  },
+  {
+    id: 'probe-bulk-server-clock-ignored',
+    bug: "the scannedAt given to a scan ignores svc's clock (its Date header), so a client clock ahead of svc's loses the scans",
+    file: 'clients/probe/src/index.ts',
+    original: '        if (date) offset = date + 500 - now();',
+    replacement: '',
+    tests: [T.probeClient],
+  },
+  {
+    id: 'probe-bulk-future-scans-dropped',
+    bug: 'a scan whose given scannedAt svc found ahead of its clock is reported, not given a time again',
+    file: 'clients/probe/src/index.ts',
+    original: "if (item.error == 'scanned_at_in_future' && stamped(index) && !again.has(index)) {",
+    replacement: 'if (false) {',
+    tests: [T.probeClient],
+  },
+  {
+    id: 'probe-bulk-future-scans-retried-forever',
+    bug: 'a scan svc keeps finding ahead of its clock is given a time again and again (the run never ends)',
+    file: 'clients/probe/src/index.ts',
+    original: "if (item.error == 'scanned_at_in_future' && stamped(index) && !again.has(index)) {",
+    replacement: "if (item.error == 'scanned_at_in_future' && stamped(index)) {",
+    tests: [T.probeClient],
+  },
+  {
+    id: 'probe-bulk-unsent-misses-failing-batch',
+    bug: "a failed run's unsent list leaves out the failing request's scans",
+    file: 'clients/probe/src/index.ts',
+    original: '(error as ProbeError).unsent = back.concat(',
+    replacement: '(error as ProbeError).unsent = [].concat(',
+    tests: [T.probeClient, T.probeCli],
   },
 
   // ── auth: web console sessions and same-origin checks ──────────────────────────────────────────
