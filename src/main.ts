@@ -25,6 +25,7 @@ const USAGE = `usage:
   svc version                       (or svc --version)
   svc migrate [--data-dir DIR]
   svc keys create --scopes s1,s2 [--domains d1,d2] [--store STORE_ID] [--name NAME]
+  svc keys list                     (every key, oldest first, with when it was last used)
   svc keys revoke ID
   svc leads create --email EMAIL [--verified]
   svc leads verify ID
@@ -118,6 +119,9 @@ function keysCommand(config: Config, sub: string | undefined, rest: string[], va
       if (!scopes.length) throw new UsageError('keys create needs --scopes (comma-separated)');
       const { key, record } = keys.create({ scopes, allowedDomains: list(values.domains), storeId: values.store ?? null, name: values.name });
       print({ id: record.id, key, scopes: record.scopes, allowedDomains: record.allowedDomains, storeId: record.storeId });
+    } else if (sub === 'list') {
+      if (rest.length) throw new UsageError('keys list takes no positional arguments');
+      print({ items: keys.list() });
     } else if (sub === 'revoke') {
       const id = onlyPositional(rest, 'key ID');
       const record = orNotFound(keys.revoke(id), 'API key', id);

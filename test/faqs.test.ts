@@ -385,7 +385,7 @@ describe('public FAQ answer cache: what it keeps of client input', () => {
     const counts = { verified: 0, stamp: 1 };
     const faqs = createPublicFaqs({
       faqs: { approved: () => [] },
-      keys: { verify: (raw: string) => (counts.verified++, raw === KEY ? widget : null) } as unknown as KeyStore,
+      keys: { verify: (raw: string) => (counts.verified++, raw === KEY ? widget : null), used: () => {} } as unknown as KeyStore,
       catalog: { refsOf: (_store, _type, ref) => [ref] },
       storeOf: () => ({ id: 's1', status: 'active', signalsWithdrawnAt: null }) as StoreRow,
       changeStamp: () => counts.stamp,

@@ -16,6 +16,7 @@ const keyRecord = t.Object({
   allowedDomains: t.Array(t.String(), { description: 'Host names (or `*.host`) a widget key may be used from' }),
   storeId: nullable(t.String()),
   createdAt: isoTime(),
+  lastUsedAt: nullable(isoTime('When a request last came with the key (admin API, dashboard, console session, widget or signed telemetry), to about a minute; null while none has')),
   revokedAt: nullable(isoTime()),
 });
 
@@ -27,6 +28,7 @@ const keyExample = {
   allowedDomains: [],
   storeId: null,
   createdAt: '2026-11-23T10:00:00.000Z',
+  lastUsedAt: '2026-11-24T08:41:07.000Z',
   revokedAt: null,
 };
 
@@ -51,13 +53,13 @@ export const authDocs = {
     description: 'The raw key (`key`) is in this answer only; svc stores its hash. A `products:read` key needs a `storeId` (the widget reads that store).',
     tag: 'keys',
     auth: 'admin',
-    responses: { 201: { description: 'The new key, with the raw key shown once', schema: t.Composite([keyRecord, t.Object({ key: t.String({ pattern: '^sk_live_[A-Za-z0-9_-]{43}$' }) })]), example: { ...keyExample, key: 'sk_live_Ab3dEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg' } } },
+    responses: { 201: { description: 'The new key, with the raw key shown once', schema: t.Composite([keyRecord, t.Object({ key: t.String({ pattern: '^sk_live_[A-Za-z0-9_-]{43}$' }) })]), example: { ...keyExample, lastUsedAt: null, key: 'sk_live_Ab3dEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg' } } },
     errors: [...body, [400, 'invalid_scopes', 'scopes must be one or more of probe:scan, admin, products:read, dashboard:read, metrics:read'], [400, 'invalid_domain', 'allowedDomains entry "https://x" is not a host name or *.host pattern'], [400, 'unknown_store', 'storeId "st_unknown" names no store'], [400, 'store_required', 'a products:read key is for the FAQ widget, which serves one store: give its storeId (svc keys create --store STORE_ID); admin keys need none']],
     bodyExample: { name: 'probe on CI', scopes: ['probe:scan'] },
   }),
   listKeys: apiDoc({
     summary: 'List API keys',
-    description: 'Every key, revoked ones included, oldest first. Raw keys are never shown again.',
+    description: 'Every key, revoked ones included, oldest first (by creation), with when each was last used. Raw keys are never shown again.',
     tag: 'keys',
     auth: 'admin',
     responses: { 200: { description: 'The keys', schema: t.Object({ items: t.Array(keyRecord) }), example: { items: [keyExample] } } },

@@ -1,12 +1,13 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
-import { apiKeys, type ApiKeyRow } from '../db/schema/index.ts';
+import { apiKeys, apiKeyUsage, type ApiKeyRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { normalizeAllowedDomain } from './domains.ts';
 import { isoOrNull } from '../lib/time.ts';
+import { createKeyUsage } from './key-usage.ts';
 import { createVerifiedCache } from './verified-cache.ts';
 
 export const SCOPES = ['probe:scan', 'admin', 'products:read', 'dashboard:read', 'metrics:read'] as const;
@@ -25,6 +26,11 @@ export interface ApiKey {
   storeId: string | null;
   createdAt: string;
   revokedAt: string | null;
+}
+
+/** A key as the admin API and `svc keys list` show it: with when it was last used (to about a minute), null if never. */
+export interface ListedApiKey extends ApiKey {
+  lastUsedAt: string | null;
 }
 
 export interface NewApiKey {
@@ -84,6 +90,10 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
   const byId = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE id = ?');
   // Verification runs on every authenticated request: a verified key is reused until api_keys changes.
   const verified = createVerifiedCache<ApiKey>(db.$client, 'api_keys', VERIFIED_KEYS);
+  // Every key that verifies (or acts for a console session) is in use: noted at most once a minute per key.
+  const usage = createKeyUsage(db.$client, clock, VERIFIED_KEYS);
+  const lastUse = db.select({ at: apiKeyUsage.lastUsedAt }).from(apiKeyUsage).where(eq(apiKeyUsage.keyId, sql.placeholder('id'))).prepare();
+  const listed = (row: ApiKeyRow, lastUsedAt: number | null): ListedApiKey => ({ ...toApiKey(row), lastUsedAt: isoOrNull(lastUsedAt) });
   const fromRaw = (row: RawKeyRow): ApiKey =>
     toApiKey({
       id: row.id,
@@ -99,7 +109,7 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
 
   return {
     /** Creates a key; the raw key is returned only here and never stored. */
-    create(input: NewApiKey): { key: string; record: ApiKey } {
+    create(input: NewApiKey): { key: string; record: ListedApiKey } {
       const scopes = [...new Set(input.scopes)];
       const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
       if (scopes.length === 0 || unknown.length > 0) {
@@ -133,20 +143,26 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
         })
         .returning()
         .get();
-      return { key, record: toApiKey(row) };
+      return { key, record: listed(row, null) };
     },
 
     /** Revokes a key at once; revoking twice keeps the first revocation time. */
-    revoke(id: string): ApiKey | null {
+    revoke(id: string): ListedApiKey | null {
       const existing = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
       if (!existing) return null;
-      if (existing.revokedAt !== null) return toApiKey(existing);
-      const row = db.update(apiKeys).set({ revokedAt: clock.now() }).where(eq(apiKeys.id, id)).returning().get();
-      return toApiKey(row!);
+      const row = existing.revokedAt !== null ? existing : db.update(apiKeys).set({ revokedAt: clock.now() }).where(eq(apiKeys.id, id)).returning().get()!;
+      return listed(row, lastUse.get({ id })?.at ?? null);
     },
 
-    list(): ApiKey[] {
-      return db.select().from(apiKeys).orderBy(apiKeys.createdAt).all().map(toApiKey);
+    /** Every key, revoked ones included, oldest first (by creation). */
+    list(): ListedApiKey[] {
+      return db
+        .select({ key: apiKeys, lastUsedAt: apiKeyUsage.lastUsedAt })
+        .from(apiKeys)
+        .leftJoin(apiKeyUsage, eq(apiKeyUsage.keyId, apiKeys.id))
+        .orderBy(apiKeys.createdAt, apiKeys.id)
+        .all()
+        .map(({ key, lastUsedAt }) => listed(key, lastUsedAt));
     },
 
     /**
@@ -157,17 +173,24 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
     verify(raw: string): ApiKey | null {
       if (!looksLikeApiKey(raw)) return null;
       const hash = sha256Hex(raw);
-      return verified.get(hash, () => {
+      const key = verified.get(hash, () => {
         const row = byHash.get(hash);
         if (!row || !safeEqual(row.key_hash, hash) || row.revoked_at !== null) return null;
         return fromRaw(row);
       });
+      if (key) usage.used(key.id);
+      return key;
     },
+
+    /** Notes a use of the key `id`, verified earlier by a caller that keeps what it verified (the widget's answers). */
+    used: usage.used,
 
     /** The key with this id while it is not revoked (a console session acts with it), or null. */
     active(id: string): ApiKey | null {
       const row = byId.get(id);
-      return row && row.revoked_at === null ? fromRaw(row) : null;
+      if (!row || row.revoked_at !== null) return null;
+      usage.used(row.id);
+      return fromRaw(row);
     },
   };
 }

@@ -28,6 +28,8 @@ export interface PublicFaqAnswer {
 
 interface CacheEntry {
   dbStamp: number;
+  /** The widget key's id: an answer served from here is still a use of the key (its last use is shown to the operator). */
+  keyId: string;
   allowedDomains: string[];
   /** The answers to origins already found in allowedDomains (a few, so a page's repeat calls skip parsing its Origin). */
   origins: Map<string, PublicFaqAnswer>;
@@ -79,7 +81,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
   // map of one entry: the key is found by hash as in the cache, never compared by hand), with the
   // URL, Origin and stamp it was asked with: a page asking again with all four unchanged gets it
   // without a joined cache key (built, hashed, looked up) or a lookup of its origin.
-  const last = new Map<string, { url: string; origin: string; dbStamp: number; answer: PublicFaqAnswer }>();
+  const last = new Map<string, { url: string; origin: string; dbStamp: number; keyId: string; answer: PublicFaqAnswer }>();
 
   return {
     answer(request: Request): PublicFaqAnswer {
@@ -89,19 +91,24 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const url = request.url;
       const origin = request.headers.get('origin');
       const repeat = raw === null ? undefined : last.get(raw);
-      if (repeat !== undefined && repeat.dbStamp === dbStamp && repeat.url === url && repeat.origin === origin) return repeat.answer;
+      if (repeat !== undefined && repeat.dbStamp === dbStamp && repeat.url === url && repeat.origin === origin) {
+        keys.used(repeat.keyId);
+        return repeat.answer;
+      }
       const query = url.indexOf('?');
       const cacheKey = raw ? `${raw.trim()}\n${query === -1 ? '' : url.slice(query)}` : null;
       const cached = cacheKey === null ? undefined : cache.get(cacheKey);
       if (cached?.dbStamp === dbStamp) {
         const known = origin !== null ? cached.origins.get(origin) : undefined;
         if (known !== undefined) {
+          keys.used(cached.keyId);
           last.clear();
-          last.set(raw!, { url, origin: origin!, dbStamp, answer: known });
+          last.set(raw!, { url, origin: origin!, dbStamp, keyId: cached.keyId, answer: known });
           return known;
         }
         const host = origin !== null ? hostOf(origin) : hostOf(request.headers.get('referer'));
         if (host !== null && hostAllowed(host, cached.allowedDomains)) {
+          keys.used(cached.keyId);
           const answer = { body: cached.body, etag: cached.etag, origin };
           if (origin !== null && origin.length <= REMEMBERED_ORIGIN_CHARS && cached.origins.size < ORIGINS_PER_ANSWER) cached.origins.set(origin, answer);
           return answer;
@@ -124,7 +131,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       cache.delete(cacheKey!);
       if (query === -1 || url.length - query <= CACHED_QUERY_CHARS) {
         if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-        cache.set(cacheKey!, { dbStamp, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
+        cache.set(cacheKey!, { dbStamp, keyId: key.id, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
       }
       return { body, etag, origin };
     },

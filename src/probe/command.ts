@@ -1,7 +1,7 @@
 // `svc probe send`: the first-party scanner client from the command line. It imports the client's
 // source, so the compiled binary carries the same code that clients/probe publishes.
 import { readFileSync } from 'node:fs';
-import { createProbeClient, ProbeError, type ProbeResult, type RetryInfo, type TelemetryPayload } from '../../clients/probe/src/index.ts';
+import { createProbeClient, ProbeError, type BatchSizeChange, type ProbeResult, type RetryInfo, type TelemetryPayload } from '../../clients/probe/src/index.ts';
 
 export const PROBE_USAGE = '  svc probe send [--bulk] [--batch-size N] --url URL [FILE|-]   (credentials: SVC_PROBE_KEY or SVC_PROBE_TOKEN)';
 
@@ -75,17 +75,44 @@ function clientOptions(flags: ProbeFlags, env: Record<string, string | undefined
   }
   const onRetry = ({ attempt, delay, error }: RetryInfo) =>
     console.error(`svc: ${error.error}${error.status ? ` (${error.status})` : ''}; retry ${attempt} in ${(delay / 1000).toFixed(1)} s`);
-  return { baseUrl, maxBulkScans, onRetry, ...(key ? { key } : { token: token! }) };
+  const onBatchSize = ({ size, tier }: BatchSizeChange) =>
+    console.error(`svc: ${tier ? `the ${tier} tier of these credentials` : 'svc'} takes ${size} scans a minute: sending ${size} per request (--batch-size N sends fewer)`);
+  return { baseUrl, maxBulkScans, onRetry, onBatchSize, ...(key ? { key } : { token: token! }) };
+}
+
+/** The credentials of a higher rate tier than `tier`, for the advice after a rate limit. */
+const HIGHER_TIER: Record<string, string> = {
+  anonymous: "a verified lead's token (the operator verifies the lead: svc leads verify ID) or a signed API key (SVC_PROBE_KEY, from svc keys create --scopes probe:scan)",
+  authed: 'a signed API key (SVC_PROBE_KEY, from svc keys create --scopes probe:scan), whose agent tier takes the most scans a minute',
+};
+
+/** What to do about a refusal that ended `probe send`: one sentence, or null when the error says it all. */
+function refusalAdvice(error: ProbeError): string | null {
+  const { tier, limit, retryAfter } = error.body as { tier?: string; limit?: number; retryAfter?: number };
+  if (error.status === 429) {
+    const higher = tier ? HIGHER_TIER[tier] : undefined;
+    return (
+      `${tier ? `the ${tier} tier allows ${limit} scans a minute` : 'svc is rate limiting these credentials'}` +
+      `${retryAfter ? ` and asks to wait ${retryAfter} s (Retry-After)` : ''}: send the scans not stored again after that` +
+      (higher ? `, or with credentials of a higher tier: ${higher}` : tier === 'agent' ? ', or ask the operator to raise SVC_RATE_AGENT' : '')
+    );
+  }
+  if (error.error === 'batch_exceeds_limit') return `send at most ${limit} scans per request: --batch-size ${limit}`;
+  if (error.error === 'invalid_token') return 'SVC_PROBE_TOKEN is not a current lead token: sign up again, or ask the operator for a new one (svc leads rotate ID)';
+  if (error.error === 'invalid_api_key' || error.error === 'insufficient_scope') return 'SVC_PROBE_KEY must be an active key with the probe:scan scope (svc keys create --scopes probe:scan; svc keys list shows them)';
+  return null;
 }
 
 /** Runs `svc probe <sub> ...`; resolves with the process exit code. */
 export async function probeCommand(sub: string | undefined, rest: string[], flags: ProbeFlags, env: Record<string, string | undefined>): Promise<number> {
   let result: ProbeResult;
+  let total = 0;
   try {
     if (sub !== 'send') throw new InputError(`unknown probe command ${JSON.stringify(sub ?? '')}; expected: probe send`);
     const options = clientOptions(flags, env);
     const { text, source } = readInput(rest);
     const scans = parseScans(text, flags.bulk ?? false, source);
+    total = scans.length;
     const client = createProbeClient(options);
     if (flags.bulk) {
       result = await client.sendBulk(scans);
@@ -99,9 +126,19 @@ export async function probeCommand(sub: string | undefined, rest: string[], flag
       return PROBE_EXIT.usage;
     }
     if (!(error instanceof ProbeError)) throw error;
-    // What earlier bulk requests stored is still the result of this run: scripts need it.
-    if (error.result) console.log(JSON.stringify(error.result));
+    // What earlier bulk requests stored is still the result of this run, and which scans were not
+    // stored: scripts need both.
+    if (error.result) console.log(JSON.stringify({ ...error.result, unsent: error.unsent }));
     console.error(`svc: probe send failed: ${error.message}`);
+    const advice = refusalAdvice(error);
+    if (advice) console.error(`svc: ${advice}`);
+    if (error.unsent?.length) {
+      const unanswered = error.status === 0 || error.status >= 500;
+      console.error(
+        `svc: ${error.unsent.length} of ${total} scans were not stored (the indexes in "unsent", from ${error.unsent[0]}): ` +
+          (unanswered ? 'the last request may have stored some of them; sent again, a scan is stored once only if it carries scannedAt' : 'svc stored none of them; send them again'),
+      );
+    }
     return PROBE_EXIT.failed;
   }
   console.log(JSON.stringify(result));

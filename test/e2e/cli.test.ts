@@ -5,6 +5,7 @@ import { Database } from 'bun:sqlite';
 import { sha256Hex } from '../../src/lib/crypto.ts';
 import { runCli } from '../helpers/cli.ts';
 import { bearer, jsonRequest, makeTestApp, tempDir } from '../helpers/app.ts';
+import { fixedClock } from '../../src/lib/clock.ts';
 
 let tmp: ReturnType<typeof tempDir>;
 let dataDir: string;
@@ -69,6 +70,49 @@ describe('svc CLI', () => {
     const missing = await cli('keys', 'revoke', 'no-such-id');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('not_found');
+  });
+
+  test('keys list prints every key, oldest first, with its prefix, scopes, store, domains, creation, last use and revocation', async () => {
+    const empty = await cli('keys', 'list');
+    expect(empty).toMatchObject({ code: 0, json: { items: [] } });
+    const app = await makeTestApp({ dataDir, clock: fixedClock(Date.parse('2026-11-20T09:00:00.000Z')) });
+    const admin = app.keyWith('admin');
+    const store = await app.request('/api/v1/admin/stores', jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, bearer(admin)));
+    const storeId: string = (await store.json()).id;
+    app.close();
+    const widget = await cli('keys', 'create', '--scopes', 'products:read', '--domains', 'shop.example.com', '--store', storeId, '--name', 'widget');
+    const ci = await cli('keys', 'create', '--scopes', 'probe:scan', '--name', 'ci');
+    await cli('keys', 'revoke', ci.json.id);
+
+    const res = await cli('keys', 'list');
+    expect(res.code).toBe(0);
+    expect(res.json.items).toEqual([
+      {
+        id: expect.any(String),
+        name: 'test',
+        keyPrefix: admin.slice(0, 12),
+        scopes: ['admin'],
+        allowedDomains: [],
+        storeId: null,
+        createdAt: '2026-11-20T09:00:00.000Z',
+        lastUsedAt: '2026-11-20T09:00:00.000Z',
+        revokedAt: null,
+      },
+      {
+        id: widget.json.id,
+        name: 'widget',
+        keyPrefix: widget.json.key.slice(0, 12),
+        scopes: ['products:read'],
+        allowedDomains: ['shop.example.com'],
+        storeId,
+        createdAt: expect.any(String),
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      expect.objectContaining({ id: ci.json.id, name: 'ci', lastUsedAt: null, revokedAt: expect.any(String) }),
+    ]);
+    expect(res.stdout).not.toContain(widget.json.key);
+    expect((await cli('keys', 'list', 'extra')).code).toBe(2);
   });
 
   test('leads create, verify, rotate, revoke', async () => {

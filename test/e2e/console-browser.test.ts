@@ -294,6 +294,16 @@ suite('console in Chromium', () => {
     await row.getByRole('button', { name: 'Revoke' }).click();
     await row.getByRole('button', { name: 'Revoke temporary admin' }).click();
     await row.getByText('revoked').waitFor();
+    // The key this page is signed in with was used (its session acts with it); a key no request came with says so.
+    const lastUsed = async (name: RegExp) => {
+      const row = v.page.locator('tbody tr').filter({ has: v.page.locator('td:first-child', { hasText: name }) });
+      return (await row.locator('td[data-label="Status"] .muted').textContent())!;
+    };
+    expect(await lastUsed(/^ops this session$/)).toMatch(/^last used .*\d/);
+    await api('POST', '/api/v1/admin/keys', { name: 'never used', scopes: ['dashboard:read'] });
+    await v.page.reload();
+    await v.page.locator('td:first-child', { hasText: /^never used$/ }).waitFor();
+    expect(await lastUsed(/^never used$/)).toBe('never used');
     await shot(v, 'keys');
 
     await other.page.getByRole('link', { name: 'Scans' }).click();

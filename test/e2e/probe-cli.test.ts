@@ -4,6 +4,7 @@ import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startProbeServer, type ProbeServer } from '../helpers/probe.ts';
+import { startFake } from '../fakes/http.ts';
 
 // `svc probe send` as a CI step or a shell user runs it, against a spawned svc.
 let svc: ProbeServer;
@@ -11,7 +12,7 @@ let tight: ProbeServer;
 let files: ReturnType<typeof tempDir>;
 
 beforeAll(async () => {
-  [svc, tight] = await Promise.all([startProbeServer({ SVC_RATE_AGENT: '100000' }), startProbeServer({ SVC_RATE_AGENT: '60' })]);
+  [svc, tight] = await Promise.all([startProbeServer({ SVC_RATE_AGENT: '100000' }), startProbeServer({ SVC_RATE_AGENT: '60', SVC_RATE_AUTHED: '120' })]);
   files = tempDir('svc-probe-cli-');
 });
 afterAll(async () => {
@@ -114,16 +115,54 @@ describe('svc probe send', () => {
     expect(res.stderr).toContain('invalid_api_key: the API key is unknown, malformed or revoked');
   });
 
-  test('--batch-size keeps bulk requests within the tier limit; waits for rate limits are logged on stderr', async () => {
+  test('--bulk with a lead token sends batches its tier takes (svc says which), says so, and stores every scan once, those without scannedAt too', async () => {
+    const env = { SVC_PROBE_TOKEN: await tight.token() };
+    const host = 'cli-tier.example.com';
+    // More than the authed tier's 120 a minute; every third scan leaves scannedAt to svc.
+    const lines = Array.from({ length: 125 }, (_, n) => {
+      const { scannedAt, ...rest } = scan(host, n);
+      return JSON.stringify(n % 3 === 0 ? rest : { ...rest, scannedAt });
+    });
+    const res = await send(['--bulk', '--url', tight.url], env, lines.join('\n'));
+    expect(res).toMatchObject({ code: 0, json: { inserted: 125, skipped: 0, errors: [] } });
+    expect(res.stderr).toContain('svc: the authed tier of these credentials takes 120 scans a minute: sending 120 per request (--batch-size N sends fewer)');
+    expect(await tight.count(host)).toBe(125);
+  }, 20_000);
+
+  test('--batch-size N sends at most N scans per request; waits for rate limits are logged on stderr', async () => {
     const env = { SVC_PROBE_KEY: await tight.key() };
     const scans = Array.from({ length: 62 }, (_, n) => JSON.stringify(scan('cli-batch.example.com', n))).join('\n');
-    const tooBig = await send(['--bulk', '--url', tight.url], env, scans);
-    expect(tooBig.code).toBe(1);
-    expect(tooBig.json).toEqual({ inserted: 0, skipped: 0, errors: [] });
-    expect(tooBig.stderr).toMatch(/rate_limited|batch_exceeds_limit/);
+    // 30 and 30 drain the agent tier's 60; the last 2 wait for the bucket to refill.
     const batched = await send(['--bulk', '--batch-size', '30', '--url', tight.url], env, scans);
     expect(batched).toMatchObject({ code: 0, json: { inserted: 62, skipped: 0, errors: [] } });
     expect(batched.stderr).toMatch(/^svc: rate_limited \(429\); retry 1 in \d+\.\d s$/m);
+    expect(batched.stderr).not.toContain('sending');
     expect(await tight.count('cli-batch.example.com')).toBe(62);
   }, 20_000);
+
+  test('when svc refuses for good, stderr says what to do and stdout names the scans not stored', async () => {
+    const input = [0, 1, 2].map((n) => JSON.stringify(scan('cli-refused-bulk.example.com', n))).join('\n');
+    const revoked = await send(['--bulk', '--url', svc.url], { SVC_PROBE_TOKEN: 'not-a-token' }, input);
+    expect(revoked).toMatchObject({ code: 1, json: { inserted: 0, skipped: 0, errors: [], unsent: [0, 1, 2] } });
+    expect(revoked.stderr).toContain('svc: probe send failed: invalid_token: the probe token is unknown, rotated or revoked');
+    expect(revoked.stderr).toContain('svc: SVC_PROBE_TOKEN is not a current lead token');
+    expect(revoked.stderr).toContain('svc: 3 of 3 scans were not stored (the indexes in "unsent", from 0): svc stored none of them; send them again');
+
+    // A wait longer than the CLI waits (maxDelay, 120 s): said with the credentials of a higher tier.
+    const limited = startFake(() =>
+      Response.json(
+        { error: 'rate_limited', detail: 'the authed tier allows 50 scans per minute; retry in 300 s', tier: 'authed', limit: 50, retryAfter: 300 },
+        { status: 429, headers: { 'retry-after': '300' } },
+      ),
+    );
+    try {
+      const res = await send(['--bulk', '--url', limited.url], { SVC_PROBE_TOKEN: 'token' }, input);
+      expect(res).toMatchObject({ code: 1, json: { inserted: 0, unsent: [0, 1, 2] } });
+      expect(res.stderr).toContain(
+        'svc: the authed tier allows 50 scans a minute and asks to wait 300 s (Retry-After): send the scans not stored again after that, or with credentials of a higher tier: a signed API key (SVC_PROBE_KEY, from svc keys create --scopes probe:scan)',
+      );
+    } finally {
+      limited.stop();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { createProbeClient, ProbeError, type RetryInfo, type TelemetryPayload } from '../../clients/probe/src/index.ts';
+import { createProbeClient, ProbeError, type BatchSizeChange, type RetryInfo, type TelemetryPayload } from '../../clients/probe/src/index.ts';
 import { startFake } from '../fakes/http.ts';
 import { startProbeServer, type ProbeServer } from '../helpers/probe.ts';
 
@@ -260,16 +260,119 @@ describe('rate limits (429)', () => {
     expect(delays).toEqual([60_060]); // Retry-After plus one token at 1000 a minute
   });
 
-  test('a batch above the tier limit fails at once: it can never pass', async () => {
+  test('a batch larger than the tier takes a minute goes again in batches of the limit svc names: every scan stored once', async () => {
     const key = await tight.key();
     const host = 'overcapacity.example.com';
-    const { seen, options } = retriesOf();
-    const error = await failure(createProbeClient({ baseUrl: tight.url, key, ...options }).sendBulk(Array.from({ length: 61 }, (_, n) => scanOf(host, n))));
-    expect(seen).toEqual([]);
-    expect(['rate_limited', 'batch_exceeds_limit']).toContain(error.error);
-    expect(error.body.limit).toBe(60);
-    expect(error.result).toEqual({ inserted: 0, skipped: 0, errors: [] });
-    expect(await tight.count(host)).toBe(0);
+    const sizes: BatchSizeChange[] = [];
+    const { result, requests } = await viaProxy(tight.url, (baseUrl) =>
+      createProbeClient({ baseUrl, key, onBatchSize: (change) => sizes.push(change) }).sendBulk(Array.from({ length: 61 }, (_, n) => scanOf(host, n))),
+    );
+    expect(result).toEqual({ inserted: 61, skipped: 0, errors: [] });
+    expect(sizes).toEqual([{ size: 60, tier: 'agent' }]);
+    // 61 refused as batch_exceeds_limit, then 60 (waiting out a 429 on the way) and the last one.
+    expect(requests[0]!.scans).toBe(61);
+    expect(requests.slice(1).every((r) => r.scans! <= 60)).toBe(true);
+    expect(requests.at(-1)!.scans).toBe(1);
+    expect(await tight.count(host)).toBe(61);
+  }, 20_000);
+
+  test('batches follow the tier quota svc names in RateLimit-Policy, from its first answer on', async () => {
+    const batches: number[] = [];
+    const fake = startFake(async (request) => {
+      const { scans } = (await request.json()) as { scans: unknown[] };
+      batches.push(scans.length);
+      return Response.json({ inserted: scans.length, skipped: 0, errors: [] }, { headers: { 'ratelimit-policy': '"authed";q=4;w=60' } });
+    });
+    const sizes: BatchSizeChange[] = [];
+    try {
+      const result = await createProbeClient({ baseUrl: fake.url, token: 't', maxBulkScans: 6, onBatchSize: (change) => sizes.push(change) }).sendBulk(
+        Array.from({ length: 15 }, (_, n) => scanOf('policy.example.com', n)),
+      );
+      expect(result.inserted).toBe(15);
+    } finally {
+      fake.stop();
+    }
+    expect(batches).toEqual([6, 4, 4, 1]);
+    expect(sizes).toEqual([{ size: 4, tier: 'authed' }]);
+  });
+});
+
+describe('bulk scans without scannedAt', () => {
+  test('each is given the time it is first sent, so a batch sent again after a lost answer is stored once', async () => {
+    const key = await open.key();
+    const host = 'lost-answer.example.com';
+    const scans = Array.from({ length: 5 }, (_, n) => ({ hostname: host, url: `https://${host}/p/${n}`, signals: {} }));
+    const bodies: string[] = [];
+    // svc stores the first request, but its answer is lost on the way back (a gateway's 502).
+    const gateway = startFake(async (request, url) => {
+      const body = await request.text();
+      bodies.push(body);
+      const upstream = await fetch(open.url + url.pathname, { method: 'POST', headers: request.headers, body });
+      return bodies.length === 1 ? new Response('Bad Gateway', { status: 502 }) : upstream;
+    });
+    const before = Date.now();
+    try {
+      const result = await createProbeClient({ baseUrl: gateway.url, key, retries: 1 }).sendBulk(scans);
+      expect(result).toEqual({ inserted: 0, skipped: 5, errors: [] });
+    } finally {
+      gateway.stop();
+    }
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]).toBe(bodies[0]!);
+    expect(scans.every((scan) => !('scannedAt' in scan))).toBe(true); // the caller's objects are left alone
+    const stored = await open.scans(host);
+    expect(stored).toHaveLength(5);
+    for (const scan of stored) expect(Date.parse(scan.scannedAt)).toBeGreaterThanOrEqual(before - 2000);
+  });
+
+  test('a time given on a clock running ahead of svc’s is given again on svc’s clock, once', async () => {
+    const token = await open.token();
+    const host = 'clock-ahead.example.com';
+    const scans = Array.from({ length: 3 }, (_, n) => ({ hostname: host, url: `https://${host}/p/${n}`, signals: {} }));
+    const { result, requests } = await viaProxy(open.url, (baseUrl) => createProbeClient({ baseUrl, token, now: () => Date.now() + 10 * 60_000 }).sendBulk(scans));
+    expect(result).toEqual({ inserted: 3, skipped: 0, errors: [] });
+    expect(requests.map((r) => r.scans)).toEqual([3, 3]);
+    const stored = await open.scans(host);
+    expect(stored).toHaveLength(3);
+    for (const scan of stored) expect(Math.abs(Date.parse(scan.scannedAt) - Date.now())).toBeLessThan(60_000);
+  });
+
+  test('a scan svc still finds ahead of its clock after that is reported, not given a time again', async () => {
+    let requests = 0;
+    const fake = startFake(async (request) => {
+      requests++;
+      const { scans } = (await request.json()) as { scans: unknown[] };
+      const errors = scans.map((_, index) => ({ index, error: 'scanned_at_in_future', detail: 'scannedAt is more than 5 minutes ahead of server time' }));
+      return Response.json({ inserted: 0, skipped: 0, errors });
+    });
+    try {
+      const result = await createProbeClient({ baseUrl: fake.url, token: 't' }).sendBulk([{ hostname: 'ahead.example.com', signals: {} }, scanOf('ahead.example.com', 1)]);
+      expect(result.errors.map((e) => [e.index, e.error])).toEqual([
+        [0, 'scanned_at_in_future'],
+        [1, 'scanned_at_in_future'],
+      ]);
+    } finally {
+      fake.stop();
+    }
+    expect(requests).toBe(2); // the scan given a time once more; the one with its own scannedAt never
+  });
+});
+
+describe('a failed sendBulk', () => {
+  test('names what earlier requests stored and the scans it did not store', async () => {
+    let calls = 0;
+    // The first request is stored; then the token is revoked.
+    const fake = startFake(() =>
+      calls++ === 0
+        ? Response.json({ inserted: 2, skipped: 0, errors: [] })
+        : Response.json({ error: 'invalid_token', detail: 'the probe token is unknown, rotated or revoked' }, { status: 401 }),
+    );
+    try {
+      const error = await failure(createProbeClient({ baseUrl: fake.url, token: 't', maxBulkScans: 2 }).sendBulk(Array.from({ length: 5 }, (_, n) => scanOf('unsent.example.com', n))));
+      expect(error).toMatchObject({ status: 401, error: 'invalid_token', result: { inserted: 2, skipped: 0, errors: [] }, unsent: [2, 3, 4] });
+    } finally {
+      fake.stop();
+    }
   });
 });
 

@@ -46,7 +46,12 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
   });
   let errText = '';
   const stderrDrained = (async () => {
-    for await (const chunk of proc.stderr) errText += new TextDecoder().decode(chunk);
+    for await (const chunk of proc.stderr) {
+      const text = new TextDecoder().decode(chunk);
+      errText += text;
+      // Also to this process's stderr, which the test run captures: a failing test shows the server's log.
+      process.stderr.write(text);
+    }
   })();
 
   const reader = proc.stdout.getReader();

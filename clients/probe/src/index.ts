@@ -38,7 +38,11 @@ export interface TelemetryPayload {
   signals: Signals;
   /** Absolute http(s) URL, at most 2048 characters; svc drops query and fragment. Default `https://<hostname>/`. */
   url?: string;
-  /** ISO-8601 with a time zone, such as `new Date().toISOString()`. Default: the server's time. */
+  /**
+   * ISO-8601 with a time zone, such as `new Date().toISOString()`. Default: for `send`, the server's
+   * time; `sendBulk` gives a scan without one the time it is first sent (on svc's clock as far as
+   * its answers tell), so that a batch sent again is recognised and not stored twice.
+   */
   scannedAt?: string;
   /** `confidence` is a fraction from 0 to 1. */
   platform?: { platform?: Platform; confidence?: number };
@@ -80,17 +84,30 @@ export type ProbeClientOptions = ({ token: string; key?: undefined } | { key: st
   maxDelay?: number;
   /** Per-request timeout in ms. Default 30000. */
   timeout?: number;
-  /** Scans per bulk request: at most the server's 1000, and at most your tier's per-minute limit. Default 1000. */
+  /**
+   * Most scans per bulk request. Default 1000 (svc's most). Fewer are sent when svc says that the
+   * credentials' rate tier takes fewer a minute (its `RateLimit-Policy`, or a batch it refused as
+   * too large for the tier, which is then sent again in smaller ones).
+   */
   maxBulkScans?: number;
   /** Bulk request body limit in bytes. Default 16 MiB. */
   maxBulkBytes?: number;
   /** Limit of one scan in bytes (svc's SVC_MAX_BODY_BYTES); a larger bulk item is reported, not sent. Default 524288. */
   maxScanBytes?: number;
-  /** Milliseconds since the epoch for X-Probe-Timestamp. Default Date.now. */
+  /** Milliseconds since the epoch for X-Probe-Timestamp and the `scannedAt` that `sendBulk` gives. Default Date.now. */
   now?: () => number;
   /** Called before each retry, e.g. to log it; throwing from it stops the retries with that error. */
   onRetry?: (retry: RetryInfo) => void;
+  /** Called when `sendBulk` sends fewer scans per request than before, because of what svc said about the credentials' tier. */
+  onBatchSize?: (change: BatchSizeChange) => void;
 };
+
+export interface BatchSizeChange {
+  /** Scans per bulk request from now on. */
+  size: number;
+  /** The rate tier svc named (`anonymous`, `authed`, `agent`), if it named one. */
+  tier?: string;
+}
 
 export interface ProbeClient {
   /** Send one scan; resolves once svc has committed it. */
@@ -113,8 +130,15 @@ export class ProbeError extends Error {
   declare body: { error: string; detail: string; [extra: string]: unknown };
   /** For `timestamp_out_of_window`: server time minus the timestamp sent (from the Date header, to about 1 s). */
   declare skew?: number;
-  /** For a failed `sendBulk`: what the requests before the failing one stored; later scans were not sent. */
+  /** For a failed `sendBulk`: what the requests before the failing one stored. */
   declare result?: ProbeResult;
+  /**
+   * For a failed `sendBulk`: the indexes of the scans it did not store, in order (the failing
+   * request's and every later one's). After a refusal svc stored none of them; after no answer
+   * (`status` 0) or a 5xx, the failing request's may have been: sending the same objects again is
+   * safe, as `sendBulk` gave each a `scannedAt` (svc skips a stored url and scannedAt).
+   */
+  declare unsent?: number[];
 
   constructor(status: number, body: ProbeError['body'], skew?: number) {
     super(body.error + ': ' + body.detail + (skew == null ? '' : ` (this clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'behind' : 'ahead of'} svc)`));
@@ -132,10 +156,15 @@ const encoder = new TextEncoder();
 const ENVELOPE = 12;
 
 export function createProbeClient(options: ProbeClientOptions): ProbeClient {
-  const { token, key, retries = 5, maxDelay = 120_000, timeout = 30_000, maxBulkScans = 1000, maxBulkBytes = 16 << 20, maxScanBytes = 524_288, now = Date.now, onRetry } = options;
+  const { token, key, retries = 5, maxDelay = 120_000, timeout = 30_000, maxBulkScans = 1000, maxBulkBytes = 16 << 20, maxScanBytes = 524_288, now = Date.now, onRetry, onBatchSize } = options;
   if (!token == !key) throw new TypeError('createProbeClient needs exactly one of token and key');
   const endpoint = options.baseUrl.replace(/\/+$/, '') + '/api/v1/probe/';
   let hmacKey: Promise<CryptoKey> | undefined;
+  /** Scans a minute the credentials' tier takes, as svc's last answer said (`RateLimit-Policy: "<tier>";q=<n>;w=60`). */
+  let quota = Infinity;
+  let tier: string | undefined;
+  /** svc's clock minus ours, from the last answer's Date header (cut to the second: svc was 0–999 ms past it). */
+  let offset = 0;
 
   async function signature(timestamp: string, body: Uint8Array): Promise<string> {
     hmacKey ??= crypto.subtle.importKey('raw', encoder.encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
@@ -163,6 +192,13 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
       let failure: ProbeError;
       try {
         response = await fetch(endpoint + path, { method: 'POST', headers, body: bytes, signal: AbortSignal.timeout(timeout) });
+        const policy = /^"(\w+)";q=(\d+)/.exec(response.headers.get('ratelimit-policy')!);
+        if (policy) {
+          tier = policy[1];
+          quota = +policy[2]!;
+        }
+        const date = Date.parse(response.headers.get('date')!);
+        if (date) offset = date + 500 - now();
         if (response.ok) return response;
         failure = await refusal(response, timestamp);
       } catch (error) {
@@ -194,38 +230,69 @@ export function createProbeClient(options: ProbeClientOptions): ProbeClient {
 
     async sendBulk(scans) {
       const result: ProbeResult = { inserted: 0, skipped: 0, errors: [] };
-      let batch: string[] = [];
-      let indexes: number[] = [];
-      let size = ENVELOPE;
-      const flush = async () => {
-        if (!batch.length) return;
+      // Scans are taken in order: from `back` (sent back, last first), else the next at `at`.
+      // `again`: scans whose scannedAt was given anew (at most once each).
+      const back: number[] = [];
+      const again = new Set<number>();
+      let at = 0;
+      let size = maxBulkScans;
+      const shrink = (to: number) => {
+        if (to < size) onBatchSize?.({ size: (size = to), tier });
+      };
+      const stamped = (index: number) => {
+        const scan = scans[index];
+        return typeof scan == 'object' && scan && scan.scannedAt === undefined;
+      };
+      for (;;) {
+        shrink(quota);
+        const batch: number[] = [];
+        const items: string[] = [];
+        let bytes = ENVELOPE;
+        while (batch.length < size && (back.length || at < scans.length)) {
+          const index = back.length ? back.pop()! : at++;
+          // Its retries send these same bytes, so svc skips a scan an unanswered attempt stored.
+          const json = JSON.stringify(stamped(index) ? { ...scans[index], scannedAt: new Date(now() + offset).toISOString() } : scans[index]) ?? 'null';
+          const length = encoder.encode(json).length;
+          if (length > maxScanBytes) {
+            result.errors.push({ index, error: 'payload_too_large', detail: `the scan is ${length} bytes; the limit of one scan is ${maxScanBytes} bytes` });
+          } else if (batch.length && bytes + length + 1 > maxBulkBytes) {
+            back.push(index);
+            break;
+          } else {
+            batch.push(index);
+            items.push(json);
+            bytes += length + 1;
+          }
+        }
+        if (!batch.length) break;
         let answer: ProbeResult;
         try {
-          answer = await (await post('scan-bulk', `{"scans":[${batch}]}`, batch.length)).json();
+          answer = await (await post('scan-bulk', `{"scans":[${items}]}`, batch.length)).json();
         } catch (error) {
+          back.push(...batch.reverse());
+          const limit = (error as ProbeError).body?.limit as number;
+          // A refusal naming a limit below the batch (400 batch_exceeds_limit, or 429 from an older
+          // svc or the anonymous tier's shared ceiling): svc stored none of it; it goes again in
+          // batches of that size.
+          if (limit < batch.length) {
+            shrink(limit);
+            continue;
+          }
           (error as ProbeError).result = result;
+          (error as ProbeError).unsent = back.concat(Array.from({ length: scans.length - at }, (_, n) => at + n)).sort((a, b) => a - b);
           throw error;
         }
         result.inserted += answer.inserted;
         result.skipped += answer.skipped;
-        for (const item of answer.errors) result.errors.push({ ...item, index: indexes[item.index]! });
-        batch = [];
-        indexes = [];
-        size = ENVELOPE;
-      };
-      for (let index = 0; index < scans.length; index++) {
-        const json = JSON.stringify(scans[index]) ?? 'null';
-        const bytes = encoder.encode(json).length;
-        if (bytes > maxScanBytes) {
-          result.errors.push({ index, error: 'payload_too_large', detail: `the scan is ${bytes} bytes; the limit of one scan is ${maxScanBytes} bytes` });
-          continue;
+        for (const item of answer.errors) {
+          const index = batch[item.index]!;
+          // The scannedAt given here ran ahead of svc's clock (no answer had told its offset yet): given again, once.
+          if (item.error == 'scanned_at_in_future' && stamped(index) && !again.has(index)) {
+            again.add(index);
+            back.push(index);
+          } else result.errors.push({ ...item, index });
         }
-        if (batch.length >= maxBulkScans || size + bytes + 1 > maxBulkBytes) await flush();
-        batch.push(json);
-        indexes.push(index);
-        size += bytes + 1;
       }
-      await flush();
       result.errors.sort((a, b) => a.index - b.index);
       return result;
     },

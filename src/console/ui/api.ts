@@ -1,4 +1,5 @@
-import type { ApiKey } from '../../auth/keys.ts';
+// A key as the admin API answers it (creation, listing, revocation), with its last use.
+import type { ListedApiKey as ApiKey } from '../../auth/keys.ts';
 import type { Lead } from '../../auth/leads.ts';
 import type { StoreResponse } from '../../stores/admin.ts';
 import type { SyncView } from '../../sync/state.ts';

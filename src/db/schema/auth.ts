@@ -20,6 +20,17 @@ export const apiKeys = sqliteTable(
 );
 
 /**
+ * When each API key was last used, to about a minute (src/auth/key-usage.ts). Not a column of
+ * api_keys: every write to that table empties the cache of verified keys (auth/verified-cache.ts).
+ */
+export const apiKeyUsage = sqliteTable('api_key_usage', {
+  keyId: text('key_id')
+    .primaryKey()
+    .references(() => apiKeys.id, { onDelete: 'cascade' }),
+  lastUsedAt: integer('last_used_at').notNull(),
+});
+
+/**
  * Sign-ups from the landing page or the extension popup; each holds one public `apiToken` (as a hash).
  * An email has one first lead; each later public sign-up with it is a lead of its own that names the
  * first in `repeatOf` (sign-up never tells whether an address is known: README, "Sign-up").

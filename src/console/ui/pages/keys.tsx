@@ -144,7 +144,11 @@ export function Keys({ session }: PageProps) {
                 key.allowedDomains.join(', ') || '—',
                 domainOf(key.storeId),
                 formatTime(key.createdAt),
-                key.revokedAt ? <Badge tone="danger">revoked</Badge> : <Badge tone="ok">active</Badge>,
+                // The last use shares the status cell: a column of its own would not fit 1280 px beside the actions.
+                <>
+                  {key.revokedAt ? <Badge tone="danger">revoked</Badge> : <Badge tone="ok">active</Badge>}
+                  <div class="muted">{key.lastUsedAt ? `last used ${formatTime(key.lastUsedAt)}` : 'never used'}</div>
+                </>,
                 key.revokedAt ? null : (
                   <ConfirmButton
                     label="Revoke"

@@ -1,0 +1,168 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { createKeyUsage, KEY_USE_INTERVAL_MS } from '../src/auth/key-usage.ts';
+import { fixedClock } from '../src/lib/clock.ts';
+import { writePause } from '../src/lib/write-pause.ts';
+import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { signedInit, scanPayload, TELEMETRY } from './helpers/probe.ts';
+import { seedStore } from './helpers/signals.ts';
+
+// When each API key was last used (GET /api/v1/admin/keys, svc keys list): noted on every request
+// a key authenticates, written at most once a minute per key, into a table of its own.
+const T0 = Date.parse('2026-05-04T10:00:00.000Z');
+let t: TestApp;
+afterEach(() => t?.close());
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** lastUsedAt of every key by name, as the admin API lists them (that request is a use of `admin`). */
+async function lastUses(admin: string): Promise<Record<string, string | null>> {
+  const res = await t.request('/api/v1/admin/keys', { headers: bearer(admin) });
+  expect(res.status).toBe(200);
+  const { items } = (await res.json()) as { items: { name: string; lastUsedAt: string | null }[] };
+  return Object.fromEntries(items.map((key) => [key.name, key.lastUsedAt]));
+}
+
+/** Writes to the app's connection so far (SQLite's total_changes). */
+const writes = () => t.database.sqlite.query<{ n: number }, []>('SELECT total_changes() AS n').get()!.n;
+
+describe('last use of API keys', () => {
+  test('a key is noted as used when it authenticates a request: admin bearer, console session, signed telemetry, widget', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
+    const consoleKey = t.keys.create({ name: 'console', scopes: ['dashboard:read'] }).key;
+    const probe = t.keys.create({ name: 'probe', scopes: ['probe:scan'] }).key;
+    const storeId = seedStore(t, 'platform-a', 'usage.myplatform-a.com');
+    const widget = t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId }).key;
+    t.keys.create({ name: 'idle', scopes: ['dashboard:read'] });
+    const revoked = t.keys.create({ name: 'revoked', scopes: ['admin'] });
+    t.keys.revoke(revoked.record.id);
+    expect(await lastUses(admin)).toEqual({ admin: iso(T0), console: null, probe: null, widget: null, idle: null, revoked: null });
+
+    // Signing in is a use; so is each request of the session, which acts with the key.
+    const signIn = await t.request('/api/v1/console/session', jsonRequest('POST', { key: consoleKey }, { origin: t.config.baseUrl }));
+    expect(signIn.status).toBe(201);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    clock.advance(KEY_USE_INTERVAL_MS);
+    expect((await t.request('/api/v1/dashboard/scans', { headers: { cookie } })).status).toBe(200);
+
+    clock.advance(KEY_USE_INTERVAL_MS);
+    const body = JSON.stringify(scanPayload());
+    expect((await t.request(TELEMETRY, signedInit(probe, body, clock.now()))).status).toBe(204);
+
+    clock.advance(KEY_USE_INTERVAL_MS);
+    const faqs = () => t.request('/api/v1/public/faqs?type=product&ref=1', { headers: { 'x-api-key': widget, origin: 'https://shop.usage.test' } });
+    expect((await faqs()).status).toBe(200);
+
+    // A revoked key is refused, not used.
+    expect((await t.request('/api/v1/admin/keys', { headers: bearer(revoked.key) })).status).toBe(401);
+    expect(await lastUses(admin)).toEqual({
+      admin: iso(T0 + 3 * KEY_USE_INTERVAL_MS),
+      console: iso(T0 + KEY_USE_INTERVAL_MS),
+      probe: iso(T0 + 2 * KEY_USE_INTERVAL_MS),
+      widget: iso(T0 + 3 * KEY_USE_INTERVAL_MS),
+      idle: null,
+      revoked: null,
+    });
+  });
+
+  test('a widget key whose answer comes from the widget’s answer cache (each of its three ways) is still used', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
+    const storeId = seedStore(t, 'platform-a', 'usage.myplatform-a.com');
+    const widget = t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId }).key;
+    const faqs = async (times: number) => {
+      for (let i = 0; i < times; i++) {
+        const res = await t.request('/api/v1/public/faqs?type=product&ref=1', { headers: { 'x-api-key': widget, origin: 'https://shop.usage.test' } });
+        expect(res.status).toBe(200);
+      }
+    };
+    // A written use is a commit, after which the next answer verifies the key again and is cached;
+    // then come the answer for a new origin, for a known origin, and the repeat of the last answer.
+    await faqs(1);
+    for (const [way, warmUp] of [['new origin', 1], ['known origin', 2], ['repeat', 3]] as const) {
+      await faqs(warmUp);
+      clock.advance(KEY_USE_INTERVAL_MS);
+      await faqs(1);
+      expect({ way, lastUsedAt: (await lastUses(admin)).widget }).toEqual({ way, lastUsedAt: iso(clock.now()) });
+    }
+  });
+
+  test('a key’s use is written at most once a minute: uses within the minute write nothing', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
+    const stores = () => t.request('/api/v1/admin/stores', { headers: bearer(admin) });
+    expect((await stores()).status).toBe(200);
+    clock.advance(KEY_USE_INTERVAL_MS - 1);
+    const before = writes();
+    for (let i = 0; i < 5; i++) expect((await stores()).status).toBe(200);
+    expect(writes()).toBe(before);
+    expect((await lastUses(admin)).admin).toBe(iso(T0));
+    clock.advance(1);
+    expect((await stores()).status).toBe(200);
+    expect(writes()).toBe(before + 1);
+    expect((await lastUses(admin)).admin).toBe(iso(T0 + KEY_USE_INTERVAL_MS));
+  });
+
+  test('a use is written outside api_keys, so the keys verified in memory stay there', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
+    // The counter the verified-key cache reads (lib/table-writes.ts): it moves with every write to api_keys.
+    const apiKeyWrites = () => t.database.sqlite.query<{ n: number }, []>('SELECT n FROM temp.api_keys_writes').get()!.n;
+    const before = apiKeyWrites();
+    const used = writes();
+    expect((await t.request('/api/v1/admin/stores', { headers: bearer(admin) })).status).toBe(200);
+    expect(writes()).toBe(used + 1);
+    expect(apiKeyWrites()).toBe(before);
+  });
+});
+
+describe('the last-use writer', () => {
+  const usageOf = (id: string) => t.database.sqlite.query<{ at: number }, [string]>('SELECT last_used_at AS at FROM api_key_usage WHERE key_id = ?').get(id)?.at ?? null;
+
+  test('keeps the times of at most its limit of keys: a key dropped from memory is written again at its next use', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => t.keys.create({ name, scopes: ['admin'] }).record.id);
+    const usage = createKeyUsage(t.database.sqlite, clock, 2);
+    usage.used(a!);
+    usage.used(b!);
+    clock.advance(1000);
+    usage.used(c!); // a, the longest unwritten, leaves memory
+    usage.used(a!);
+    usage.used(c!);
+    expect([usageOf(a!), usageOf(b!), usageOf(c!)]).toEqual([T0 + 1000, T0, T0 + 1000]);
+  });
+
+  test('waits out a write pause, and writes nothing inside another transaction (its rollback would lose the time)', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    const id = t.keys.create({ name: 'a', scopes: ['admin'] }).record.id;
+    const usage = createKeyUsage(t.database.sqlite, clock, 10);
+    const pause = writePause(t.database.sqlite);
+    pause.pause();
+    usage.used(id);
+    expect(usageOf(id)).toBeNull();
+    pause.resume();
+    expect(usageOf(id)).toBe(T0);
+
+    clock.advance(KEY_USE_INTERVAL_MS);
+    t.database.sqlite.run('BEGIN');
+    usage.used(id);
+    t.database.sqlite.run('ROLLBACK');
+    usage.used(id);
+    expect(usageOf(id)).toBe(T0 + KEY_USE_INTERVAL_MS);
+  });
+
+  test('keeps the latest time when writers disagree', async () => {
+    const clock = fixedClock(T0);
+    t = await makeTestApp({ clock });
+    const id = t.keys.create({ name: 'a', scopes: ['admin'] }).record.id;
+    createKeyUsage(t.database.sqlite, clock, 10).used(id);
+    createKeyUsage(t.database.sqlite, fixedClock(T0 - KEY_USE_INTERVAL_MS), 10).used(id);
+    expect(usageOf(id)).toBe(T0);
+  });
+});
