@@ -99,6 +99,7 @@ const T = {
   cli: 'test/e2e/cli.test.ts',
   storeRemoval: 'test/store-removal.test.ts',
   syncPause: 'test/sync-pause.test.ts',
+  storesCli: 'test/e2e/stores-cli.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -3349,7 +3350,7 @@ export const mutants: Mutant[] = [
     file: 'src/stores/removal.ts',
     original: '      if (keepData) {',
     replacement: '      if (false as boolean) {',
-    tests: [T.storeRemoval],
+    tests: [T.storeRemoval, T.storesCli],
   },
   {
     id: 'disconnect-keeps-signals',
@@ -3373,7 +3374,7 @@ export const mutants: Mutant[] = [
     file: 'src/stores/removal.ts',
     original: '      await api.client.unregisterHooks(deliveryUrl, removed);\n',
     replacement: '',
-    tests: [T.storeRemoval],
+    tests: [T.storeRemoval, T.storesCli],
   },
   {
     id: 'removal-deletes-others-hooks',
@@ -3429,7 +3430,7 @@ export const mutants: Mutant[] = [
     file: 'src/sync/service.ts',
     original: '      if (stores.get(storeId)?.syncPausedAt != null) throw pausedError(storeId);\n',
     replacement: '',
-    tests: [T.syncPause],
+    tests: [T.syncPause, T.storesCli],
   },
   {
     id: 'paused-store-scheduled-pass',
