@@ -100,6 +100,7 @@ const T = {
   storeRemoval: 'test/store-removal.test.ts',
   syncPause: 'test/sync-pause.test.ts',
   storesCli: 'test/e2e/stores-cli.test.ts',
+  storesBrowser: 'test/e2e/stores-browser.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -3487,5 +3488,21 @@ export const mutants: Mutant[] = [
     original: "lastCompletedAt: now, failedPasses: 0 }",
     replacement: 'lastCompletedAt: now }',
     tests: [T.syncPause],
+  },
+  {
+    id: 'console-polls-at-full-speed',
+    bug: 'the Stores page asks every 2 s for as long as a pass runs, never slowing down while nothing changes',
+    file: 'src/console/ui/poll.ts',
+    original: 'Math.min(previous * 2, POLL_LONGEST_MS)',
+    replacement: 'POLL_FIRST_MS',
+    tests: [T.storesBrowser],
+  },
+  {
+    id: 'console-polls-when-idle',
+    bug: 'the Stores page goes on polling once nothing runs',
+    file: 'src/console/ui/pages/stores.tsx',
+    original: "  const running = (stores ?? []).some((store) => store.sync.state === 'running' || store.hooks.status === 'registering');",
+    replacement: '  const running = (stores ?? []).length > 0;',
+    tests: [T.storesBrowser],
   },
 ];
