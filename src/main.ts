@@ -35,7 +35,11 @@ const USAGE = `usage:
   svc backup FILE
   svc restore FILE                  (with the server stopped)
   svc doctor [FILE]                 (checks the database, or a backup FILE; exit 1 when something is wrong)
+  svc stores list
   svc stores sync STORE_ID          (a catalogue sync pass now; the running server carries it out)
+  svc stores sync-pause STORE_ID    (no sync pass runs until sync-resume)
+  svc stores sync-resume STORE_ID
+  svc stores remove STORE_ID [--keep-data]   (deletes its hooks at the platform and everything svc holds for it; --keep-data: disconnect only)
   svc stores settings get STORE_ID
   svc stores settings set STORE_ID (--json JSON | --file FILE)   (the whole settings document; {} clears them)
 ${PROBE_USAGE}`;
@@ -64,6 +68,7 @@ const OPTIONS = {
   'batch-size': { type: 'string' },
   json: { type: 'string' },
   file: { type: 'string' },
+  'keep-data': { type: 'boolean' },
 } as const;
 
 type Parsed = ReturnType<typeof parse>;
@@ -168,11 +173,16 @@ function leadsCommand(config: Config, sub: string | undefined, rest: string[], v
   });
 }
 
-/** Store settings from the command line: the same document and validation as `PUT /api/v1/admin/stores/:id/settings`. */
-function storesCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
+/**
+ * Stores from the command line: the same answers as the admin API (`svc stores list` is `GET
+ * /api/v1/admin/stores`, `remove` is `DELETE .../:id`), and the settings document with the same
+ * validation as `PUT /api/v1/admin/stores/:id/settings`.
+ */
+async function storesCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
   if (sub === 'sync') return syncCommand(config, rest);
+  if (sub === 'list' || sub === 'remove' || sub === 'sync-pause' || sub === 'sync-resume') return storeAdminCommand(config, sub, rest, values);
   const [verb, ...ids] = rest;
-  if (sub !== 'settings' || (verb !== 'get' && verb !== 'set')) throw new UsageError('expected svc stores settings get|set STORE_ID or svc stores sync STORE_ID');
+  if (sub !== 'settings' || (verb !== 'get' && verb !== 'set')) throw new UsageError('expected svc stores list|sync|sync-pause|sync-resume|remove STORE_ID or svc stores settings get|set STORE_ID');
   const id = onlyPositional(ids, 'store ID');
   let input: unknown;
   if (verb === 'set') {
@@ -204,6 +214,27 @@ function syncCommand(config: Config, rest: string[]): void {
     sync.request(id);
     print({ id, sync: sync.view(id) });
   });
+}
+
+/**
+ * List, remove (or disconnect) a store, pause or resume its sync, through the same store admin as
+ * the API. Run beside a server, a removal stops the server's job for the store at its next step
+ * (this process cannot abort the server's call in flight) and deletes the rows in one transaction.
+ */
+async function storeAdminCommand(config: Config, sub: 'list' | 'remove' | 'sync-pause' | 'sync-resume', rest: string[], values: Parsed['values']): Promise<void> {
+  if (sub === 'list' && rest.length) throw new UsageError('stores list takes no positional arguments');
+  if (values['keep-data'] !== undefined && sub !== 'remove') throw new UsageError('--keep-data goes with svc stores remove only');
+  const id = sub === 'list' ? '' : onlyPositional(rest, 'store ID');
+  const database = openDatabase(config.databaseFile);
+  try {
+    migrateDatabase(database);
+    const { storeAdmin } = createWebhookServices(database, config, systemClock);
+    if (sub === 'list') print({ items: storeAdmin.list() });
+    else if (sub === 'remove') print(await storeAdmin.remove(id, values['keep-data'] ?? false));
+    else print(sub === 'sync-pause' ? await storeAdmin.pauseSync(id) : storeAdmin.resumeSync(id));
+  } finally {
+    database.close();
+  }
 }
 
 function backup(config: Config, rest: string[]): void {

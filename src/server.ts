@@ -160,8 +160,8 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   // Background work (store connections, catalogue sync, product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
   started.push(() => webhooks.runner.stop());
-  // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval.
-  const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue(config.syncIntervalHours * 3_600_000));
+  // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval (longer after failed passes).
+  const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue());
   if (config.syncIntervalHours > 0) reconciliation.start(5 * 60_000);
   started.push(() => reconciliation.stop());
   const rollups = createScanRollups(database.sqlite);

@@ -425,7 +425,7 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     // one not applied (drizzle applies what is newer than the latest recorded), so later ones are
     // undone too: 0020 dropped two unread indexes, 0021 added the delivery log's refusal reason and an index, 0022 added
     // leads.repeat_of and made the email index partial, 0023 added catalog_syncs.page_span, 0024 added
-    // api_key_usage.
+    // api_key_usage, 0025 stores.disconnected_at and sync_paused_at and catalog_syncs.failed_passes.
     const journal = (await Bun.file(`${MIGRATIONS_FOLDER}/meta/_journal.json`).json()) as { entries: { tag: string; when: number }[] };
     const at = journal.entries.findIndex((entry) => entry.tag.endsWith('_scan_hostname_rollups'));
     t.database.sqlite.exec('DROP TABLE scan_hostname_rollups');
@@ -437,6 +437,7 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     t.database.sqlite.exec('DROP INDEX leads_email_unique; ALTER TABLE leads DROP COLUMN repeat_of; CREATE UNIQUE INDEX `leads_email_unique` ON `leads` (`email`)');
     t.database.sqlite.exec('ALTER TABLE catalog_syncs DROP COLUMN page_span');
     t.database.sqlite.exec('DROP TABLE api_key_usage');
+    t.database.sqlite.exec('ALTER TABLE stores DROP COLUMN disconnected_at; ALTER TABLE stores DROP COLUMN sync_paused_at; ALTER TABLE catalog_syncs DROP COLUMN failed_passes');
     t.database.sqlite.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [journal.entries[at]!.when]);
     expect(migrateDatabase(t.database).applied).toBe(journal.entries.length - at);
     expectHostnameRollupsOfFoldedScans();

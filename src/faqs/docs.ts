@@ -90,7 +90,7 @@ export const faqDocs = {
       [403, 'insufficient_scope', 'this key lacks the products:read scope'],
       [400, 'invalid_request', 'type: must be one of product, category, page'],
       [404, 'not_found', 'the store of this key is not active'],
-      [410, 'signals_withdrawn', 'the store uninstalled svc; its content is withdrawn'],
+      [410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its content is withdrawn'],
     ],
   }),
 };

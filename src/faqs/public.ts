@@ -122,7 +122,7 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
       const { type, ref } = entityOf(entityUrl, fail);
       const store = storeOf(key.storeId);
-      if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc; its content is withdrawn');
+      if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its content is withdrawn');
       if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
       const refs = catalog.refsOf(store.id, type, ref);
       const json = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });

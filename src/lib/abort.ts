@@ -1,14 +1,27 @@
 /**
- * Why outbound work stopped before it ended. Both are abort reasons of a job's signal
+ * Why outbound work stopped before it ended. Each is an abort reason of a job's signal
  * (webhooks/queue.ts): a call or wait that sees one stops at once and rejects with it.
  */
 
-/** The server is shutting down: the work is left as it was, and taken up again at the next start. */
-export class ShuttingDown extends Error {
+/**
+ * The work was stopped from outside, not failed: the job is not counted as a failed attempt and is
+ * left as it was, for whoever stopped it to decide what becomes of it.
+ */
+export class Stopped extends Error {
+  override name = 'Stopped';
+}
+
+/** The server is shutting down: the work is taken up again at the next start. */
+export class ShuttingDown extends Stopped {
   override name = 'ShuttingDown';
   constructor() {
     super('the server is shutting down');
   }
+}
+
+/** The operator stopped a store's work (its removal, a disconnect, a paused sync): its jobs are dropped. */
+export class StoreStopped extends Stopped {
+  override name = 'StoreStopped';
 }
 
 /** The job's time budget ran out: a failed attempt like any other (retried with backoff). */

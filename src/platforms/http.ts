@@ -1,4 +1,4 @@
-import { OutOfTime, ShuttingDown, abortReason } from '../lib/abort.ts';
+import { OutOfTime, Stopped, abortReason } from '../lib/abort.ts';
 import { collectChunks } from '../lib/body-budget.ts';
 import { createEgress, TargetRefused, type Egress } from './egress.ts';
 
@@ -141,8 +141,8 @@ async function boundedBody(response: Response, maxBytes: number, what: string): 
  * of at most MAX_RESPONSE_BYTES read as it arrives, no redirect followed, and the target reached through
  * `via` (a store-supplied one checked and pinned). Returns the status and parsed body (null when it
  * is not JSON); the caller decides which statuses are answers (`expect`), others become a
- * PlatformApiError naming the status. A stop by `via.signal` rejects with its reason: ShuttingDown
- * as is (the work is taken up at the next start), a spent time budget as a PlatformApiError.
+ * PlatformApiError naming the status. A stop by `via.signal` rejects with its reason: a Stopped one
+ * as is (the shutdown, the operator stopping the store's work), a spent time budget as a PlatformApiError.
  */
 export async function callJson(
   url: string,
@@ -156,7 +156,7 @@ export async function callJson(
   const stopped = (error: unknown): Error => {
     if (via.signal?.aborted) {
       const reason = abortReason(via.signal);
-      return reason instanceof ShuttingDown ? reason : new PlatformApiError(`${what}: ${reason instanceof OutOfTime ? reason.message : 'stopped'}`);
+      return reason instanceof Stopped ? reason : new PlatformApiError(`${what}: ${reason instanceof OutOfTime ? reason.message : 'stopped'}`);
     }
     if (error instanceof PlatformApiError) return error;
     if (timeout.aborted) return new PlatformApiError(`${what}: timed out after ${options.timeoutMs} ms`);

@@ -297,10 +297,13 @@ const HOOKS_PER_QUERY = 250;
 const LIST_HOOKS = `query { webhookSubscriptions(first: ${HOOKS_PER_QUERY}) { edges { node { id topic endpoint { __typename ... on WebhookHttpEndpoint { callbackUrl } } } } } }`;
 const CREATE_HOOK = `mutation webhookSubscriptionCreate($topic: WebhookSubscriptionTopic!, $webhookSubscription: WebhookSubscriptionInput!) {
   webhookSubscriptionCreate(topic: $topic, webhookSubscription: $webhookSubscription) { webhookSubscription { id } userErrors { field message } } }`;
+const DELETE_HOOK = `mutation webhookSubscriptionDelete($id: ID!) { webhookSubscriptionDelete(id: $id) { deletedWebhookSubscriptionId userErrors { field message } } }`;
 const SHOP_CURRENCY = `query { shop { currencyCode } }`;
 const PRODUCT_EXISTS = `query ProductExists($id: ID!) { product(id: $id) { id } }`;
 
 const graphQlTopic = (topic: string) => topic.toUpperCase().replace('/', '_');
+/** A topic svc subscribes to (its REST name), for a GraphQL topic enum value; null for any other. */
+const subscribedTopic = (graphQl: unknown): string | null => PLATFORM_A_HOOK_TOPICS.find((topic) => graphQlTopic(topic) === graphQl) ?? null;
 
 /** The error code of a GraphQL error when it has the shape of one (`THROTTLED`, `ACCESS_DENIED`): never its message, which is the platform's text. */
 const errorCodeOf = (error: any): string => {
@@ -399,6 +402,23 @@ export function platformAClient(options: { apiBase: string; accessToken: string;
         if (Array.isArray(userErrors) && userErrors.length) throw new PlatformApiError(`webhookSubscriptionCreate ${topic}: the platform refused the subscription`);
       }
       return { topics: PLATFORM_A_HOOK_TOPICS };
+    },
+    /**
+     * Deletes the shop's subscriptions to svc's topics that deliver to `callbackUrl`, putting each
+     * topic in `removed` as soon as the platform confirms it (so a failure part-way says what is left).
+     */
+    async unregisterHooks(callbackUrl: string, removed: string[]): Promise<void> {
+      const data = await graphql(LIST_HOOKS);
+      const edges: any[] = atMost(Array.isArray(data?.webhookSubscriptions?.edges) ? data.webhookSubscriptions.edges : [], HOOKS_PER_QUERY, 'GraphQL webhookSubscriptions');
+      for (const edge of edges) {
+        const topic = subscribedTopic(edge?.node?.topic);
+        const id = stringOrNull(edge?.node?.id, 200);
+        if (topic === null || id === null || edge.node.endpoint?.callbackUrl !== callbackUrl) continue;
+        const deleted = await graphql(DELETE_HOOK, { id });
+        const userErrors = deleted?.webhookSubscriptionDelete?.userErrors ?? [];
+        if (Array.isArray(userErrors) && userErrors.length) throw new PlatformApiError(`webhookSubscriptionDelete ${topic}: the platform refused to delete the subscription`);
+        removed.push(topic);
+      }
     },
     async fetchCurrency(): Promise<string | null> {
       const data = await graphql(SHOP_CURRENCY);

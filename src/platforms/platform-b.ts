@@ -186,6 +186,21 @@ export function platformBClient(options: { apiBase: string; storeHash: string; a
       }
       return { topics: PLATFORM_B_HOOK_SCOPES };
     },
+    /**
+     * Deletes the store's hooks of svc's scopes that deliver to `destination`, putting each scope in
+     * `removed` as soon as the platform confirms it (a hook already gone, 404, counts as removed).
+     */
+    async unregisterHooks(destination: string, removed: string[]): Promise<void> {
+      const { body } = await callJson(`${base}/v3/hooks`, { headers }, { timeoutMs, expect: [200], via });
+      const hooks: any[] = Array.isArray(body?.data) ? body.data : [];
+      for (const hook of hooks) {
+        // The hook's id goes into a URL path: only an id of the platform's shape is used.
+        const id = idOf(hook?.id);
+        if (id === null || hook.destination !== destination || !PLATFORM_B_HOOK_SCOPES.includes(hook.scope)) continue;
+        await callJson(`${base}/v3/hooks/${id}`, { method: 'DELETE', headers }, { timeoutMs, expect: [200, 204, 404], via });
+        removed.push(hook.scope);
+      }
+    },
     /** The product's current data, or null once the platform no longer has it (404). */
     async fetchProduct(productId: string): Promise<any | null> {
       const { status, body } = await callJson(`${base}/v3/catalog/products/${productId}?include=images,variants,custom_fields`, { headers }, { timeoutMs, expect: [200, 404], via });

@@ -245,6 +245,21 @@ export function platformCClient(options: { siteUrl: string; consumerKey: string;
       }
       return { topics: PLATFORM_C_HOOK_TOPICS };
     },
+    /**
+     * Deletes the site's hooks of svc's topics that deliver to `deliveryUrl` (`force=true`: hooks
+     * have no trash), putting each topic in `removed` as soon as the site confirms it (404: already gone).
+     */
+    async unregisterHooks(deliveryUrl: string, removed: string[]): Promise<void> {
+      const { body } = await callJson(`${base}/webhooks?per_page=${HOOKS_PER_PAGE}`, { headers }, { timeoutMs, expect: [200], via });
+      const hooks: any[] = atMost(Array.isArray(body) ? body : [], HOOKS_PER_PAGE, 'GET /webhooks');
+      for (const hook of hooks) {
+        // The hook's id goes into a URL path: only an id of the platform's shape is used.
+        const id = idOf(hook?.id);
+        if (id === null || hook.delivery_url !== deliveryUrl || !PLATFORM_C_HOOK_TOPICS.includes(hook.topic)) continue;
+        await callJson(`${base}/webhooks/${id}?force=true`, { method: 'DELETE', headers }, { timeoutMs, expect: [200, 404], via });
+        removed.push(hook.topic);
+      }
+    },
     /** The product's current data, or null once the platform no longer has it (404). */
     async fetchProduct(productId: string): Promise<any | null> {
       const { status, body } = await callJson(`${base}/products/${productId}`, { headers }, { timeoutMs, expect: [200, 404], via });

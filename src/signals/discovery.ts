@@ -127,7 +127,7 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
   function storeOf(platform: Platform, storeId: string): StoreRow {
     const store = storeQuery.get({ $storeId: storeId });
     if (!store || store.platform !== platform) throw new ApiError(404, 'not_found', `no ${platform} store ${JSON.stringify(storeId)}`);
-    if (store.withdrawnAt !== null) throw new ApiError(410, 'signals_withdrawn', 'the store uninstalled svc; its signals are withdrawn');
+    if (store.withdrawnAt !== null) throw new ApiError(410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its signals are withdrawn');
     if (store.status !== 'active') throw new ApiError(404, 'not_found', `store ${JSON.stringify(storeId)} is inactive`);
     return store;
   }

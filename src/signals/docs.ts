@@ -12,7 +12,7 @@ const file: Input = {
 const cached = { ETag: 'Validator; `If-None-Match` gives 304', 'Cache-Control': 'public, max-age=300', 'Last-Modified': 'When the product last changed' };
 const gone: Failure[] = [
   [404, 'not_found', 'signal URLs end in .jsonld, .llm, .md or .meta'],
-  [410, 'signals_withdrawn', 'the store uninstalled svc; its content is withdrawn'],
+  [410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its content is withdrawn'],
 ];
 const signal = {
   200: { description: 'The signal in the format the extension names', type: 'application/ld+json',

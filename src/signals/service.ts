@@ -101,7 +101,7 @@ function choose(candidates: Candidate[], what: string): Candidate {
   const active = candidates.filter((c) => c.storeStatus === 'active' && c.withdrawnAt === null);
   if (active.length === 1) return active[0]!;
   if (active.length > 1) throw new ApiError(404, 'not_found', `${what} is enriched in more than one store; its signal URL is ambiguous (use /api/v1/{platform}/stores/{storeId}/products/{id})`);
-  if (candidates.some((c) => c.withdrawnAt !== null)) throw new ApiError(410, 'signals_withdrawn', `the store of ${what} uninstalled svc; its signals are withdrawn`);
+  if (candidates.some((c) => c.withdrawnAt !== null)) throw new ApiError(410, 'signals_withdrawn', `the store of ${what} uninstalled svc or was disconnected; its signals are withdrawn`);
   throw new ApiError(404, 'not_found', `no enriched ${what} in an active store`);
 }
 

@@ -6,11 +6,15 @@ import { TargetRefused } from '../platforms/egress.ts';
 import { checkStoreTarget, webhookUrlFor, type ConnectWork, type PlatformSettings, type StoreSync } from './connect.ts';
 import { parseCredentials, type ParsedCredentials } from './credentials.ts';
 import { toStoreView, type StoreRegistry, type StoreView } from './registry.ts';
+import type { RemovalOutcome, StoreHoldings, StoreRemoval } from './removal.ts';
 import { parseStoreSettings, type StoreSettings } from './settings.ts';
 
 export type { StoreSync };
 
 export type StoreResponse<SyncView = unknown> = StoreView & { webhookUrl: string; sync: SyncView; currencyError?: string };
+
+/** The answer of a removal or disconnect: what it did, and the disconnected store (null once removed). */
+export type RemovalResponse<SyncView = unknown> = RemovalOutcome & { store: StoreResponse<SyncView> | null };
 
 /**
  * Runs a store's connection (stores/connect.ts) in a job of its own, now; resolves with its outcome,
@@ -22,6 +26,7 @@ interface AdminDeps<SyncView> {
   stores: StoreRegistry;
   settings: PlatformSettings & { platformAShopSuffix: string };
   sync: StoreSync<SyncView>;
+  removal: Pick<StoreRemoval, 'remove' | 'holdings'>;
   connections: { run: RunConnection; connectWithoutApi: (storeId: string, work: ConnectWork) => Promise<{ currencyError?: string }> };
   /** How long a request that connects a store waits for the connection before answering with its state so far (it goes on in the background). */
   answerWithinMs: number;
@@ -31,6 +36,7 @@ interface AdminDeps<SyncView> {
 export const CONNECT_ANSWER_MS = 5_000;
 
 const conflict = () => new ApiError(409, 'store_exists', 'another store of this platform already uses this shop domain, store hash or site URL');
+const beingRemoved = (id: string) => new ApiError(409, 'store_being_removed', `store ${id} is being removed or disconnected; try again once that has answered`);
 
 /** Which field named a store-supplied target, for the 400 that refuses it. */
 const targetField = (platform: Platform) => (platform === 'platform-c' ? 'credentials.siteUrl' : 'domain');
@@ -41,11 +47,23 @@ const targetField = (platform: Platform) => (platform === 'platform-c' ? 'creden
  * that is done, or after `answerWithinMs` with the store as it is then (`hooks.status:
  * "registering"`): whatever the platform does, the connection goes on in the background and shows
  * on the store record. A store whose API target it names itself must not be a private address
- * (400 `private_target`, nothing saved) unless the operator allows it.
+ * (400 `private_target`, nothing saved) unless the operator allows it. Removing (or disconnecting)
+ * a store is stores/removal.ts; while it runs, nothing else may change the store (409).
  */
-export function createStoreAdmin<SyncView>({ stores, settings, sync, connections, answerWithinMs }: AdminDeps<SyncView>) {
+export function createStoreAdmin<SyncView>({ stores, settings, sync, removal, connections, answerWithinMs }: AdminDeps<SyncView>) {
   const view = (row: StoreRow, extra: { currencyError?: string } = {}): StoreResponse<SyncView> => ({ ...toStoreView(row), webhookUrl: webhookUrlFor(settings.baseUrl, row), sync: sync.view(row.id), ...extra });
   const find = (id: string) => orNotFound(stores.get(id), 'store', id);
+  /**
+   * Stores being removed or disconnected (in this process): nothing else may change them meanwhile
+   * (new credentials would reconnect a store whose data is about to go). Bounded by the stores.
+   */
+  const removing = new Set<string>();
+  /** The store, unless it is being removed (409). */
+  const findIdle = (id: string) => {
+    const row = find(id);
+    if (removing.has(row.id)) throw beingRemoved(row.id);
+    return row;
+  };
 
   async function refusePrivateTarget(platform: Platform, parsed: ParsedCredentials): Promise<void> {
     try {
@@ -84,10 +102,10 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync, connections
     },
 
     async saveCredentials(id: string, credentials: Record<string, unknown>, currency?: string): Promise<StoreResponse<SyncView>> {
-      const row = find(id);
+      const row = findIdle(id);
       const parsed = parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix);
       await refusePrivateTarget(row.platform, parsed);
-      const saved = stores.saveCredentials(find(id), parsed, currency);
+      const saved = stores.saveCredentials(findIdle(id), parsed, currency);
       if (!saved) throw conflict();
       return connect(saved, { readCurrency: saved.currency === null, importAs: 'credentials' });
     },
@@ -100,16 +118,43 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync, connections
       return orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
     },
 
-    /** A catalogue sync pass now (unless one is running); the store with its sync state. */
+    /** A catalogue sync pass now (unless one is running; 409 while paused); the store with its sync state. */
     sync(id: string): StoreResponse<SyncView> {
-      const row = find(id);
+      const row = findIdle(id);
       sync.request(row.id);
       return view(row);
     },
 
+    /** Pause the store's catalogue sync (a step in hand is stopped first); the store with its sync state. */
+    async pauseSync(id: string): Promise<StoreResponse<SyncView>> {
+      const row = findIdle(id);
+      await sync.pause(row.id);
+      return view(find(id));
+    },
+
+    /** Resume the store's catalogue sync: a pass that was under way goes on. */
+    resumeSync(id: string): StoreResponse<SyncView> {
+      return view(orNotFound(sync.resume(findIdle(id).id), 'store', id));
+    },
+
     /** Retry a failed (or refresh a working) registration with the saved credentials. */
     async registerHooks(id: string): Promise<StoreResponse<SyncView>> {
-      return connect(find(id), { readCurrency: false, importAs: null });
+      return connect(findIdle(id), { readCurrency: false, importAs: null });
+    },
+
+    /** What svc holds for the store: what a removal would delete. */
+    holdings: (id: string): { id: string; counts: StoreHoldings } => ({ id, counts: orNotFound(removal.holdings(id), 'store', id) }),
+
+    /** Remove the store with everything svc holds for it, or (`keepData`) disconnect it; 409 while it is being removed already. */
+    async remove(id: string, keepData: boolean): Promise<RemovalResponse<SyncView>> {
+      const row = findIdle(id);
+      removing.add(row.id);
+      try {
+        const outcome = orNotFound(await removal.remove(row.id, keepData), 'store', id);
+        return { ...outcome, store: keepData ? view(find(row.id)) : null };
+      } finally {
+        removing.delete(row.id);
+      }
     },
   };
 }

@@ -88,11 +88,13 @@ export async function checkStoreTarget(platformRef: string, credentials: StoreCr
   }
 }
 
-/** What the store admin needs of catalogue sync: start a pass once a store is connected, and show its state. */
+/** What the store admin needs of catalogue sync: start a pass once a store is connected, show its state, pause and resume it. */
 export interface StoreSync<View> {
   start(storeId: string, trigger: 'connect' | 'credentials'): void;
   request(storeId: string): void;
   view(storeId: string): View;
+  pause(storeId: string): Promise<StoreRow | null>;
+  resume(storeId: string): StoreRow | null;
 }
 
 /** The job that connects a store: its payload says what to do after the hooks. */

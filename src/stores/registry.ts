@@ -23,6 +23,8 @@ export interface StoreView {
   updatedAt: string;
   deactivatedAt: string | null;
   signalsWithdrawnAt: string | null;
+  /** When the operator disconnected the store (its data kept); null once credentials are saved again. */
+  disconnectedAt: string | null;
   /** Merchant-listing facts (stores/settings.ts); `{}` until set. */
   settings: StoreSettings;
 }
@@ -41,6 +43,7 @@ export function toStoreView(row: StoreRow): StoreView {
     updatedAt: isoOrNull(row.updatedAt)!,
     deactivatedAt: isoOrNull(row.deactivatedAt),
     signalsWithdrawnAt: isoOrNull(row.signalsWithdrawnAt),
+    disconnectedAt: isoOrNull(row.disconnectedAt),
     settings: row.settings,
   };
 }
@@ -172,6 +175,7 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
           status: 'active',
           deactivatedAt: null,
           signalsWithdrawnAt: null,
+          disconnectedAt: null,
           ...(currency === undefined ? {} : { currency }),
           updatedAt: clock.now(),
         })
@@ -263,6 +267,44 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
 
     setCurrency(id: string, currency: string): StoreRow {
       return db.update(stores).set({ currency, updatedAt: clock.now() }).where(eq(stores.id, id)).returning().get()!;
+    },
+
+    /**
+     * The operator disconnects the store (or begins its removal): inactive, every signal withdrawn,
+     * recorded as store events (once: disconnecting again changes nothing). `updated_at` moves (it is
+     * part of the signals' version stamp).
+     */
+    disconnect(id: string): StoreRow | null {
+      const before = byIdStatement.get({ id });
+      if (!before) return null;
+      const now = clock.now();
+      const row = db
+        .update(stores)
+        .set({ status: 'inactive', deactivatedAt: before.deactivatedAt ?? now, disconnectedAt: before.disconnectedAt ?? now, signalsWithdrawnAt: before.signalsWithdrawnAt ?? now, updatedAt: sql`max(${now}, ${stores.updatedAt} + 1)` })
+        .where(eq(stores.id, id))
+        .returning()
+        .get()!;
+      const events = [...(before.disconnectedAt === null ? ['disconnected'] : []), ...(before.signalsWithdrawnAt === null ? ['signals_withdrawn'] : [])];
+      if (events.length > 0) db.insert(storeEvents).values(events.map((kind) => ({ id: newId(), storeId: id, kind, occurredAt: now }))).run();
+      return row;
+    },
+
+    /**
+     * What became of the store's hooks when it was disconnected: deleted (`unregistered`), or some
+     * may be left (`unregister_failed`, with those topics and why). Hooks svc never registered keep their state.
+     */
+    recordUnregistration(id: string, result: { outcome: 'unregistered' | 'failed' | 'none' | 'platform_managed'; left: string[]; error: string | null }): void {
+      if (result.outcome !== 'unregistered' && result.outcome !== 'failed') return;
+      const failed = result.outcome === 'failed';
+      db.update(stores)
+        .set({ hookStatus: failed ? 'unregister_failed' : 'unregistered', hookTopics: failed ? result.left : [], hookError: result.error, hooksRegisteredAt: null, hooksConfirmedAt: null, updatedAt: clock.now() })
+        .where(eq(stores.id, id))
+        .run();
+    },
+
+    /** Pause (keeping the first pause's time) or resume the store's catalogue sync; null for an unknown store. */
+    setSyncPaused(id: string, paused: boolean): StoreRow | null {
+      return db.update(stores).set({ syncPausedAt: paused ? sql`coalesce(${stores.syncPausedAt}, ${clock.now()})` : null }).where(eq(stores.id, id)).returning().get() ?? null;
     },
 
     /** `app/uninstalled`: inactive, every signal withdrawn, both recorded as store events. */

@@ -4,7 +4,7 @@ import type { UnlistedChunk } from '../catalog/sweep.ts';
 import { SYNC_KINDS, type CatalogSyncRow, type JobRow, type StoreRow, type SyncKind, type SyncTrigger } from '../db/schema/index.ts';
 import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ShuttingDown } from '../lib/abort.ts';
+import { Stopped } from '../lib/abort.ts';
 import { backoffMs } from '../lib/backoff.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
@@ -17,7 +17,7 @@ import type { CatalogPage, EntryData, ProductData } from '../platforms/types.ts'
 import type { StoreRegistry } from '../stores/registry.ts';
 import type { JobContinuation, JobHandler, JobQueue } from '../webhooks/queue.ts';
 import { ENTRY_TYPE_OF, entrySource, productSource, type SyncSource } from './sources.ts';
-import { createSyncState, toSyncView, type SyncView } from './state.ts';
+import { createSyncState, failedPassesOf, toSyncView, type SyncView } from './state.ts';
 
 export type SyncLog = (level: 'info' | 'warn', msg: string, fields: Record<string, unknown>) => void;
 
@@ -30,10 +30,32 @@ interface SyncDeps {
   settings: PlatformSettings;
   log: SyncLog;
   onQueued?: (() => void) | undefined;
+  /** How often the schedule starts a pass of each store (SVC_SYNC_INTERVAL_HOURS; 0: no schedule). */
+  scheduleMs?: number;
+  /** Stops the runs in hand of the store's jobs that `which` picks (JobRunner.stopStore). */
+  stopRuns?: (storeId: string, why: string, which: (job: JobRow) => boolean) => Promise<number>;
 }
 
 /** The queue job that runs a store's pass of one kind, a page per step. */
 export const syncJobKind = (kind: SyncKind) => `catalog-sync.${kind}`;
+const SYNC_JOB_KINDS = new Set<string>(SYNC_KINDS.map(syncJobKind));
+/** Whether a job kind is a step of a sync pass. */
+export const isSyncJob = (kind: string): boolean => SYNC_JOB_KINDS.has(kind);
+
+/** The longest the schedule waits after passes that failed in a row (a week), unless its interval is longer. */
+export const MAX_SCHEDULE_BACKOFF_MS = 7 * 24 * 3_600_000;
+
+/**
+ * How long after the latest pass started the schedule starts the next: its interval, doubled for
+ * each pass in a row that failed, up to a week (or the interval, when that is longer).
+ */
+export function scheduleWaitMs(intervalMs: number, failedPasses: number): number {
+  return Math.min(intervalMs * 2 ** Math.min(failedPasses, 30), Math.max(intervalMs, MAX_SCHEDULE_BACKOFF_MS));
+}
+
+/** A manual pass refused while the operator has paused the store's sync. */
+const pausedError = (storeId: string) =>
+  new ApiError(409, 'sync_paused', `the catalogue sync of store ${storeId} is paused: resume it first (POST /api/v1/admin/stores/${storeId}/sync/resume, svc stores sync-resume ${storeId})`);
 
 /**
  * Most items written per transaction: a page is applied in short transactions (inBatches sizes them
@@ -100,7 +122,7 @@ interface KindSync<T> {
  * product a webhook deleted. The next page's position is committed with the page, so a pass
  * survives restarts without applying a page twice.
  */
-export function createCatalogSync({ database, clock, stores, catalog, queue, settings, log, onQueued }: SyncDeps) {
+export function createCatalogSync({ database, clock, stores, catalog, queue, settings, log, onQueued, scheduleMs = 0, stopRuns }: SyncDeps) {
   const state = createSyncState(database.db, clock);
   const entries = createCatalogEntries(database.db, clock);
 
@@ -197,7 +219,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       let failed = false;
       for (const id of confirming) {
         const gone = await sync.source.confirmGone(id).catch((error) => {
-          if (error instanceof ShuttingDown) throw error;
+          if (error instanceof Stopped) throw error;
           return null;
         });
         failed = gone === null;
@@ -252,7 +274,7 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     try {
       page = await sync.source.page(row.cursor);
     } catch (error) {
-      if (error instanceof ShuttingDown) throw error;
+      if (error instanceof Stopped) throw error;
       if (error instanceof PlatformThrottled && !error.refused) return { runAgainAt: clock.now() + (error.waitMs ?? retry.baseMs), again: 'wait' };
       const reason = (error as Error).message ?? String(error);
       if (error instanceof PlatformProtocolError) return fail(row, reason);
@@ -284,14 +306,40 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
     return { runAgainAt: clock.now() + page.waitMs };
   };
 
-  /** Every kind's pass begun and its job queued in one transaction: one commit in the turn of the request that started them. */
-  const beginPasses = writeTransaction(database.sqlite, (storeId: string, trigger: SyncTrigger, viaApp: boolean) => {
+  /**
+   * Every kind's pass begun and its job queued in one transaction: one commit in the turn of the
+   * request that started them. While the store's sync is paused the passes are begun but no job is
+   * queued: they start when it is resumed.
+   */
+  const beginPasses = writeTransaction(database.sqlite, (storeId: string, trigger: SyncTrigger, viaApp: boolean, paused: boolean) => {
     for (const kind of SYNC_KINDS) {
       state.begin(storeId, kind, newId(), trigger);
       if (viaApp) fail(state.get(storeId, kind)!, NO_API_ACCESS);
-      else queue.enqueueOnce(syncJobKind(kind), storeId, {});
+      else if (!paused) queue.enqueueOnce(syncJobKind(kind), storeId, {});
     }
   });
+
+  /** Paused: the store's sync jobs dropped in the same transaction (a run in hand is stopped after it). */
+  const pauseTransaction = writeTransaction(database.sqlite, (storeId: string): StoreRow | null => {
+    const row = stores.setSyncPaused(storeId, true);
+    if (row) queue.dropUnfinished(storeId, isSyncJob);
+    return row;
+  });
+
+  /** Resumed: the job of each kind whose pass was under way queued again, to go on from its saved position. */
+  const resumeTransaction = writeTransaction(database.sqlite, (storeId: string): StoreRow | null => {
+    const row = stores.setSyncPaused(storeId, false);
+    if (!row) return null;
+    for (const pass of state.of(storeId)) if (pass.status === 'running') queue.enqueueOnce(syncJobKind(pass.kind), storeId, {});
+    return row;
+  });
+
+  /** When the schedule starts the store's next pass: null without a schedule, while one runs or is paused, or for a store it does not sync. */
+  function nextScheduledAt(store: StoreRow, passes: CatalogSyncRow[]): number | null {
+    if (scheduleMs <= 0 || store.status !== 'active' || store.credentialKind === 'via-app' || store.syncPausedAt !== null) return null;
+    if (passes.length === 0 || passes.some((pass) => pass.status === 'running')) return null;
+    return Math.max(...passes.map((pass) => pass.startedAt)) + scheduleWaitMs(scheduleMs, failedPassesOf(passes));
+  }
 
   const handlers: Record<string, JobHandler> = Object.fromEntries(SYNC_KINDS.map((kind) => [syncJobKind(kind), step(kind)]));
 
@@ -307,27 +355,65 @@ export function createCatalogSync({ database, clock, stores, catalog, queue, set
       if (!store || store.status !== 'active') return;
       const credentials = stores.credentialsOf(store);
       if (credentials.kind !== 'via-app' && !apiTargetOf(store, credentials, settings)) return;
-      beginPasses(storeId, trigger, credentials.kind === 'via-app');
+      beginPasses(storeId, trigger, credentials.kind === 'via-app', store.syncPausedAt !== null);
       onQueued?.();
     },
 
-    view: (storeId: string): SyncView => toSyncView(state.of(storeId)),
+    /** The store's sync state, with its pause, the page being retried and the next scheduled pass. */
+    view(storeId: string): SyncView {
+      const store = stores.get(storeId);
+      const passes = state.of(storeId);
+      const waiting = queue.nextRetry(storeId, isSyncJob);
+      return toSyncView(passes, {
+        pausedAt: store?.syncPausedAt ?? null,
+        retry: waiting && store?.syncPausedAt == null ? { failedAttempts: waiting.attempts, maxAttempts: queue.maxAttempts, nextAttemptAt: waiting.runAt } : null,
+        nextScheduledAt: store ? nextScheduledAt(store, passes) : null,
+      });
+    },
 
-    /** A manual pass (`POST .../sync`, `svc stores sync`): started unless one is already under way. */
+    /**
+     * A manual pass (`POST .../sync`, `svc stores sync`): started unless one is already under way (a
+     * pass waiting for its next attempt is left to wait: this never asks a failing platform sooner).
+     * 409 `sync_paused` while the operator has paused the store's sync.
+     */
     request(storeId: string): void {
+      if (stores.get(storeId)?.syncPausedAt != null) throw pausedError(storeId);
       if (!state.running(storeId)) this.start(storeId, 'manual');
     },
 
     /**
-     * Scheduled reconciliation: a pass for every active store with API access whose latest pass
-     * started at least `intervalMs` ago (or that never had one) and is not running. Returns how many started.
+     * Pause the store's sync: its sync jobs are dropped and a step in hand is stopped (resolves once
+     * it has ended); a pass under way keeps its position. Null for an unknown store.
      */
-    reconcileDue(intervalMs: number): number {
+    async pause(storeId: string): Promise<StoreRow | null> {
+      const row = pauseTransaction(storeId);
+      if (row) await stopRuns?.(storeId, "the store's sync was paused", (job) => isSyncJob(job.kind));
+      return row;
+    },
+
+    /** Resume the store's sync: a pass that was under way goes on from where it stopped. Null for an unknown store. */
+    resume(storeId: string): StoreRow | null {
+      const row = resumeTransaction(storeId);
+      if (row) onQueued?.();
+      return row;
+    },
+
+    /** The store's passes under way end as failed with `reason` (a disconnect or removal; its jobs are dropped by the caller). */
+    stopRunning: (storeId: string, reason: string): void => state.stopRunning(storeId, reason),
+
+    /**
+     * Scheduled reconciliation: a pass for every active store with API access whose sync is not
+     * paused, that is not running, and whose latest pass started at least `intervalMs` ago (twice
+     * that after a failed pass, four times after two in a row ... up to a week: scheduleWaitMs), or
+     * that never had one. Returns how many started.
+     */
+    reconcileDue(intervalMs: number = scheduleMs): number {
       let started = 0;
       for (const store of stores.list()) {
-        if (store.status !== 'active' || store.credentialKind === 'via-app' || state.running(store.id)) continue;
-        const latest = Math.max(0, ...state.of(store.id).map((row) => row.startedAt));
-        if (clock.now() - latest < intervalMs) continue;
+        if (store.status !== 'active' || store.credentialKind === 'via-app' || store.syncPausedAt !== null || state.running(store.id)) continue;
+        const passes = state.of(store.id);
+        const latest = Math.max(0, ...passes.map((row) => row.startedAt));
+        if (clock.now() - latest < scheduleWaitMs(intervalMs, failedPassesOf(passes))) continue;
         this.start(store.id, 'schedule');
         started++;
       }

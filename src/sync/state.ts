@@ -4,7 +4,7 @@ import { catalogSyncs, SYNC_KINDS, type CatalogSyncRow, type SyncKind, type Sync
 import type { Clock } from '../lib/clock.ts';
 import { isoOrNull } from '../lib/time.ts';
 
-export type SyncState = 'idle' | 'running' | 'failed';
+export type SyncState = 'idle' | 'running' | 'paused' | 'failed';
 
 /** One kind's progress in the store's latest pass. */
 export interface SyncKindView {
@@ -15,11 +15,21 @@ export interface SyncKindView {
   lastCompletedAt: string | null;
 }
 
+/** A page being retried after failed attempts: how many failed, of how many it gets, and when the next is due. */
+export interface SyncRetry {
+  failedAttempts: number;
+  maxAttempts: number;
+  nextAttemptAt: string;
+}
+
 /**
- * A store's catalogue sync as the admin API shows it: `running` while any kind is, else `failed`
- * when any kind gave up (with its reason), else `idle`. `lastCompletedAt` is when every kind last
- * went through all its pages (null until then); `error` is a failed kind's reason, or while running
- * the last error being retried.
+ * A store's catalogue sync as the admin API shows it: `paused` while the operator has paused it
+ * (nothing runs; a pass under way goes on from where it stopped once resumed), else `running` while
+ * any kind is, else `failed` when any kind gave up (with its reason), else `idle`.
+ * `lastCompletedAt` is when every kind last went through all its pages (null until then); `error` is
+ * a failed kind's reason, or while running the last error being retried, with `retry` saying when.
+ * `failedPasses` counts the passes in a row that failed, and `nextScheduledAt` is when the schedule
+ * starts the next pass (null while one runs, while paused, or without a schedule).
  */
 export interface SyncView {
   state: SyncState;
@@ -28,30 +38,51 @@ export interface SyncView {
   finishedAt: string | null;
   lastCompletedAt: string | null;
   error: string | null;
+  retry: SyncRetry | null;
+  failedPasses: number;
+  nextScheduledAt: string | null;
+  pausedAt: string | null;
   kinds: Record<SyncKind, SyncKindView>;
 }
 
-const kindState = (row: CatalogSyncRow | undefined): SyncState => (row?.status === 'running' ? 'running' : row?.status === 'failed' ? 'failed' : 'idle');
+/** What the view adds to the pass rows: the store's pause, the page being retried, the schedule. */
+export interface SyncCircumstances {
+  pausedAt: number | null;
+  retry: { failedAttempts: number; maxAttempts: number; nextAttemptAt: number } | null;
+  nextScheduledAt: number | null;
+}
 
-export function toSyncView(rows: CatalogSyncRow[]): SyncView {
+const kindState = (row: CatalogSyncRow | undefined, paused: boolean): SyncState =>
+  row?.status === 'running' ? (paused ? 'paused' : 'running') : row?.status === 'failed' ? 'failed' : 'idle';
+
+/** Passes of the store that failed in a row: the most of any kind. */
+export const failedPassesOf = (rows: CatalogSyncRow[]): number => Math.max(0, ...rows.map((row) => row.failedPasses));
+
+export function toSyncView(rows: CatalogSyncRow[], circumstances: SyncCircumstances = { pausedAt: null, retry: null, nextScheduledAt: null }): SyncView {
+  const paused = circumstances.pausedAt !== null;
   const byKind = new Map(rows.map((row) => [row.kind, row]));
   const kinds = Object.fromEntries(
     SYNC_KINDS.map((kind) => {
       const row = byKind.get(kind);
-      return [kind, { state: kindState(row), pages: row?.pages ?? 0, items: row?.items ?? 0, error: row?.error ?? null, lastCompletedAt: isoOrNull(row?.lastCompletedAt ?? null) }];
+      return [kind, { state: kindState(row, paused), pages: row?.pages ?? 0, items: row?.items ?? 0, error: row?.error ?? null, lastCompletedAt: isoOrNull(row?.lastCompletedAt ?? null) }];
     }),
   ) as Record<SyncKind, SyncKindView>;
   const states = SYNC_KINDS.map((kind) => kinds[kind].state);
   const completed = SYNC_KINDS.map((kind) => byKind.get(kind)?.lastCompletedAt ?? null);
   const latest = rows.reduce<CatalogSyncRow | null>((a, row) => (a === null || row.startedAt > a.startedAt ? row : a), null);
   const unfinished = rows.some((row) => row.finishedAt === null);
+  const retry = circumstances.retry;
   return {
-    state: states.includes('running') ? 'running' : states.includes('failed') ? 'failed' : 'idle',
+    state: paused ? 'paused' : states.includes('running') ? 'running' : states.includes('failed') ? 'failed' : 'idle',
     trigger: latest?.trigger ?? null,
     startedAt: isoOrNull(rows.length ? Math.min(...rows.map((row) => row.startedAt)) : null),
     finishedAt: isoOrNull(rows.length && !unfinished ? Math.max(...rows.map((row) => row.finishedAt!)) : null),
     lastCompletedAt: isoOrNull(completed.includes(null) ? null : Math.min(...(completed as number[]))),
     error: rows.find((row) => row.status === 'failed')?.error ?? rows.find((row) => row.error !== null)?.error ?? null,
+    retry: retry && { failedAttempts: retry.failedAttempts, maxAttempts: retry.maxAttempts, nextAttemptAt: isoOrNull(retry.nextAttemptAt)! },
+    failedPasses: failedPassesOf(rows),
+    nextScheduledAt: isoOrNull(circumstances.nextScheduledAt),
+    pausedAt: isoOrNull(circumstances.pausedAt),
     kinds,
   };
 }
@@ -112,7 +143,7 @@ export function createSyncState(db: Db, clock: Clock) {
     swept(row: CatalogSyncRow, through: string | null, removed: number): void {
       const now = clock.now();
       db.update(catalogSyncs)
-        .set({ removed: sql`${catalogSyncs.removed} + ${removed}`, error: null, ...(through === null ? { sweptThrough: null, status: 'done', finishedAt: now, lastCompletedAt: now } : { sweptThrough: through }) })
+        .set({ removed: sql`${catalogSyncs.removed} + ${removed}`, error: null, ...(through === null ? { sweptThrough: null, status: 'done', finishedAt: now, lastCompletedAt: now, failedPasses: 0 } : { sweptThrough: through }) })
         .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
         .run();
     },
@@ -122,9 +153,17 @@ export function createSyncState(db: Db, clock: Clock) {
       db.update(catalogSyncs).set({ error }).where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId))).run();
     },
 
-    /** The pass gave up; the catalogue keeps what earlier pages and webhooks brought. */
+    /** The pass gave up (one more failed pass in a row); the catalogue keeps what earlier pages and webhooks brought. */
     fail(row: CatalogSyncRow, error: string): void {
-      db.update(catalogSyncs).set({ status: 'failed', error, finishedAt: clock.now() }).where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId))).run();
+      db.update(catalogSyncs)
+        .set({ status: 'failed', error, finishedAt: clock.now(), failedPasses: sql`${catalogSyncs.failedPasses} + 1` })
+        .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
+        .run();
+    },
+
+    /** The operator stopped the store's passes under way (a disconnect): ended as failed with `reason`, not counted as failed passes. */
+    stopRunning(storeId: string, reason: string): void {
+      db.update(catalogSyncs).set({ status: 'failed', error: reason, finishedAt: clock.now() }).where(and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.status, 'running'))).run();
     },
   };
 }

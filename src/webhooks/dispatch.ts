@@ -260,8 +260,25 @@ export function createDispatcher({ db, sqlite, clock, stores, catalog, queue, on
     });
   }
 
+  /**
+   * The operator stopped the store (stores/removal.ts): its deliveries verified but not yet
+   * committed are refused when it is removed (their rows would name no store), with the 401 a
+   * delivery for no store gets, or ignored as for any inactive store when it is disconnected.
+   */
+  function storeStopped(storeId: string, removed: boolean): void {
+    for (let i = pending.length - 1; i >= 0; i--) {
+      const entry = pending[i]!;
+      if (entry.delivery.store.id !== storeId) continue;
+      if (!removed) entry.event = inactiveEvent(entry.delivery);
+      else {
+        pending.splice(i, 1);
+        entry.reject(new ApiError(401, 'unverified_webhook', 'the store this delivery names was removed'));
+      }
+    }
+  }
+
   /** Transactions committed for deliveries so far (each holds one or more deliveries). */
-  return Object.defineProperty(dispatch, 'groups', { get: () => groups }) as typeof dispatch & { readonly groups: number };
+  return Object.defineProperties(dispatch, { groups: { get: () => groups }, storeStopped: { value: storeStopped } }) as typeof dispatch & { readonly groups: number; storeStopped: typeof storeStopped };
 }
 
 export type Dispatch = ReturnType<typeof createDispatcher>;

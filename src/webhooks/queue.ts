@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { jobs, type JobRow } from '../db/schema/index.ts';
-import { OutOfTime, ShuttingDown } from '../lib/abort.ts';
+import { OutOfTime, ShuttingDown, Stopped, StoreStopped } from '../lib/abort.ts';
 import { backoffMs } from '../lib/backoff.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
@@ -122,6 +122,32 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
     },
 
     /**
+     * The store's queued job (of the kinds `which` picks) that is waiting after failed (or refused)
+     * attempts, the one due first: how many attempts failed and when the next is due. Null when none waits so.
+     */
+    nextRetry(storeId: string, which: (kind: string) => boolean): { attempts: number; runAt: number } | null {
+      const waiting = db
+        .select({ kind: jobs.kind, attempts: jobs.attempts, runAt: jobs.runAt })
+        .from(jobs)
+        .where(and(eq(jobs.status, 'queued'), eq(jobs.storeId, storeId), sql`${jobs.attempts} > 0`))
+        .orderBy(jobs.runAt)
+        .all();
+      const job = waiting.find((candidate) => which(candidate.kind));
+      return job ? { attempts: job.attempts, runAt: job.runAt } : null;
+    },
+
+    /**
+     * Drops the store's unfinished jobs (queued, or running: a run in hand is stopped by
+     * JobRunner.stopStore), all of them or those whose kind `which` picks; returns how many.
+     */
+    dropUnfinished(storeId: string, which: (kind: string) => boolean = () => true): number {
+      const unfinished = db.select({ id: jobs.id, kind: jobs.kind }).from(jobs).where(and(eq(jobs.storeId, storeId), inArray(jobs.status, ['queued', 'running']))).all();
+      const dropped = unfinished.filter((job) => which(job.kind)).map((job) => job.id);
+      if (dropped.length > 0) db.delete(jobs).where(inArray(jobs.id, dropped)).run();
+      return dropped.length;
+    },
+
+    /**
      * Schedule a retry with exponential backoff and jitter (about base, 2x base, 4x base ... capped;
      * with the defaults up to ~22 h over 12 attempts), or give up (`dead`, kept for the operator)
      * after the last attempt.
@@ -155,8 +181,9 @@ export interface JobContinuation {
 
 /**
  * One run of a job. `signal` is aborted when the job's time budget runs out (OutOfTime: a failed
- * attempt) or the server shuts down (ShuttingDown: the job is left to the next start); every call
- * and wait of the handler must stop on it.
+ * attempt), the server shuts down (ShuttingDown: the job is left to the next start) or the operator
+ * stops the store's work (StoreStopped: its jobs are dropped); every call and wait of the handler
+ * must stop on it.
  */
 export type JobHandler = (job: JobRow, signal: AbortSignal) => Promise<void | JobContinuation>;
 
@@ -176,8 +203,8 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
   let stopped = false;
   let failures = 0;
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | null = null;
-  /** The runs in hand, by the controller that stops them. */
-  const inFlight = new Map<AbortController, Promise<void>>();
+  /** The runs in hand, by the controller that stops them, with their job. */
+  const inFlight = new Map<AbortController, { job: JobRow; run: Promise<void> }>();
 
   /**
    * A started runner wakes up when a continued job is due (between polls, for short waits such as a
@@ -199,8 +226,9 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
 
   /**
    * One run of a claimed job within its time budget, and what it comes to: done, continued, or
-   * failed (retried with backoff). A run stopped by the shutdown is left as it is: still running
-   * in the table, it is taken again when the next start releases the leases.
+   * failed (retried with backoff). A run stopped from outside is left as it is: by the shutdown,
+   * still running in the table, it is taken again when the next start releases the leases; by the
+   * operator stopping its store's work, its row is dropped (JobQueue.dropUnfinished).
    */
   function runJob(job: JobRow, handler: JobHandler | undefined): Promise<void> {
     const controller = new AbortController();
@@ -212,7 +240,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
         if (result) wakeAfter(queue.requeue(job.id, result.runAgainAt, result.again));
         else queue.complete(job.id);
       } catch (error) {
-        if (controller.signal.reason instanceof ShuttingDown) return;
+        if (controller.signal.reason instanceof Stopped) return;
         const message = (error as Error).message ?? String(error);
         queue.fail(job, message);
         failures++;
@@ -222,7 +250,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
         inFlight.delete(controller);
       }
     })();
-    inFlight.set(controller, run);
+    inFlight.set(controller, { job, run });
     return run;
   }
 
@@ -262,6 +290,17 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
       });
       return outcome;
     },
+    /**
+     * Stops the runs in hand of the store's jobs (those `which` picks): their calls and waits end at
+     * once with StoreStopped(`why`), and no failure is counted. Resolves, with how many there were,
+     * once each has ended (a step writing its page finishes that page's transactions first).
+     */
+    async stopStore(storeId: string, why: string, which: (job: JobRow) => boolean = () => true): Promise<number> {
+      const runs = [...inFlight].filter(([, { job }]) => job.storeId === storeId && which(job));
+      for (const [controller] of runs) controller.abort(new StoreStopped(why));
+      await Promise.all(runs.map(([, { run }]) => run));
+      return runs.length;
+    },
     /** Failed job attempts since start (for /metrics). */
     get failures(): number {
       return failures;
@@ -284,7 +323,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
       if (wake) clearTimeout(wake.timer);
       wake = null;
       for (const controller of inFlight.keys()) controller.abort(new ShuttingDown());
-      await Promise.all([running, ...inFlight.values()]);
+      await Promise.all([running, ...[...inFlight.values()].map(({ run }) => run)]);
     },
   };
 }

@@ -9,6 +9,7 @@ import type { RetryPolicy } from '../platforms/http.ts';
 import { CONNECT_ANSWER_MS, createStoreAdmin } from '../stores/admin.ts';
 import { CONNECT_JOB, storeConnections } from '../stores/connect.ts';
 import { createStoreRegistry } from '../stores/registry.ts';
+import { createStoreRemoval } from '../stores/removal.ts';
 import { createDispatcher } from './dispatch.ts';
 import { createJobQueue, createJobRunner, type QueueOptions } from './queue.ts';
 import { createReceivers } from './receive.ts';
@@ -25,6 +26,8 @@ export interface WebhookServiceOptions {
   retry?: RetryPolicy;
   /** How long a request that connects a store waits for the connection before answering (stores/admin.ts). */
   connectAnswerMs?: number;
+  /** How long a store's removal waits for the platform to confirm its hooks are deleted (stores/removal.ts). */
+  unregisterWithinMs?: number;
   /** How platform targets are resolved and fetched (tests: a resolver and a fetch that never leave loopback). */
   egress?: { resolve?: Resolve; fetch?: Fetch };
   /** Where catalogue sync writes its phase lines (the app's logger); JSON lines on stderr otherwise. */
@@ -51,8 +54,30 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     retry: options.retry,
     egress: createEgress({ allowPrivate: config.allowPrivateTargets, ...options.egress }),
   };
-  const sync = createCatalogSync({ database, clock, stores, catalog, queue, settings, log, onQueued: () => runner.notify() });
+  const sync = createCatalogSync({
+    database,
+    clock,
+    stores,
+    catalog,
+    queue,
+    settings,
+    log,
+    onQueued: () => runner.notify(),
+    scheduleMs: config.syncIntervalHours * 3_600_000,
+    stopRuns: (storeId, why, which) => runner.stopStore(storeId, why, which),
+  });
   const connections = storeConnections({ stores, settings, sync });
+  const removal = createStoreRemoval({
+    sqlite: database.sqlite,
+    stores,
+    queue,
+    sync,
+    settings,
+    stopRuns: (storeId, why) => runner.stopStore(storeId, why),
+    runNow: (kind, storeId, work) => runner.runClaimed(queue.enqueueClaimed(kind, storeId, {}), (_job, signal) => work(signal)),
+    onStopped: (storeId, removed) => dispatch.storeStopped(storeId, removed),
+    unregisterWithinMs: options.unregisterWithinMs,
+  });
   const runner = createJobRunner(
     queue,
     {
@@ -60,6 +85,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
       ...removalJobs({ sqlite: database.sqlite, stores, catalog, clock, settings }),
       ...sync.handlers,
       ...connections.handlers,
+      ...removal.handlers,
     },
     ({ level, msg, ...fields }) => log(level as 'warn', String(msg), fields),
     { budgetMs: options.jobBudgetMs },
@@ -68,6 +94,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     stores,
     settings: { ...settings, platformAShopSuffix: config.platformAShopSuffix },
     sync,
+    removal,
     connections: {
       run: (storeId, work) => runner.runClaimed(queue.enqueueClaimed(CONNECT_JOB, storeId, { ...work }), (job, signal) => connections.connect(job.storeId, work, signal)),
       connectWithoutApi: (storeId, work) => connections.connect(storeId, work, new AbortController().signal),

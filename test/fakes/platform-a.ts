@@ -109,7 +109,7 @@ function queryCost(query: string, variables: any, perItem: number) {
 }
 
 /**
- * Platform A: the GraphQL Admin API calls svc makes (list/create webhook subscriptions, shop
+ * Platform A: the GraphQL Admin API calls svc makes (list/create/delete webhook subscriptions, shop
  * currency, products and one product by id), authenticated by `X-Platform-A-Access-Token`, and signed deliveries like the platform's.
  */
 export function startFakePlatformA(shops: FakeShop[]) {
@@ -216,6 +216,12 @@ export function startFakePlatformA(shops: FakeShop[]) {
       const sub = { id: `gid://platform-a/WebhookSubscription/${nextId++}`, shop: shop.domain, topic: variables.topic, callbackUrl };
       subscriptions.push(sub);
       return reply({ data: { webhookSubscriptionCreate: { webhookSubscription: { id: sub.id }, userErrors: [] } } });
+    }
+    if (query.includes('webhookSubscriptionDelete')) {
+      const at = subscriptions.findIndex((s) => s.shop === shop.domain && s.id === variables?.id);
+      if (at === -1) return reply({ data: { webhookSubscriptionDelete: { deletedWebhookSubscriptionId: null, userErrors: [{ field: ['id'], message: 'Webhook subscription does not exist' }] } } });
+      subscriptions.splice(at, 1);
+      return reply({ data: { webhookSubscriptionDelete: { deletedWebhookSubscriptionId: variables.id, userErrors: [] } } });
     }
     if (query.includes('webhookSubscriptions')) {
       const edges = subscriptions

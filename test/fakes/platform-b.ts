@@ -116,6 +116,12 @@ export function startFakePlatformB(store: { storeHash: string; accessToken: stri
       return json(200, { data: { ...hook, client_id: 'svc', store_hash: store.storeHash, created_at: Date.now() / 1000 }, meta: {} });
     }
     const hookMatch = /^\/v3\/hooks\/(\d+)$/.exec(path);
+    if (hookMatch && request.method === 'DELETE') {
+      const at = hooks.findIndex((h) => h.id === Number(hookMatch[1]));
+      if (at === -1) return json(404, { status: 404, title: 'Hook not found' });
+      const [hook] = hooks.splice(at, 1);
+      return json(200, { data: hook, meta: {} });
+    }
     if (hookMatch && request.method === 'PUT') {
       const hook = hooks.find((h) => h.id === Number(hookMatch[1]));
       if (!hook) return json(404, { status: 404, title: 'Hook not found' });

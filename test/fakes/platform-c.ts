@@ -13,7 +13,7 @@ export interface CHook {
 
 /**
  * Platform C's site: the REST webhooks API (`/wp-json/wc/v3/webhooks`, Basic consumer key/secret,
- * `secret` never returned), the products API (`/products/{id}`, which still answers for a product in
+ * `secret` never returned, deletes only with `force=true`), the products API (`/products/{id}`, which still answers for a product in
  * the trash, with `status: trash`, and its paginated
  * `/products/{id}/variations`), product categories, the site's public pages (`/wp-json/wp/v2/pages`,
  * no credentials), a rate limit in front of every list, the currency setting, the unsigned form-encoded creation ping sent
@@ -97,6 +97,14 @@ export function startFakePlatformC(keys: { consumerKey: string; consumerSecret: 
       return json(201, publicHook(hook));
     }
     const match = /^\/webhooks\/(\d+)$/.exec(path);
+    if (match && request.method === 'DELETE') {
+      // Hooks have no trash: the API refuses a delete without force=true, as the platform's does.
+      if (url.searchParams.get('force') !== 'true') return json(501, { code: 'woocommerce_rest_trash_not_supported', message: 'Webhooks do not support trashing.' });
+      const at = hooks.findIndex((h) => h.id === Number(match[1]));
+      if (at === -1) return json(404, { code: 'woocommerce_rest_webhook_invalid_id', message: 'Invalid ID.' });
+      const [hook] = hooks.splice(at, 1);
+      return json(200, publicHook(hook!));
+    }
     if (match && request.method === 'PUT') {
       const hook = hooks.find((h) => h.id === Number(match[1]));
       if (!hook) return json(404, { code: 'woocommerce_rest_webhook_invalid_id', message: 'Invalid ID.' });

@@ -1,7 +1,8 @@
 // A key as the admin API answers it (creation, listing, revocation), with its last use.
 import type { ListedApiKey as ApiKey } from '../../auth/keys.ts';
 import type { Lead } from '../../auth/leads.ts';
-import type { StoreResponse } from '../../stores/admin.ts';
+import type { RemovalResponse, StoreResponse } from '../../stores/admin.ts';
+import type { StoreHoldings } from '../../stores/removal.ts';
 import type { SyncView } from '../../sync/state.ts';
 // The console's HTTP client: the documented API, authenticated by the session cookie (same origin).
 
@@ -87,6 +88,9 @@ export interface Page<T> {
 /** A store as the admin API shows it, with its catalogue sync state. */
 export type Store = StoreResponse<SyncView>;
 export type { SyncView };
+/** What a store's removal (or disconnect) did: `DELETE /api/v1/admin/stores/:id`. */
+export type Removal = RemovalResponse<SyncView>;
+export type { StoreHoldings };
 export type { ApiKey, Lead };
 
 export const listStores = () => api<{ items: Store[] }>('/api/v1/admin/stores').then((r) => r.items);

@@ -30,6 +30,8 @@ export const SENTENCES: Record<string, Sentence> = {
   private_target: (f) =>
     `svc connects only to stores on the public internet, and this one is not (${clause(f.detail.split('; ')[0]!)}). For a store on svc’s own network, the operator can allow it by starting svc with SVC_ALLOW_PRIVATE_TARGETS=1.`,
   store_exists: () => 'This store is connected already: another store of this platform uses the same shop domain, store hash or site URL.',
+  store_being_removed: () => 'This store is being removed or disconnected right now: wait for that to finish, then reload the page.',
+  sync_paused: () => 'This store’s sync is paused: resume it on the store’s page first.',
   not_found: (f) => {
     const thing = missingThing(f.detail);
     return thing ? `This ${thing} no longer exists: someone may have removed it. Reload the page.` : 'What this page shows no longer exists. Reload the page.';

@@ -13,9 +13,11 @@ export type CredentialKind = 'own-app' | 'via-app' | 'token-only' | 'api-token' 
 
 /**
  * pending: not registered yet; registering: svc is registering them (in the background); not_required:
- * nothing to register (permanent token); platform_managed: svc's app, hooks come with the install.
+ * nothing to register (permanent token); platform_managed: svc's app, hooks come with the install;
+ * unregistered: svc deleted them when the store was disconnected; unregister_failed: it could not
+ * (the topics that may be left are the store's hook topics, the error says why).
  */
-export type HookStatus = 'pending' | 'registering' | 'registered' | 'failed' | 'not_required' | 'platform_managed';
+export type HookStatus = 'pending' | 'registering' | 'registered' | 'failed' | 'not_required' | 'platform_managed' | 'unregistered' | 'unregister_failed';
 
 /** A connected store. Credentials and the webhook secret are sealed (lib/secrets.ts), never returned. */
 export const stores = sqliteTable(
@@ -39,8 +41,12 @@ export const stores = sqliteTable(
     /** Platform C's creation ping arrived: the platform delivered to us at least once. */
     hooksConfirmedAt: integer('hooks_confirmed_at'),
     deactivatedAt: integer('deactivated_at'),
-    /** Set by `app/uninstalled`; the signals capability serves nothing for the store while set. */
+    /** Set by `app/uninstalled` and by a disconnect; the signals capability serves nothing for the store while set. */
     signalsWithdrawnAt: integer('signals_withdrawn_at'),
+    /** The operator disconnected the store, keeping its data (stores/removal.ts); cleared when credentials are saved again. */
+    disconnectedAt: integer('disconnected_at'),
+    /** The operator paused its catalogue sync: no pass runs until it is resumed (sync/service.ts). */
+    syncPausedAt: integer('sync_paused_at'),
     /** Merchant-listing facts set by the operator (stores/settings.ts): emitted on every offer. */
     settings: text('settings', { mode: 'json' }).$type<StoreSettings>().notNull().default({}),
     createdAt: integer('created_at').notNull(),

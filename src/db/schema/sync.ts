@@ -49,6 +49,8 @@ export const catalogSyncs = sqliteTable(
     finishedAt: integer('finished_at'),
     /** When a pass of this kind last went through every page (kept across later passes). */
     lastCompletedAt: integer('last_completed_at'),
+    /** Passes of this kind that failed in a row (kept across later passes, 0 once one completes): the schedule waits longer after each. */
+    failedPasses: integer('failed_passes').notNull().default(0),
   },
   (table) => [primaryKey({ columns: [table.storeId, table.kind] })],
 );

@@ -1,8 +1,10 @@
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, listStores, type Store, type SyncView } from '../api.ts';
+import { useCallback, useState } from 'preact/hooks';
+import { api, listStores, type Removal, type Store, type SyncView } from '../api.ts';
 import type { PageProps } from '../app.tsx';
-import { BASE } from '../router.ts';
+import { usePollWhile } from '../poll.ts';
+import { BASE, navigate } from '../router.ts';
 import { inWords } from '../words.ts';
+import { RemovalNotice, RemoveStore } from './store-removal.tsx';
 import { Badge, CopyButton, DataTable, Empty, ErrorNotice, formatNumber, formatTime, Loading, Notice, PageHeader, TextField, useAction, useLoad } from '../ui.tsx';
 
 type Platform = Store['platform'];
@@ -98,31 +100,47 @@ function hooksBadge(store: Store) {
   return <Badge tone={tone}>{store.hooks.status.replaceAll('_', ' ')}</Badge>;
 }
 
-const statusBadge = (store: Store) => (store.status === 'active' ? <Badge tone="ok">active</Badge> : <Badge tone="danger">{store.signalsWithdrawnAt ? 'uninstalled' : 'inactive'}</Badge>);
+const statusBadge = (store: Store) =>
+  store.status === 'active' ? <Badge tone="ok">active</Badge> : <Badge tone="danger">{store.disconnectedAt ? 'disconnected' : store.signalsWithdrawnAt ? 'uninstalled' : 'inactive'}</Badge>;
 
 /** The kinds a sync pass reads, in the order they are shown. */
 const SYNC_KINDS = ['products', 'categories', 'pages'] as const;
-/** While a pass runs (or hooks are being registered), the page asks for its progress this often. */
-const SYNC_REFRESH_MS = 2000;
 
 const syncCounts = (sync: SyncView) => SYNC_KINDS.map((kind) => `${sync.kinds[kind].items.toLocaleString()} ${kind}`).join(' · ');
 
+const SYNC_BADGES: Record<SyncView['state'], [tone: 'accent' | 'danger' | 'ok' | 'warn', label: string]> = { running: ['accent', 'running'], paused: ['warn', 'paused'], failed: ['danger', 'failed'], idle: ['ok', 'idle'] };
+
 /**
- * Idle (never synced, or the last pass completed), running with what it has read, or failed with
- * the reason; and when a pass last completed. `brief` (the store list) keeps a long reason to two
- * lines, the whole of it in its tooltip.
+ * Idle (never synced, or the last pass completed), running with what it has read (and, while a page
+ * is retried, when its next attempt is), paused, or failed with the reason; when a pass last
+ * completed and when the schedule starts the next. `brief` (the store list) keeps a long reason to
+ * two lines, the whole of it in its tooltip.
  */
 function SyncSummary({ sync, brief = false }: { sync: SyncView; brief?: boolean }) {
+  const [tone, label] = SYNC_BADGES[sync.state];
+  const failed = sync.state === 'failed';
   return (
     <div class={brief ? 'sync-summary brief' : 'sync-summary'}>
-      {sync.state === 'running' ? <Badge tone="accent">running</Badge> : sync.state === 'failed' ? <Badge tone="danger">failed</Badge> : sync.startedAt ? <Badge tone="ok">idle</Badge> : <Badge>never synced</Badge>}
+      {sync.state === 'idle' && !sync.startedAt ? <Badge>never synced</Badge> : <Badge tone={tone}>{label}</Badge>}
       {sync.state === 'running' ? <span>{syncCounts(sync)}</span> : null}
+      {sync.state === 'paused' ? <span class="muted">since {formatTime(sync.pausedAt)}: no pass runs until it is resumed</span> : null}
       {sync.error ? (
-        <span class={sync.state === 'failed' ? 'sync-error' : 'muted'} title={sync.error}>
-          {sync.state === 'failed' ? sync.error : `retrying: ${sync.error}`}
+        <span class={failed ? 'sync-error' : 'muted'} title={sync.error}>
+          {failed ? sync.error : `${sync.state === 'paused' ? 'last error' : 'retrying'}: ${sync.error}`}
+        </span>
+      ) : null}
+      {sync.retry && sync.state === 'running' ? (
+        <span class="muted">
+          attempt {sync.retry.failedAttempts} of {sync.retry.maxAttempts} failed; next at {formatTime(sync.retry.nextAttemptAt)}
         </span>
       ) : null}
       <span class="muted">last completed {formatTime(sync.lastCompletedAt)}</span>
+      {sync.nextScheduledAt ? (
+        <span class="muted">
+          next pass {formatTime(sync.nextScheduledAt)}
+          {sync.failedPasses > 0 ? ` (later after ${sync.failedPasses} failed ${sync.failedPasses === 1 ? 'pass' : 'passes'})` : ''}
+        </span>
+      ) : null}
     </div>
   );
 }
@@ -131,13 +149,14 @@ function SyncSummary({ sync, brief = false }: { sync: SyncView; brief?: boolean 
 function SyncNow({ store, onStarted }: { store: Store; onStarted: (store: Store) => void }) {
   const action = useAction();
   const running = store.sync.state === 'running';
+  const paused = store.sync.state === 'paused';
   const start = async () => {
     const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(store.id)}/sync`, { method: 'POST' }));
     if (next) onStarted(next);
   };
   return (
     <>
-      <button type="button" class="button secondary" onClick={start} disabled={action.busy || running} aria-label={`Sync ${store.domain} now`}>
+      <button type="button" class="button secondary" onClick={start} disabled={action.busy || running || paused || store.status !== 'active'} aria-label={`Sync ${store.domain} now`}>
         {running ? 'Syncing…' : 'Sync now'}
       </button>
       <ErrorNotice error={action.error} />
@@ -145,18 +164,35 @@ function SyncNow({ store, onStarted }: { store: Store; onStarted: (store: Store)
   );
 }
 
+/** `POST .../sync/pause` and `.../sync/resume`: no pass runs while paused. */
+function PauseSync({ store, onChanged }: { store: Store; onChanged: (store: Store) => void }) {
+  const action = useAction();
+  const paused = store.sync.state === 'paused';
+  const toggle = async () => {
+    const next = await action.run(() => api<Store>(`/api/v1/admin/stores/${encodeURIComponent(store.id)}/sync/${paused ? 'resume' : 'pause'}`, { method: 'POST' }));
+    if (next) onChanged(next);
+  };
+  return (
+    <>
+      <button type="button" class="button secondary" onClick={toggle} disabled={action.busy}>
+        {paused ? 'Resume sync' : 'Pause sync'}
+      </button>
+      <ErrorNotice error={action.error} />
+    </>
+  );
+}
+
 /**
- * Load again every few seconds while any of `stores` has a pass running or its hooks being
- * registered in the background (and the page is visible).
+ * Load `stores` again while any has a pass running or its hooks being registered in the background
+ * (poll.ts: every 2 s, slowing to 30 s while nothing changes; never while nothing runs).
  */
 function useSyncRefresh(stores: Store[] | null | undefined, reload: () => void) {
   const running = (stores ?? []).some((store) => store.sync.state === 'running' || store.hooks.status === 'registering');
-  useEffect(() => {
-    if (!running) return;
-    const timer = setInterval(() => document.visibilityState === 'visible' && reload(), SYNC_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [running, reload]);
+  usePollWhile(running, stores, JSON.stringify(stores ?? null), reload);
 }
+
+/** The last removal answered on a store's page, shown once by the store list it returns to. */
+let removedFromDetail: { removal: Removal; domain: string } | null = null;
 
 /** The optional `currency` of a store body: ISO 4217, as typed in any case; nothing when left empty. */
 const currencyOf = (typed: string) => (typed.trim() ? { currency: typed.trim().toUpperCase() } : {});
@@ -215,6 +251,7 @@ function StoreDetail({ id }: { id: string }) {
   const [credentials, setCredentials] = useState<Record<string, string | boolean> | null>(null);
   const [currency, setCurrency] = useState('');
   const [result, setResult] = useState<Store | null>(null);
+  const [disconnect, setDisconnect] = useState<Removal | null>(null);
   const action = useAction();
   const shown = result ?? store.data;
   const refresh = useCallback(() => {
@@ -243,11 +280,14 @@ function StoreDetail({ id }: { id: string }) {
         <div class="detail-grid">
           <section class="card">
             <h2>Status</h2>
+            {disconnect ? <RemovalNotice removal={disconnect} domain={shown.domain} /> : null}
             {shown.status === 'inactive' ? (
               <Notice kind="warn">
-                {shown.signalsWithdrawnAt
-                  ? `The store uninstalled svc on ${formatTime(shown.deactivatedAt)}; its signals are withdrawn. Saving credentials again reconnects it.`
-                  : 'This store is inactive; webhooks for it are acknowledged and ignored.'}
+                {shown.disconnectedAt
+                  ? `Disconnected on ${formatTime(shown.disconnectedAt)}: no webhooks, no sync, its signals and widget withdrawn; its data is kept. Saving credentials again reconnects it.`
+                  : shown.signalsWithdrawnAt
+                    ? `The store uninstalled svc on ${formatTime(shown.deactivatedAt)}; its signals are withdrawn. Saving credentials again reconnects it.`
+                    : 'This store is inactive; webhooks for it are acknowledged and ignored.'}
               </Notice>
             ) : null}
             {shown.currencyError ? <Notice kind="warn">Currency: {shown.currencyError}</Notice> : null}
@@ -288,8 +328,14 @@ function StoreDetail({ id }: { id: string }) {
               </dd>
             </dl>
             {shown.hooks.status === 'registering' ? <Notice kind="warn">svc is registering the webhooks with the platform; this page shows the outcome when it is known.</Notice> : null}
-            {shown.hooks.error ? <Notice kind="error">Registration failed: {shown.hooks.error}</Notice> : null}
-            {shown.hooks.status === 'registered' || shown.hooks.status === 'failed' || shown.hooks.status === 'pending' ? (
+            {shown.hooks.error ? (
+              <Notice kind="error">
+                {shown.hooks.status === 'unregister_failed'
+                  ? `svc could not delete its webhooks when the store was disconnected (${shown.hooks.error}): remove those that deliver to ${shown.webhookUrl} in the platform's admin, or remove the store to ask again.`
+                  : `Registration failed: ${shown.hooks.error}`}
+              </Notice>
+            ) : null}
+            {shown.status === 'active' && (shown.hooks.status === 'registered' || shown.hooks.status === 'failed' || shown.hooks.status === 'pending') ? (
               <button type="button" class="button secondary" onClick={registerHooks} disabled={action.busy}>
                 {shown.hooks.status === 'registered' ? 'Register again' : 'Retry registration'}
               </button>
@@ -325,7 +371,10 @@ function StoreDetail({ id }: { id: string }) {
               {shown.sync.trigger ? ` (${shown.sync.trigger})` : ''}
               {shown.sync.finishedAt ? `, finished ${formatTime(shown.sync.finishedAt)}` : ''}.
             </p>
-            <SyncNow store={shown} onStarted={setResult} />
+            <div class="button-row">
+              <SyncNow store={shown} onStarted={setResult} />
+              {shown.status === 'active' ? <PauseSync store={shown} onChanged={setResult} /> : null}
+            </div>
           </section>
           <section class="card" aria-labelledby="credentials">
             <h2 id="credentials">Replace credentials</h2>
@@ -337,6 +386,18 @@ function StoreDetail({ id }: { id: string }) {
               </button>
             </form>
           </section>
+          <RemoveStore
+            store={shown}
+            onDone={(removal) => {
+              if (removal.store) {
+                setDisconnect(removal);
+                setResult(removal.store);
+                return;
+              }
+              removedFromDetail = { removal, domain: shown.domain };
+              navigate('/stores');
+            }}
+          />
         </div>
       ) : null}
     </>
@@ -344,13 +405,22 @@ function StoreDetail({ id }: { id: string }) {
 }
 
 export function Stores({ params }: PageProps) {
+  return params[0] ? <StoreDetail id={params[0]} /> : <StoreList />;
+}
+
+function StoreList() {
   const stores = useLoad(listStores, []);
   const [connected, setConnected] = useState<Store | null>(null);
+  const [removed] = useState(() => {
+    const shown = removedFromDetail;
+    removedFromDetail = null;
+    return shown;
+  });
   useSyncRefresh(stores.data, stores.reload);
-  if (params[0]) return <StoreDetail id={params[0]} />;
   return (
     <>
       <PageHeader title="Stores" />
+      {removed ? <RemovalNotice removal={removed.removal} domain={removed.domain} /> : null}
       {connected ? (
         <Notice kind={connected.hooks.status === 'failed' ? 'warn' : 'ok'}>
           Connected {connected.domain}: webhooks {connected.hooks.status.replaceAll('_', ' ')}
