@@ -39,8 +39,9 @@ describe('hot public GETs', () => {
 });
 
 describe('hot public GETs answered ahead of the app (lib/hot-route.ts, as the server serves them)', () => {
-  /** Bun's router hands a route handler the request with its decoded parameters. */
-  const routed = (path: string, params: Record<string, string>, init: RequestInit = {}) => Object.assign(new Request(`http://localhost${path}`, init), { params });
+  /** Bun's router hands a route handler the request with its decoded parameters (and, from a client, its Host header). */
+  const routed = (path: string, params: Record<string, string>, init: RequestInit = {}) =>
+    Object.assign(new Request(`http://localhost${path}`, { ...init, headers: { host: 'localhost', ...(init.headers as Record<string, string> | undefined) } }), { params });
   const lanes = (app: Parameters<typeof aheadOfTheApp>[0] = t.app) => {
     const fallbacks: string[] = [];
     const routes = aheadOfTheApp(app, t.observability.observer, (request) => {

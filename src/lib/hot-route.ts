@@ -1,4 +1,4 @@
-import { hasValidHost } from './request-path.ts';
+import { hasValidHostHeader } from './request-path.ts';
 import { syncRoute } from './sync-route.ts';
 
 /**
@@ -71,7 +71,7 @@ const MALFORMED_ESCAPE = '\uFFFD';
  * is left to the app too (the gate refuses it before routing).
  */
 function answerableAhead(request: Request, params: Record<string, string>, names: readonly string[]): boolean {
-  if (!hasValidHost(request) || request.headers.get('content-length') !== null) return false;
+  if (!hasValidHostHeader(request) || request.headers.get('content-length') !== null) return false;
   for (const name of names) if (params[name]!.includes(MALFORMED_ESCAPE)) return false;
   return true;
 }

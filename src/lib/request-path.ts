@@ -22,6 +22,18 @@ const AUTHORITY = /^(?:\[([0-9a-f:.]{2,45})\]|((?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a
 
 /** The scheme, host and `/` of the last request whose host was valid: nearly every request repeats it. */
 let lastValidOrigin = '';
+/** The last Host header value found valid. */
+let lastValidHost = '';
+
+/** Whether `authority` is a valid `host[:port]`: a DNS-style name, an IPv4 address or a bracketed IPv6 address, and a port up to 65535. */
+function isValidAuthority(authority: string): boolean {
+  const parts = AUTHORITY.exec(authority);
+  if (parts === null) return false;
+  const [, ipv6, name, port] = parts;
+  if (ipv6 !== undefined && isIP(ipv6) !== 6) return false;
+  if (name !== undefined && name.length > 254) return false;
+  return port === undefined || Number(port) <= 65_535;
+}
 
 /**
  * Whether the request's Host (as the request's URL carries it) is a valid `host[:port]`. Bun builds
@@ -35,14 +47,22 @@ export function hasValidHost(request: Request): boolean {
   const schemeEnd = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : -1;
   if (schemeEnd === -1) return false;
   const pathStart = url.indexOf('/', schemeEnd);
-  const authority = url.slice(schemeEnd, pathStart === -1 ? url.length : pathStart);
-  const parts = AUTHORITY.exec(authority);
-  if (parts === null) return false;
-  const [, ipv6, name, port] = parts;
-  if (ipv6 !== undefined && isIP(ipv6) !== 6) return false;
-  if (name !== undefined && name.length > 254) return false;
-  if (port !== undefined && Number(port) > 65_535) return false;
+  if (!isValidAuthority(url.slice(schemeEnd, pathStart === -1 ? url.length : pathStart))) return false;
   if (pathStart !== -1) lastValidOrigin = url.slice(0, pathStart + 1);
+  return true;
+}
+
+/**
+ * The same rule for a request the server answers ahead of the app (lib/hot-route.ts), read from its
+ * Host header: those routes never build the request's URL (a few µs), and a header lookup repeating
+ * the last valid value costs a string comparison.
+ */
+export function hasValidHostHeader(request: Request): boolean {
+  const host = request.headers.get('host');
+  if (host === null) return false;
+  if (host === lastValidHost) return true;
+  if (!isValidAuthority(host)) return false;
+  lastValidHost = host;
   return true;
 }
 
