@@ -104,6 +104,7 @@ const T = {
   syncPause: 'test/sync-pause.test.ts',
   storesCli: 'test/e2e/stores-cli.test.ts',
   storesBrowser: 'test/e2e/stores-browser.test.ts',
+  rollupBacklog: 'test/rollup-backlog.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -3663,5 +3664,71 @@ export const mutants: Mutant[] = [
     original: "  const running = (stores ?? []).some((store) => store.sync.state === 'running' || store.hooks.status === 'registering');",
     replacement: '  const running = (stores ?? []).length > 0;',
     tests: [T.storesBrowser],
+  },
+
+  // ── the rollup backlog: /metrics, /healthz details, the console overview (issue 29 item 5) ─────────
+  {
+    id: 'rollup-backlog-count-off-by-one',
+    bug: 'the backlog counts one scan fewer than wait (none when one waits)',
+    file: 'src/scans/backlog.ts',
+    original: 'scans: row.last - row.first + 1,',
+    replacement: 'scans: row.last - row.first,',
+    tests: [T.rollupBacklog],
+  },
+  {
+    id: 'rollup-backlog-counts-from-the-watermark',
+    bug: 'the backlog counts from the watermark, so scans retention deleted at its front still count',
+    file: 'src/scans/backlog.ts',
+    original: "'SELECT rowid AS first, received_at,",
+    replacement: "'SELECT coalesce((SELECT watermark FROM scan_rollup_state WHERE id = 1), 0) + 1 AS first, received_at,",
+    tests: [T.rollupBacklog],
+  },
+  {
+    id: 'rollup-backlog-age-negative',
+    bug: 'a clock set back before the oldest scan gives a negative age',
+    file: 'src/scans/backlog.ts',
+    original: 'Math.max(0, now - backlog.oldestReceivedAt) / 1000',
+    replacement: '(now - backlog.oldestReceivedAt) / 1000',
+    tests: [T.rollupBacklog],
+  },
+  {
+    id: 'rollup-backlog-threshold-at-10000',
+    bug: 'exactly 10,000 scans already count as slowing the dashboard',
+    file: 'src/scans/backlog.ts',
+    original: 'backlog.scans > NOTICEABLE_BACKLOG.scans',
+    replacement: 'backlog.scans >= NOTICEABLE_BACKLOG.scans',
+    tests: [T.rollupBacklog],
+  },
+  {
+    id: 'rollup-backlog-threshold-age-ignored',
+    bug: 'an old backlog of few scans (the roller not keeping up) is not said to slow the dashboard',
+    file: 'src/scans/backlog.ts',
+    original: ' || backlogAgeSeconds(backlog, now) > NOTICEABLE_BACKLOG.seconds',
+    replacement: '',
+    tests: [T.rollupBacklog],
+  },
+  {
+    id: 'rollup-backlog-threshold-age-inclusive',
+    bug: 'a backlog exactly 10 s old already counts as slowing the dashboard',
+    file: 'src/scans/backlog.ts',
+    original: 'backlogAgeSeconds(backlog, now) > NOTICEABLE_BACKLOG.seconds',
+    replacement: 'backlogAgeSeconds(backlog, now) >= NOTICEABLE_BACKLOG.seconds',
+    tests: [T.rollupBacklog],
+  },
+  {
+    id: 'health-details-for-any-bearer',
+    bug: '/healthz shows its details to any Authorization header, without checking the key',
+    file: 'src/app.ts',
+    original: "request.headers.has('authorization') && Boolean(metricsKey(request))",
+    replacement: "request.headers.has('authorization')",
+    tests: [T.rollupBacklog],
+  },
+  {
+    id: 'health-details-for-everyone',
+    bug: '/healthz shows its details to callers without a key',
+    file: 'src/health/routes.ts',
+    original: 'const detailed = details.authorized(request);',
+    replacement: "const detailed = !request.headers.has('authorization') || details.authorized(request);",
+    tests: [T.rollupBacklog],
   },
 ];
