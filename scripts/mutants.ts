@@ -105,6 +105,7 @@ const T = {
   storesCli: 'test/e2e/stores-cli.test.ts',
   storesBrowser: 'test/e2e/stores-browser.test.ts',
   rollupBacklog: 'test/rollup-backlog.test.ts',
+  consoleBacklogBrowser: 'test/e2e/console-backlog-browser.test.ts',
 } as const;
 
 export const mutants: Mutant[] = [
@@ -3730,5 +3731,21 @@ export const mutants: Mutant[] = [
     original: 'const detailed = details.authorized(request);',
     replacement: "const detailed = !request.headers.has('authorization') || details.authorized(request);",
     tests: [T.rollupBacklog],
+  },
+  {
+    id: 'console-backlog-line-always',
+    bug: 'the overview says "Rolling up N scans" whenever any scan waits, not only while it slows the stats',
+    file: 'src/console/ui/pages/overview.tsx',
+    original: '  if (!backlog.slowsDashboard) return null;',
+    replacement: '  if (backlog.scans === 0) return null;',
+    tests: [T.consoleBacklogBrowser],
+  },
+  {
+    id: 'console-backlog-line-never',
+    bug: 'the overview never says that scans wait to be rolled up',
+    file: 'src/console/ui/pages/overview.tsx',
+    original: '  if (!backlog.slowsDashboard) return null;',
+    replacement: '  if (backlog.scans >= 0) return null;',
+    tests: [T.consoleBacklogBrowser],
   },
 ];
