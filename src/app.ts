@@ -25,6 +25,7 @@ import { createSignalService } from './signals/service.ts';
 import { createDiscoveryService } from './signals/discovery.ts';
 import { createScanReader } from './scans/queries.ts';
 import { badgeRoute, badgeRoutes, dashboardRoutes } from './scans/routes.ts';
+import { backlogView, readRollupBacklog } from './scans/backlog.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
@@ -41,7 +42,7 @@ import { refuseMalformedRequest, requestPath } from './lib/request-path.ts';
 import { routeAccess, verifiedByTheRoute, type AccessCheck, type Auth, type RouteAccess } from './lib/access.ts';
 import { routeMethods } from './lib/route-methods.ts';
 import { metricsRoutes } from './observability/routes.ts';
-import { appCollector, createObservability, databaseCollector, writerHooks, type Observability } from './observability/service.ts';
+import { appCollector, createObservability, databaseCollector, rollupBacklogCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionLookup, consoleSessionRoutes, sessionCheck } from './console/session-routes.ts';
 import { createSessionStore } from './console/sessions.ts';
 import { consolePageRoutes } from './console/routes.ts';
@@ -184,6 +185,9 @@ export function createApp(deps: AppDeps) {
   const scanReader = createScanReader(database.sqlite);
   metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
+  const rollupBacklog = readRollupBacklog(database.sqlite);
+  metrics.addCollector(rollupBacklogCollector(rollupBacklog, clock));
+  const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
   const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
@@ -211,11 +215,13 @@ export function createApp(deps: AppDeps) {
   // routes' admission rate-limits by tier before authentication (DESIGN §7), which needs the body.
   const sessionLookup = consoleSessionLookup({ sessions, baseUrl: config.baseUrl, ownOrigins });
   const sessionAuth = consoleSessionAuth(sessionLookup);
+  /** The key of `Authorization: Bearer` when it holds metrics:read (or admin); throws the 401/403 otherwise. */
+  const metricsKey = (request: Request) => authorizeBearer(keys, request.headers.get('authorization'), 'metrics:read');
   const checks: Record<Auth, AccessCheck<ApiKey>> = {
     public: () => undefined,
     admin: scopeCheck(keys, 'admin', sessionAuth),
     dashboard: scopeCheck(keys, 'dashboard:read', sessionAuth),
-    metrics: ({ request }) => authorizeBearer(keys, request.headers.get('authorization'), 'metrics:read'),
+    metrics: ({ request }) => metricsKey(request),
     session: sessionCheck(sessionLookup),
     probe: admission.admit,
     widget: verifiedByTheRoute,
@@ -249,7 +255,13 @@ export function createApp(deps: AppDeps) {
     .onRequest(gate)
     .onError(({ code, error, request }) => toErrorResponse(code, error, request, errorContext(request)))
     .onTransform(access.admitRouted)
-    .use(healthRoutes(database.sqlite, clock))
+    .use(
+      healthRoutes(database.sqlite, clock, {
+        // The /metrics rule: a key with metrics:read (or admin) sees what an operator watches.
+        authorized: (request) => request.headers.has('authorization') && Boolean(metricsKey(request)),
+        read: () => ({ rollupBacklog: rollupBacklogNow() }),
+      }),
+    )
     .use(metricsRoutes(metrics))
     .use(widgetRoutes(embed))
     .use(publicLeadRoutes({ leads, jsonBody }))
@@ -276,7 +288,7 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .use(badgeRoutes(badge))
-    .use(dashboardRoutes(scanReader))
+    .use(dashboardRoutes(scanReader, rollupBacklogNow))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
     .use(
       landingRoutes({

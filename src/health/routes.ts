@@ -4,20 +4,50 @@ import { buildInfo, bundledSchemaVersion } from '../lib/build-info.ts';
 import type { Clock } from '../lib/clock.ts';
 import { errorResponse } from '../lib/errors.ts';
 import { apiDoc, integer } from '../lib/api-doc.ts';
+import { rollupBacklogSchema } from '../scans/docs.ts';
 
 const build = { version: t.String(), commit: t.String(), buildDate: t.Union([t.String({ format: 'date-time' }), t.Null()]), schemaVersion: integer({ description: 'Migrations this build carries' }) };
+const details = t.Object({ rollupBacklog: rollupBacklogSchema }, { description: 'Only for a key with `metrics:read` (or `admin`) in `Authorization: Bearer`' });
 // The example's schemaVersion is this build's own: a fixed number goes stale with the next migration.
 const healthDoc = apiDoc({
   summary: 'Health and version',
-  description: 'Up, and the database answers and takes writes (checked at most every 5 s); every answer names the build. A 503 `database_not_writable` also carries `status: "degraded"`: reads still work, scans and deliveries would be refused.',
+  description:
+    'Up, and the database answers and takes writes (checked at most every 5 s); every answer names the build. A 503 `database_not_writable` also carries `status: "degraded"`: reads still work, scans and deliveries would be refused. ' +
+    'Public; with `Authorization: Bearer` of a key with `metrics:read` (or `admin`) the answer adds `details` (the rollup backlog), and a key that is not valid or lacks the scope is refused as on /metrics.',
   tag: 'operations',
   auth: 'public',
-  responses: { 200: { description: 'Healthy', schema: t.Object({ status: t.Literal('ok'), ...build }), example: { status: 'ok', version: '0.1.0', commit: 'b8f8063a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f', buildDate: '2026-11-23T10:00:00.000Z', schemaVersion: bundledSchemaVersion() } } },
+  inputs: [{ name: 'Authorization', in: 'header', description: '`Bearer sk_live_…` of a key with `metrics:read` (or `admin`), for `details`; optional', schema: t.String() }],
+  responses: {
+    200: {
+      description: 'Healthy',
+      schema: t.Object({ status: t.Literal('ok'), ...build, details: t.Optional(details) }),
+      example: {
+        status: 'ok',
+        version: '0.1.0',
+        commit: 'b8f8063a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f',
+        buildDate: '2026-11-23T10:00:00.000Z',
+        schemaVersion: bundledSchemaVersion(),
+        details: { rollupBacklog: { scans: 1200, oldestReceivedAt: '2026-11-23T10:00:00.000Z', ageSeconds: 0.8, slowsDashboard: false } },
+      },
+    },
+  },
   errors: [
+    [401, 'invalid_api_key', 'the API key is unknown, malformed or revoked'],
+    [403, 'insufficient_scope', 'this key lacks the metrics:read scope'],
     [503, 'database_unavailable', 'the database did not answer: disk I/O error'],
     [503, 'database_not_writable', 'the database answers but does not take writes: database or disk is full'],
   ],
 });
+
+/**
+ * What /healthz adds for an operator's key: `authorized` decides from the request's
+ * `Authorization: Bearer` (false without one; throws the 401/403 of a key that is not valid or
+ * lacks the scope), `read` gives the details once the database has answered.
+ */
+export interface HealthDetails {
+  authorized(request: Request): boolean;
+  read(): Record<string, unknown>;
+}
 
 /** How often a health check may write its probe row; in between, the last attempt's result stands. */
 export const WRITE_PROBE_INTERVAL_MS = 5_000;
@@ -49,21 +79,24 @@ function writeProbe(sqlite: Database, clock: Clock): () => string | null {
 /**
  * GET /healthz: the process is up and the database answers a query (else 503 `database_unavailable`)
  * and takes writes (else 503 with status `degraded`: svc still serves reads, but would refuse scans
- * and deliveries). Every answer names the build.
+ * and deliveries). Every answer names the build; an operator's key also gets `details`. The route
+ * is public (load balancers call it without a key), so it checks that key itself, before anything else.
  */
-export function healthRoutes(sqlite: Database, clock: Clock) {
+export function healthRoutes(sqlite: Database, clock: Clock, details: HealthDetails) {
   const ping = sqlite.prepare('SELECT 1 AS ok');
   const writeFailure = writeProbe(sqlite, clock);
-  return new Elysia().get('/healthz', () => {
+  return new Elysia().get('/healthz', ({ request }) => {
+    const detailed = details.authorized(request);
     try {
       ping.get();
     } catch (error) {
       return errorResponse(503, 'database_unavailable', `the database did not answer: ${(error as Error).message}`, {}, { ...buildInfo() });
     }
+    const extra = detailed ? { details: details.read() } : {};
     const failure = writeFailure();
     if (failure !== null) {
-      return errorResponse(503, 'database_not_writable', `the database answers but does not take writes: ${failure}`, {}, { status: 'degraded', ...buildInfo() });
+      return errorResponse(503, 'database_not_writable', `the database answers but does not take writes: ${failure}`, {}, { status: 'degraded', ...buildInfo(), ...extra });
     }
-    return { status: 'ok', ...buildInfo() };
+    return { status: 'ok', ...buildInfo(), ...extra };
   }, { detail: healthDoc });
 }

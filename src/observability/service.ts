@@ -2,6 +2,8 @@ import type { Database } from 'bun:sqlite';
 import { statSync } from 'node:fs';
 import type { Checkpointer } from '../db/checkpoint.ts';
 import { buildInfo } from '../lib/build-info.ts';
+import type { Clock } from '../lib/clock.ts';
+import { backlogAgeSeconds, type RollupBacklog } from '../scans/backlog.ts';
 import type { TierLimiter } from '../ratelimit/tiers.ts';
 import { createLogger, type LogSettings } from './log.ts';
 import { createMetrics, sample } from './metrics.ts';
@@ -70,6 +72,17 @@ export function databaseCollector(sqlite: Database, file: string): () => string 
       sample('svc_database_wal_bytes', 'gauge', 'Size of the SQLite write-ahead log.', [{ value: fileBytes(`${file}-wal`) }]),
       sample('svc_jobs', 'gauge', 'Background jobs by status (queued and running: the queue depth; dead: gave up after the last attempt).', jobRows()),
     ].join('');
+}
+
+/** Scrape-time gauges of the rollup backlog (src/scans/backlog.ts): one global figure each, nothing per client. */
+export function rollupBacklogCollector(backlog: () => RollupBacklog, clock: Clock): () => string {
+  return () => {
+    const waiting = backlog();
+    return [
+      sample('svc_rollup_backlog_scans', 'gauge', 'Accepted scans not yet folded into the dashboard rollups; every stats answer reads them one by one.', [{ value: waiting.scans }]),
+      sample('svc_rollup_backlog_age_seconds', 'gauge', 'Seconds the oldest scan not yet rolled up has waited (0 when none waits).', [{ value: backlogAgeSeconds(waiting, clock.now()) }]),
+    ].join('');
+  };
 }
 
 interface AppState {

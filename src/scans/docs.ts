@@ -2,6 +2,7 @@ import { t } from 'elysia';
 import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../db/schema/scans.ts';
 import { apiDoc, integer, isoTime, nullable, page, type Input } from '../lib/api-doc.ts';
 import { GROUP_BYS } from './filters.ts';
+import { NOTICEABLE_BACKLOG } from './backlog.ts';
 
 // OpenAPI descriptions of the badge and dashboard routes (src/scans/routes.ts).
 
@@ -47,6 +48,14 @@ const summaryExample = {
   vertical: null,
   signalPresence: { title: true, description: true, jsonLd: false, openGraph: true, h1: true, canonical: true, robots: null },
 };
+/** The rollup backlog as the dashboard route and /healthz show it (backlogView in src/scans/backlog.ts). */
+export const rollupBacklogSchema = t.Object({
+  scans: integer({ description: 'Accepted scans not yet folded into the dashboard rollups: every stats answer reads them one by one (never under the truth; docs/operations.md says when it is over)' }),
+  oldestReceivedAt: nullable(isoTime('When the oldest of them was received; null when none waits')),
+  ageSeconds: t.Number({ description: 'Seconds the oldest of them has waited; 0 when none waits' }),
+  slowsDashboard: t.Boolean({ description: `More than ${NOTICEABLE_BACKLOG.scans.toLocaleString('en')} scans, or the oldest waiting more than ${NOTICEABLE_BACKLOG.seconds} s: the console overview says so` }),
+});
+
 const badParameter = [400, 'invalid_query', 'grade: expected one of A, B, C, D, E, F'] as const;
 
 export const scanDocs = {
@@ -129,5 +138,12 @@ export const scanDocs = {
       },
     },
     errors: [badParameter],
+  }),
+  rollupBacklog: apiDoc({
+    summary: 'The rollup backlog',
+    description: 'Scans accepted but not yet folded into the rollups that stats read. Stats count them already, reading each one, so a large backlog makes them slower; the console overview says so while `slowsDashboard`.',
+    tag: 'dashboard',
+    auth: 'dashboard',
+    responses: { 200: { description: 'The backlog now', schema: rollupBacklogSchema, example: { scans: 24_000, oldestReceivedAt: '2026-11-23T10:00:00.000Z', ageSeconds: 12.5, slowsDashboard: true } } },
   }),
 };

@@ -17,6 +17,7 @@ import {
   queryParams,
 } from './filters.ts';
 import type { ScanReader } from './queries.ts';
+import type { BacklogView } from './backlog.ts';
 import { scanDocs as docs } from './docs.ts';
 
 /** Top hostnames: 10 unless `limit` says otherwise (at most 100). */
@@ -73,10 +74,10 @@ export function badgeRoutes(badge: HotRoute) {
 }
 
 /**
- * Dashboard read endpoints (DESIGN §5). The `dashboard:read` (or `admin`) scope is checked for the
- * whole prefix by the app's scope guard, before routing.
+ * Dashboard read endpoints (DESIGN §5), for `dashboard:read` (or `admin`), as each route declares
+ * (its apiDoc). `rollupBacklog` is the backlog now, as the API shows it (src/scans/backlog.ts).
  */
-export function dashboardRoutes(reader: ScanReader) {
+export function dashboardRoutes(reader: ScanReader, rollupBacklog: () => BacklogView) {
   return new Elysia({ name: 'dashboard', prefix: '/api/v1/dashboard' })
     .get('/scans', ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'cursor', 'limit']);
@@ -92,5 +93,6 @@ export function dashboardRoutes(reader: ScanReader) {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'groupBy']);
       const groupBy = parseGroupBy(params.get('groupBy'));
       return { groupBy, groups: reader.stats(parseFilters(params), groupBy) };
-    }, { detail: docs.stats });
+    }, { detail: docs.stats })
+    .get('/rollup-backlog', () => rollupBacklog(), { detail: docs.rollupBacklog });
 }

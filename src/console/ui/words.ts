@@ -30,3 +30,17 @@ export function countryName(code: string | number): string {
     return text;
   }
 }
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'always' });
+const UNITS: [unit: Intl.RelativeTimeFormatUnit, seconds: number][] = [
+  ['day', 86_400],
+  ['hour', 3_600],
+  ['minute', 60],
+];
+
+/** 0.4 -> "just now", 5 -> "5 seconds ago", 150 -> "2 minutes ago", 7_200 -> "2 hours ago": the largest unit that fits, rounded down. */
+export function agoInWords(seconds: number): string {
+  if (seconds < 1) return 'just now';
+  const [unit, size] = UNITS.find(([, size]) => seconds >= size) ?? ['second', 1];
+  return relative.format(-Math.floor(seconds / size), unit);
+}

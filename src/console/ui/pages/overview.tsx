@@ -2,10 +2,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type Query } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { Chart } from '../charts.tsx';
-import { inWords } from '../words.ts';
+import type { BacklogView } from '../../../scans/backlog.ts';
+import { agoInWords, inWords } from '../words.ts';
 import { BASE } from '../router.ts';
 import { timeline, type Interval } from '../time-axis.ts';
-import { DataTable, Empty, ErrorNotice, formatNumber, formatTime, PageHeader, SelectField, TextField, useLoad } from '../ui.tsx';
+import { DataTable, Empty, ErrorNotice, formatNumber, formatTime, Notice, PageHeader, SelectField, TextField, useLoad } from '../ui.tsx';
 import { gradeTone } from './scans.tsx';
 
 interface Group {
@@ -48,6 +49,20 @@ function rangeQuery(range: string, from: string, to: string): Query {
 
 const nameOf = (key: string | null, none: string) => key ?? none;
 
+/**
+ * Scans not yet rolled up, while there are enough of them to slow the stats (the server's rule,
+ * `slowsDashboard`: over 10,000 scans or the oldest waiting over 10 s); nothing otherwise.
+ */
+function RollupBacklog({ backlog }: { backlog: BacklogView }) {
+  if (!backlog.slowsDashboard) return null;
+  const scans = `${formatNumber(backlog.scans)} ${backlog.scans === 1 ? 'scan' : 'scans'}`;
+  return (
+    <Notice kind="warn">
+      Rolling up {scans}, the oldest received {agoInWords(backlog.ageSeconds)}. The stats below count them already, but answer more slowly until they are rolled up.
+    </Notice>
+  );
+}
+
 /** A grade's badge colour (gradeTone), as the CSS custom property the chart reads. */
 const gradeColor = (grade: string | null) => `--${grade ? gradeTone(grade) : 'muted'}`;
 
@@ -77,15 +92,16 @@ export function Overview({ route }: PageProps) {
 
   const stats = useLoad(async () => {
     const get = (groupBy: string) => api<Stats>('/api/v1/dashboard/stats', { query: { ...query, groupBy } }).then((s) => s.groups);
-    const [time, grade, platform, pageType, country, top] = await Promise.all([
+    const [time, grade, platform, pageType, country, top, backlog] = await Promise.all([
       get(interval),
       get('grade'),
       get('platform'),
       get('pageType'),
       get('country'),
       api<{ items: TopHost[] }>('/api/v1/dashboard/hostnames', { query: { ...query, limit: 10 } }).then((r) => r.items),
+      api<BacklogView>('/api/v1/dashboard/rollup-backlog'),
     ]);
-    return { time, grade, platform, pageType, country, top, at: new Date() };
+    return { time, grade, platform, pageType, country, top, backlog, at: new Date() };
   }, [key]);
 
   useEffect(() => {
@@ -128,6 +144,7 @@ export function Overview({ route }: PageProps) {
       <ErrorNotice error={stats.error} />
       {data ? (
         <>
+          <RollupBacklog backlog={data.backlog} />
           <div class="totals">
             <div class="card total">
               <span class="total-label">Scans</span>
