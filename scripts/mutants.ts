@@ -75,6 +75,7 @@ const T = {
   telemetryAuth: 'test/telemetry-auth.test.ts',
   webPages: 'test/web-pages.test.ts',
   leadEmail: 'test/lead-email.test.ts',
+  schemaParity: 'test/db-schema-parity.test.ts',
   ownOrigin: 'test/own-origin.test.ts',
   widgetBuilderBrowser: 'test/e2e/widget-builder-browser.test.ts',
   consolePagesBrowser: 'test/e2e/console-pages-browser.test.ts',
@@ -2809,6 +2810,39 @@ export const mutants: Mutant[] = [
     original: 'ok: parts.integrity.ok && parts.schemaVersion.ok && parts.schema.ok,',
     replacement: 'ok: parts.integrity.ok && parts.schemaVersion.ok,',
     tests: [T.restore],
+  },
+  // ── PostgreSQL: a schema twin of SQLite's (issue 30) ───────────────────────────────────────────────
+  {
+    id: 'pg-schema-column-missing',
+    bug: 'a column of the SQLite schema has no twin in the PostgreSQL schema',
+    file: 'src/db/postgres/schema/scans.ts',
+    original: "    vertical: text('vertical'),\n",
+    replacement: '',
+    tests: [T.schemaParity],
+  },
+  {
+    id: 'pg-schema-nullable',
+    bug: 'a NOT NULL column of the SQLite schema may hold NULL in PostgreSQL',
+    file: 'src/db/postgres/schema/scans.ts',
+    original: "hostname: text('hostname').notNull(),",
+    replacement: "hostname: text('hostname'),",
+    tests: [T.schemaParity],
+  },
+  {
+    id: 'pg-schema-boolean-as-integer',
+    bug: 'a boolean column of the SQLite schema is an integer in PostgreSQL (queries comparing it with true fail there)',
+    file: 'src/db/postgres/schema/scans.ts',
+    original: "svcDetected: boolean('svc_detected'),",
+    replacement: "svcDetected: integer('svc_detected'),",
+    tests: [T.schemaParity],
+  },
+  {
+    id: 'pg-schema-primary-key-narrower',
+    bug: "a composite primary key loses a column in PostgreSQL (a product's second variant collides with its first)",
+    file: 'src/db/postgres/schema/catalog.ts',
+    original: 'primaryKey({ columns: [table.productRowId, table.position] })',
+    replacement: 'primaryKey({ columns: [table.productRowId] })',
+    tests: [T.schemaParity],
   },
   // ── input that must never be a 500: reserved keys, malformed paths ─────────────────────────────
   {
