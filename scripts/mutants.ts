@@ -76,6 +76,7 @@ const T = {
   webPages: 'test/web-pages.test.ts',
   leadEmail: 'test/lead-email.test.ts',
   schemaParity: 'test/db-schema-parity.test.ts',
+  postgresMigrate: 'test/postgres/migrate.test.ts',
   ownOrigin: 'test/own-origin.test.ts',
   widgetBuilderBrowser: 'test/e2e/widget-builder-browser.test.ts',
   consolePagesBrowser: 'test/e2e/console-pages-browser.test.ts',
@@ -2811,7 +2812,7 @@ export const mutants: Mutant[] = [
     replacement: 'ok: parts.integrity.ok && parts.schemaVersion.ok,',
     tests: [T.restore],
   },
-  // ── PostgreSQL: a schema twin of SQLite's (issue 30) ───────────────────────────────────────────────
+  // ── PostgreSQL: a schema twin of SQLite's, migrations under an advisory lock (issue 30) ───────────
   {
     id: 'pg-schema-column-missing',
     bug: 'a column of the SQLite schema has no twin in the PostgreSQL schema',
@@ -2843,6 +2844,14 @@ export const mutants: Mutant[] = [
     original: 'primaryKey({ columns: [table.productRowId, table.position] })',
     replacement: 'primaryKey({ columns: [table.productRowId] })',
     tests: [T.schemaParity],
+  },
+  {
+    id: 'pg-migrate-unlocked',
+    bug: 'migrations run without the advisory lock: two instances starting at once both run them, and one fails',
+    file: 'src/db/postgres/migrate.ts',
+    original: 'await session`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY}::bigint)`;',
+    replacement: 'await session`SELECT ${MIGRATION_LOCK_KEY}::bigint`;',
+    tests: [T.postgresMigrate],
   },
   // ── input that must never be a 500: reserved keys, malformed paths ─────────────────────────────
   {
