@@ -17,10 +17,13 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sym
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { mutants, type Mutant } from './mutants.ts';
+import { startThrowawayPostgres, type ThrowawayPostgres } from './postgres-throwaway.ts';
 
 const ROOT = path.resolve(import.meta.dir, '..');
 /** Never copied: dependencies are linked, the rest is build output, local data or VCS state. */
 const NOT_COPIED = new Set(['node_modules', '.git', 'dist', 'data', 'test-output']);
+/** Where the tests that need a PostgreSQL server live. */
+const POSTGRES_TESTS = 'test/postgres/';
 
 type Fate =
   | { kind: 'killed'; by: string[]; timedOut: boolean }
@@ -91,8 +94,11 @@ function staleness(workspace: string, m: Mutant): string | null {
 
 let workspace: string | null = null;
 let child: ChildProcess | null = null;
+let postgres: ThrowawayPostgres | null = null;
 
 function cleanUp(): void {
+  postgres?.stop();
+  postgres = null;
   if (child && child.exitCode === null && child.pid) {
     try {
       process.kill(-child.pid, 'SIGKILL');
@@ -203,6 +209,17 @@ async function main(): Promise<number> {
     return stale.length > 0 ? 1 : 0;
   }
   const runnable = selected.filter((m) => !fates.has(m.id));
+
+  // Tests of the PostgreSQL engine are skipped without a server (test/helpers/postgres.ts): a mutant
+  // would survive them unseen. They get a throwaway one, as with npm run test:postgres.
+  if (!process.env.SVC_TEST_DATABASE_URL && runnable.some((m) => m.tests.some((test) => test.startsWith(POSTGRES_TESTS)))) {
+    try {
+      postgres = startThrowawayPostgres();
+    } catch (error) {
+      fail(`mutants whose tests are in ${POSTGRES_TESTS} need PostgreSQL: ${(error as Error).message}; or set SVC_TEST_DATABASE_URL, or leave those mutants out`);
+    }
+    process.env.SVC_TEST_DATABASE_URL = postgres.url;
+  }
 
   // Mutants are only meaningful against a suite that passes without them.
   const baselineTests = [...new Set(runnable.flatMap((m) => m.tests))].sort();

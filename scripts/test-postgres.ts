@@ -1,0 +1,65 @@
+/**
+ * `npm run test:postgres`: starts a throwaway PostgreSQL (scripts/postgres-throwaway.ts), runs the
+ * PostgreSQL tests against it with its URL in SVC_TEST_DATABASE_URL, ends with one
+ * "N passed, N failed" line as .ci/run does, and removes the server, also on a failure or Ctrl-C.
+ * Exits 0 only when every test passed.
+ *
+ *   npm run test:postgres                                   the files of SUITE
+ *   npm run test:postgres -- test/postgres/migrate.test.ts  those files instead
+ */
+import { startThrowawayPostgres, stopOnExit } from './postgres-throwaway.ts';
+
+/**
+ * What runs against PostgreSQL, as `bun test` path filters: the tests written for it so far. The
+ * whole suite is `[]` (no filter: every test file).
+ */
+const SUITE = ['test/postgres/'];
+
+/** Enough of the end of the output to find bun's summary in. */
+const TAIL = 64 * 1024;
+
+/** Forwards a child's stream to ours, keeping its tail. */
+async function forward(stream: ReadableStream<Uint8Array>, to: NodeJS.WriteStream): Promise<string> {
+  const decoder = new TextDecoder();
+  let tail = '';
+  for await (const chunk of stream) {
+    to.write(chunk);
+    tail = (tail + decoder.decode(chunk, { stream: true })).slice(-TAIL);
+  }
+  return tail;
+}
+
+const count = (output: string, word: 'pass' | 'fail') => Number([...output.matchAll(new RegExp(`^ *(\\d+) ${word}$`, 'gm'))].at(-1)?.[1] ?? 0);
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const server = startThrowawayPostgres();
+  stopOnExit(server);
+  console.log(`PostgreSQL ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${server.dir})`);
+  try {
+    const files = process.argv.length > 2 ? process.argv.slice(2) : SUITE;
+    // Each test's own limit as `npm test` sets it (package.json).
+    const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...files], {
+      env: { ...process.env, SVC_TEST_DATABASE_URL: server.url },
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [out, err, status] = await Promise.all([forward(tests.stdout, process.stdout), forward(tests.stderr, process.stderr), tests.exited]);
+    const passed = count(out + err, 'pass');
+    // A run that fails without a failing test (a crash, no test file found) still fails.
+    const failed = count(out + err, 'fail') || (status === 0 ? 0 : 1);
+    console.log(`${passed} passed, ${failed} failed`);
+    return failed === 0 && status === 0 ? 0 : 1;
+  } finally {
+    server.stop();
+  }
+}
+
+main()
+  .then((code) => process.exit(code))
+  .catch((error) => {
+    console.error(`test:postgres: ${error instanceof Error ? error.message : error}`);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  });
