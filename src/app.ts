@@ -182,10 +182,10 @@ export function createApp(deps: AppDeps) {
   const publicFaqs = createPublicFaqs({ faqs, keys, catalog: entityRefs(webhooks.catalog, entries), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
-  const scanReader = createScanReader(database.sqlite);
+  const scanReader = createScanReader(database.sqlite, database.stats());
   metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
-  const rollupBacklog = readRollupBacklog(database.sqlite);
+  const rollupBacklog = readRollupBacklog(database.stats());
   metrics.addCollector(rollupBacklogCollector(rollupBacklog, clock));
   const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
   const unexpected = (request: Request) => (error: unknown) =>

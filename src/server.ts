@@ -164,10 +164,10 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue());
   if (config.syncIntervalHours > 0) reconciliation.start(5 * 60_000);
   started.push(() => reconciliation.stop());
-  const rollups = createScanRollups(database.sqlite);
+  const rollups = createScanRollups(database);
   rollups.start();
   started.push(() => rollups.stop());
-  const retention = createScanRetention(database.sqlite, systemClock, config.scanRetentionDays, rollups);
+  const retention = createScanRetention(systemClock, config.scanRetentionDays, rollups);
   retention.start();
   started.push(() => retention.stop());
   const records = createRecordRetention(database.sqlite, systemClock, config.retention);

@@ -63,7 +63,7 @@ describe('the rollup backlog in /metrics: the scans above the watermark and the 
     clock.advance(7_500);
     expect(await scrapeBacklog()).toEqual({ scans: 4, ageSeconds: 12.5 });
 
-    const rollups = createScanRollups(t.database.sqlite);
+    const rollups = t.rollups();
     expect(await rollups.runOnce()).toBe(4);
     expect(await scrapeBacklog()).toEqual({ scans: 0, ageSeconds: 0 });
 
@@ -91,8 +91,8 @@ describe('the rollup backlog in /metrics: the scans above the watermark and the 
     // A backfill of expired scans, then fresh ones: retention deletes the expired ones before the roller ran.
     await ingest(2, expired);
     await ingest(3);
-    const rollups = createScanRollups(t.database.sqlite);
-    const retention = createScanRetention(t.database.sqlite, clock, 30, rollups);
+    const rollups = t.rollups();
+    const retention = createScanRetention(clock, 30, rollups);
     expect(await retention.runOnce()).toBe(2);
     expect((await scrapeBacklog()).scans).toBe(3);
 
@@ -124,7 +124,7 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
       expect((await answer.json()).details).toEqual(expected);
     }
 
-    await createScanRollups(t.database.sqlite).runOnce();
+    await t.rollups().runOnce();
     const rolled = await (await t.request('/healthz', { headers: bearer(t.keyWith('metrics:read')) })).json();
     expect(rolled.details).toEqual({ rollupBacklog: { scans: 0, oldestReceivedAt: null, ageSeconds: 0, slowsDashboard: false } });
   });
@@ -158,7 +158,7 @@ describe('the dashboard: the backlog slows it past 10,000 scans or 10 s', () => 
     expect(await dashboardBacklog()).toEqual({ scans: 5, oldestReceivedAt: new Date(T0).toISOString(), ageSeconds: 10, slowsDashboard: false });
     clock.advance(1);
     expect(await dashboardBacklog()).toMatchObject({ scans: 5, ageSeconds: 10.001, slowsDashboard: true });
-    await createScanRollups(t.database.sqlite).runOnce();
+    await t.rollups().runOnce();
     expect(await dashboardBacklog()).toEqual({ scans: 0, oldestReceivedAt: null, ageSeconds: 0, slowsDashboard: false });
   });
 

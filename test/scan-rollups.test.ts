@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, test } from 'bun:test';
-import { migrateDatabase, MIGRATIONS_FOLDER } from '../src/db/index.ts';
+import { Database } from 'bun:sqlite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MIGRATIONS_FOLDER } from '../src/db/index.ts';
+import { removeRollupsFile, rollupsFileOf } from '../src/db/rollups-file.ts';
 import { GRADES, PAGE_TYPES, PRESENCE_COLUMNS, PRESENCE_KEYS } from '../src/db/schema/scans.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
-import { createScanRollups, ROLLUP_UNITS } from '../src/scans/rollups.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit } from './helpers/probe.ts';
 
@@ -137,18 +141,28 @@ async function setup() {
 
 /** Every rollup row, sums rounded (float addition order differs), sketches as bytes. */
 const rollupRows = () =>
-  t.database.sqlite
-    .query('SELECT *, round(percentage_sum, 6) AS percentage_sum, hex(hostnames) AS hostnames FROM scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day')
+  t.database
+    .stats()
+    .query('SELECT *, round(percentage_sum, 6) AS percentage_sum, hex(hostnames) AS hostnames FROM rollups.scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day')
     .all();
 
-/** The rollups folded so far are the rows one fresh pass over the same scans builds, up to the same watermark. */
+/** A writing connection to the rollups file, as only the roller's Worker has one. */
+function withRollupsFile<T>(fn: (rollups: Database) => T): T {
+  const rollups = new Database(rollupsFileOf(t.database.file));
+  try {
+    return fn(rollups);
+  } finally {
+    rollups.close();
+  }
+}
+
+/** The rollups folded so far are the rows one fresh pass over the same scans builds (in one batch), up to the same watermark. */
 async function expectSameAsFreshPass() {
-  const { sqlite } = t.database;
   const folded = rollupRows();
-  const { watermark } = sqlite.query('SELECT watermark FROM scan_rollup_state').get() as { watermark: number };
-  sqlite.exec('DELETE FROM scan_rollups; UPDATE scan_rollup_state SET watermark = 0');
-  await createScanRollups(sqlite, 100_000).runOnce();
-  expect(sqlite.query('SELECT watermark FROM scan_rollup_state').get()).toEqual({ watermark });
+  const watermark = t.rollups().watermark();
+  withRollupsFile((rollups) => rollups.exec('DELETE FROM scan_rollups; DELETE FROM scan_hostname_rollups; UPDATE scan_rollup_state SET watermark = 0'));
+  expect(await t.rollups().runOnce()).toBeGreaterThan(0);
+  expect(t.rollups().watermark()).toBe(watermark);
   expect(folded).toEqual(rollupRows());
 }
 
@@ -156,13 +170,20 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
   test('stats from rollups plus rows above the watermark equal stats from raw rows, for every groupBy and filter', async () => {
     await setup();
     await ingest(2500);
-    const rollups = createScanRollups(t.database.sqlite, 300);
+    const rollups = t.rollups(300);
     expect(await rollups.runOnce()).toBe(2500);
     await ingest(700); // above the watermark
     await expectAllSameAsRaw();
     expect(await rollups.runOnce()).toBe(700); // all rolled up
     await expectAllSameAsRaw();
   }, 30_000); // 144 stats queries, each beside its raw aggregate: ~5 s when the cores are shared
+
+  test('the stats connection only reads: a write through it is refused, so it never takes the rollups file from the roller', async () => {
+    await setup();
+    expect(() => t.database.stats().exec('UPDATE rollups.scan_rollup_state SET watermark = 5')).toThrow();
+    expect(() => t.database.stats().exec('DELETE FROM scans')).toThrow();
+    expect(t.rollups().watermark()).toBe(0);
+  });
 
   test('before any roll-up, stats come from raw rows alone', async () => {
     await setup();
@@ -173,8 +194,8 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
   test('the watermark persists: a restarted roller folds only the scans stored since', async () => {
     await setup();
     await ingest(500);
-    expect(await createScanRollups(t.database.sqlite).runOnce()).toBe(500);
-    const restarted = createScanRollups(t.database.sqlite);
+    expect(await t.rollups().runOnce()).toBe(500);
+    const restarted = t.rollups();
     expect(await restarted.runOnce()).toBe(0);
     await ingest(120);
     expect(await restarted.runOnce()).toBe(120);
@@ -184,9 +205,9 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
   test('retention keeps the rollups consistent: deleted scans leave the stats, later scans still count', async () => {
     await setup();
     await ingest(2000);
-    const rollups = createScanRollups(t.database.sqlite, 250);
+    const rollups = t.rollups(250);
     await rollups.runOnce();
-    expect(await createScanRetention(t.database.sqlite, t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
+    expect(await createScanRetention(t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
     await expectAllSameAsRaw();
     await ingest(600, 30);
     await rollups.runOnce();
@@ -196,100 +217,42 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
   test('a late scan for an expired day, rolled up while retention sweeps, leaves no rollup behind', async () => {
     await setup();
     await ingest(300, 60);
-    const rollups = createScanRollups(t.database.sqlite);
+    const rollups = t.rollups();
     await rollups.runOnce();
     const key = t.keyWith('probe:scan');
     const late = scanPayload({ url: 'https://shop.example.com/late', scannedAt: at(NOW - 50 * DAY) });
     const count = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
-    const sweep = createScanRetention(t.database.sqlite, t.clock, 30, rollups, 5).runOnce();
+    const sweep = createScanRetention(t.clock, 30, rollups, 5).runOnce();
     // While the sweep deletes scans (their days' rollups already dropped), a scan for an expired
     // day arrives and the roller folds it.
     while (count() === 300) await new Promise((resolve) => setImmediate(resolve));
     expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [late] }), NOW))).status).toBe(200);
-    await rollups.runOnce();
     await sweep;
-    const oldest = t.database.sqlite.query('SELECT min(day) AS day FROM scan_rollups WHERE cuboid < 8').get() as { day: number };
+    await rollups.runOnce();
+    const oldest = t.database.stats().query('SELECT min(day) AS day FROM rollups.scan_rollups WHERE cuboid < 8').get() as { day: number };
     expect(oldest.day).toBeGreaterThanOrEqual(Math.floor((NOW - 30 * DAY) / DAY));
+    // The next sweep deletes it, if this one had ended before it came.
+    await createScanRetention(t.clock, 30, rollups).runOnce();
+    expect(count()).toBeLessThan(300);
     await expectAllSameAsRaw();
   }, 30_000);
 
-  test('cells folded step by step (cached between steps, across another roller and retention) are the rows one fresh pass builds', async () => {
+  test('cells folded batch by batch (small batches, across another roller and retention) are the rows one fresh pass builds in one batch', async () => {
     await setup();
-    const { sqlite } = t.database;
     await ingest(1500);
-    const rollups = createScanRollups(sqlite, 40);
+    const rollups = t.rollups(40);
     await rollups.runOnce();
     await ingest(400, 30);
-    expect(await createScanRollups(sqlite, 37).runOnce()).toBe(400); // another roller: the first one's cached cells are stale
+    expect(await t.rollups(37).runOnce()).toBe(400); // another roller
     await ingest(300, 30);
     expect(await rollups.runOnce()).toBe(300);
     await expectSameAsFreshPass();
-    await createScanRetention(sqlite, t.clock, 60, rollups, 97).runOnce();
+    await createScanRetention(t.clock, 60, rollups, 97).runOnce();
     await ingest(300, 30);
     expect(await rollups.runOnce()).toBe(300);
     await expectSameAsFreshPass();
     await expectAllSameAsRaw();
   }, 30_000);
-
-  test('a cached cell gone from the table (the watermark unmoved) fails its step whole, and the next run reads the cells afresh', async () => {
-    await setup();
-    const { sqlite } = t.database;
-    await ingest(300, 1);
-    const rollups = createScanRollups(sqlite);
-    expect(await rollups.runOnce()).toBe(300);
-    const watermark = rollups.watermark();
-    // The all-values day cells go behind the roller's back; it still caches them.
-    sqlite.exec('DELETE FROM scan_rollups WHERE cuboid = 0');
-    await ingest(50, 1);
-    await expect(rollups.runOnce()).rejects.toThrow('cached cells are no longer stored');
-    expect(rollups.watermark()).toBe(watermark);
-    expect(await rollups.runOnce()).toBe(50);
-    // Read afresh: those cells are new again and hold the 50 scans folded since.
-    expect(sqlite.query('SELECT sum(scans) AS scans FROM scan_rollups WHERE cuboid = 0').get()).toEqual({ scans: 50 });
-  });
-
-  test('a step is sized by its new cells: it stops before a new day whose cells do not fit, and the next resumes there with identical totals', async () => {
-    await setup();
-    const key = t.keyWith('probe:scan');
-    // One combination of dimensions; days in the same month, so a scan of a new day has 8 new day cells and 8 cached month cells.
-    let sent = 0;
-    const scansOn = (day: number, count: number) =>
-      Array.from({ length: count }, (_, i) =>
-        scanPayload({
-          hostname: `shop-${i % 7}.example.com`,
-          url: `https://shop.example.com/p/${sent++}`,
-          scannedAt: at(NOW - day * DAY + i * 60_000),
-          country: 'DE',
-          platform: { platform: 'platform-a' },
-          pageType: 'product',
-          quality: { grade: 'B', percentage: 50 + i },
-        }),
-      );
-    const send = async (scans: unknown[]) =>
-      expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW))).status).toBe(200);
-    await send(scansOn(3, 20));
-    const rollups = createScanRollups(t.database.sqlite);
-    expect(await rollups.runOnce()).toBe(20); // the 16 cells of day 3 are now cached
-    await send(scansOn(3, 20));
-    await send(scansOn(2, 20));
-    const { scan, cachedCell, newCell } = ROLLUP_UNITS;
-    const cachedDay = 20 * scan + 16 * cachedCell;
-    const firstOfNewDay = scan + 8 * newCell;
-    // Room for the 20 scans of the cached day and most of the first scan of the new one.
-    const units = cachedDay + firstOfNewDay - 1;
-    const mark = rollups.watermark();
-    expect(rollups.step(units)).toEqual({ scans: 20, more: true });
-    expect(rollups.watermark()).toBe(mark + 20);
-    // The new day's scans after its first touch only cells the step already has.
-    expect(firstOfNewDay + 19 * scan).toBeLessThanOrEqual(units);
-    expect(rollups.step(units)).toEqual({ scans: 20, more: false });
-    // A scan that costs more than the step's units is folded all the same: every step moves on.
-    await send(scansOn(1, 2));
-    expect(rollups.step(1)).toEqual({ scans: 1, more: true });
-    expect(await rollups.runOnce()).toBe(1);
-    await expectSameAsFreshPass();
-    await expectSameAsRaw(new URLSearchParams({ groupBy: 'day' }));
-  });
 
   test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted', async () => {
     await setup();
@@ -297,10 +260,10 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     const key = t.keyWith('probe:scan');
     const old = scanPayload({ url: 'https://shop.example.com/old', scannedAt: at(NOW - 100 * DAY) });
     expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [old] }), NOW))).status).toBe(200);
-    const rollups = createScanRollups(t.database.sqlite);
+    const rollups = t.rollups();
     await rollups.runOnce();
     const before = rollups.watermark();
-    await createScanRetention(t.database.sqlite, t.clock, 30, rollups).runOnce();
+    await createScanRetention(t.clock, 30, rollups).runOnce();
     expect(rollups.watermark()).toBe(before - 1);
     await ingest(1, 1); // takes the deleted row's rowid
     await expectSameAsRaw(new URLSearchParams({ groupBy: 'grade' }));
@@ -344,7 +307,7 @@ describe('scan list guided by the day rollups (issue 12: index diet)', () => {
   test('a filtered scan list pages through exactly the matching rows, whether they are rolled up or not', async () => {
     await setup();
     await ingest(1500);
-    const rollups = createScanRollups(t.database.sqlite, 400);
+    const rollups = t.rollups(400);
     const expectSameAsRaw = async () => {
       for (const filters of LIST_FILTERS) {
         for (const limit of ['3', '50']) {
@@ -359,7 +322,7 @@ describe('scan list guided by the day rollups (issue 12: index diet)', () => {
     await rollups.runOnce();
     await ingest(300); // above the watermark, anywhere in time
     await expectSameAsRaw();
-    await createScanRetention(t.database.sqlite, t.clock, 80, rollups, 97).runOnce();
+    await createScanRetention(t.clock, 80, rollups, 97).runOnce();
     await expectSameAsRaw();
   }, 30_000);
 });
@@ -381,10 +344,10 @@ function rawHostnames(): unknown[] {
 
 /** The per-hostname rollups hold exactly the scans up to the watermark (no row for a hostname with none). */
 function expectHostnameRollupsOfFoldedScans() {
-  const { sqlite } = t.database;
-  const stored = sqlite.query('SELECT hostname, scans, last_scanned_at AS last FROM scan_hostname_rollups ORDER BY hostname').all();
-  const folded = sqlite
-    .query('SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans WHERE rowid <= (SELECT watermark FROM scan_rollup_state) GROUP BY hostname ORDER BY hostname')
+  const stats = t.database.stats();
+  const stored = stats.query('SELECT hostname, scans, last_scanned_at AS last FROM rollups.scan_hostname_rollups ORDER BY hostname').all();
+  const folded = stats
+    .query('SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans WHERE rowid <= (SELECT watermark FROM rollups.scan_rollup_state) GROUP BY hostname ORDER BY hostname')
     .all();
   expect(stored).toEqual(folded);
 }
@@ -399,48 +362,59 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     await bulk([old('gone.example.com', 90), old('gone.example.com', 80)]);
     await ingest(1500);
     expect(await hostnamesList()).toEqual(rawHostnames()); // nothing folded yet
-    const rollups = createScanRollups(t.database.sqlite, 300);
+    const rollups = t.rollups(300);
     await rollups.runOnce();
     await ingest(300); // above the watermark
     await bulk([old('late.example.com', 70)]);
     expect(await hostnamesList()).toEqual(rawHostnames());
     expectHostnameRollupsOfFoldedScans();
     // Retention deletes folded scans and scans above the watermark alike.
-    expect(await createScanRetention(t.database.sqlite, t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
+    expect(await createScanRetention(t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
     expect(await hostnamesList()).toEqual(rawHostnames());
     expectHostnameRollupsOfFoldedScans();
-    expect(t.database.sqlite.query("SELECT count(*) AS n FROM scan_hostname_rollups WHERE hostname LIKE '%gone%' OR hostname LIKE '%late%'").get()).toEqual({ n: 0 });
+    expect(t.database.stats().query("SELECT count(*) AS n FROM rollups.scan_hostname_rollups WHERE hostname LIKE '%gone%' OR hostname LIKE '%late%'").get()).toEqual({ n: 0 });
     await ingest(200, 30);
     await rollups.runOnce();
     expect(await hostnamesList()).toEqual(rawHostnames());
     expectHostnameRollupsOfFoldedScans();
   }, 30_000);
 
-  test('a database rolled up before the per-hostname rollups existed gets them from its folded scans when migrated', async () => {
-    await setup();
-    await ingest(800);
-    await createScanRollups(t.database.sqlite).runOnce();
-    await ingest(100); // above the watermark
-    // As the previous release left it: no per-hostname rollups, their two migrations and every later
-    // one not applied (drizzle applies what is newer than the latest recorded), so later ones are
-    // undone too: 0020 dropped two unread indexes, 0021 added the delivery log's refusal reason and an index, 0022 added
-    // leads.repeat_of and made the email index partial, 0023 added catalog_syncs.page_span, 0024 added
-    // api_key_usage, 0025 stores.disconnected_at and sync_paused_at and catalog_syncs.failed_passes.
-    const journal = (await Bun.file(`${MIGRATIONS_FOLDER}/meta/_journal.json`).json()) as { entries: { tag: string; when: number }[] };
-    const at = journal.entries.findIndex((entry) => entry.tag.endsWith('_scan_hostname_rollups'));
-    t.database.sqlite.exec('DROP TABLE scan_hostname_rollups');
-    // The two indexes as their migration (0001) created them: svc refuses a schema it did not make.
-    t.database.sqlite.exec('CREATE INDEX `order_signals_store_idx` ON `order_signals` (`store_id`,`received_at`)');
-    t.database.sqlite.exec('CREATE INDEX `webhook_deliveries_store_idx` ON `webhook_deliveries` (`store_id`,`received_at`)');
-    t.database.sqlite.exec('ALTER TABLE webhook_deliveries DROP COLUMN reason');
-    t.database.sqlite.exec('DROP INDEX order_signals_order_idx');
-    t.database.sqlite.exec('DROP INDEX leads_email_unique; ALTER TABLE leads DROP COLUMN repeat_of; CREATE UNIQUE INDEX `leads_email_unique` ON `leads` (`email`)');
-    t.database.sqlite.exec('ALTER TABLE catalog_syncs DROP COLUMN page_span');
-    t.database.sqlite.exec('DROP TABLE api_key_usage');
-    t.database.sqlite.exec('ALTER TABLE stores DROP COLUMN disconnected_at; ALTER TABLE stores DROP COLUMN sync_paused_at; ALTER TABLE catalog_syncs DROP COLUMN failed_passes');
-    t.database.sqlite.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [journal.entries[at]!.when]);
-    expect(migrateDatabase(t.database).applied).toBe(journal.entries.length - at);
+  test('a database without its rollups file (an upgrade, a restore, a file deleted or of another layout) gets every scan folded again', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-rollups-file-'));
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' }, dataDir });
+    await ingest(600);
+    expect(await t.rollups().runOnce()).toBe(600);
+    const reopen = async () => {
+      t.close();
+      t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' }, dataDir });
+    };
+    // Same file, same layout: nothing to fold again.
+    await reopen();
+    expect(await t.rollups().runOnce()).toBe(0);
+    // Another layout: started afresh.
+    withRollupsFile((rollups) => rollups.exec('PRAGMA user_version = 0'));
+    await reopen();
+    expect(t.rollups().watermark()).toBe(0);
+    await expectSameAsRaw(new URLSearchParams({ groupBy: 'country' })); // all raw meanwhile
+    expect(await t.rollups().runOnce()).toBe(600);
+    await expectSameAsRaw(new URLSearchParams({ groupBy: 'country' }));
+    // Deleted.
+    t.close();
+    removeRollupsFile(t.database.file);
+    t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' }, dataDir });
+    expect(await t.rollups().runOnce()).toBe(600);
     expectHostnameRollupsOfFoldedScans();
-    expect(await hostnamesList()).toEqual(rawHostnames());
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('the rollups left in the database by an earlier release are dropped when it is migrated', async () => {
+    await setup();
+    const tables = () => t.database.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE name IN ('scan_rollups', 'scan_hostname_rollups', 'scan_rollup_state')").all().map((row) => row.name);
+    expect(tables()).toEqual([]);
+    // The migration that moved them out names each of them.
+    const journal = (await Bun.file(`${MIGRATIONS_FOLDER}/meta/_journal.json`).json()) as { entries: { tag: string }[] };
+    const moved = journal.entries.find((entry) => entry.tag.endsWith('_rollups_in_own_file'))!;
+    const sql = await Bun.file(`${MIGRATIONS_FOLDER}/${moved.tag}.sql`).text();
+    for (const table of ['scan_rollups', 'scan_hostname_rollups', 'scan_rollup_state']) expect(sql).toContain(`DROP TABLE \`${table}\``);
   });
 });

@@ -42,3 +42,41 @@ export function generateScans(sqlite: Database, total: number, now: number): voi
   const generate = scanGenerator(sqlite, total, now);
   for (let done = 0; done < total; done += 50_000) generate(Math.min(50_000, total - done), done);
 }
+
+/**
+ * Scans shaped like a real import (issue 29): 5,000 hostnames, 40 countries, the 6 platforms and 8
+ * page types (skewed), grades A–F, a few % nulls, scannedAt anywhere in the year before `now`
+ * (bulk imports arrive in no time order), written like the bulk route writes them. Deterministic.
+ */
+export function realisticScanGenerator(sqlite: Database, now: number, seed = 1729) {
+  // mulberry32: independent draws (the generator above multiplies past 2^53, so its draws correlate
+  // and its scans fall into far fewer dimension combinations than real ones).
+  const rand = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  const pick = <T>(list: readonly T[], skew = 1) => list[Math.floor(rand() ** skew * list.length)]!;
+  const countries = Array.from({ length: 40 }, (_, i) => String.fromCharCode(65 + Math.floor(i / 26) + 3 * (i % 7), 65 + (i % 26)));
+  const hosts = Array.from({ length: 5_000 }, (_, i) => `store-${i}.example.com`);
+  const maybe = <T>(value: T, nulls = 0.03) => (rand() < nulls ? null : value);
+  const signals = JSON.stringify({ title: { value: 'Organic Green Tea - Loose Leaf, 100 g', length: 37 }, lang: 'en' });
+  const insert = sqlite.prepare(
+    'INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, ' +
+      'has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data, trust) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,2)',
+  );
+  const bit = () => (rand() < 0.04 ? null : rand() < 0.7 ? 1 : 0);
+  let n = 0;
+  return sqlite.transaction((count: number, receivedAt = now) => {
+    for (let i = 0; i < count; i++, n++) {
+      const host = pick(hosts, 1.6);
+      const scannedAt = now - Math.floor(rand() * SPAN_MS);
+      const grade = pick(GRADES, 1.3);
+      const percentage = Math.round((100 - GRADES.indexOf(grade as (typeof GRADES)[number]) * 15 - rand() * 14) * 10) / 10;
+      insert.run(newId(), host, `https://${host}/p/${n}`, scannedAt, receivedAt, maybe(pick(countries, 1.8)), maybe(pick(SCAN_PLATFORMS, 1.4)), 0.9,
+        maybe(pick(PAGE_TYPES, 1.3)), grade, Math.max(0, percentage), rand() < 0.3 ? 1 : 0, '1.4.2', null,
+        bit(), bit(), bit(), bit(), bit(), bit(), bit(), signals, JSON.stringify({ grade, percentage }), '{}');
+    }
+  });
+}

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { acquireInstanceLock } from '../lib/instance-lock.ts';
 import { SchemaMismatchError, SchemaTooNewError, assertSvcSchema, migrateDatabase, openDatabase } from './index.ts';
+import { removeRollupsFile } from './rollups-file.ts';
 
 /** A backup that cannot be made (target exists, no database) or a file that cannot be restored (not SQLite, damaged, not svc's). */
 export class BackupError extends Error {
@@ -94,6 +95,8 @@ export function restoreDatabase(dataDir: string, databaseFile: string, source: s
       for (const suffix of SIDE_FILES) if (existsSync(databaseFile + suffix)) renameSync(databaseFile + suffix, previous + suffix);
     }
     renameSync(staging, databaseFile);
+    // The rollups of the scans that were here: the restored scans are folded afresh.
+    removeRollupsFile(databaseFile);
     const database = openDatabase(databaseFile);
     try {
       const { applied } = migrateDatabase(database);

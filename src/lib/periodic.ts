@@ -32,7 +32,7 @@ export async function inBatches(
     pause,
     firstRows = FIRST_STEP_ROWS,
     budgetMs = STEP_BUDGET_MS,
-  }: { now?: () => number; pause?: WritePause; firstRows?: number; budgetMs?: number } = {},
+  }: { now?: () => number; pause?: Pick<WritePause, 'paused' | 'afterPause'>; firstRows?: number; budgetMs?: number } = {},
 ): Promise<number> {
   let total = 0;
   let rows = Math.min(firstRows, maxRows);

@@ -14,6 +14,32 @@ export interface WritePause {
   resume(): void;
   /** Runs `fn` once the pause ends (at once when there is none). */
   afterPause(fn: () => void): void;
+  /**
+   * A flag in shared memory that holds 1 while writes are paused, for the writers of another thread
+   * (the roller's Worker deletes scans for retention): `sharedWritePause` reads it there.
+   */
+  readonly shared: Int32Array;
+}
+
+/** How often a Worker's writer looks whether the pause it waits out has ended. */
+const SHARED_PAUSE_POLL_MS = 5;
+
+/** The pause of a connection of another thread, seen through its shared flag (WritePause.shared). */
+export function sharedWritePause(flag: Int32Array): Pick<WritePause, 'paused' | 'afterPause'> {
+  const paused = () => Atomics.load(flag, 0) === 1;
+  return {
+    get paused() {
+      return paused();
+    },
+    afterPause(fn) {
+      if (!paused()) return fn();
+      const timer = setInterval(() => {
+        if (paused()) return;
+        clearInterval(timer);
+        fn();
+      }, SHARED_PAUSE_POLL_MS);
+    },
+  };
 }
 
 /** One pause per connection, shared by its writers and its checkpointer (collected with the connection). */
@@ -31,15 +57,19 @@ export function writePause(sqlite: Database): WritePause {
 function createWritePause(): WritePause {
   let paused = false;
   let waiting: (() => void)[] = [];
+  const shared = new Int32Array(new SharedArrayBuffer(4));
   return {
+    shared,
     get paused() {
       return paused;
     },
     pause() {
       paused = true;
+      Atomics.store(shared, 0, 1);
     },
     resume() {
       paused = false;
+      Atomics.store(shared, 0, 0);
       const run = waiting;
       waiting = [];
       for (const fn of run) fn();

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 
 /**
  * The rollup backlog: accepted scans the roller has not folded into the dashboard rollups yet (rowid
- * above the watermark of scan_rollup_state). Every stats answer reads them raw, so a large backlog
+ * above the watermark of the rollups file's scan_rollup_state). Every stats answer reads them raw, so a large backlog
  * makes the dashboard slow; /metrics, /healthz and the console overview show it.
  */
 export interface RollupBacklog {
@@ -41,7 +41,7 @@ export function readRollupBacklog(sqlite: Database): () => RollupBacklog {
   // Without a state row (no roller has run on this database yet) nothing is folded: watermark 0.
   const first = sqlite.prepare<{ first: number; received_at: number; last: number }, []>(
     'SELECT rowid AS first, received_at, (SELECT max(rowid) FROM scans) AS last FROM scans ' +
-      'WHERE rowid > coalesce((SELECT watermark FROM scan_rollup_state WHERE id = 1), 0) ORDER BY rowid LIMIT 1',
+      'WHERE rowid > coalesce((SELECT watermark FROM rollups.scan_rollup_state WHERE id = 1), 0) ORDER BY rowid LIMIT 1',
   );
   return () => {
     const row = first.get();

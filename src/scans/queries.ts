@@ -3,6 +3,7 @@ import { PRESENCE_COLUMNS, PRESENCE_KEYS, type PresenceKey } from '../db/schema/
 import { DAY_MS } from '../lib/time.ts';
 import type { Cursor, GroupBy, ScanFilters } from './filters.ts';
 import { dayOf, RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';
+import { ROLLUPS } from '../db/rollups-file.ts';
 import { readRollups, rollupCellsOf, StatsGroups } from './stats.ts';
 
 type Param = string | number;
@@ -75,24 +76,26 @@ function summaryOf(row: Row) {
 export type ScanSummary = ReturnType<typeof summaryOf>;
 
 /** Read side of the scans table (badge and dashboard). Statements are compiled once and cached by bun:sqlite. */
-export function createScanReader(sqlite: Database) {
+export function createScanReader(sqlite: Database, stats: Database) {
   const latest = sqlite.prepare<{ grade: string; percentage: number }, [string]>(
     // The most trusted scan, then the most recently received (telemetry/payload.ts ScanTrust): from
     // the end of scans_badge_idx; rowid breaks ties within one bulk request, in its order.
     'SELECT grade, percentage FROM scans INDEXED BY scans_badge_idx WHERE hostname = ? ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
   );
-  const hostnamesFromRollups = sqlite.prepare<HostnameRow, [number, number]>(
+  const hostnamesFromRollups = stats.prepare<HostnameRow, [number, number]>(
     'SELECT hostname, sum(scans) AS scans, max(last) AS last FROM (' +
-      'SELECT hostname, scans, last_scanned_at AS last FROM scan_hostname_rollups UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ?' +
+      `SELECT hostname, scans, last_scanned_at AS last FROM ${ROLLUPS}.scan_hostname_rollups UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ?` +
       ') GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?',
   );
-  // The rollups and the scans above the watermark read in one transaction, so they agree.
-  const hostnamesRolledUp = sqlite.transaction((limit: number) => hostnamesFromRollups.all(rollupState(sqlite).watermark, limit));
+  // The rollups and the scans above the watermark read in one transaction, so they agree (the
+  // rollups file first: its snapshot is taken at its first read, and the scans read after it hold
+  // every scan it folded).
+  const hostnamesRolledUp = stats.transaction((limit: number) => hostnamesFromRollups.all(rollupState(stats).watermark, limit));
   const byId = sqlite.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
   const newestRows = (source: string, filters: ScanFilters, cursor: Cursor | null, take: number, extra: [string, Param][] = []): Row[] => {
     const { where, params } = whereOf(filters, cursor, extra);
-    return sqlite.query<Row, Param[]>(`SELECT ${LIST_COLUMNS} FROM ${source} ${where} ORDER BY scanned_at DESC, id DESC LIMIT ?`).all(...params, take);
+    return stats.query<Row, Param[]>(`SELECT ${LIST_COLUMNS} FROM ${source} ${where} ORDER BY scanned_at DESC, id DESC LIMIT ?`).all(...params, take);
   };
 
   /**
@@ -107,15 +110,15 @@ export function createScanReader(sqlite: Database) {
     if (filters.hostname !== undefined) return newestRows(BY_HOSTNAME, filters, cursor, take);
     const { cuboid, clauses, params } = rollupCellsOf(filters);
     if (clauses.length === 0) return newestRows(BY_TIME, filters, cursor, take);
-    const { watermark } = rollupState(sqlite);
+    const { watermark } = rollupState(stats);
     const lower = filters.from ?? -Infinity;
     const upper = Math.min(filters.to ?? Infinity, cursor ? cursor.scannedAt + 1 : Infinity);
     const bounds: [string, number][] = [];
     if (lower > -Infinity) bounds.push(['day >= ?', dayOf(lower)]);
     if (upper < Infinity) bounds.push(['day <= ?', dayOf(upper - 1)]);
-    const days = sqlite
+    const days = stats
       .query<{ day: number; scans: number }, Param[]>(
-        `SELECT day, sum(scans) AS scans FROM scan_rollups WHERE ${['cuboid = ?', ...clauses, ...bounds.map(([clause]) => clause)].join(' AND ')} GROUP BY day ORDER BY day DESC`,
+        `SELECT day, sum(scans) AS scans FROM ${ROLLUPS}.scan_rollups WHERE ${['cuboid = ?', ...clauses, ...bounds.map(([clause]) => clause)].join(' AND ')} GROUP BY day ORDER BY day DESC`,
       )
       .all(cuboid, ...params, ...bounds.map(([, day]) => day));
     const found: Row[] = [];
@@ -153,7 +156,7 @@ export function createScanReader(sqlite: Database) {
      * One page, newest first; `next` is where the following page starts (null on the last page).
      * Read in one transaction, so the rollups and the rows agree (see newestMatching).
      */
-    list: sqlite.transaction((filters: ScanFilters, cursor: Cursor | null, limit: number): { items: ScanSummary[]; next: Cursor | null } => {
+    list: stats.transaction((filters: ScanFilters, cursor: Cursor | null, limit: number): { items: ScanSummary[]; next: Cursor | null } => {
       const rows = newestMatching(filters, cursor, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -169,7 +172,7 @@ export function createScanReader(sqlite: Database) {
     topHostnames(filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] {
       const { where, params } = whereOf(filters);
       const rows = where
-        ? sqlite
+        ? stats
             .query<HostnameRow, Param[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`)
             .all(...params, limit)
         : hostnamesRolledUp(limit);
@@ -191,20 +194,20 @@ export function createScanReader(sqlite: Database) {
      * `from`/`to` edges and the scans above the watermark. Read in one transaction, so the watermark,
      * the rollups and the rows agree.
      */
-    stats: sqlite.transaction((filters: ScanFilters, groupBy: GroupBy) => {
+    stats: stats.transaction((filters: ScanFilters, groupBy: GroupBy) => {
       const groups = new StatsGroups(groupBy, filters.hostname !== undefined);
       if (filters.hostname !== undefined) {
         const { where, params } = whereOf(filters);
-        groups.addRows(sqlite.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM scans ${where}`).all(...params));
+        groups.addRows(stats.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM scans ${where}`).all(...params));
         return groups.result();
       }
-      const { watermark: mark, monthsFrom } = rollupState(sqlite);
+      const { watermark: mark, monthsFrom } = rollupState(stats);
       // Whole days in [from, to): [firstDay, endDay).
       const firstDay = filters.from === undefined ? -Infinity : Math.ceil(filters.from / DAY_MS);
       const endDay = filters.to === undefined ? Infinity : Math.floor(filters.to / DAY_MS);
       const raw = (source: string, from: number | undefined, to: number | undefined, rowid: string) => {
         const { where, params } = whereOf({ ...filters, from, to }, null, [[rowid, mark]]);
-        groups.addRows(sqlite.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM ${source} ${where}`).all(...params));
+        groups.addRows(stats.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM ${source} ${where}`).all(...params));
       };
       // Above the watermark: a rowid range (no index, or the planner walks a filter's index instead).
       raw('scans NOT INDEXED', filters.from, filters.to, 'rowid > ?');
@@ -216,7 +219,7 @@ export function createScanReader(sqlite: Database) {
       }
       if (filters.from !== undefined && filters.from < firstDay * DAY_MS) below(filters.from, firstDay * DAY_MS);
       if (filters.to !== undefined && endDay * DAY_MS < filters.to) below(endDay * DAY_MS, filters.to);
-      groups.addRollups(readRollups(sqlite, filters, groupBy, firstDay, endDay, monthsFrom));
+      groups.addRollups(readRollups(stats, filters, groupBy, firstDay, endDay, monthsFrom));
       return groups.result();
     }),
   };

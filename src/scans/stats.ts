@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { GRADES, PRESENCE_KEYS } from '../db/schema/scans.ts';
 import { DAY_MS } from '../lib/time.ts';
 import type { GroupBy, ScanFilters } from './filters.ts';
+import { ROLLUPS } from '../db/rollups-file.ts';
 import { dayOf, Measures, MONTH, monthOf, nextMonthOf, NONE, ROLLUP_DIMENSIONS, type RawStatsRow } from './rollups.ts';
 
 type Key = string | number | null;
@@ -119,7 +120,7 @@ export function readRollups(sqlite: Database, filters: ScanFilters, groupBy: Gro
     if (from >= to) return;
     const bounded = [...(Number.isFinite(from) ? [['day >= ?', from]] : []), ...(Number.isFinite(to) ? [['day < ?', to]] : [])] as [string, number][];
     const where = ['cuboid = ?', ...clauses, ...bounded.map(([clause]) => clause)].join(' AND ');
-    const query = sqlite.query<Row, (string | number)[]>(`SELECT * FROM scan_rollups WHERE ${where}`);
+    const query = sqlite.query<Row, (string | number)[]>(`SELECT * FROM ${ROLLUPS}.scan_rollups WHERE ${where}`);
     for (const row of query.iterate(cuboid | level, ...params, ...bounded.map(([, bound]) => bound))) rows.push(row);
   };
   const monthFrom = Math.max(monthsFrom, Number.isFinite(firstDay) ? (monthOf(firstDay) === firstDay ? firstDay : nextMonthOf(firstDay)) : -Infinity);

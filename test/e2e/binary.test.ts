@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { Database } from 'bun:sqlite';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
 import { MAIN, REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { scanPayload, signedInit } from '../helpers/probe.ts';
 import { spawnServer } from '../helpers/server.ts';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -51,6 +53,31 @@ test("the compiled binary's change stamp reads a mapping of the WAL index: a key
     expect((await listKeys()).status).toBe(200);
     expect((await runCli(['keys', 'revoke', created.id, '--data-dir', dataDir], { command: [binary] })).code).toBe(0);
     expect((await listKeys()).status).toBe(401);
+  } finally {
+    expect(await server.stop()).toBe(0);
+  }
+}, 120_000);
+
+// The roller runs in a Worker, a second entry point of the build (scripts/build.ts): the binary must
+// start it from its embedded copy and fold scans into the rollups file.
+test("the compiled binary's roller Worker folds scans into the rollups file", async () => {
+  const dataDir = path.join(tmp.dir, 'data-roller');
+  const created = (await runCli(['keys', 'create', '--scopes', 'probe:scan', '--data-dir', dataDir], { command: [binary] })).json;
+  const server = await spawnServer({ dataDir, command: [binary] });
+  try {
+    const scans = Array.from({ length: 3 }, (_, i) => scanPayload({ url: `https://shop.example.com/p/${i}` }));
+    expect((await fetch(`${server.url}/api/v1/probe/scan-bulk`, signedInit(created.key, JSON.stringify({ scans }), Date.now()))).status).toBe(200);
+    const watermark = () => {
+      const rollups = new Database(path.join(dataDir, 'svc-rollups.db'), { readonly: true });
+      try {
+        return (rollups.query('SELECT watermark FROM scan_rollup_state').get() as { watermark: number }).watermark;
+      } finally {
+        rollups.close();
+      }
+    };
+    // The roller runs every second; a binary that cannot start its Worker never moves the watermark.
+    for (let waited = 0; watermark() < 3 && waited < 20_000; waited += 100) await Bun.sleep(100);
+    expect(watermark()).toBe(3);
   } finally {
     expect(await server.stop()).toBe(0);
   }

@@ -98,7 +98,7 @@ suite('the overview and the rollup backlog', () => {
     await screenshots(v, 'backlog-old');
 
     // Rolled up: the line goes.
-    await createScanRollups(t.database.sqlite).runOnce();
+    await t.rollups().runOnce();
     await refreshed(v, 4);
     expect(await backlogLine(v)).toBeNull();
 

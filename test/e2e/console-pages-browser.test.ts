@@ -221,10 +221,15 @@ suite('what the pages say', () => {
   test('Overview, all time per month: a bar per month on its start, labelled by month', async () => {
     const v = await open('/console/overview', { width: 1280, height: 900 });
     await signIn(v, 'Overview');
+    // The caption changes with the controls, before the month stats arrive: wait for their answer.
+    const monthStats = v.page.waitForResponse((response) => response.url().includes('/api/v1/dashboard/stats') && response.url().includes('groupBy=month'));
     await v.page.getByRole('combobox', { name: 'Range' }).selectOption('all');
     await v.page.getByLabel('Scans per', { exact: true }).selectOption('month');
+    await monthStats;
     await v.page.waitForFunction(() => document.querySelector('.chart figcaption')?.textContent === 'Scans per month');
     const chart = v.page.locator('.chart').first();
+    // Then for the table to show them (rendered after the answer): labels of months, not days.
+    await v.page.waitForFunction(() => /^[A-Z][a-z]+ \d{4}$/.test(document.querySelector('.chart .chart-data tbody th')?.textContent ?? ''));
     const periods = await chart.locator('.chart-data tbody th').allTextContents();
     // Scans reach back ~150 days: six calendar months at most, each named, the last one this month.
     expect(periods.length).toBeGreaterThanOrEqual(5);

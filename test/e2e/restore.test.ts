@@ -31,6 +31,18 @@ describe('svc backup and svc restore', () => {
     const after = await signUp('after@example.com');
     expect(after.status).toBe(201);
     const { apiToken: afterToken } = await after.json();
+    // A scan after the backup, rolled up by the server's roller into the rollups file.
+    expect((await fetch(`${server.url}${TELEMETRY}`, tokenInit(afterToken, scanPayload()))).status).toBe(204);
+    const rollupsFile = path.join(servers.dataDir, 'svc-rollups.db');
+    const watermark = () => {
+      const rollups = new Database(rollupsFile, { readonly: true });
+      try {
+        return (rollups.query('SELECT watermark FROM scan_rollup_state').get() as { watermark: number }).watermark;
+      } finally {
+        rollups.close();
+      }
+    };
+    while (watermark() === 0) await Bun.sleep(50);
 
     // Refused while the server holds the data directory; nothing changes.
     const refused = await cli('restore', file);
@@ -44,6 +56,8 @@ describe('svc backup and svc restore', () => {
     const dbFile = path.join(servers.dataDir, 'svc.db');
     expect(restored.json).toEqual({ restored: file, database: dbFile, previous: expect.stringMatching(/svc\.db\.before-restore-/), migrationsApplied: 0 });
     expect(await emails()).toEqual(['before@example.com']);
+    // The rollups of the scans that were there are gone: the restored scans are folded afresh.
+    expect(watermark()).toBe(0);
     // The database it replaced is kept aside, whole.
     const previous = new Database(restored.json.previous, { readonly: true });
     expect(previous.query('SELECT count(*) AS n FROM leads').get()).toEqual({ n: 2 });

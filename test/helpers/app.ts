@@ -6,6 +6,7 @@ import { createKeyStore, type Scope } from '../../src/auth/keys.ts';
 import { createLeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
+import { createScanRollups, type ScanRollups } from '../../src/scans/rollups.ts';
 import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
 import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
@@ -75,6 +76,8 @@ export interface TestApp {
   logLines(): Record<string, unknown>[];
   /** A fresh raw key with these scopes. */
   keyWith(...scopes: Scope[]): string;
+  /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
+  rollups(batchScans?: number): ScanRollups;
   close(): void;
 }
 
@@ -124,6 +127,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   });
   handler = observability.observer.handlerOf(app);
   const keys = createKeyStore(database.db, clock);
+  const rollers: ScanRollups[] = [];
   return {
     app,
     config,
@@ -137,8 +141,14 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     observability,
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: (...scopes) => keys.create({ scopes, name: 'test' }).key,
+    rollups: (batchScans) => {
+      const rollups = createScanRollups(database, batchScans);
+      rollers.push(rollups);
+      return rollups;
+    },
     close: () => {
       server?.stop(true);
+      for (const rollups of rollers) rollups.terminate();
       database.close();
       tmp?.remove();
     },

@@ -1,4 +1,4 @@
-import { blob, index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 /** The vocabularies of a scan (spec §2.1): what the payload accepts and the dashboard filters on. */
 export const SCAN_PLATFORMS = ['platform-a', 'platform-b', 'platform-c', 'magento', 'custom', 'unknown'] as const;
@@ -78,68 +78,3 @@ export const scans = sqliteTable(
 );
 
 export type ScanRow = typeof scans.$inferSelect;
-
-/**
- * Dashboard stats rollups (src/scans/rollups.ts): additive measures of the scans up to the rollup
- * watermark, per UTC day or month and per cuboid. `cuboid` is a bit set of the dimensions the row is
- * split by (1 country, 2 platform, 4 page_type) plus 8 for a month row (whose `day` is the month's
- * first day); a dimension outside the cuboid holds '*' (all values), a null value holds ''. Grade is always split, so every cell yields the grade distribution. A stats
- * query reads the one cuboid holding exactly its filter and groupBy dimensions.
- */
-export const scanRollups = sqliteTable(
-  'scan_rollups',
-  {
-    cuboid: integer('cuboid').notNull(),
-    country: text('country').notNull(),
-    platform: text('platform').notNull(),
-    pageType: text('page_type').notNull(),
-    grade: text('grade').notNull(),
-    /** UTC day number (scannedAt / 86_400_000), of the month's first day in a month row. */
-    day: integer('day').notNull(),
-    scans: integer('scans').notNull(),
-    percentageSum: real('percentage_sum').notNull(),
-    presentTitle: integer('present_title').notNull(),
-    reportedTitle: integer('reported_title').notNull(),
-    presentDescription: integer('present_description').notNull(),
-    reportedDescription: integer('reported_description').notNull(),
-    presentJsonLd: integer('present_json_ld').notNull(),
-    reportedJsonLd: integer('reported_json_ld').notNull(),
-    presentOpenGraph: integer('present_open_graph').notNull(),
-    reportedOpenGraph: integer('reported_open_graph').notNull(),
-    presentH1: integer('present_h1').notNull(),
-    reportedH1: integer('reported_h1').notNull(),
-    presentCanonical: integer('present_canonical').notNull(),
-    reportedCanonical: integer('reported_canonical').notNull(),
-    presentRobots: integer('present_robots').notNull(),
-    reportedRobots: integer('reported_robots').notNull(),
-    /** HyperLogLog sketch of the hostnames (src/lib/hyperloglog.ts). */
-    hostnames: blob('hostnames', { mode: 'buffer' }).notNull(),
-  },
-  (table) => [
-    primaryKey({ columns: [table.cuboid, table.country, table.platform, table.pageType, table.grade, table.day] }),
-    // A query grouped by country with a platform (and page type) filter seeks here instead of
-    // walking every country of the cuboid.
-    index('scan_rollups_platform_idx').on(table.cuboid, table.platform, table.pageType, table.country, table.grade, table.day),
-    // Retention drops the rows of expired days (and months) a few at a time: a seek per cuboid, not a walk of the table.
-    index('scan_rollups_cuboid_day_idx').on(table.cuboid, table.day),
-  ],
-);
-
-/**
- * The dashboard's hostnames list without filters (src/scans/rollups.ts): per hostname, how many
- * of its scans are folded (rowid up to the rollup watermark) and the latest scannedAt among them.
- * Kept by the roller and by scan retention, in the transactions that fold or delete the scans.
- */
-export const scanHostnameRollups = sqliteTable('scan_hostname_rollups', {
-  hostname: text('hostname').primaryKey(),
-  scans: integer('scans').notNull(),
-  lastScannedAt: integer('last_scanned_at').notNull(),
-});
-
-/** One row (id 1): scans with rowid <= watermark are folded into scan_rollups. */
-export const scanRollupState = sqliteTable('scan_rollup_state', {
-  id: integer('id').primaryKey(),
-  watermark: integer('watermark').notNull(),
-  /** Month rollups exist only for months starting on or after this day (retention cut the one before). */
-  monthsFrom: integer('months_from').notNull(),
-});

@@ -30,6 +30,3 @@ export const jsonText = customType<{ data: unknown; driverData: string }>({
   toDriver: (value) => JSON.stringify(value),
   fromDriver: (value) => JSON.parse(value),
 });
-
-/** Binary data (`bytea`), the counterpart of SQLite's `blob` in buffer mode: Bun's client reads it as a Buffer. */
-export const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });

@@ -1,0 +1,105 @@
+import { Database } from 'bun:sqlite';
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { PRESENCE_COLUMNS, PRESENCE_KEYS } from './schema/scans.ts';
+
+/**
+ * The stats rollups live in a file of their own beside the database (`svc.db` -> `svc-rollups.db`),
+ * written only by the roller's Worker (src/scans/roller-worker.ts). SQLite lets one connection
+ * write a file at a time: in the database file, a roller transaction folding thousands of scans
+ * would make every other write wait (and the request thread with it). In a file of its own, the
+ * roller writes in large batches while the request thread writes the database and reads both.
+ *
+ * The file holds only what can be rebuilt from the scans: a file that is missing, of another layout
+ * (ROLLUP_FILE_VERSION), or left by a restore is started afresh and the roller folds every scan
+ * again. Backups leave it out.
+ */
+export const ROLLUP_FILE_VERSION = 1;
+
+/** The schema name the rollup tables are attached as, on every connection that reads or writes them. */
+export const ROLLUPS = 'rollups';
+
+const PRESENCE_NAMES = PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k].slice('has_'.length));
+export const PRESENT = PRESENCE_NAMES.map((name) => `present_${name}`);
+export const REPORTED = PRESENCE_NAMES.map((name) => `reported_${name}`);
+
+/**
+ * `scan_rollups`: additive measures of the scans up to the watermark, per UTC day or month and per
+ * cuboid. `cuboid` is a bit set of the dimensions the row is split by (1 country, 2 platform, 4
+ * page_type) plus 8 for a month row (whose `day` is the month's first day); a dimension outside the
+ * cuboid holds '*' (all values), a null value ''. Grade is always split, so every cell yields the
+ * grade distribution. A stats query reads the one cuboid holding exactly its filter and groupBy
+ * dimensions. WITHOUT ROWID: the primary key is the table, one B-tree written per cell.
+ * `scan_platform_idx`: a query grouped by country with a platform (and page type) filter seeks here
+ * instead of walking every country of the cuboid.
+ * `scan_hostname_rollups`: per hostname, its folded scans and their latest scannedAt (the
+ * hostnames list without filters). `scan_rollup_state` (one row): scans with rowid <= watermark are
+ * folded; day rows exist only for days from days_from on, month rows only for months starting on
+ * or after months_from (retention dropped the ones before).
+ */
+const TABLES = [
+  'CREATE TABLE scan_rollups (cuboid INTEGER NOT NULL, country TEXT NOT NULL, platform TEXT NOT NULL, page_type TEXT NOT NULL, grade TEXT NOT NULL, ' +
+    `day INTEGER NOT NULL, scans INTEGER NOT NULL, percentage_sum REAL NOT NULL, ${[...PRESENT, ...REPORTED].map((c) => `${c} INTEGER NOT NULL`).join(', ')}, ` +
+    'hostnames BLOB NOT NULL, PRIMARY KEY (cuboid, country, platform, page_type, grade, day)) WITHOUT ROWID',
+  'CREATE INDEX scan_rollups_platform_idx ON scan_rollups (cuboid, platform, page_type, country, grade, day)',
+  'CREATE TABLE scan_hostname_rollups (hostname TEXT PRIMARY KEY, scans INTEGER NOT NULL, last_scanned_at INTEGER NOT NULL) WITHOUT ROWID',
+  'CREATE TABLE scan_rollup_state (id INTEGER PRIMARY KEY, watermark INTEGER NOT NULL, days_from INTEGER NOT NULL, months_from INTEGER NOT NULL)',
+  `INSERT INTO scan_rollup_state (id, watermark, days_from, months_from) VALUES (1, 0, ${Number.MIN_SAFE_INTEGER}, ${Number.MIN_SAFE_INTEGER})`,
+];
+
+/** `svc.db` -> `svc-rollups.db`, in the same directory. */
+export function rollupsFileOf(databaseFile: string): string {
+  const { dir, name } = path.parse(databaseFile);
+  return path.join(dir, `${name}-rollups.db`);
+}
+
+/**
+ * Makes the rollups file ready before anything attaches it: created with its tables when missing,
+ * started afresh when its version is not this svc's. Returns whether it was (re)created, i.e.
+ * every scan is to be folded again.
+ */
+export function prepareRollupsFile(databaseFile: string): boolean {
+  const file = rollupsFileOf(databaseFile);
+  const sqlite = new Database(file, { create: true, strict: true });
+  try {
+    sqlite.exec('PRAGMA journal_mode = WAL');
+    sqlite.exec('PRAGMA busy_timeout = 5000');
+    const version = sqlite.query<{ user_version: number }, []>('PRAGMA user_version').get()!.user_version;
+    if (version === ROLLUP_FILE_VERSION) return false;
+    sqlite.transaction(() => {
+      for (const { name } of sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all()) {
+        sqlite.exec(`DROP TABLE "${name}"`);
+      }
+      for (const statement of TABLES) sqlite.exec(statement);
+      sqlite.exec(`PRAGMA user_version = ${ROLLUP_FILE_VERSION}`);
+    }).immediate();
+    return true;
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** Attaches the rollups file to a connection of the database, as schema `rollups`. */
+export function attachRollups(sqlite: Database, databaseFile: string): void {
+  sqlite.prepare(`ATTACH DATABASE ? AS ${ROLLUPS}`).run(rollupsFileOf(databaseFile));
+}
+
+/**
+ * A connection that only reads (query_only): the database with the rollups attached, for the stats,
+ * the filtered list and the hostnames list. Not the request thread's writing connection: a write
+ * transaction there (BEGIN IMMEDIATE) would take the write lock of every attached file, and wait
+ * for the roller's.
+ */
+export function openStatsReader(databaseFile: string): Database {
+  const sqlite = new Database(databaseFile, { strict: true });
+  sqlite.exec('PRAGMA busy_timeout = 5000');
+  attachRollups(sqlite, databaseFile);
+  sqlite.exec('PRAGMA query_only = 1');
+  return sqlite;
+}
+
+/** Deletes the rollups file and its WAL (a restore: the restored scans are folded afresh). */
+export function removeRollupsFile(databaseFile: string): void {
+  const file = rollupsFileOf(databaseFile);
+  for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) rmSync(file + suffix);
+}

@@ -1,0 +1,337 @@
+import type { Database, SQLQueryBindings } from 'bun:sqlite';
+import { PRESENCE_KEYS } from '../db/schema/scans.ts';
+import { HLL_MAX_BYTES, HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
+import { inBatches, yieldToEventLoop } from '../lib/periodic.ts';
+import type { WritePause } from '../lib/write-pause.ts';
+import { DAY_MS } from '../lib/time.ts';
+import { PRESENT, REPORTED, ROLLUPS } from '../db/rollups-file.ts';
+import { ALL, dayOf, MONTH, monthOf, nextMonthOf, NONE, PRESENCE_COLUMN_LIST, RAW_STATS_COLUMNS, ROLLUP_DIMENSIONS, rollupState, type RawStatsRow } from './rollups.ts';
+
+/**
+ * A batch folds scans until its cells reach this many (or the scans run out): the memory of a batch
+ * (~300 bytes a cell: its measures, sketch and key) stays under ~100 MB however the scans spread.
+ */
+export const BATCH_CELLS = 300_000;
+/** A batch folds at most this many scans, so that the stats see a long import's first scans folded early on. */
+export const BATCH_SCANS = 200_000;
+/** Scans read from the database at a time (a short read each: no read snapshot is held while the batch is written). */
+const READ_ROWS = 5_000;
+/** At most this many scans deleted per retention transaction (it writes the database, so it is kept short). */
+export const RETENTION_BATCH_ROWS = 500;
+
+const CELL_COLUMNS = ['cuboid', ...ROLLUP_DIMENSIONS.map((d) => d.column), 'grade', 'day'];
+const MEASURE_COLUMNS = ['scans', 'percentage_sum', ...PRESENT, ...REPORTED];
+/** A cell's measures: scans, the percentage sum, then how many present and how many reported each presence key. */
+const MEASURES = MEASURE_COLUMNS.length;
+const PRESENT_AT = 2;
+const REPORTED_AT = 2 + PRESENCE_KEYS.length;
+
+/** Day numbers of any JavaScript date (at most 10^8 days from 1970) shifted to be non-negative, below 2^28. */
+const DAY_OFFSET = 100_000_000;
+const DAYS = 2 ** 28;
+/** A cell as one number: its combination, cuboid (month bit included) and day; below 2^53 for 2^21 combinations. */
+const cellId = (cuboid: number, combo: number, day: number) => (combo * 2 * MONTH + cuboid) * DAYS + day + DAY_OFFSET;
+const cuboidOf = (id: number) => Math.floor(id / DAYS) % (2 * MONTH);
+const comboOf = (id: number) => Math.floor(id / DAYS / (2 * MONTH));
+const cellDayOf = (id: number) => (id % DAYS) - DAY_OFFSET;
+
+/**
+ * Numbers for the (country, platform, page type, grade) values of the rows folded, and for each,
+ * the numbers of the same values as the 8 cuboids keep them ('*' outside the cuboid): a row's 16
+ * cells are then found by number, without building and hashing 16 string keys. Numbered anew for
+ * each batch, so the numbers stay few.
+ */
+class CellCombos {
+  private readonly numbers = new Map<string, number>();
+  private readonly byNumber: string[][] = [];
+  private readonly rowCombos = new Map<string, number[]>();
+
+  /** The combination number of each cuboid's cell of the row, by cuboid. */
+  ofRow(row: RawStatsRow): number[] {
+    const values = ROLLUP_DIMENSIONS.map((d) => (row[d.column] ?? NONE) as string);
+    const id = `${values.join('\u0000')}\u0000${row.grade}`;
+    let byCuboid = this.rowCombos.get(id);
+    if (!byCuboid) {
+      byCuboid = Array.from({ length: MONTH }, (_, cuboid) => this.number([...ROLLUP_DIMENSIONS.map((d, i) => (cuboid & d.bit ? values[i]! : ALL)), row.grade]));
+      this.rowCombos.set(id, byCuboid);
+    }
+    return byCuboid;
+  }
+
+  /** The country, platform, page type and grade of a combination number. */
+  values(combo: number): string[] {
+    return this.byNumber[combo]!;
+  }
+
+  clear(): void {
+    this.numbers.clear();
+    this.rowCombos.clear();
+    this.byNumber.length = 0;
+  }
+
+  private number(values: string[]): number {
+    const id = values.join('\u0000');
+    let combo = this.numbers.get(id);
+    if (combo === undefined) {
+      combo = this.byNumber.push(values) - 1;
+      this.numbers.set(id, combo);
+    }
+    return combo;
+  }
+}
+
+/**
+ * The cells of one batch: their ids and measures in typed arrays, their sketches by reference. Folding
+ * a scan into its 16 cells allocates nothing but a sketch for a cell new to the batch.
+ */
+class BatchCells {
+  private readonly slots = new Map<number, number>();
+  private ids = new Float64Array(1024);
+  private measures = new Float64Array(1024 * MEASURES);
+  private sketches: HyperLogLog[] = [];
+  size = 0;
+
+  /** Adds a scan's measures and hostname to the cell `id`. */
+  add(id: number, row: RawStatsRow, hostnameHash: number): void {
+    let slot = this.slots.get(id);
+    if (slot === undefined) {
+      slot = this.size++;
+      if (slot === this.ids.length) this.grow();
+      this.slots.set(id, slot);
+      this.ids[slot] = id;
+      this.measures.fill(0, slot * MEASURES, (slot + 1) * MEASURES);
+      this.sketches[slot] = new HyperLogLog();
+    }
+    const at = slot * MEASURES;
+    const measures = this.measures;
+    measures[at]!++;
+    measures[at + 1]! += row.percentage;
+    for (let i = 0; i < PRESENCE_COLUMN_LIST.length; i++) {
+      const value = row[PRESENCE_COLUMN_LIST[i]!];
+      if (value === null) continue;
+      measures[at + REPORTED_AT + i]!++;
+      if (value === 1) measures[at + PRESENT_AT + i]!++;
+    }
+    this.sketches[slot]!.addHash(hostnameHash);
+  }
+
+  /** The slots in cell-id order: combination, cuboid, day, so the writes walk the table's key in order within each combination. */
+  ordered(): Uint32Array {
+    const order = new Uint32Array(this.size);
+    for (let i = 0; i < this.size; i++) order[i] = i;
+    const ids = this.ids;
+    return order.sort((a, b) => ids[a]! - ids[b]!);
+  }
+
+  id(slot: number): number {
+    return this.ids[slot]!;
+  }
+  sketch(slot: number): HyperLogLog {
+    return this.sketches[slot]!;
+  }
+  measure(slot: number, i: number): number {
+    return this.measures[slot * MEASURES + i]!;
+  }
+  addToMeasure(slot: number, i: number, value: number): void {
+    this.measures[slot * MEASURES + i]! += value;
+  }
+
+  clear(): void {
+    this.slots.clear();
+    this.sketches = [];
+    this.size = 0;
+  }
+
+  private grow(): void {
+    const ids = new Float64Array(this.ids.length * 2);
+    ids.set(this.ids);
+    const measures = new Float64Array(ids.length * MEASURES);
+    measures.set(this.measures);
+    [this.ids, this.measures] = [ids, measures];
+  }
+}
+
+/**
+ * The roller and scan retention, on a connection of the database with the rollups file attached
+ * (src/db/rollups-file.ts), run by the roller's Worker. A fold reads the scans above the watermark
+ * (by rowid, so it never misses a row whatever its scannedAt) in short reads, adds them up in memory
+ * into their 16 cells each (a day cell and a month cell in each of the 8 cuboids) and their
+ * hostname's count, then writes every cell of the batch once, merged with its stored row, with the
+ * new watermark, in one transaction of the rollups file. Writing each cell once per batch instead of
+ * once per step is what makes it cheap: an import spread over a year touches ~4 new cells per scan,
+ * and a batch of live scans a few thousand cells in all (docs/performance.md).
+ */
+export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' | 'afterPause'>, batchScans = BATCH_SCANS) {
+  const batch = { cells: BATCH_CELLS, scans: batchScans };
+  const rowsAbove = sqlite.prepare<RawStatsRow, [number, number]>(`SELECT ${RAW_STATS_COLUMNS} FROM main.scans WHERE rowid > ? ORDER BY rowid LIMIT ?`);
+  const cellWhere = CELL_COLUMNS.map((c) => `${c} = ?`).join(' AND ');
+  const storedCell = sqlite.prepare<Record<string, number | Uint8Array>, SQLQueryBindings[]>(
+    `SELECT ${MEASURE_COLUMNS.join(', ')}, hostnames FROM ${ROLLUPS}.scan_rollups WHERE ${cellWhere}`,
+  );
+  const WRITE_COLUMNS = [...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'];
+  const writeCell = sqlite.prepare<unknown, SQLQueryBindings[]>(
+    `INSERT OR REPLACE INTO ${ROLLUPS}.scan_rollups (${WRITE_COLUMNS.join(', ')}) VALUES (${WRITE_COLUMNS.map(() => '?').join(', ')})`,
+  );
+  const writeWatermark = sqlite.prepare<unknown, [number]>(`UPDATE ${ROLLUPS}.scan_rollup_state SET watermark = ? WHERE id = 1`);
+  const writeBounds = sqlite.prepare<unknown, [number, number]>(
+    `UPDATE ${ROLLUPS}.scan_rollup_state SET days_from = max(days_from, ?), months_from = max(months_from, ?) WHERE id = 1`,
+  );
+  const addToHostname = sqlite.prepare<unknown, [string, number, number]>(
+    `INSERT INTO ${ROLLUPS}.scan_hostname_rollups (hostname, scans, last_scanned_at) VALUES (?, ?, ?) ` +
+      'ON CONFLICT (hostname) DO UPDATE SET scans = scans + excluded.scans, last_scanned_at = max(last_scanned_at, excluded.last_scanned_at)',
+  );
+  const takeFromHostname = sqlite.prepare<unknown, [number, string]>(`UPDATE ${ROLLUPS}.scan_hostname_rollups SET scans = scans - ? WHERE hostname = ?`);
+  const dropHostnameIfEmpty = sqlite.prepare<unknown, [string]>(`DELETE FROM ${ROLLUPS}.scan_hostname_rollups WHERE hostname = ? AND scans = 0`);
+  const dropDaysBefore = sqlite.prepare<unknown, [number]>(`DELETE FROM ${ROLLUPS}.scan_rollups WHERE cuboid < ${MONTH} AND day < ?`);
+  const dropMonthsBefore = sqlite.prepare<unknown, [number]>(`DELETE FROM ${ROLLUPS}.scan_rollups WHERE cuboid >= ${MONTH} AND day < ?`);
+  const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM main.scans');
+  const deleteOldest = sqlite.prepare<{ rowid: number; hostname: string }, [number, number]>(
+    'DELETE FROM main.scans WHERE rowid IN (SELECT rowid FROM main.scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) RETURNING rowid, hostname',
+  );
+
+  const combos = new CellCombos();
+  const cells = new BatchCells();
+  const hostnameScans = new Map<string, number>();
+  const hostnameLast = new Map<string, number>();
+  const months = new Map<number, number>();
+  const keyParams: (string | number)[] = new Array(CELL_COLUMNS.length);
+  const writeParams: (string | number | Uint8Array)[] = new Array(WRITE_COLUMNS.length);
+  const encoded = new Uint8Array(HLL_MAX_BYTES);
+
+  const keyOf = (id: number): (string | number)[] => {
+    const values = combos.values(comboOf(id));
+    keyParams[0] = cuboidOf(id);
+    for (let i = 0; i < values.length; i++) keyParams[1 + i] = values[i]!;
+    keyParams[1 + values.length] = cellDayOf(id);
+    return keyParams;
+  };
+
+  /** Reads and adds up the scans above `mark` until the batch is full; returns the last rowid folded and the scans. */
+  function gather(mark: number, daysFrom: number, monthsFrom: number): { last: number; scans: number } {
+    let last = mark;
+    let scans = 0;
+    while (scans < batch.scans && cells.size < batch.cells) {
+      const rows = rowsAbove.all(last, Math.min(READ_ROWS, batch.scans - scans));
+      for (const row of rows) {
+        const day = dayOf(row.scanned_at);
+        let month = months.get(day);
+        if (month === undefined) months.set(day, (month = monthOf(day)));
+        const byCuboid = combos.ofRow(row);
+        const hash = hllHash(row.hostname);
+        // A scan of a day retention already dropped (it arrived late, and goes with the next sweep)
+        // makes no cells: they would outlive it. Its hostname counts it until it is deleted.
+        if (day >= daysFrom) {
+          for (let cuboid = 0; cuboid < MONTH; cuboid++) {
+            cells.add(cellId(cuboid, byCuboid[cuboid]!, day), row, hash);
+            if (month >= monthsFrom) cells.add(cellId(cuboid | MONTH, byCuboid[cuboid]!, month), row, hash);
+          }
+        }
+        hostnameScans.set(row.hostname, (hostnameScans.get(row.hostname) ?? 0) + 1);
+        hostnameLast.set(row.hostname, Math.max(hostnameLast.get(row.hostname) ?? row.scanned_at, row.scanned_at));
+        last = row.rowid;
+      }
+      scans += rows.length;
+      if (rows.length < READ_ROWS) break;
+    }
+    return { last, scans };
+  }
+
+  /** Writes the batch's cells merged with their stored rows, the hostname counts and the watermark: one transaction. */
+  const write = sqlite.transaction((last: number) => {
+    for (const slot of cells.ordered()) {
+      const key = keyOf(cells.id(slot));
+      const sketch = cells.sketch(slot);
+      // An array argument's elements are bound in order (bun-types describes only the spread form).
+      const stored = storedCell.get(key as unknown as SQLQueryBindings);
+      if (stored) {
+        for (let i = 0; i < MEASURES; i++) cells.addToMeasure(slot, i, stored[MEASURE_COLUMNS[i]!] as number);
+        sketch.mergeEncoded(stored.hostnames as Uint8Array);
+      }
+      for (let i = 0; i < key.length; i++) writeParams[i] = key[i]!;
+      for (let i = 0; i < MEASURES; i++) writeParams[key.length + i] = cells.measure(slot, i);
+      writeParams[key.length + MEASURES] = sketch.encodeInto(encoded);
+      writeCell.run(writeParams as unknown as SQLQueryBindings);
+    }
+    for (const [hostname, count] of hostnameScans) addToHostname.run(hostname, count, hostnameLast.get(hostname)!);
+    writeWatermark.run(last);
+  });
+
+  /** One batch: the scans above the watermark, as many as fit. Resolves with how many (0: none waited). */
+  function foldBatch(): number {
+    const { watermark, daysFrom, monthsFrom } = rollupState(sqlite);
+    try {
+      const { last, scans } = gather(watermark, daysFrom, monthsFrom);
+      if (scans > 0) write(last);
+      return scans;
+    } finally {
+      cells.clear();
+      combos.clear();
+      months.clear();
+      hostnameScans.clear();
+      hostnameLast.clear();
+    }
+  }
+
+  /**
+   * Drops the rollups of every day before `day`, and of every month holding one of them (such a
+   * month is from now on read from its day rows), and folds no scan into them from now on:
+   * retention is about to delete those days' scans.
+   */
+  const forgetBefore = sqlite.transaction((day: number): number => {
+    const nextMonth = nextMonthOf(day - 1);
+    writeBounds.run(day, nextMonth);
+    return dropMonthsBefore.run(nextMonth).changes + dropDaysBefore.run(day).changes;
+  });
+
+  /**
+   * Deletes up to `rows` scans scanned before `cutoff` (oldest first), and in the same transaction
+   * takes the folded ones out of their hostname's count (oldest scannedAt first, so a hostname's
+   * latest scan goes only with its last). SQLite gives new rows the rowids after the highest
+   * remaining one, so the watermark comes down to it if it was above: a reused rowid is folded too.
+   */
+  const deleteOldestScans = sqlite.transaction((cutoff: number, rows: number): number => {
+    const deleted = deleteOldest.all(cutoff, rows);
+    if (deleted.length === 0) return 0;
+    const { watermark } = rollupState(sqlite);
+    const folded = new Map<string, number>();
+    for (const { rowid, hostname } of deleted) if (rowid <= watermark) folded.set(hostname, (folded.get(hostname) ?? 0) + 1);
+    for (const [hostname, scans] of folded) {
+      takeFromHostname.run(scans, hostname);
+      dropHostnameIfEmpty.run(hostname);
+    }
+    const highest = maxRowid.get()?.max ?? 0;
+    if (highest < watermark) writeWatermark.run(highest);
+    return deleted.length;
+  });
+
+  return {
+    /** Folds every scan above the watermark, batch by batch, until `signal` aborts; resolves with how many. */
+    async foldAll(signal: AbortSignal): Promise<number> {
+      let scans = 0;
+      while (!signal.aborted) {
+        const folded = foldBatch();
+        if (folded === 0) break;
+        scans += folded;
+        await yieldToEventLoop();
+      }
+      return scans;
+    },
+
+    /**
+     * Retention (SVC_SCAN_RETENTION_DAYS): first the rollups of the days before `firstKeptDay` go,
+     * then their scans, oldest first, in transactions of about 2 ms (lib/periodic.ts inBatches: they
+     * hold the database's write lock, which the request thread's writes wait for), until `signal`
+     * aborts. Stats never count a deleted scan. Resolves with the scans deleted.
+     */
+    async retain(firstKeptDay: number, signal: AbortSignal, batchRows = RETENTION_BATCH_ROWS): Promise<number> {
+      forgetBefore(firstKeptDay);
+      // Stopped before any scan went: the next sweep goes on. The deletions wait out the request
+      // thread's write pauses (a commit during one keeps the WAL from starting over, db/checkpoint.ts).
+      const deleted = await inBatches((rows) => deleteOldestScans(firstKeptDay * DAY_MS, rows), batchRows, signal, { pause });
+      forgetBefore(firstKeptDay);
+      return deleted;
+    },
+  };
+}
+
+export type Roller = ReturnType<typeof createRoller>;
