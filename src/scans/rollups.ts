@@ -1,10 +1,12 @@
 import type { Database } from 'bun:sqlite';
+import { PRESENT, REPORTED, ROLLUPS } from '../db/rollups-file.ts';
 import { PRESENCE_COLUMNS, PRESENCE_KEYS } from '../db/schema/scans.ts';
 import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { periodicTask } from '../lib/periodic.ts';
-import { writePause } from '../lib/write-pause.ts';
 import { DAY_MS } from '../lib/time.ts';
-import { PRESENT, REPORTED, ROLLUPS } from '../db/rollups-file.ts';
+import { writePause } from '../lib/write-pause.ts';
+
+/** The roller runs every second: a scan is folded about a second after it is stored. */
 const SECOND_MS = 1000;
 
 export const PRESENCE_COLUMN_LIST = PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]);
