@@ -1110,8 +1110,8 @@ export const mutants: Mutant[] = [
     id: 'rollups-file-other-layout-kept',
     bug: 'a rollups file of another layout is used as it is',
     file: 'src/db/rollups-file.ts',
-    original: 'if (version === ROLLUP_FILE_VERSION) return false;',
-    replacement: 'if (version === ROLLUP_FILE_VERSION || version !== ROLLUP_FILE_VERSION) return false;',
+    original: 'if (version === ROLLUP_FILE_VERSION) return;',
+    replacement: 'if (version === ROLLUP_FILE_VERSION || version !== ROLLUP_FILE_VERSION) return;',
     tests: [T.scanRollups],
   },
   {

@@ -5,7 +5,7 @@ import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { ASSET_ROOT, ensureDataDirectory } from '../lib/paths.ts';
-import { openStatsReader, prepareRollupsFile } from './rollups-file.ts';
+import { openStatsReader } from './rollups-file.ts';
 import * as schema from './schema/index.ts';
 import { migratedSchema, readSchema, schemaDifferences, type SchemaDifference } from './schema-check.ts';
 
@@ -17,7 +17,10 @@ export interface AppDatabase {
   sqlite: Database;
   db: Db;
   file: string;
-  /** The stats reader: a query-only connection with the rollups file attached (src/db/rollups-file.ts), opened at first use. */
+  /**
+   * The stats reader: a query-only connection with the rollups file attached (src/db/rollups-file.ts),
+   * opened at first use (so a CLI command that reads no stats neither opens nor creates the file).
+   */
   stats(): Database;
   close(): void;
 }
@@ -34,7 +37,6 @@ export function openDatabase(file: string): AppDatabase {
   sqlite.exec('PRAGMA busy_timeout = 5000');
   sqlite.exec('PRAGMA foreign_keys = ON');
   const db = drizzle({ client: sqlite, schema });
-  prepareRollupsFile(file);
   let stats: Database | null = null;
   return {
     sqlite,

@@ -55,17 +55,16 @@ export function rollupsFileOf(databaseFile: string): string {
 
 /**
  * Makes the rollups file ready before anything attaches it: created with its tables when missing,
- * started afresh when its version is not this svc's. Returns whether it was (re)created, i.e.
- * every scan is to be folded again.
+ * started afresh (every scan to be folded again) when its version is not this svc's.
  */
-export function prepareRollupsFile(databaseFile: string): boolean {
+function prepareRollupsFile(databaseFile: string): void {
   const file = rollupsFileOf(databaseFile);
   const sqlite = new Database(file, { create: true, strict: true });
   try {
     sqlite.exec('PRAGMA journal_mode = WAL');
     sqlite.exec('PRAGMA busy_timeout = 5000');
     const version = sqlite.query<{ user_version: number }, []>('PRAGMA user_version').get()!.user_version;
-    if (version === ROLLUP_FILE_VERSION) return false;
+    if (version === ROLLUP_FILE_VERSION) return;
     sqlite.transaction(() => {
       for (const { name } of sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all()) {
         sqlite.exec(`DROP TABLE "${name}"`);
@@ -73,7 +72,6 @@ export function prepareRollupsFile(databaseFile: string): boolean {
       for (const statement of TABLES) sqlite.exec(statement);
       sqlite.exec(`PRAGMA user_version = ${ROLLUP_FILE_VERSION}`);
     }).immediate();
-    return true;
   } finally {
     sqlite.close();
   }
@@ -88,9 +86,10 @@ export function attachRollups(sqlite: Database, databaseFile: string): void {
  * A connection that only reads (query_only): the database with the rollups attached, for the stats,
  * the filtered list and the hostnames list. Not the request thread's writing connection: a write
  * transaction there (BEGIN IMMEDIATE) would take the write lock of every attached file, and wait
- * for the roller's.
+ * for the roller's. Opening it makes the rollups file ready (the roller's Worker attaches it after).
  */
 export function openStatsReader(databaseFile: string): Database {
+  prepareRollupsFile(databaseFile);
   const sqlite = new Database(databaseFile, { strict: true });
   sqlite.exec('PRAGMA busy_timeout = 5000');
   attachRollups(sqlite, databaseFile);

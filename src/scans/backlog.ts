@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite';
+import { ROLLUPS } from '../db/rollups-file.ts';
 
 /**
  * The rollup backlog: accepted scans the roller has not folded into the dashboard rollups yet (rowid
@@ -41,7 +42,7 @@ export function readRollupBacklog(sqlite: Database): () => RollupBacklog {
   // Without a state row (no roller has run on this database yet) nothing is folded: watermark 0.
   const first = sqlite.prepare<{ first: number; received_at: number; last: number }, []>(
     'SELECT rowid AS first, received_at, (SELECT max(rowid) FROM scans) AS last FROM scans ' +
-      'WHERE rowid > coalesce((SELECT watermark FROM rollups.scan_rollup_state WHERE id = 1), 0) ORDER BY rowid LIMIT 1',
+      `WHERE rowid > coalesce((SELECT watermark FROM ${ROLLUPS}.scan_rollup_state WHERE id = 1), 0) ORDER BY rowid LIMIT 1`,
   );
   return () => {
     const row = first.get();

@@ -115,6 +115,8 @@ export function createScanRollups(database: { file: string; sqlite: Database; st
   // In the compiled binary the Worker is an entry point of its own (scripts/build.ts), embedded
   // under the virtual root by its path from src/, where this module's URL is the binary's.
   const entry = Bun.isStandaloneExecutable ? new URL('./scans/roller-worker.ts', `file://${import.meta.dir}/`) : new URL('./roller-worker.ts', import.meta.url);
+  // The stats reader makes the rollups file ready (created, or started afresh) before the Worker attaches it.
+  database.stats();
   const worker = new Worker(entry.href);
   const waiting = new Map<number, { resolve: (value: number) => void; reject: (error: Error) => void }>();
   let nextId = 0;

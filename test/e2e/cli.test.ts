@@ -26,6 +26,8 @@ describe('svc CLI', () => {
     expect(first.json.total).toBe(first.json.applied);
     const second = await cli('migrate');
     expect(second.json).toMatchObject({ applied: 0, total: first.json.total });
+    // The dashboard's rollups file is the server's (its stats reader makes it): a command leaves none.
+    expect(existsSync(path.join(dataDir, 'svc-rollups.db'))).toBe(false);
   });
 
   test('keys create prints the key once and stores only its hash', async () => {
