@@ -3,7 +3,7 @@
 // (src/scans/roller.ts). Requests are run one at a time, in the order they came.
 import { Database } from 'bun:sqlite';
 import { sharedWritePause } from '../lib/write-pause.ts';
-import { attachRollups } from '../db/rollups-file.ts';
+import { attachRollups, ROLLUPS } from '../db/rollups-file.ts';
 import { createRoller, type Roller } from './roller.ts';
 
 declare const self: Worker;
@@ -38,7 +38,7 @@ async function run(request: Request): Promise<number> {
     }
     case 'fold': {
       const scans = await roller!.foldAll(stopping.signal);
-      if (scans > 0) sqlite!.exec('PRAGMA rollups.wal_checkpoint(PASSIVE)');
+      if (scans > 0) sqlite!.exec(`PRAGMA ${ROLLUPS}.wal_checkpoint(PASSIVE)`);
       return scans;
     }
     case 'retain':
