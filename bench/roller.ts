@@ -76,6 +76,8 @@ const foldHere = async (name: string, scans: number) => {
 };
 // The same scans folded by the server's Worker: what the request thread is held meanwhile.
 const rollups = createScanRollups(database);
+// Started before the measures, as the server starts it at boot: its start-up is not a fold.
+await rollups.ready();
 const foldInWorker = async (name: string, scans: number) => {
   let folded = 0;
   const holds = await measureHolds(async () => {

@@ -121,20 +121,34 @@ const ownHeap = gcLogFile
     })()
   : '';
 
-/** The holds of the event loop while `task` runs. */
+/** Held gaps are counted in buckets of this many ms, up to HELD_BUCKETS of them (the last holds every longer gap). */
+const HELD_BUCKET_MS = 0.001;
+const HELD_BUCKETS = 100_000;
+/** Turns the GC figures can record: those of at least STEP_MIN_MS on CPU or with a GC log line (a few per ms of the task's work). */
+const RECORDED_TURNS = 1 << 21;
+
+/**
+ * The holds of the event loop while `task` runs. Everything the ticker keeps is allocated before
+ * the task starts: a ticker that appended each turn to an array (millions of turns in a long task)
+ * copied the array whenever it grew, and those copies were the longest turns it reported.
+ */
 export async function measureHolds(task: () => Promise<unknown>): Promise<Holds> {
+  const heldCounts = new Uint32Array(HELD_BUCKETS);
+  // Per recorded turn, with the GC log on: its CPU, and the log's size at its end (logAt[0]: at the start).
+  const turnCpu = gcLogSize ? new Float64Array(RECORDED_TURNS) : null;
+  const logAt = gcLogSize ? new Float64Array(RECORDED_TURNS + 1) : null;
   // From a collected and swept heap. After a collection JavaScriptCore sweeps the dead objects in
   // slices of up to 10 ms on the event loop, one every ~100 ms: the garbage of whatever ran before
   // (the bench's setup, the task before, its digest of the rollups) would be swept during this task
   // and count as its holds. A synchronous full collection sweeps everything at once.
   Bun.gc(true);
+  if (logAt) logAt[0] = gcLogSize!();
   let last = performance.now();
   let lastWait = runQueueWaitMs();
   let lastCpu = threadCpuMs();
-  const held: number[] = [];
-  // Per turn, with the GC log on: its CPU, and the log's size at its end.
-  const turnCpu: number[] = [];
-  const logAt: number[] = [gcLogSize?.() ?? 0];
+  let turns = 0;
+  let recorded = 0;
+  let heldMs = 0;
   let wallMs = 0;
   let cpuMs = 0;
   let done = false;
@@ -142,14 +156,22 @@ export async function measureHolds(task: () => Promise<unknown>): Promise<Holds>
     const now = performance.now();
     const wait = runQueueWaitMs();
     const cpu = threadCpuMs();
+    const turn = cpu - lastCpu;
     wallMs = Math.max(wallMs, now - last);
-    cpuMs = Math.max(cpuMs, cpu - lastCpu);
-    if (gcLogSize) {
-      turnCpu.push(cpu - lastCpu);
-      logAt.push(gcLogSize());
+    cpuMs = Math.max(cpuMs, turn);
+    if (turnCpu && logAt) {
+      // A turn under STEP_MIN_MS without a log line changes no GC figure (see gcInTurns): not kept.
+      const logSize = gcLogSize!();
+      if ((turn >= STEP_MIN_MS || logSize !== logAt[recorded]) && recorded < RECORDED_TURNS) {
+        turnCpu[recorded] = turn;
+        logAt[++recorded] = logSize;
+      }
     }
     lastCpu = cpu;
-    held.push(Math.max(0, now - last - (wait - lastWait)));
+    const held = Math.max(0, now - last - (wait - lastWait));
+    heldMs = Math.max(heldMs, held);
+    heldCounts[Math.min(HELD_BUCKETS - 1, Math.floor(held / HELD_BUCKET_MS))]!++;
+    turns++;
     last = now;
     lastWait = wait;
     if (!done) setImmediate(tick);
@@ -162,9 +184,20 @@ export async function measureHolds(task: () => Promise<unknown>): Promise<Holds>
   const taskCpuMs = threadCpuMs() - startedCpu;
   done = true;
   await new Promise((resolve) => setImmediate(resolve));
-  held.sort((a, b) => a - b);
-  const gc = gcLogFile ? gcInTurns(gcLogFile, turnCpu, logAt) : undefined;
-  return { wallMs, heldMs: held.at(-1)!, p99Ms: held[Math.min(held.length - 1, Math.floor(0.99 * held.length))]!, cpuMs, taskCpuMs, totalMs, gc };
+  if (turnCpu && recorded === RECORDED_TURNS) console.error(`measureHolds: more than ${RECORDED_TURNS} turns with work; the GC figures cover the first ones`);
+  const gc = gcLogFile && turnCpu && logAt ? gcInTurns(gcLogFile, turnCpu.subarray(0, recorded), logAt.subarray(0, recorded + 1), taskCpuMs) : undefined;
+  return { wallMs, heldMs, p99Ms: percentileOf(heldCounts, turns, 0.99, heldMs), cpuMs, taskCpuMs, totalMs, gc };
+}
+
+/** The `share` percentile of `count` values counted in heldCounts' buckets; the longest is `max`. */
+function percentileOf(counts: Uint32Array, count: number, share: number, max: number): number {
+  const rank = Math.min(count - 1, Math.floor(share * count));
+  let seen = 0;
+  for (let bucket = 0; bucket < counts.length; bucket++) {
+    seen += counts[bucket]!;
+    if (seen > rank) return bucket === counts.length - 1 ? max : Math.min(max, (bucket + 1) * HELD_BUCKET_MS);
+  }
+  return max;
 }
 
 /**
@@ -175,7 +208,7 @@ const GC_LINE = /\[GC<|^Requesting GC|GC END!|ms\]$|\.\.\.\]$/;
 const PAUSE = /(?:p=|starting |epilogue )([\d.]+)ms/g;
 
 /** The collections in each turn, from the GC log between the sizes it had at the turns' ends. */
-function gcInTurns(file: string, turnCpu: number[], logAt: number[]): GcInTurns {
+function gcInTurns(file: string, turnCpu: Float64Array, logAt: Float64Array, total: number): GcInTurns {
   const fd = openSync(file, 'r');
   const log = Buffer.alloc(logAt.at(-1)! - logAt[0]!);
   readSync(fd, log, 0, log.length, logAt[0]!);
@@ -206,7 +239,6 @@ function gcInTurns(file: string, turnCpu: number[], logAt: number[]): GcInTurns 
   const median = steps[steps.length >> 1] ?? 0;
   own.sort((a, b) => a - b);
   const worstGc = withGc.reduce((a, b) => (b.cpu > a.cpu ? b : a), { cpu: 0, paused: 0 });
-  const total = turnCpu.reduce((a, b) => a + b, 0);
   const extra = withGc.reduce((sum, { cpu }) => sum + Math.max(0, cpu - median), 0);
   return {
     eden,

@@ -162,6 +162,9 @@ export function createScanRollups(database: { file: string; sqlite: Database; st
   };
 
   return {
+    /** Resolves once the Worker has started and opened the database (a bench measures the folds of a started roller, as the server's is). */
+    ready: (): Promise<void> => opened.then(() => undefined),
+
     /** Rowid of the last scan folded into the rollups (0: none). */
     watermark: () => rollupState(database.stats()).watermark,
 
