@@ -41,7 +41,7 @@ const rollupRows = () => (stats.query('SELECT count(*) AS n FROM rollups.scan_ro
 /** SHA-256 of the rollups as stored (sums rounded to 1e-6: their last bits follow the order of addition). */
 const rollupDigest = () => {
   const hasher = new Bun.CryptoHasher('sha256');
-  for (const table of ['SELECT * FROM rollups.scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day', 'SELECT * FROM rollups.scan_hostname_rollups ORDER BY hostname']) {
+  for (const table of ['SELECT * FROM rollups.scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day', 'SELECT * FROM rollups.scan_hostname_rollups ORDER BY dimension, value, hostname']) {
     for (const row of stats.query<Record<string, unknown>, []>(table).iterate()) {
       for (const value of Object.values(row)) hasher.update(value instanceof Uint8Array ? value : `${typeof value === 'number' ? Math.round(value * 1e6) / 1e6 : value}\u0000`);
     }

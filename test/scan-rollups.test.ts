@@ -327,33 +327,59 @@ describe('scan list guided by the day rollups (issue 12: index diet)', () => {
   }, 30_000);
 });
 
-/** The top hostnames as the dashboard lists them, all 80 of the test data. */
-async function hostnamesList(): Promise<unknown[]> {
-  const response = await t.request('/api/v1/dashboard/hostnames?limit=100', { headers: bearer(t.keyWith('dashboard:read')) });
+/** The single filters the hostnames list reads from the per-hostname rollups, none, and two (read from the scans). */
+const HOSTNAME_FILTERS: Record<string, string>[] = [{}, { country: 'DE' }, { platform: 'platform-b' }, { pageType: 'product' }, { grade: 'C' }, { country: 'DE', grade: 'C' }];
+const FILTER_COLUMN: Record<string, string> = { country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' };
+
+/** The top hostnames as the dashboard lists them (all 80 of the test data), without a filter or with one. */
+async function hostnamesList(filter: Record<string, string> = {}): Promise<unknown[]> {
+  const response = await t.request(`/api/v1/dashboard/hostnames?${new URLSearchParams({ ...filter, limit: '100' })}`, { headers: bearer(t.keyWith('dashboard:read')) });
   expect(response.status).toBe(200);
   return ((await response.json()) as { items: unknown[] }).items;
 }
 
-/** The straightforward list: counted over every row. */
-function rawHostnames(): unknown[] {
+/** The straightforward list: counted over every (matching) row. */
+function rawHostnames(filter: Record<string, string> = {}): unknown[] {
+  const clauses = Object.keys(filter).map((name) => `${FILTER_COLUMN[name]} = ?`);
+  const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
   return t.database.sqlite
-    .query<{ hostname: string; scans: number; last: number }, []>('SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans GROUP BY hostname ORDER BY scans DESC, hostname LIMIT 100')
-    .all()
+    .query<{ hostname: string; scans: number; last: number }, string[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT 100`)
+    .all(...Object.values(filter))
     .map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: at(row.last) }));
 }
 
-/** The per-hostname rollups hold exactly the scans up to the watermark (no row for a hostname with none). */
+/** Every hostnames list the rollups serve equals its raw count. */
+async function expectHostnamesListsAsRaw() {
+  for (const filter of HOSTNAME_FILTERS) {
+    const expected = rawHostnames(filter);
+    expect(expected.length, JSON.stringify(filter)).toBeGreaterThan(0);
+    expect(await hostnamesList(filter), JSON.stringify(filter)).toEqual(expected);
+  }
+}
+
+/**
+ * The per-hostname rollups hold exactly the scans up to the watermark, over all scans and per value
+ * of each dimension (no row for a hostname with none, none for a null value).
+ */
 function expectHostnameRollupsOfFoldedScans() {
   const stats = t.database.stats();
-  const stored = stats.query('SELECT hostname, scans, last_scanned_at AS last FROM rollups.scan_hostname_rollups ORDER BY hostname').all();
-  const folded = stats
-    .query('SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans WHERE rowid <= (SELECT watermark FROM rollups.scan_rollup_state) GROUP BY hostname ORDER BY hostname')
+  const folded = (select: string, where = '') =>
+    `SELECT ${select} AS dimension, hostname, count(*) AS scans, max(scanned_at) AS last FROM scans WHERE rowid <= (SELECT watermark FROM rollups.scan_rollup_state) ${where} GROUP BY 1, hostname`;
+  const expected = stats
+    .query(
+      `SELECT * FROM (${[folded("''"), ...Object.values(FILTER_COLUMN).map((column) => folded(`'${column}' || ':' || ${column}`, `AND ${column} IS NOT NULL`))].join(' UNION ALL ')}) ` +
+        'ORDER BY dimension, hostname',
+    )
     .all();
-  expect(stored).toEqual(folded);
+  const stored = stats
+    .query("SELECT CASE dimension WHEN '' THEN '' ELSE dimension || ':' || value END AS dimension, hostname, scans, last_scanned_at AS last FROM rollups.scan_hostname_rollups ORDER BY 1, hostname")
+    .all();
+  expect(stored.length).toBeGreaterThan(400);
+  expect(stored).toEqual(expected);
 }
 
 describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M scans)', () => {
-  test('the hostnames list without filters, from the per-hostname rollups plus the scans above the watermark, equals the raw list, across retention', async () => {
+  test('the hostnames list without filters or with one on country, platform, page type or grade, from the per-hostname rollups plus the scans above the watermark, equals the raw list (as with two filters, read from the scans), across retention', async () => {
     await setup();
     const key = t.keyWith('probe:scan');
     // Hostnames whose scans all expire: one folded, one above the watermark when retention runs.
@@ -361,21 +387,21 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     const bulk = async (scans: unknown[]) => expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW))).status).toBe(200);
     await bulk([old('gone.example.com', 90), old('gone.example.com', 80)]);
     await ingest(1500);
-    expect(await hostnamesList()).toEqual(rawHostnames()); // nothing folded yet
+    await expectHostnamesListsAsRaw(); // nothing folded yet
     const rollups = t.rollups(300);
     await rollups.runOnce();
     await ingest(300); // above the watermark
     await bulk([old('late.example.com', 70)]);
-    expect(await hostnamesList()).toEqual(rawHostnames());
+    await expectHostnamesListsAsRaw();
     expectHostnameRollupsOfFoldedScans();
     // Retention deletes folded scans and scans above the watermark alike.
     expect(await createScanRetention(t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
-    expect(await hostnamesList()).toEqual(rawHostnames());
+    await expectHostnamesListsAsRaw();
     expectHostnameRollupsOfFoldedScans();
     expect(t.database.stats().query("SELECT count(*) AS n FROM rollups.scan_hostname_rollups WHERE hostname LIKE '%gone%' OR hostname LIKE '%late%'").get()).toEqual({ n: 0 });
     await ingest(200, 30);
     await rollups.runOnce();
-    expect(await hostnamesList()).toEqual(rawHostnames());
+    await expectHostnamesListsAsRaw();
     expectHostnameRollupsOfFoldedScans();
   }, 30_000);
 

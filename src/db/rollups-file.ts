@@ -14,7 +14,7 @@ import { PRESENCE_COLUMNS, PRESENCE_KEYS } from './schema/scans.ts';
  * (ROLLUP_FILE_VERSION), or left by a restore is started afresh and the roller folds every scan
  * again. Backups leave it out.
  */
-export const ROLLUP_FILE_VERSION = 1;
+export const ROLLUP_FILE_VERSION = 2;
 
 /** The schema name the rollup tables are attached as, on every connection that reads or writes them. */
 export const ROLLUPS = 'rollups';
@@ -32,8 +32,10 @@ export const REPORTED = PRESENCE_NAMES.map((name) => `reported_${name}`);
  * dimensions. WITHOUT ROWID: the primary key is the table, one B-tree written per cell.
  * `scan_platform_idx`: a query grouped by country with a platform (and page type) filter seeks here
  * instead of walking every country of the cuboid.
- * `scan_hostname_rollups`: per hostname, its folded scans and their latest scannedAt (the
- * hostnames list without filters). `scan_rollup_state` (one row): scans with rowid <= watermark are
+ * `scan_hostname_rollups`: per hostname, its folded scans and their latest scannedAt, over all
+ * scans (dimension and value '') and per value of each single filter (dimension 'country',
+ * 'platform', 'page_type' or 'grade'; a null value is not counted): the hostnames list without
+ * filters or with one of them. `scan_rollup_state` (one row): scans with rowid <= watermark are
  * folded; day rows exist only for days from days_from on, month rows only for months starting on
  * or after months_from (retention dropped the ones before).
  */
@@ -42,7 +44,8 @@ const TABLES = [
     `day INTEGER NOT NULL, scans INTEGER NOT NULL, percentage_sum REAL NOT NULL, ${[...PRESENT, ...REPORTED].map((c) => `${c} INTEGER NOT NULL`).join(', ')}, ` +
     'hostnames BLOB NOT NULL, PRIMARY KEY (cuboid, country, platform, page_type, grade, day)) WITHOUT ROWID',
   'CREATE INDEX scan_rollups_platform_idx ON scan_rollups (cuboid, platform, page_type, country, grade, day)',
-  'CREATE TABLE scan_hostname_rollups (hostname TEXT PRIMARY KEY, scans INTEGER NOT NULL, last_scanned_at INTEGER NOT NULL) WITHOUT ROWID',
+  'CREATE TABLE scan_hostname_rollups (dimension TEXT NOT NULL, value TEXT NOT NULL, hostname TEXT NOT NULL, scans INTEGER NOT NULL, last_scanned_at INTEGER NOT NULL, ' +
+    'PRIMARY KEY (dimension, value, hostname)) WITHOUT ROWID',
   'CREATE TABLE scan_rollup_state (id INTEGER PRIMARY KEY, watermark INTEGER NOT NULL, days_from INTEGER NOT NULL, months_from INTEGER NOT NULL)',
   `INSERT INTO scan_rollup_state (id, watermark, days_from, months_from) VALUES (1, 0, ${Number.MIN_SAFE_INTEGER}, ${Number.MIN_SAFE_INTEGER})`,
 ];

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { PRESENCE_COLUMNS, PRESENCE_KEYS, type PresenceKey } from '../db/schema/scans.ts';
 import { DAY_MS } from '../lib/time.ts';
 import type { Cursor, GroupBy, ScanFilters } from './filters.ts';
-import { dayOf, RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';
+import { ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';
 import { ROLLUPS } from '../db/rollups-file.ts';
 import { readRollups, rollupCellsOf, StatsGroups } from './stats.ts';
 
@@ -82,15 +82,25 @@ export function createScanReader(sqlite: Database, stats: Database) {
     // the end of scans_badge_idx; rowid breaks ties within one bulk request, in its order.
     'SELECT grade, percentage FROM scans INDEXED BY scans_badge_idx WHERE hostname = ? ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
   );
-  const hostnamesFromRollups = stats.prepare<HostnameRow, [number, number]>(
-    'SELECT hostname, sum(scans) AS scans, max(last) AS last FROM (' +
-      `SELECT hostname, scans, last_scanned_at AS last FROM ${ROLLUPS}.scan_hostname_rollups UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ?` +
-      ') GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?',
-  );
-  // The rollups and the scans above the watermark read in one transaction, so they agree (the
+  // The hostnames list over all scans, or with one dimension filter: from the per-hostname rollups
+  // plus the matching scans above the watermark, read in one transaction so that they agree (the
   // rollups file first: its snapshot is taken at its first read, and the scans read after it hold
   // every scan it folded).
-  const hostnamesRolledUp = stats.transaction((limit: number) => hostnamesFromRollups.all(rollupState(stats).watermark, limit));
+  const hostnamesRolledUp = new Map<keyof ScanFilters | null, (value: string, limit: number) => HostnameRow[]>(
+    [{ column: ALL_SCANS, filter: null }, ...HOSTNAME_DIMENSIONS].map(({ column, filter }) => {
+      const query = stats.prepare<HostnameRow, [string, string, number, number] | [string, string, number, string, number]>(
+        'SELECT hostname, sum(scans) AS scans, max(last) AS last FROM (' +
+          `SELECT hostname, scans, last_scanned_at AS last FROM ${ROLLUPS}.scan_hostname_rollups WHERE dimension = ? AND value = ? ` +
+          `UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ?${column === ALL_SCANS ? '' : ` AND ${column} = ?`}` +
+          ') GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?',
+      );
+      const read = stats.transaction((value: string, limit: number) => {
+        const { watermark } = rollupState(stats);
+        return column === ALL_SCANS ? query.all(column, value, watermark, limit) : query.all(column, value, watermark, value, limit);
+      });
+      return [filter, read] as const;
+    }),
+  );
   const byId = sqlite.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
   const newestRows = (source: string, filters: ScanFilters, cursor: Cursor | null, take: number, extra: [string, Param][] = []): Row[] => {
@@ -166,16 +176,21 @@ export function createScanReader(sqlite: Database, stats: Database) {
 
     /**
      * The hostnames with the most scans (ties by name), with their latest scan time. Without
-     * filters, from the per-hostname rollups plus the scans above the watermark; with filters,
-     * from index entries alone (both indexes carry every filter column).
+     * filters or with one filter on country, platform, page type or grade, from the per-hostname
+     * rollups plus the scans above the watermark; with other filters, from index entries alone
+     * (both indexes carry every filter column).
      */
     topHostnames(filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] {
-      const { where, params } = whereOf(filters);
-      const rows = where
-        ? stats
-            .query<HostnameRow, Param[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`)
-            .all(...params, limit)
-        : hostnamesRolledUp(limit);
+      const given = (Object.keys(filters) as (keyof ScanFilters)[]).filter((name) => filters[name] !== undefined);
+      const rolledUp = given.length === 0 ? hostnamesRolledUp.get(null) : given.length === 1 ? hostnamesRolledUp.get(given[0]!) : undefined;
+      let rows: HostnameRow[];
+      if (rolledUp) rows = rolledUp(given.length === 0 ? ALL_SCANS : String(filters[given[0]!]), limit);
+      else {
+        const { where, params } = whereOf(filters);
+        rows = stats
+          .query<HostnameRow, Param[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`)
+          .all(...params, limit);
+      }
       return rows.map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: iso(row.last) }));
     },
 

@@ -30,17 +30,17 @@ async function run(request: Request): Promise<number> {
       sqlite = new Database(request.file!, { strict: true });
       sqlite.exec('PRAGMA busy_timeout = 5000');
       // The server's checkpointer copies the database's log (src/db/checkpoint.ts); this connection's
-      // commits must not (the setting covers every attached file, so the rollups file is checkpointed by hand).
+      // commits must not (the setting covers every attached file, so the roller checkpoints the
+      // rollups file after each batch). The rollups are derived: a power loss may cost the last
+      // batches (folded again from the watermark), never the file, so its commits need no sync.
       sqlite.exec('PRAGMA wal_autocheckpoint = 0');
       attachRollups(sqlite, request.file!);
+      sqlite.exec(`PRAGMA ${ROLLUPS}.synchronous = NORMAL`);
       roller = createRoller(sqlite, sharedWritePause(request.pause!), request.batchScans);
       return 0;
     }
-    case 'fold': {
-      const scans = await roller!.foldAll(stopping.signal);
-      if (scans > 0) sqlite!.exec(`PRAGMA ${ROLLUPS}.wal_checkpoint(PASSIVE)`);
-      return scans;
-    }
+    case 'fold':
+      return roller!.foldAll(stopping.signal);
     case 'retain':
       return roller!.retain(request.firstKeptDay!, stopping.signal, request.batchRows);
     case 'abort':

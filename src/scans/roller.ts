@@ -5,7 +5,7 @@ import { inBatches, yieldToEventLoop } from '../lib/periodic.ts';
 import type { WritePause } from '../lib/write-pause.ts';
 import { DAY_MS } from '../lib/time.ts';
 import { PRESENT, REPORTED, ROLLUPS } from '../db/rollups-file.ts';
-import { ALL, dayOf, MONTH, monthOf, nextMonthOf, NONE, PRESENCE_COLUMN_LIST, RAW_STATS_COLUMNS, ROLLUP_DIMENSIONS, rollupState, type RawStatsRow } from './rollups.ts';
+import { ALL, ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, MONTH, monthOf, nextMonthOf, NONE, PRESENCE_COLUMN_LIST, RAW_STATS_COLUMNS, ROLLUP_DIMENSIONS, rollupState, type RawStatsRow } from './rollups.ts';
 
 /**
  * A batch folds scans until its cells reach this many (or the scans run out): the memory of a batch
@@ -63,6 +63,19 @@ class CellCombos {
     return this.byNumber[combo]!;
   }
 
+  /** Each combination number's rank in the order of the rollups table's key (its values compared in turn). */
+  ranks(): Uint32Array {
+    const byNumber = this.byNumber;
+    const order = Array.from({ length: byNumber.length }, (_, combo) => combo).sort((a, b) => {
+      const [x, y] = [byNumber[a]!, byNumber[b]!];
+      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+      return 0;
+    });
+    const ranks = new Uint32Array(byNumber.length);
+    order.forEach((combo, rank) => (ranks[combo] = rank));
+    return ranks;
+  }
+
   clear(): void {
     this.numbers.clear();
     this.rowCombos.clear();
@@ -115,12 +128,20 @@ class BatchCells {
     this.sketches[slot]!.addHash(hostnameHash);
   }
 
-  /** The slots in cell-id order: combination, cuboid, day, so the writes walk the table's key in order within each combination. */
-  ordered(): Uint32Array {
+  /**
+   * The slots in the order of the rollups table's key: cuboid, the combination's values (by `ranks`),
+   * day. The writes then walk each B-tree page once per batch instead of jumping across the table.
+   */
+  ordered(ranks: Uint32Array): Uint32Array {
+    const keys = new Float64Array(this.size);
+    const combos = ranks.length;
+    for (let slot = 0; slot < this.size; slot++) {
+      const id = this.ids[slot]!;
+      keys[slot] = (cuboidOf(id) * combos + ranks[comboOf(id)]!) * DAYS + (id % DAYS);
+    }
     const order = new Uint32Array(this.size);
     for (let i = 0; i < this.size; i++) order[i] = i;
-    const ids = this.ids;
-    return order.sort((a, b) => ids[a]! - ids[b]!);
+    return order.sort((a, b) => keys[a]! - keys[b]!);
   }
 
   id(slot: number): number {
@@ -151,6 +172,61 @@ class BatchCells {
   }
 }
 
+/** A scan as the per-hostname counts see it. */
+type HostnameScan = Pick<RawStatsRow, 'hostname' | 'scanned_at' | 'country' | 'platform' | 'page_type' | 'grade'>;
+
+/**
+ * Per-hostname counts of a batch (or of the scans a retention step deletes): each scan counts under
+ * its hostname over all scans, and under each of its HOSTNAME_DIMENSIONS values (not a null one).
+ */
+class HostnameCounts {
+  private readonly slots = new Map<string, number>();
+  private readonly keys: [dimension: string, value: string, hostname: string][] = [];
+  private scans = new Float64Array(1024);
+  private last = new Float64Array(1024);
+
+  add(row: HostnameScan): void {
+    this.count(ALL_SCANS, ALL_SCANS, row.hostname, row.scanned_at);
+    for (const { column } of HOSTNAME_DIMENSIONS) {
+      const value = row[column];
+      if (value !== null) this.count(column, value, row.hostname, row.scanned_at);
+    }
+  }
+
+  /** Each (dimension, value, hostname) counted, with its scans and latest scannedAt, in the table's key order. */
+  forEach(visit: (dimension: string, value: string, hostname: string, scans: number, last: number) => void): void {
+    for (const key of [...this.slots.keys()].sort()) {
+      const slot = this.slots.get(key)!;
+      const [dimension, value, hostname] = this.keys[slot]!;
+      visit(dimension, value, hostname, this.scans[slot]!, this.last[slot]!);
+    }
+  }
+
+  clear(): void {
+    this.slots.clear();
+    this.keys.length = 0;
+  }
+
+  private count(dimension: string, value: string, hostname: string, scannedAt: number): void {
+    const key = `${dimension}\u0000${value}\u0000${hostname}`;
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = this.keys.push([dimension, value, hostname]) - 1;
+      if (slot === this.scans.length) {
+        const [scans, last] = [new Float64Array(slot * 2), new Float64Array(slot * 2)];
+        scans.set(this.scans);
+        last.set(this.last);
+        [this.scans, this.last] = [scans, last];
+      }
+      this.slots.set(key, slot);
+      this.scans[slot] = 0;
+      this.last[slot] = scannedAt;
+    }
+    this.scans[slot]!++;
+    if (scannedAt > this.last[slot]!) this.last[slot] = scannedAt;
+  }
+}
+
 /**
  * The roller and scan retention, on a connection of the database with the rollups file attached
  * (src/db/rollups-file.ts), run by the roller's Worker. A fold reads the scans above the watermark
@@ -176,23 +252,29 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
   const writeBounds = sqlite.prepare<unknown, [number, number]>(
     `UPDATE ${ROLLUPS}.scan_rollup_state SET days_from = max(days_from, ?), months_from = max(months_from, ?) WHERE id = 1`,
   );
-  const addToHostname = sqlite.prepare<unknown, [string, number, number]>(
-    `INSERT INTO ${ROLLUPS}.scan_hostname_rollups (hostname, scans, last_scanned_at) VALUES (?, ?, ?) ` +
-      'ON CONFLICT (hostname) DO UPDATE SET scans = scans + excluded.scans, last_scanned_at = max(last_scanned_at, excluded.last_scanned_at)',
+  const addToHostname = sqlite.prepare<unknown, [string, string, string, number, number]>(
+    `INSERT INTO ${ROLLUPS}.scan_hostname_rollups (dimension, value, hostname, scans, last_scanned_at) VALUES (?, ?, ?, ?, ?) ` +
+      'ON CONFLICT (dimension, value, hostname) DO UPDATE SET scans = scans + excluded.scans, last_scanned_at = max(last_scanned_at, excluded.last_scanned_at)',
   );
-  const takeFromHostname = sqlite.prepare<unknown, [number, string]>(`UPDATE ${ROLLUPS}.scan_hostname_rollups SET scans = scans - ? WHERE hostname = ?`);
-  const dropHostnameIfEmpty = sqlite.prepare<unknown, [string]>(`DELETE FROM ${ROLLUPS}.scan_hostname_rollups WHERE hostname = ? AND scans = 0`);
+  const takeFromHostname = sqlite.prepare<unknown, [number, string, string, string]>(
+    `UPDATE ${ROLLUPS}.scan_hostname_rollups SET scans = scans - ? WHERE dimension = ? AND value = ? AND hostname = ?`,
+  );
+  const dropHostnameIfEmpty = sqlite.prepare<unknown, [string, string, string]>(
+    `DELETE FROM ${ROLLUPS}.scan_hostname_rollups WHERE dimension = ? AND value = ? AND hostname = ? AND scans = 0`,
+  );
   const dropDaysBefore = sqlite.prepare<unknown, [number]>(`DELETE FROM ${ROLLUPS}.scan_rollups WHERE cuboid < ${MONTH} AND day < ?`);
   const dropMonthsBefore = sqlite.prepare<unknown, [number]>(`DELETE FROM ${ROLLUPS}.scan_rollups WHERE cuboid >= ${MONTH} AND day < ?`);
   const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM main.scans');
-  const deleteOldest = sqlite.prepare<{ rowid: number; hostname: string }, [number, number]>(
-    'DELETE FROM main.scans WHERE rowid IN (SELECT rowid FROM main.scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) RETURNING rowid, hostname',
+  const checkpointRollups = sqlite.prepare(`PRAGMA ${ROLLUPS}.wal_checkpoint(PASSIVE)`);
+  const deleteOldest = sqlite.prepare<HostnameScan & { rowid: number }, [number, number]>(
+    'DELETE FROM main.scans WHERE rowid IN (SELECT rowid FROM main.scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) ' +
+      'RETURNING rowid, hostname, scanned_at, country, platform, page_type, grade',
   );
 
   const combos = new CellCombos();
   const cells = new BatchCells();
-  const hostnameScans = new Map<string, number>();
-  const hostnameLast = new Map<string, number>();
+  const hostnames = new HostnameCounts();
+  const deletedHostnames = new HostnameCounts();
   const months = new Map<number, number>();
   const keyParams: (string | number)[] = new Array(CELL_COLUMNS.length);
   const writeParams: (string | number | Uint8Array)[] = new Array(WRITE_COLUMNS.length);
@@ -226,8 +308,7 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
             if (month >= monthsFrom) cells.add(cellId(cuboid | MONTH, byCuboid[cuboid]!, month), row, hash);
           }
         }
-        hostnameScans.set(row.hostname, (hostnameScans.get(row.hostname) ?? 0) + 1);
-        hostnameLast.set(row.hostname, Math.max(hostnameLast.get(row.hostname) ?? row.scanned_at, row.scanned_at));
+        hostnames.add(row);
         last = row.rowid;
       }
       scans += rows.length;
@@ -238,7 +319,7 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
 
   /** Writes the batch's cells merged with their stored rows, the hostname counts and the watermark: one transaction. */
   const write = sqlite.transaction((last: number) => {
-    for (const slot of cells.ordered()) {
+    for (const slot of cells.ordered(combos.ranks())) {
       const key = keyOf(cells.id(slot));
       const sketch = cells.sketch(slot);
       // An array argument's elements are bound in order (bun-types describes only the spread form).
@@ -252,7 +333,7 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
       writeParams[key.length + MEASURES] = sketch.encodeInto(encoded);
       writeCell.run(writeParams as unknown as SQLQueryBindings);
     }
-    for (const [hostname, count] of hostnameScans) addToHostname.run(hostname, count, hostnameLast.get(hostname)!);
+    hostnames.forEach((dimension, value, hostname, scans, last) => addToHostname.run(dimension, value, hostname, scans, last));
     writeWatermark.run(last);
   });
 
@@ -267,8 +348,7 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
       cells.clear();
       combos.clear();
       months.clear();
-      hostnameScans.clear();
-      hostnameLast.clear();
+      hostnames.clear();
     }
   }
 
@@ -293,11 +373,14 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
     const deleted = deleteOldest.all(cutoff, rows);
     if (deleted.length === 0) return 0;
     const { watermark } = rollupState(sqlite);
-    const folded = new Map<string, number>();
-    for (const { rowid, hostname } of deleted) if (rowid <= watermark) folded.set(hostname, (folded.get(hostname) ?? 0) + 1);
-    for (const [hostname, scans] of folded) {
-      takeFromHostname.run(scans, hostname);
-      dropHostnameIfEmpty.run(hostname);
+    try {
+      for (const row of deleted) if (row.rowid <= watermark) deletedHostnames.add(row);
+      deletedHostnames.forEach((dimension, value, hostname, scans) => {
+        takeFromHostname.run(scans, dimension, value, hostname);
+        dropHostnameIfEmpty.run(dimension, value, hostname);
+      });
+    } finally {
+      deletedHostnames.clear();
     }
     const highest = maxRowid.get()?.max ?? 0;
     if (highest < watermark) writeWatermark.run(highest);
@@ -305,13 +388,19 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
   });
 
   return {
-    /** Folds every scan above the watermark, batch by batch, until `signal` aborts; resolves with how many. */
+    /**
+     * Folds every scan above the watermark, batch by batch, until `signal` aborts; resolves with how
+     * many. The rollups file's log is copied into it after every batch (nothing else checkpoints
+     * it): a batch writes ~100–200 MB of pages, and a catch-up left to the end wrote gigabytes of log,
+     * whose copy and sync then stalled the request thread's reads for seconds.
+     */
     async foldAll(signal: AbortSignal): Promise<number> {
       let scans = 0;
       while (!signal.aborted) {
         const folded = foldBatch();
         if (folded === 0) break;
         scans += folded;
+        checkpointRollups.run();
         await yieldToEventLoop();
       }
       return scans;

@@ -31,6 +31,18 @@ export const ROLLUP_DIMENSIONS = [
   { bit: 2, column: 'platform', filter: 'platform' },
   { bit: 4, column: 'page_type', filter: 'pageType' },
 ] as const;
+/**
+ * The per-hostname counts are kept over all scans (dimension '') and per value of each of these
+ * columns: the hostnames list with one such filter reads them (src/db/rollups-file.ts).
+ */
+export const HOSTNAME_DIMENSIONS = [
+  { column: 'country', filter: 'country' },
+  { column: 'platform', filter: 'platform' },
+  { column: 'page_type', filter: 'pageType' },
+  { column: 'grade', filter: 'grade' },
+] as const;
+/** The dimension (and value) of the per-hostname counts over all scans. */
+export const ALL_SCANS = '';
 /** A dimension outside a row's cuboid: every value. */
 export const ALL = '*';
 /** A null dimension value inside a cuboid. */
