@@ -1173,6 +1173,22 @@ export const mutants: Mutant[] = [
     tests: [T.hyperloglog],
   },
   {
+    id: 'hll-early-dense-encoded-dense',
+    bug: 'a sketch gone dense in a merge whose entries mostly overlapped encodes dense, so the same registers are stored as other bytes',
+    file: 'src/lib/hyperloglog.ts',
+    original: 'if (set > SPARSE_LIMIT) {',
+    replacement: 'if (set >= 0) {',
+    tests: [T.hyperloglog],
+  },
+  {
+    id: 'hll-estimate-powers-off-by-one',
+    bug: 'the estimate sums 2^-(rank+1) per register, so every distinct-hostname count is off',
+    file: 'src/lib/hyperloglog.ts',
+    original: 'const INVERSE_POWERS = Float64Array.from({ length: 256 }, (_, rank) => 2 ** -rank);',
+    replacement: 'const INVERSE_POWERS = Float64Array.from({ length: 256 }, (_, rank) => 2 ** -(rank + 1));',
+    tests: [T.hyperloglog],
+  },
+  {
     id: 'hll-sparse-merge-keeps-own-rank',
     bug: "merging a sparse sketch keeps the sketch's own rank of a register both set, even when the other's is larger",
     file: 'src/lib/hyperloglog.ts',
