@@ -43,12 +43,32 @@ export function generateScans(sqlite: Database, total: number, now: number): voi
   for (let done = 0; done < total; done += 50_000) generate(Math.min(50_000, total - done), done);
 }
 
+/** 40 assigned ISO 3166-1 codes: the countries of realistic scans. */
+const REALISTIC_COUNTRIES = (
+  'US DE GB FR NL ES IT CA AU SE PL BR JP IN CH AT BE DK FI NO IE PT CZ HU RO GR TR MX AR CL CO ZA NG EG KE SG MY TH ID NZ'
+).split(' ');
+
+/** One scan as realisticScans draws it: the dimensions and measures the dashboard reads. */
+export interface RealisticScan {
+  hostname: string;
+  url: string;
+  scannedAt: number;
+  country: string | null;
+  platform: string | null;
+  pageType: string | null;
+  grade: string;
+  percentage: number;
+  svcDetected: boolean;
+  /** title, description, jsonLd, openGraph, h1, canonical, robots: present, absent or not reported. */
+  presence: (boolean | null)[];
+}
+
 /**
  * Scans shaped like a real import (issue 29): 5,000 hostnames, 40 countries, the 6 platforms and 8
  * page types (skewed), grades A–F, a few % nulls, scannedAt anywhere in the year before `now`
- * (bulk imports arrive in no time order), written like the bulk route writes them. Deterministic.
+ * (bulk imports arrive in no time order). Deterministic: the same seed draws the same scans.
  */
-export function realisticScanGenerator(sqlite: Database, now: number, seed = 1729) {
+export function realisticScans(now: number, seed = 1729): () => RealisticScan {
   // mulberry32: independent draws (the generator above multiplies past 2^53, so its draws correlate
   // and its scans fall into far fewer dimension combinations than real ones).
   const rand = () => {
@@ -58,25 +78,53 @@ export function realisticScanGenerator(sqlite: Database, now: number, seed = 172
     return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
   };
   const pick = <T>(list: readonly T[], skew = 1) => list[Math.floor(rand() ** skew * list.length)]!;
-  const countries = Array.from({ length: 40 }, (_, i) => String.fromCharCode(65 + Math.floor(i / 26) + 3 * (i % 7), 65 + (i % 26)));
   const hosts = Array.from({ length: 5_000 }, (_, i) => `store-${i}.example.com`);
   const maybe = <T>(value: T, nulls = 0.03) => (rand() < nulls ? null : value);
+  const bit = () => (rand() < 0.04 ? null : rand() < 0.7);
+  let n = 0;
+  return () => {
+    const hostname = pick(hosts, 1.6);
+    const scannedAt = now - Math.floor(rand() * SPAN_MS);
+    const grade = pick(GRADES, 1.3);
+    const percentage = Math.max(0, Math.round((100 - GRADES.indexOf(grade) * 15 - rand() * 14) * 10) / 10);
+    const [country, platform, pageType] = [maybe(pick(REALISTIC_COUNTRIES, 1.8)), maybe(pick(SCAN_PLATFORMS, 1.4)), maybe(pick(PAGE_TYPES, 1.3))];
+    const svcDetected = rand() < 0.3;
+    const presence = Array.from({ length: 7 }, bit);
+    return { hostname, url: `https://${hostname}/p/${n++}`, scannedAt, country, platform, pageType, grade, percentage, svcDetected, presence };
+  };
+}
+
+/** realisticScans written like the bulk route writes them: `generate(count)` inserts the next `count` in one transaction. */
+export function realisticScanGenerator(sqlite: Database, now: number, seed = 1729) {
+  const draw = realisticScans(now, seed);
   const signals = JSON.stringify({ title: { value: 'Organic Green Tea - Loose Leaf, 100 g', length: 37 }, lang: 'en' });
   const insert = sqlite.prepare(
     'INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, ' +
       'has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data, trust) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,2)',
   );
-  const bit = () => (rand() < 0.04 ? null : rand() < 0.7 ? 1 : 0);
-  let n = 0;
+  const bit = (value: boolean | null) => (value === null ? null : value ? 1 : 0);
   return sqlite.transaction((count: number, receivedAt = now) => {
-    for (let i = 0; i < count; i++, n++) {
-      const host = pick(hosts, 1.6);
-      const scannedAt = now - Math.floor(rand() * SPAN_MS);
-      const grade = pick(GRADES, 1.3);
-      const percentage = Math.round((100 - GRADES.indexOf(grade as (typeof GRADES)[number]) * 15 - rand() * 14) * 10) / 10;
-      insert.run(newId(), host, `https://${host}/p/${n}`, scannedAt, receivedAt, maybe(pick(countries, 1.8)), maybe(pick(SCAN_PLATFORMS, 1.4)), 0.9,
-        maybe(pick(PAGE_TYPES, 1.3)), grade, Math.max(0, percentage), rand() < 0.3 ? 1 : 0, '1.4.2', null,
-        bit(), bit(), bit(), bit(), bit(), bit(), bit(), signals, JSON.stringify({ grade, percentage }), '{}');
+    for (let i = 0; i < count; i++) {
+      const s = draw();
+      insert.run(newId(), s.hostname, s.url, s.scannedAt, receivedAt, s.country, s.platform, 0.9, s.pageType, s.grade, s.percentage, bit(s.svcDetected), '1.4.2', null,
+        ...s.presence.map(bit), signals, JSON.stringify({ grade: s.grade, percentage: s.percentage }), '{}');
     }
   });
+}
+
+/** A realistic scan as the probe sends it (POST /api/v1/probe/telemetry or an item of scan-bulk). */
+export function realisticScanReport(s: RealisticScan, scannedAt = s.scannedAt) {
+  const keys = ['title', 'description', 'jsonLd', 'openGraph', 'h1', 'canonical', 'robots'];
+  return {
+    url: s.url,
+    hostname: s.hostname,
+    scannedAt: new Date(scannedAt).toISOString(),
+    ...(s.country === null ? {} : { country: s.country }),
+    ...(s.platform === null ? {} : { platform: { platform: s.platform, confidence: 0.9 } }),
+    ...(s.pageType === null ? {} : { pageType: s.pageType }),
+    svc: { detected: s.svcDetected, version: '1.4.2' },
+    signals: { title: { value: 'Organic Green Tea - Loose Leaf, 100 g', length: 37 }, lang: 'en' },
+    signalPresence: Object.fromEntries(keys.flatMap((key, i) => (s.presence[i] === null ? [] : [[key, s.presence[i]]]))),
+    quality: { grade: s.grade, percentage: s.percentage },
+  };
 }
