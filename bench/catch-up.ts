@@ -11,13 +11,13 @@
 //       sampling the backlog and a few stats queries every 5 s. Goal: backlog under 10 s of ingest
 //       and stats under 100 ms throughout.
 // Figures, not assertions. Usage: bun bench/catch-up.ts [--scans 1000000] [--sustain 300] [--only 1,2]
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { hmacSha256 } from '../src/lib/crypto.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
-import { cleanupOnExit, requireWrk, ROOT, spawnServer, wrk } from './lib/harness.ts';
+import { cleanupOnExit, requireWrk, ROOT, spawnServer, wrk, writeSignedTelemetryScript } from './lib/harness.ts';
 import { realisticScanReport, realisticScans } from './lib/scans.ts';
 
 const { values } = parseArgs({
@@ -56,6 +56,16 @@ async function timed(route: string, headers: Record<string, string> = auth): Pro
   await response.arrayBuffer();
   if (response.status !== 200) throw new Error(`${route}: ${response.status}`);
   return performance.now() - started;
+}
+
+/** Runs the queries one after another (with the dashboard key unless given headers); the slowest and its time. */
+async function slowestOf(queries: [route: string, headers?: Record<string, string>][]): Promise<{ route: string; ms: number }> {
+  let slowest = { route: '', ms: 0 };
+  for (const [route, headers] of queries) {
+    const ms = await timed(route, headers);
+    if (ms > slowest.ms) slowest = { route, ms };
+  }
+  return slowest;
 }
 
 // Every dashboard query: the filters are common values of the realistic scans.
@@ -105,11 +115,7 @@ if (ONLY.has(1)) {
   while (fastFrom === null && performance.now() - loadEnded < 600_000) {
     const passStarted = performance.now();
     const { scans } = await backlog();
-    let slowest = { route: '', ms: 0 };
-    for (const [route, headers] of QUERIES) {
-      const ms = await timed(route, headers);
-      if (ms > slowest.ms) slowest = { route, ms };
-    }
+    const slowest = await slowestOf(QUERIES);
     console.log(`${`${seconds(passStarted - loadEnded)} s`.padStart(16)} ${scans.toLocaleString('en').padStart(10)}  ${slowest.ms.toFixed(1)} ms ${slowest.route}`);
     if (slowest.ms < GOAL_MS) fastFrom = passStarted - loadEnded;
     else await Bun.sleep(1_000);
@@ -126,25 +132,13 @@ if (ONLY.has(2)) {
   // hostnames and combinations vary as real traffic does.
   const draw = realisticScans(Date.now(), 4242);
   const script = path.join(work, 'telemetry.lua');
-  const writeScript = () => {
-    const timestamp = String(Date.now());
-    const bodies = Array.from({ length: 2_000 }, () => JSON.stringify(realisticScanReport(draw(), Date.now())));
-    writeFileSync(
+  const writeScript = () =>
+    writeSignedTelemetryScript(
       script,
-      `local key = "${probeKey}"
-local ts = "${timestamp}"
-local bodies = { ${bodies.map((b) => JSON.stringify(b)).join(',\n')} }
-local sigs = { ${bodies.map((b) => JSON.stringify(hmacSha256(probeKey, `${timestamp}.${b}`, 'hex'))).join(', ')} }
-local i = 0
-request = function()
-i = i % #bodies + 1
-return wrk.format("POST", "/api/v1/probe/telemetry", { ["Content-Type"] = "application/json", ["X-Probe-Key"] = key,
-  ["X-Probe-Timestamp"] = ts, ["X-Probe-Signature"] = sigs[i] }, bodies[i])
-end
-`,
+      probeKey,
+      Array.from({ length: 2_000 }, () => JSON.stringify(realisticScanReport(draw(), Date.now()))),
     );
-  };
-  const stats = ['/api/v1/dashboard/stats?groupBy=day', '/api/v1/dashboard/stats?groupBy=country', '/api/v1/dashboard/stats?groupBy=pageType&country=DE', '/api/v1/dashboard/hostnames'];
+  const stats: [string][] = [['/api/v1/dashboard/stats?groupBy=day'], ['/api/v1/dashboard/stats?groupBy=country'], ['/api/v1/dashboard/stats?groupBy=pageType&country=DE'], ['/api/v1/dashboard/hostnames']];
   console.log(`(2) sustained: telemetry at full speed for ${SUSTAIN_SECONDS} s (wrk -t2 -c64), backlog and stats sampled every ${SAMPLE_MS / 1000} s`);
   let running = true;
   let worst = { ageSeconds: 0, scans: 0, statsMs: 0, statsRoute: '' };
@@ -154,11 +148,7 @@ end
       await Bun.sleep(SAMPLE_MS);
       if (!running) break;
       const { scans, ageSeconds } = await backlog();
-      let slowest = { route: '', ms: 0 };
-      for (const route of stats) {
-        const ms = await timed(route);
-        if (ms > slowest.ms) slowest = { route, ms };
-      }
+      const slowest = await slowestOf(stats);
       worst.ageSeconds = Math.max(worst.ageSeconds, ageSeconds);
       worst.scans = Math.max(worst.scans, scans);
       if (slowest.ms > worst.statsMs) [worst.statsMs, worst.statsRoute] = [slowest.ms, slowest.route];
@@ -169,7 +159,7 @@ end
   let errors = 0;
   for (let left = SUSTAIN_SECONDS; left > 0; left -= WRK_SLICE_SECONDS) {
     writeScript();
-    const result = await wrk(server.url, Math.min(WRK_SLICE_SECONDS, left), { flags: ['-s', script], threads: 2, connections: 64 });
+    const result = await wrk(`${server.url}/api/v1/probe/telemetry`, Math.min(WRK_SLICE_SECONDS, left), { flags: ['-s', script], threads: 2, connections: 64 });
     requests += result.requests;
     errors += result.errors;
   }

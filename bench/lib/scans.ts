@@ -2,7 +2,7 @@
 // (skewed hosts, countries and grades) with scannedAt rising over a year as they are inserted,
 // written with prepared INSERTs straight into the scans table of a migrated database.
 import type { Database } from 'bun:sqlite';
-import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../../src/db/schema/scans.ts';
+import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS } from '../../src/db/schema/scans.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { DAY_MS } from '../../src/lib/time.ts';
 
@@ -59,7 +59,7 @@ export interface RealisticScan {
   grade: string;
   percentage: number;
   svcDetected: boolean;
-  /** title, description, jsonLd, openGraph, h1, canonical, robots: present, absent or not reported. */
+  /** Per PRESENCE_KEYS, in its order: present, absent or not reported. */
   presence: (boolean | null)[];
 }
 
@@ -89,7 +89,7 @@ export function realisticScans(now: number, seed = 1729): () => RealisticScan {
     const percentage = Math.max(0, Math.round((100 - GRADES.indexOf(grade) * 15 - rand() * 14) * 10) / 10);
     const [country, platform, pageType] = [maybe(pick(REALISTIC_COUNTRIES, 1.8)), maybe(pick(SCAN_PLATFORMS, 1.4)), maybe(pick(PAGE_TYPES, 1.3))];
     const svcDetected = rand() < 0.3;
-    const presence = Array.from({ length: 7 }, bit);
+    const presence = PRESENCE_KEYS.map(bit);
     return { hostname, url: `https://${hostname}/p/${n++}`, scannedAt, country, platform, pageType, grade, percentage, svcDetected, presence };
   };
 }
@@ -114,7 +114,6 @@ export function realisticScanGenerator(sqlite: Database, now: number, seed = 172
 
 /** A realistic scan as the probe sends it (POST /api/v1/probe/telemetry or an item of scan-bulk). */
 export function realisticScanReport(s: RealisticScan, scannedAt = s.scannedAt) {
-  const keys = ['title', 'description', 'jsonLd', 'openGraph', 'h1', 'canonical', 'robots'];
   return {
     url: s.url,
     hostname: s.hostname,
@@ -124,7 +123,7 @@ export function realisticScanReport(s: RealisticScan, scannedAt = s.scannedAt) {
     ...(s.pageType === null ? {} : { pageType: s.pageType }),
     svc: { detected: s.svcDetected, version: '1.4.2' },
     signals: { title: { value: 'Organic Green Tea - Loose Leaf, 100 g', length: 37 }, lang: 'en' },
-    signalPresence: Object.fromEntries(keys.flatMap((key, i) => (s.presence[i] === null ? [] : [[key, s.presence[i]]]))),
+    signalPresence: Object.fromEntries(PRESENCE_KEYS.flatMap((key, i) => (s.presence[i] === null ? [] : [[key, s.presence[i]]]))),
     quality: { grade: s.grade, percentage: s.percentage },
   };
 }
