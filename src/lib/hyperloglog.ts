@@ -205,7 +205,7 @@ export class HyperLogLog {
   }
 
   encode(): Uint8Array {
-    return this.encodeInto(new Uint8Array(this.dense ? REGISTERS + 1 : 1 + this.size * 3)).slice();
+    return this.encodeInto(new Uint8Array(HLL_MAX_BYTES)).slice();
   }
 
   /** Encodes into the start of `buffer` (HLL_MAX_BYTES at least) and returns that part of it (a view: copy it to keep it). */
