@@ -8,7 +8,7 @@ import { tempDir } from '../helpers/app.ts';
 import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, launchChromium, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { signedInit } from '../helpers/probe.ts';
-import { callAs, spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { callAs, spawnServer, untilStoreSynced, type SpawnedServer } from '../helpers/server.ts';
 
 const suite = browserDescribe('console pages browser tests');
 
@@ -163,7 +163,7 @@ async function seed(): Promise<void> {
   const store = await api('POST', '/api/v1/admin/stores', { platform: 'platform-a', domain: SHOP.domain, credentials: { clientSecret: SHOP.clientSecret, accessToken: SHOP.accessToken } });
   storeId = store.id;
   await api('POST', '/api/v1/admin/stores', { platform: 'platform-a', domain: 'a-second-store-installed-through-the-app.myplatform-a.com', currency: 'EUR', credentials: { viaApp: true } });
-  for (let i = 0; i < 40 && (await api('GET', `/api/v1/admin/stores/${storeId}`)).sync.state !== 'idle'; i++) await Bun.sleep(250);
+  await untilStoreSynced(svc.url, admin, storeId);
 
   for (const [ref, question] of [['1004', 'Does the padded sleeve fit a 16-inch laptop with a protective case?'], ['product-2003', 'Is the bottle dishwasher safe?'], ['2201', 'When does the summer collection come back?']] as const) {
     await api('POST', '/api/v1/admin/faqs', { storeId, entityType: ref === '2201' ? 'category' : 'product', entityRef: ref, question, answer: '<p>Yes: see the <strong>size guide</strong>.</p>', status: 'pending' });

@@ -7,7 +7,7 @@ import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
 import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, launchChromium, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
-import { callAs, spawnServer, type SpawnedServer } from '../helpers/server.ts';
+import { callAs, spawnServer, untilStoreSynced, type SpawnedServer } from '../helpers/server.ts';
 
 const suite = browserDescribe('stores browser tests');
 
@@ -28,15 +28,6 @@ const ids: Record<string, string> = {};
 
 const api = (method: string, route: string, body?: unknown) => callAs(svc.url, admin, method, route, body);
 
-/** Waits until `check` holds, polling the API (the server's job runner works in the background). */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`still not ${what}`);
-    await Bun.sleep(50);
-  }
-}
-
 beforeAll(async () => {
   if (!BROWSER_AVAILABLE) return;
   tmp = tempDir('svc-stores-browser-');
@@ -48,7 +39,7 @@ beforeAll(async () => {
   for (const shop of [REMOVE, KEEP, PAUSE]) {
     const store = await api('POST', '/api/v1/admin/stores', { platform: 'platform-a', domain: shop.domain, credentials: { clientSecret: shop.clientSecret, accessToken: shop.accessToken } });
     ids[shop.domain] = store.id;
-    await until(async () => (await api('GET', `/api/v1/admin/stores/${store.id}`)).sync.state === 'idle', `${shop.domain} synced`);
+    await untilStoreSynced(svc.url, admin, store.id);
     const productId = String(1000 * (shops.indexOf(shop) + 1) + 1);
     await api('PUT', `/api/v1/admin/stores/${store.id}/products/${productId}/enrichment`, { summary: 'Sturdy.', highlights: [], attributes: {} });
     for (const question of ['Is it waterproof?', 'Does it fit a laptop?']) await api('POST', '/api/v1/admin/faqs', { storeId: store.id, entityType: 'product', entityRef: productId, question, answer: 'Yes.' });

@@ -31,6 +31,21 @@ export async function callAs(serverUrl: string, key: string, method: string, rou
 }
 
 /**
+ * Waits until the store's catalogue sync on a spawned server is idle (its job runner works in the
+ * background, so this polls). On a slow machine the first import can take seconds; after
+ * `timeoutMs` it fails with the sync state the API last showed, so a failure says why.
+ */
+export async function untilStoreSynced(serverUrl: string, key: string, storeId: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { sync } = await callAs(serverUrl, key, 'GET', `/api/v1/admin/stores/${storeId}`);
+    if (sync.state === 'idle') return;
+    if (Date.now() > deadline) throw new Error(`store ${storeId} not synced after ${timeoutMs} ms: ${JSON.stringify(sync)}`);
+    await Bun.sleep(50);
+  }
+}
+
+/**
  * Start `svc serve` as its own process on a free port and wait for its "listening" line.
  * `command` defaults to `bun src/main.ts`; pass the compiled binary to smoke-test it.
  */
