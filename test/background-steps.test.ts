@@ -8,6 +8,7 @@ import { inBatches, periodicTask, STEP_BUDGET_MS } from '../src/lib/periodic.ts'
 import { writePause } from '../src/lib/write-pause.ts';
 import { checkpointCollector } from '../src/observability/service.ts';
 import { tempDir } from './helpers/app.ts';
+import { readInTransactions } from './helpers/readers.ts';
 
 /** A clock that moves only when a batch "works": each row costs `msPerRow`. */
 function timedBatches(total: number, msPerRow: number) {
@@ -137,7 +138,7 @@ describe('WAL checkpointer', () => {
 
   test('while it runs the server connection never checkpoints; stopping it checkpoints once more and restores the default', async () => {
     // An interval far beyond the test, so only the server connection could have copied the WAL.
-    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, 3_600_000);
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 3_600_000 });
     expect(autocheckpoint()).toBe(0);
     writeWalPastAutocheckpoint();
     // The rows live in the WAL until a checkpoint copies them into the database file.
@@ -150,7 +151,7 @@ describe('WAL checkpointer', () => {
   });
 
   test('the Worker copies the WAL into the database file on its interval', async () => {
-    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, 20);
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 20 });
     writeWalPastAutocheckpoint();
     const copied = () => statSync(database.file).size >= written && checkpointer.checkpoints > 0;
     for (let waited = 0; !copied() && waited < 5000; waited += 20) await Bun.sleep(20);
@@ -165,10 +166,11 @@ describe('WAL checkpointer', () => {
    * Small write transactions back to back, a turn of the event loop between them, as the server
    * commits under steady load: each reads before it writes, as the scan writer does, and waits out
    * the checkpointer's pauses as the scan writer does. During a pause, `duringPause` may write too
-   * (a request's own write, which does not wait). Returns the largest WAL seen and the rows committed.
+   * (a request's own write, which does not wait); `afterCommit` runs after each of the others.
+   * Returns the largest WAL seen and the rows committed.
    */
-  const sustainedWrites = async (megabytes: number, duringPause?: (write: () => void) => void) => {
-    database.sqlite.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)');
+  const sustainedWrites = async (megabytes: number, { duringPause, afterCommit }: { duringPause?: (write: () => void) => void; afterCommit?: () => void } = {}) => {
+    database.sqlite.exec('CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v BLOB)');
     const insert = database.sqlite.prepare('INSERT INTO t (v) VALUES (?)');
     const latest = database.sqlite.prepare('SELECT max(id) AS id FROM t');
     const write = database.sqlite.transaction(() => {
@@ -186,6 +188,7 @@ describe('WAL checkpointer', () => {
       if (pause.paused) duringPause?.(counted);
       await new Promise<void>((resolve) => pause.afterPause(resolve));
       counted();
+      afterCommit?.();
       largestWal = Math.max(largestWal, walBytes());
       await Bun.sleep(1);
     }
@@ -193,7 +196,7 @@ describe('WAL checkpointer', () => {
   };
 
   test('under sustained writes the WAL stays bounded: past the threshold it is caught up with and started over', async () => {
-    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, 20, RESTART_PAGES);
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 20, restartPages: RESTART_PAGES });
     const { largestWal } = await sustainedWrites(24);
     await checkpointer.stop();
     // 24 MB went through the WAL; it never held more than a few times the threshold.
@@ -203,14 +206,58 @@ describe('WAL checkpointer', () => {
   });
 
   test('writes during a pause all commit: those that wait once it ends, the others at once; none refused, none lost', async () => {
-    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, 20, RESTART_PAGES);
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 20, restartPages: RESTART_PAGES });
     let unpaused = 0;
-    const { committed } = await sustainedWrites(8, (write) => {
-      write(); // throws if the transaction was refused
-      unpaused++;
+    const { committed } = await sustainedWrites(8, {
+      duringPause: (write) => {
+        write(); // throws if the transaction was refused
+        unpaused++;
+      },
     });
     await checkpointer.stop();
     expect(unpaused).toBeGreaterThan(0);
     expect((database.sqlite.query('SELECT count(*) AS n FROM t').get() as { n: number }).n).toBe(committed);
+  });
+
+  test('readers whose snapshots outlast the first pause limit (the roller, dashboard queries) do not keep the WAL from restarting: a pause copies until they move on, and the next pause is longer', async () => {
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 20, restartPages: RESTART_PAGES, pauseLimitMs: 1 });
+    // Another connection reads in transactions of 10 ms, 5 ms apart, as the roller reads scans
+    // between folding them.
+    const reader = new Database(database.file);
+    const reads = readInTransactions(reader, 'SELECT count(*) FROM sqlite_master', 10, 5);
+    let largestLimitMs = 0;
+    const { largestWal } = await sustainedWrites(24, { afterCommit: () => (largestLimitMs = Math.max(largestLimitMs, checkpointer.pauseLimitMs)) });
+    await reads.stop();
+    reader.close();
+    await checkpointer.stop();
+    expect(largestLimitMs).toBeGreaterThan(1);
+    expect(checkpointer.restarts).toBeGreaterThan(0);
+    expect(largestWal).toBeLessThan(8 * RESTART_PAGES * 4096);
+  });
+
+  test('a WAL file past its limit (a long reader held the log) is cut back one step at each restart, never at once', async () => {
+    const STEP = 1024 * 1024;
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 20, restartPages: RESTART_PAGES, pauseLimitMs: 1, walFileLimitBytes: STEP, truncateStepBytes: STEP });
+    // A reader that keeps one snapshot, as a backup does, holds the log from restarting: it grows.
+    const reader = new Database(database.file);
+    reader.exec('BEGIN');
+    reader.query('SELECT count(*) FROM sqlite_master').get();
+    await sustainedWrites(8);
+    const peak = walBytes();
+    expect(peak).toBeGreaterThan(6 * STEP);
+    reader.exec('COMMIT');
+    reader.close();
+    let size = peak;
+    let largestCut = 0;
+    await sustainedWrites(16, {
+      afterCommit: () => {
+        largestCut = Math.max(largestCut, size - walBytes());
+        size = walBytes();
+      },
+    });
+    await checkpointer.stop();
+    expect(largestCut).toBeGreaterThan(0);
+    expect(largestCut).toBeLessThanOrEqual(STEP);
+    expect(size).toBeLessThan(peak - 3 * STEP);
   });
 });

@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite';
+import { fileBytes } from '../lib/paths.ts';
 import { writePause } from '../lib/write-pause.ts';
 
 /** How often the checkpointer copies the WAL into the database file. */
@@ -11,17 +12,32 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
  */
 export const WAL_RESTART_PAGES = 8192;
 /**
- * A restarted WAL file larger than this (1 GiB) is cut back to it (journal_size_limit). The first
- * COMMIT after a restart does the cutting on the request thread, at ~0.1 ms of CPU per MB cut
- * (cutting a 833 MB file to 128 MiB held it 73–97 ms in bench/stalls.ts (2)). Restarts keep the
- * file near its high-water mark under load (~100–200 MB), reused from its start, so it is cut only
- * after a reader held the log from restarting for long (a backup of a busy server).
+ * A restarted WAL file larger than this (1 GiB) is cut back towards it (journal_size_limit), in
+ * steps: restarts keep the file near its high-water mark under load (~100–200 MB), reused from its
+ * start, so it outgrows this only after a reader held the log from restarting for long (a backup of
+ * a busy server).
  */
 const WAL_FILE_LIMIT_BYTES = 1024 * 1024 * 1024;
-/** The longest the checkpointer pauses writes; past it they go on and it tries again next time. */
+/**
+ * The most one restart cuts off a WAL file past its limit. The first COMMIT after a restart cuts on
+ * the request thread, and a filesystem that discards freed blocks (ext4 mounted with `discard`)
+ * does it synchronously at ~0.8 ms per MB: a 13.5 GB log cut at once held the event loop 11–22 s
+ * (docs/performance.md). 4 MiB costs ~3.5 ms; the file shrinks by that at every restart.
+ */
+const WAL_TRUNCATE_STEP_BYTES = 4 * 1024 * 1024;
+/**
+ * The longest the checkpointer first pauses writes; past it they go on and it tries again next
+ * time, with twice the limit, up to PAUSE_LIMIT_MAX_MS (a pause that caught up halves it): a pause that copies what a few large
+ * commits (bulk requests of 1,000 scans) add, and syncs it, outlasts 100 ms on a slow disk, and a
+ * limit that never grew would let the log grow without end (13.5 GB over a 1M-scan import). Only
+ * the writes that can wait are held; the event loop goes on serving.
+ */
 const PAUSE_LIMIT_MS = 100;
+const PAUSE_LIMIT_MAX_MS = 1_600;
 /** Pages committed during a checkpoint pass below which the rest is left for the pause (4 MiB). */
 const CAUGHT_UP_PAGES = 1024;
+/** How soon a pass during a pause that could not copy the whole log (a reader held it) is tried again. */
+const CATCH_UP_RETRY_MS = 2;
 /** Most passes before the pause, should the server write faster than a pass copies. */
 const CATCH_UP_PASSES = 4;
 
@@ -35,10 +51,14 @@ let db = null;
 let timer = null;
 let intervalMs = 0;
 let restartPages = 0;
+let pauseFlag = null;
+// The log a pause left fully copied: unchanged since, no COMMIT came, so the next one restarts it
+// and another pause would hold writes for nothing.
+let caughtUpLog = -1;
 const passive = () => db.query('PRAGMA wal_checkpoint(PASSIVE)').get();
 const checkpoint = () => {
   let { log, checkpointed } = passive();
-  const full = log >= restartPages;
+  const full = log >= restartPages && log !== caughtUpLog;
   // Before asking for a pause, passes while the server goes on, each copying what was committed
   // during the previous one, until one has little left: what is left for the pause is short.
   for (let pass = 0; full && pass < ${CATCH_UP_PASSES}; pass++) {
@@ -49,15 +69,30 @@ const checkpoint = () => {
   postMessage({ log, checkpointed, full });
   if (!full) timer = setTimeout(checkpoint, intervalMs);
 };
+// During a pause: passes until one copies the whole log, or until the server's pause ends (its
+// shared flag). A reader whose snapshot predates the last COMMIT (the roller, a dashboard query)
+// holds the copy back only until its transaction ends; the next pass then finishes.
+const catchUp = () => {
+  const result = passive();
+  const caughtUp = result.log === result.checkpointed;
+  if (!caughtUp && Atomics.load(pauseFlag, 0) === 1) {
+    timer = setTimeout(catchUp, ${CATCH_UP_RETRY_MS});
+    return;
+  }
+  if (caughtUp) caughtUpLog = result.log;
+  postMessage({ ...result, caughtUp: true });
+  timer = setTimeout(checkpoint, intervalMs);
+};
 self.onmessage = ({ data }) => {
   if (data.file) {
     db = new Database(data.file);
     db.exec('PRAGMA busy_timeout = 0');
-    ({ intervalMs, restartPages } = data);
+    ({ intervalMs, restartPages, pauseFlag } = data);
     timer = setTimeout(checkpoint, intervalMs);
     postMessage({ ready: true });
   } else if (data.paused) {
-    postMessage({ ...passive(), caughtUp: true });
+    catchUp();
+  } else if (data.later) {
     timer = setTimeout(checkpoint, intervalMs);
   } else if (data.stop) {
     clearTimeout(timer);
@@ -67,6 +102,16 @@ self.onmessage = ({ data }) => {
   }
 };
 `;
+
+/** Settings of the checkpointer; tests make them small. */
+export interface CheckpointerOptions {
+  intervalMs?: number;
+  restartPages?: number;
+  /** The first pause limit; it doubles after each pause that ran out, up to 16 times it, and halves after one that caught up. */
+  pauseLimitMs?: number;
+  walFileLimitBytes?: number;
+  truncateStepBytes?: number;
+}
 
 /**
  * WAL checkpoints off the request thread. SQLite's automatic checkpoint runs inside whichever
@@ -78,31 +123,50 @@ self.onmessage = ({ data }) => {
  *
  * A checkpoint only copies the pages committed before it started, and a writer starts the WAL over
  * only when every page has been copied: under steady writes that never happens and the WAL grows
- * without limit. Past `restartPages`, the writes that can wait are paused (lib/write-pause.ts, at
- * most PAUSE_LIMIT_MS, the event loop stays free) while the Worker copies the last pages; if no
- * other COMMIT came in between, the next one restarts the WAL. Neither thread takes the write lock
- * (a RESTART checkpoint would: every server COMMIT would wait for it on the event loop, and a
- * transaction that had read first would be refused).
+ * without limit. Past `restartPages`, the writes that can wait are paused (lib/write-pause.ts, the
+ * event loop stays free) while the Worker copies the last pages; if no other COMMIT came in
+ * between, the next one restarts the WAL. A pause that runs out before the copy is done makes the
+ * next one longer (PAUSE_LIMIT_MS). Neither thread takes the write lock (a RESTART checkpoint would:
+ * every server COMMIT would wait for it on the event loop, and a transaction that had read first
+ * would be refused).
+ *
+ * The COMMIT that restarts the WAL also cuts its file to journal_size_limit, on the request thread:
+ * the limit is set so that each restart cuts at most WAL_TRUNCATE_STEP_BYTES.
  */
 export async function startCheckpointer(
   sqlite: Database,
   file: string,
   log: (level: 'error', msg: string, fields: { error: string }) => void,
-  intervalMs = CHECKPOINT_INTERVAL_MS,
-  restartPages = WAL_RESTART_PAGES,
+  {
+    intervalMs = CHECKPOINT_INTERVAL_MS,
+    restartPages = WAL_RESTART_PAGES,
+    pauseLimitMs = PAUSE_LIMIT_MS,
+    walFileLimitBytes = WAL_FILE_LIMIT_BYTES,
+    truncateStepBytes = WAL_TRUNCATE_STEP_BYTES,
+  }: CheckpointerOptions = {},
 ) {
   const worker = new Worker(URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'application/javascript' })));
   const pause = writePause(sqlite);
   // Rows written by this connection: unchanged over a pause means no COMMIT of the server in it.
   const changes = sqlite.prepare<{ n: number }, []>('SELECT total_changes() AS n');
+  const longestPauseLimitMs = pauseLimitMs * (PAUSE_LIMIT_MAX_MS / PAUSE_LIMIT_MS);
+  let pauseLimit = pauseLimitMs;
+  // After a pause that ran out, no other before twice its new limit: writes go on at least two
+  // thirds of the time even while a long reader (a backup) keeps every pause from catching up.
+  let nextPauseAt = 0;
   let checkpoints = 0;
   let restarts = 0;
   let longestPauseMs = 0;
   let paused: { changes: number; started: number; limit: ReturnType<typeof setTimeout> } | null = null;
   let stopped: (() => void) | null = null;
   const selfCheckpointing = () => sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+  /** What the next restart cuts the WAL file to: one step less than it is, down to the limit. */
+  const limitWalFile = () => {
+    const bytes = fileBytes(`${file}-wal`);
+    sqlite.exec(`PRAGMA journal_size_limit = ${Math.max(walFileLimitBytes, bytes - truncateStepBytes)}`);
+  };
   const pauseWrites = () => {
-    paused = { changes: changes.get()!.n, started: performance.now(), limit: setTimeout(() => resumeWrites(false), PAUSE_LIMIT_MS) };
+    paused = { changes: changes.get()!.n, started: performance.now(), limit: setTimeout(() => resumeWrites(false), pauseLimit) };
     pause.pause();
     worker.postMessage({ paused: true });
   };
@@ -110,7 +174,14 @@ export async function startCheckpointer(
     if (!paused) return;
     clearTimeout(paused.limit);
     longestPauseMs = Math.max(longestPauseMs, performance.now() - paused.started);
-    if (caughtUp && changes.get()!.n === paused.changes) restarts++;
+    if (caughtUp && changes.get()!.n === paused.changes) {
+      restarts++;
+      pauseLimit = Math.max(pauseLimitMs, pauseLimit / 2);
+      limitWalFile();
+    } else if (!caughtUp) {
+      pauseLimit = Math.min(pauseLimit * 2, longestPauseLimitMs);
+      nextPauseAt = performance.now() + 2 * pauseLimit;
+    }
     paused = null;
     pause.resume();
   };
@@ -121,7 +192,10 @@ export async function startCheckpointer(
       else {
         checkpoints++;
         if (data.caughtUp) resumeWrites(data.log === data.checkpointed);
-        else if (data.full && !stopped) pauseWrites();
+        else if (data.full && !stopped) {
+          if (performance.now() >= nextPauseAt) pauseWrites();
+          else worker.postMessage({ later: true });
+        }
       }
     };
     worker.onerror = (event) => {
@@ -131,10 +205,10 @@ export async function startCheckpointer(
       reject(new Error(event.message));
       stopped?.();
     };
-    worker.postMessage({ file, intervalMs, restartPages });
+    worker.postMessage({ file, intervalMs, restartPages, pauseFlag: pause.shared });
   });
   sqlite.exec('PRAGMA wal_autocheckpoint = 0');
-  sqlite.exec(`PRAGMA journal_size_limit = ${WAL_FILE_LIMIT_BYTES}`);
+  limitWalFile();
 
   return {
     /** Checkpoints run so far (for tests and /metrics). */
@@ -144,6 +218,10 @@ export async function startCheckpointer(
     /** Pauses after which the WAL was fully copied with no COMMIT since: the next one started it over. */
     get restarts(): number {
       return restarts;
+    },
+    /** The limit of the next pause, in ms (it grows after pauses that ran out). */
+    get pauseLimitMs(): number {
+      return pauseLimit;
     },
     /** The longest the checkpointer paused writes, in ms. */
     get longestPauseMs(): number {

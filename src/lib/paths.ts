@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -15,5 +15,14 @@ export function ensureDataDirectory(dir: string): void {
     const { code, message } = error as NodeJS.ErrnoException;
     const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'the file system is read-only' : message;
     throw new Error(`cannot create the data directory ${dir}: ${why}`);
+  }
+}
+
+/** Size of a file, 0 when it does not exist (the WAL between checkpoints, an in-memory database). */
+export function fileBytes(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
-import { statSync } from 'node:fs';
 import type { Checkpointer } from '../db/checkpoint.ts';
 import { buildInfo } from '../lib/build-info.ts';
+import { fileBytes } from '../lib/paths.ts';
 import type { Clock } from '../lib/clock.ts';
 import { backlogAgeSeconds, type RollupBacklog } from '../scans/backlog.ts';
 import type { TierLimiter } from '../ratelimit/tiers.ts';
@@ -37,15 +37,6 @@ export function writerHooks({ metrics, logger }: Observability) {
     onCommit: metrics.writerCommit,
     onFailure: (rows: number, error: unknown) => logger.log('error', 'scan batch failed', { rows, error: String(error).slice(0, 500) }),
   };
-}
-
-/** Size of a file, 0 when it does not exist (the WAL between checkpoints, an in-memory database). */
-function fileBytes(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
 }
 
 /** Scrape-time figures of the WAL checkpointer: the times it started the log over, and its longest write pause. */
