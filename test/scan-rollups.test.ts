@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MIGRATIONS_FOLDER } from '../src/db/index.ts';
@@ -10,6 +10,7 @@ import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit } from './helpers/probe.ts';
+import { readInTransactions } from './helpers/readers.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -252,6 +253,25 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     expect(await rollups.runOnce()).toBe(300);
     await expectSameAsFreshPass();
     await expectAllSameAsRaw();
+  }, 30_000);
+
+  test("the rollups file's log starts over after every batch, even while stats read the file all along", async () => {
+    await setup();
+    await ingest(3000, 365);
+    const walBytes = () => (existsSync(`${rollupsFileOf(t.database.file)}-wal`) ? statSync(`${rollupsFileOf(t.database.file)}-wal`).size : 0);
+    // Stats queries back to back, each holding a snapshot for a few ms: a checkpoint that does not
+    // wait for them never copies the whole log, so it never starts over.
+    const reader = new Database(rollupsFileOf(t.database.file), { readonly: true });
+    const reads = readInTransactions(reader, 'SELECT count(*) FROM scan_rollups', 3);
+    const rollups = t.rollups(100);
+    expect(await rollups.runOnce()).toBe(3000);
+    const after30Batches = walBytes();
+    await ingest(3000, 365);
+    expect(await rollups.runOnce()).toBe(3000);
+    await reads.stop();
+    reader.close();
+    // Started over after each batch, the file is as large as the largest batch, whatever their number.
+    expect(walBytes()).toBeLessThan(1.5 * after30Batches);
   }, 30_000);
 
   test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted', async () => {

@@ -265,7 +265,7 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
   const dropDaysBefore = sqlite.prepare<unknown, [number]>(`DELETE FROM ${ROLLUPS}.scan_rollups WHERE cuboid < ${MONTH} AND day < ?`);
   const dropMonthsBefore = sqlite.prepare<unknown, [number]>(`DELETE FROM ${ROLLUPS}.scan_rollups WHERE cuboid >= ${MONTH} AND day < ?`);
   const maxRowid = sqlite.prepare<{ max: number | null }, []>('SELECT max(rowid) AS max FROM main.scans');
-  const checkpointRollups = sqlite.prepare(`PRAGMA ${ROLLUPS}.wal_checkpoint(PASSIVE)`);
+  const checkpointRollups = sqlite.prepare(`PRAGMA ${ROLLUPS}.wal_checkpoint(RESTART)`);
   const deleteOldest = sqlite.prepare<HostnameScan & { rowid: number }, [number, number]>(
     'DELETE FROM main.scans WHERE rowid IN (SELECT rowid FROM main.scans WHERE scanned_at < ? ORDER BY scanned_at LIMIT ?) ' +
       'RETURNING rowid, hostname, scanned_at, country, platform, page_type, grade',
@@ -392,7 +392,11 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
      * Folds every scan above the watermark, batch by batch, until `signal` aborts; resolves with how
      * many. The rollups file's log is copied into it after every batch (nothing else checkpoints
      * it): a batch writes ~100–200 MB of pages, so a catch-up checkpointed only at its end left a log
-     * of gigabytes (649 MB beside an empty file for 300,000 scans); now it stays about one batch.
+     * of gigabytes (649 MB beside an empty file for 300,000 scans). The checkpoint waits (on this
+     * Worker) for the stats queries reading an older snapshot to end, so the next batch starts the
+     * log over: one that did not wait let them keep it from ever starting over while dashboards were
+     * read (2.5 GB after a 1M-scan import). Only this connection writes the file, so the wait holds
+     * up no other writer; readers are never held. The log stays about one batch.
      */
     async foldAll(signal: AbortSignal): Promise<number> {
       let scans = 0;
