@@ -220,19 +220,21 @@ describe('WAL checkpointer', () => {
   });
 
   test('readers whose snapshots outlast the first pause limit (the roller, dashboard queries) do not keep the WAL from restarting: a pause copies until they move on, and the next pause is longer', async () => {
-    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 20, restartPages: RESTART_PAGES, pauseLimitMs: 1 });
+    const checkpointer = await startCheckpointer(database.sqlite, database.file, () => {}, { intervalMs: 20, restartPages: RESTART_PAGES, pauseLimitMs: 4 });
     // Another connection reads in transactions of 10 ms, 5 ms apart, as the roller reads scans
     // between folding them.
     const reader = new Database(database.file);
     const reads = readInTransactions(reader, 'SELECT count(*) FROM sqlite_master', 10, 5);
     let largestLimitMs = 0;
-    const { largestWal } = await sustainedWrites(24, { afterCommit: () => (largestLimitMs = Math.max(largestLimitMs, checkpointer.pauseLimitMs)) });
+    await sustainedWrites(24, { afterCommit: () => (largestLimitMs = Math.max(largestLimitMs, checkpointer.pauseLimitMs)) });
     await reads.stop();
     reader.close();
     await checkpointer.stop();
-    expect(largestLimitMs).toBeGreaterThan(1);
-    expect(checkpointer.restarts).toBeGreaterThan(0);
-    expect(largestWal).toBeLessThan(8 * RESTART_PAGES * 4096);
+    expect(largestLimitMs).toBeGreaterThan(4);
+    // 24 MB passed the 1 MiB threshold about 23 times: the log started over at nearly each of them
+    // (23–27 times, on a loaded machine too; a pause that copies once, however the readers stand,
+    // restarted it 5–14 times). Its largest size depends on the machine's load, not asserted here.
+    expect(checkpointer.restarts).toBeGreaterThanOrEqual(0.75 * (24_000_000 / (RESTART_PAGES * 4096)));
   });
 
   test('a WAL file past its limit (a long reader held the log) is cut back one step at each restart, never at once', async () => {

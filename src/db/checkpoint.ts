@@ -160,7 +160,12 @@ export async function startCheckpointer(
   let paused: { changes: number; started: number; limit: ReturnType<typeof setTimeout> } | null = null;
   let stopped: (() => void) | null = null;
   const selfCheckpointing = () => sqlite.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
-  /** What the next restart cuts the WAL file to: one step less than it is, down to the limit. */
+  /**
+   * What the next restart cuts the WAL file to: one step less than it is, down to the limit. Set
+   * after every checkpoint, since a restart also follows a checkpoint that copied everything
+   * between two commits, or a pause that ran out just after its copy: a limit set only at counted
+   * restarts could be one from long ago, and the file would be cut all at once.
+   */
   const limitWalFile = () => {
     const bytes = fileBytes(`${file}-wal`);
     sqlite.exec(`PRAGMA journal_size_limit = ${Math.max(walFileLimitBytes, bytes - truncateStepBytes)}`);
@@ -177,7 +182,6 @@ export async function startCheckpointer(
     if (caughtUp && changes.get()!.n === paused.changes) {
       restarts++;
       pauseLimit = Math.max(pauseLimitMs, pauseLimit / 2);
-      limitWalFile();
     } else if (!caughtUp) {
       pauseLimit = Math.min(pauseLimit * 2, longestPauseLimitMs);
       nextPauseAt = performance.now() + 2 * pauseLimit;
@@ -191,6 +195,7 @@ export async function startCheckpointer(
       else if (data.stopped) stopped?.();
       else {
         checkpoints++;
+        limitWalFile();
         if (data.caughtUp) resumeWrites(data.log === data.checkpointed);
         else if (data.full && !stopped) {
           if (performance.now() >= nextPauseAt) pauseWrites();
