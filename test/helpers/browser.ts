@@ -42,6 +42,14 @@ export async function openVisit(browser: Browser, url: string, options: BrowserC
   return { context, page, problems };
 }
 
+/**
+ * Waits two frames of the page: what the first frame's layout set off (a ResizeObserver's callback,
+ * the re-render its state change makes) has been drawn by the end of the second. Measure after it.
+ */
+export async function settled(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+}
+
 /** A full-page screenshot to look at: `<dir>/<name>.png`. */
 export async function screenshot(v: Visit, dir: string, name: string): Promise<void> {
   await v.page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
