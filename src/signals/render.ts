@@ -1,4 +1,5 @@
-import type { Availability, Platform } from '../db/schema/index.ts';
+import type { Availability } from '../db/schema/index.ts';
+import type { Platform } from '../stores/types.ts';
 import type { PublicFaq } from '../faqs/store.ts';
 import { gtinProperty, validGtin } from '../lib/gtin.ts';
 import { blocksToText, htmlToBlocks, htmlToPlainText, safeHttpUrl, type TextBlock } from '../lib/html.ts';

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite';
-import type { Availability, Platform } from '../db/schema/index.ts';
+import type { Availability } from '../db/schema/index.ts';
+import type { Platform } from '../stores/types.ts';
 import type { FaqStore } from '../faqs/store.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Platform } from '../../src/db/schema/index.ts';
+import type { Platform } from '../../src/stores/types.ts';
 import { platformAProduct as mapA } from '../../src/platforms/platform-a.ts';
 import { platformBProduct as mapB } from '../../src/platforms/platform-b.ts';
 import { platformCProduct as mapC } from '../../src/platforms/platform-c.ts';
