@@ -1,10 +1,9 @@
-import type { Availability } from '../db/schema/index.ts';
+import type { Availability, ProductVariant } from '../catalog/product-data.ts';
 import type { Platform } from '../stores/types.ts';
 import type { PublicFaq } from '../faqs/store.ts';
 import { gtinProperty, validGtin } from '../lib/gtin.ts';
 import { blocksToText, htmlToBlocks, htmlToPlainText, safeHttpUrl, type TextBlock } from '../lib/html.ts';
 import { serializeJsonLd } from '../lib/json-ld.ts';
-import type { ProductVariant } from '../platforms/types.ts';
 import type { ReturnPolicy, ShippingRate, StoreSettings } from '../stores/settings.ts';
 import { markdownBlocks, markdownText, markdownUrl } from './markdown.ts';
 
