@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
-import { catalogEntries, type CatalogEntryRow, type FaqEntityType } from '../db/schema/index.ts';
+import { catalogEntries, type CatalogEntryRow } from '../db/schema/index.ts';
+import type { FaqEntityType } from '../faqs/types.ts';
 import type { CatalogEntryType, EntryData } from './entry-data.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
