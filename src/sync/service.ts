@@ -1,7 +1,8 @@
 import { createCatalogEntries } from '../catalog/entries.ts';
 import type { Catalog } from '../catalog/products.ts';
 import type { UnlistedChunk } from '../catalog/sweep.ts';
-import { SYNC_KINDS, type CatalogSyncRow, type JobRow, type StoreRow, type SyncKind, type SyncTrigger } from '../db/schema/index.ts';
+import type { CatalogSyncRow, JobRow, StoreRow } from '../db/schema/index.ts';
+import { SYNC_KINDS, type SyncKind, type SyncTrigger } from './types.ts';
 import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { Stopped } from '../lib/abort.ts';

@@ -1,4 +1,5 @@
-import type { StoreRow, SyncKind } from '../db/schema/index.ts';
+import type { StoreRow } from '../db/schema/index.ts';
+import type { SyncKind } from './types.ts';
 import type { CatalogEntryType, EntryData } from '../catalog/entry-data.ts';
 import type { ProductData } from '../catalog/product-data.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
