@@ -1,11 +1,12 @@
 import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
-import { catalogEntries, type CatalogEntryRow, type CatalogEntryType, type FaqEntityType } from '../db/schema/index.ts';
+import { catalogEntries, type CatalogEntryRow } from '../db/schema/index.ts';
+import type { FaqEntityType } from '../faqs/types.ts';
+import type { CatalogEntryType, EntryData } from './entry-data.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { keysetPage } from '../lib/query.ts';
 import { isoOrNull } from '../lib/time.ts';
-import type { EntryData } from '../platforms/types.ts';
 import type { Catalog } from './products.ts';
 import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
 

@@ -8,7 +8,7 @@ import { htmlToPlainText } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
 import { keysetPage } from '../lib/query.ts';
-import type { ProductData, ProductVariant } from '../platforms/types.ts';
+import type { ProductData, ProductVariant } from './product-data.ts';
 import { createDerivedTexts } from './derived-texts.ts';
 import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
 import type { NamedRow } from './entries.ts';

@@ -6,7 +6,7 @@ import { toProductView } from './products.ts';
 import type { ProductRow } from '../db/schema/index.ts';
 import { isoOrNull } from '../lib/time.ts';
 import { catalogDocs as docs, MAX_NAMED_REFS } from './docs.ts';
-import { FAQ_ENTITY_TYPES, type FaqEntityType } from '../db/schema/index.ts';
+import { FAQ_ENTITY_TYPES, type FaqEntityType } from '../faqs/types.ts';
 import { badParameter } from '../lib/query.ts';
 
 /** `?type=&ref=&ref=…` of the titles lookup, read by hand: a ref may hold a comma, which Elysia's query arrays split on. */

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { FAQ_ENTITY_TYPES, FAQ_STATUSES } from '../db/schema/index.ts';
+import { FAQ_ENTITY_TYPES, FAQ_STATUSES } from './types.ts';
 import { apiDoc, jsonBodyFailures, integer, isoTime, page, type Failure } from '../lib/api-doc.ts';
 
 // OpenAPI descriptions of the FAQ routes (src/faqs/routes.ts).

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { FAQ_ENTITY_TYPES, FAQ_STATUSES } from '../db/schema/index.ts';
+import { FAQ_ENTITY_TYPES, FAQ_STATUSES } from './types.ts';
 
 // Literal unions, not t.UnionEnum: Elysia fills an absent UnionEnum with its first value, which would
 // turn a PATCH without `status` into "pending".

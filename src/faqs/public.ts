@@ -1,6 +1,7 @@
 import type { KeyStore } from '../auth/keys.ts';
 import type { EntityRefs } from '../catalog/entries.ts';
-import { FAQ_ENTITY_TYPES, type FaqEntityType, type StoreRow } from '../db/schema/index.ts';
+import type { StoreRow } from '../db/schema/index.ts';
+import { FAQ_ENTITY_TYPES, type FaqEntityType } from './types.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
 import { authorizeWidget, hostAllowed, hostOf } from './access.ts';

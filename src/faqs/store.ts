@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, inArray, lt, max, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
-import { faqEntityChanges, faqEntries, type FaqEntityType, type FaqEntryRow, type FaqStatus } from '../db/schema/index.ts';
+import { faqEntityChanges, faqEntries, type FaqEntryRow } from '../db/schema/index.ts';
+import type { FaqEntityType, FaqStatus } from './types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { htmlToLine, sanitizeBasicHtml } from '../lib/html.ts';

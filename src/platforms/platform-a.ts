@@ -2,9 +2,10 @@ import { ApiError } from '../lib/errors.ts';
 import { backoffMs } from '../lib/backoff.ts';
 import { sleep } from '../lib/abort.ts';
 import { DEFAULT_API_TIMEOUT_MS, DEFAULT_RETRY, PlatformApiError, PlatformProtocolError, PlatformThrottled, atMost, callJson, idOf, isoToMillis, platformWaitMs, stringOrNull, type CallRoute, type RetryPolicy } from './http.ts';
-import type { Availability } from '../db/schema/index.ts';
+import type { EntryData } from '../catalog/entry-data.ts';
+import { MAX_VARIANTS, type Availability, type ProductData } from '../catalog/product-data.ts';
 import { isIdOnly, isObject } from './payload-shapes.ts';
-import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type ProductGone, type RefusalReason, type WebhookEvent } from './types.ts';
+import type { CatalogPage, HookRegistration, ProductGone, RefusalReason, WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_A_HEADERS = {

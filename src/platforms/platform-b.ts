@@ -1,7 +1,8 @@
 import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, DEFAULT_RETRY, PlatformApiError, PlatformThrottled, atMost, callJson, createHoldoffs, idOf, isoToMillis, platformWaitMs, stringOrNull, type CallRoute, type RetryPolicy } from './http.ts';
-import type { Availability } from '../db/schema/index.ts';
-import type { CatalogPage, EntryData, HookRegistration, ProductData, ProductGone, WebhookEvent } from './types.ts';
+import type { EntryData } from '../catalog/entry-data.ts';
+import type { Availability, ProductData } from '../catalog/product-data.ts';
+import type { CatalogPage, HookRegistration, ProductGone, WebhookEvent } from './types.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionNamesOf, optionValues } from './variants.ts';
 
 export const PLATFORM_B_HEADERS = {

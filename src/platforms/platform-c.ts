@@ -2,7 +2,9 @@ import { ApiError } from '../lib/errors.ts';
 import { DEFAULT_API_TIMEOUT_MS, PlatformApiError, PlatformProtocolError, PlatformThrottled, atMost, callJson, createHoldoffs, idOf, isoToMillis, platformWaitMs, stringOrNull, type CallRoute, type RetryPolicy } from './http.ts';
 import { htmlToLine, safeHttpUrl } from '../lib/html.ts';
 import { isIdOnly } from './payload-shapes.ts';
-import { MAX_VARIANTS, type CatalogPage, type EntryData, type HookRegistration, type ProductData, type ProductGone, type WebhookEvent } from './types.ts';
+import type { CatalogPage, HookRegistration, ProductGone, WebhookEvent } from './types.ts';
+import type { EntryData } from '../catalog/entry-data.ts';
+import { MAX_VARIANTS, type ProductData } from '../catalog/product-data.ts';
 import { combinedAvailability, compareAtOrNull, decimalOrNull, imageUrl, lowestPrice, mapVariants, optionValues } from './variants.ts';
 
 export const PLATFORM_C_HEADERS = {

@@ -1,7 +1,6 @@
-import type { Availability } from '../db/schema/index.ts';
+import { MAX_VARIANTS, type Availability, type ProductVariant } from '../catalog/product-data.ts';
 import { safeHttpUrl } from '../lib/html.ts';
 import { stringOrNull } from './http.ts';
-import { MAX_VARIANTS, type ProductVariant } from './types.ts';
 
 /** Shared steps of the platform mappers: prices, availability and the variant list are derived the same way for every platform. */
 

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite';
-import type { Platform } from '../db/schema/index.ts';
+import type { Platform } from '../stores/types.ts';
 import { ApiError } from '../lib/errors.ts';
 import { markdownText, markdownUrl } from './markdown.ts';
 import { signalLinks, storeBase, type SignalLinks } from './render.ts';

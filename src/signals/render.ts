@@ -1,9 +1,9 @@
-import type { Availability, Platform } from '../db/schema/index.ts';
+import type { Availability, ProductData, ProductVariant } from '../catalog/product-data.ts';
+import type { Platform } from '../stores/types.ts';
 import type { PublicFaq } from '../faqs/store.ts';
 import { gtinProperty, validGtin } from '../lib/gtin.ts';
 import { blocksToText, htmlToBlocks, htmlToPlainText, safeHttpUrl, type TextBlock } from '../lib/html.ts';
 import { serializeJsonLd } from '../lib/json-ld.ts';
-import type { ProductVariant } from '../platforms/types.ts';
 import type { ReturnPolicy, ShippingRate, StoreSettings } from '../stores/settings.ts';
 import { markdownBlocks, markdownText, markdownUrl } from './markdown.ts';
 
@@ -18,27 +18,19 @@ export const CONTENT_TYPES: Record<SignalFormat, string> = {
   meta: 'application/json;charset=utf-8',
 };
 
-/** Everything a product's signals are rendered from: catalogue data with its variants, enrichment, approved FAQs, store settings. */
-export interface SignalSource {
+/**
+ * Everything a product's signals are rendered from: the catalogue's product with its variants (as
+ * stored: barcodes as sent, published only when they are a valid GTIN), enrichment, approved FAQs,
+ * store settings.
+ */
+export interface SignalSource
+  extends Pick<ProductData, 'productId' | 'title' | 'price' | 'availability' | 'sku' | 'barcode' | 'mpn' | 'brand' | 'images' | 'url' | 'options' | 'variants'> {
   platform: Platform;
-  productId: string;
   storeId: string;
   storeDomain: string;
-  title: string;
   /** The description as text blocks (lib/html.ts), from the platform's HTML. */
   description: TextBlock[];
-  price: string | null;
   currency: string | null;
-  availability: Availability | null;
-  sku: string | null;
-  /** As sent by the platform; published only when it is a valid GTIN. */
-  barcode: string | null;
-  mpn: string | null;
-  brand: string | null;
-  images: string[];
-  url: string | null;
-  options: string[];
-  variants: ProductVariant[];
   settings: StoreSettings;
   summary: string;
   highlights: string[];

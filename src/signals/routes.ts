@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { PLATFORMS, type Platform } from '../db/schema/index.ts';
+import { PLATFORMS, type Platform } from '../stores/types.ts';
 import { ApiError, errorResponse } from '../lib/errors.ts';
 import { matchesIfNoneMatch } from '../lib/http-cache.ts';
 import { DISCOVERY_CONTENT_TYPES, parseDiscoveryFile, type DiscoveryService } from './discovery.ts';

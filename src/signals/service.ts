@@ -1,10 +1,10 @@
 import type { Database } from 'bun:sqlite';
-import type { Availability, Platform } from '../db/schema/index.ts';
+import type { Availability, ProductVariant } from '../catalog/product-data.ts';
+import type { Platform } from '../stores/types.ts';
 import type { FaqStore } from '../faqs/store.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
 import { htmlToBlocks, stripControlCharacters } from '../lib/html.ts';
-import type { ProductVariant } from '../platforms/types.ts';
 import type { StoreSettings } from '../stores/settings.ts';
 import { renderSignal, signalLinks, type SignalFormat, type SignalSource } from './render.ts';
 

@@ -1,4 +1,5 @@
-import type { Platform, StoreRow } from '../db/schema/index.ts';
+import type { StoreRow } from '../db/schema/index.ts';
+import type { Platform } from './types.ts';
 import { ApiError, orNotFound } from '../lib/errors.ts';
 import { isHostname } from '../lib/hostname.ts';
 import { apiTargetOf } from '../platforms/clients.ts';

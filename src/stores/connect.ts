@@ -1,4 +1,5 @@
-import type { HookStatus, StoreRow } from '../db/schema/index.ts';
+import type { StoreRow } from '../db/schema/index.ts';
+import type { HookStatus } from './types.ts';
 import { OutOfTime } from '../lib/abort.ts';
 import { apiTargetOf, clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { TargetRefused } from '../platforms/egress.ts';

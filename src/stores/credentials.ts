@@ -1,4 +1,4 @@
-import type { Platform } from '../db/schema/index.ts';
+import type { Platform } from './types.ts';
 import { ApiError } from '../lib/errors.ts';
 import { isShopDomain } from '../platforms/platform-a.ts';
 

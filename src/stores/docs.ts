@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { PLATFORMS } from '../db/schema/index.ts';
+import { PLATFORMS } from './types.ts';
 import { apiDoc, integer, jsonBodyFailures, isoTime, nullable, type Failure } from '../lib/api-doc.ts';
 import { ITEM_CONDITIONS } from './settings.ts';
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { PLATFORMS } from '../db/schema/index.ts';
+import { PLATFORMS } from './types.ts';
 
 const currency = t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code' }));
 const credentials = t.Record(t.String({ maxLength: 64 }), t.Union([t.String({ maxLength: 2048 }), t.Boolean()]), { maxProperties: 8 });

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
-import { storeEvents, stores, type HookStatus, type Platform, type StoreRow } from '../db/schema/index.ts';
+import { storeEvents, stores, type StoreRow } from '../db/schema/index.ts';
+import type { HookStatus, Platform } from './types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { randomSecret } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite';
-import type { HookStatus, JobRow, Platform, StoreRow } from '../db/schema/index.ts';
+import type { JobRow, StoreRow } from '../db/schema/index.ts';
+import type { HookStatus, Platform } from './types.ts';
 import { OutOfTime, Stopped } from '../lib/abort.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';

@@ -1,10 +1,13 @@
-import type { CatalogEntryType, StoreRow, SyncKind } from '../db/schema/index.ts';
+import type { StoreRow } from '../db/schema/index.ts';
+import type { SyncKind } from './types.ts';
+import type { CatalogEntryType, EntryData } from '../catalog/entry-data.ts';
+import type { ProductData } from '../catalog/product-data.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { idOf } from '../platforms/http.ts';
 import { platformAEntry, platformAEntryId, platformAProduct } from '../platforms/platform-a.ts';
 import { platformBEntry, platformBProduct } from '../platforms/platform-b.ts';
 import { platformCEntry, platformCProduct, type PlatformCListed } from '../platforms/platform-c.ts';
-import type { CatalogPage, EntryData, ProductData } from '../platforms/types.ts';
+import type { CatalogPage } from '../platforms/types.ts';
 import type { StoreCredentials } from '../stores/credentials.ts';
 
 /** A store's list of one kind on its platform, page by page, and how one listed item becomes catalogue data. */

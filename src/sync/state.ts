@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
-import { catalogSyncs, SYNC_KINDS, type CatalogSyncRow, type SyncKind, type SyncTrigger } from '../db/schema/index.ts';
+import { catalogSyncs, type CatalogSyncRow } from '../db/schema/index.ts';
+import { SYNC_KINDS, type SyncKind, type SyncTrigger } from './types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { isoOrNull } from '../lib/time.ts';
 

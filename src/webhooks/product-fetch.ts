@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog/products.ts';
-import type { JobRow, Platform } from '../db/schema/index.ts';
+import type { JobRow } from '../db/schema/index.ts';
+import type { Platform } from '../stores/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { platformBProduct } from '../platforms/platform-b.ts';

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
-import type { Platform } from '../../src/db/schema/index.ts';
+import type { Platform } from '../../src/stores/types.ts';
 import { platformAProduct as mapA } from '../../src/platforms/platform-a.ts';
 import { platformBProduct as mapB } from '../../src/platforms/platform-b.ts';
 import { platformCProduct as mapC } from '../../src/platforms/platform-c.ts';
-import type { ProductData } from '../../src/platforms/types.ts';
+import type { ProductData } from '../../src/catalog/product-data.ts';
 import { platformAProduct, platformASimpleProduct, platformBProduct, platformBVariantProduct, platformCProduct, platformCVariableProduct } from '../fakes/payloads.ts';
 import { bearer, jsonRequest, type TestApp } from './app.ts';
 

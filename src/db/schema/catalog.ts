@@ -1,7 +1,7 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import type { CatalogEntryType } from '../../catalog/entry-data.ts';
+import type { Availability } from '../../catalog/product-data.ts';
 import { stores } from './stores.ts';
-
-export type Availability = 'in_stock' | 'out_of_stock' | 'backorder';
 
 /**
  * A store's synced catalogue, one row per platform product. A removed product keeps its row as a
@@ -49,7 +49,7 @@ export const products = sqliteTable(
 export type ProductRow = typeof products.$inferSelect;
 
 /**
- * The variants of a catalogue product (platforms/types.ts ProductVariant), replaced as a whole
+ * The variants of a catalogue product (src/catalog/product-data.ts ProductVariant), replaced as a whole
  * whenever the product's data is applied, in the platform's order (`position`).
  */
 export const productVariants = sqliteTable(
@@ -78,10 +78,6 @@ export const productVariants = sqliteTable(
 );
 
 export type ProductVariantRow = typeof productVariants.$inferSelect;
-
-/** The catalogue's other storefront entities, as the FAQ widget names them: categories (platform A's collections) and content pages. */
-export const CATALOG_ENTRY_TYPES = ['category', 'page'] as const;
-export type CatalogEntryType = (typeof CATALOG_ENTRY_TYPES)[number];
 
 /**
  * A store's categories (collections) and content pages, one row per platform entity, written only by

@@ -1,11 +1,7 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import type { FaqEntityType, FaqStatus } from '../../faqs/types.ts';
 import { products } from './catalog.ts';
 import { stores } from './stores.ts';
-
-export const FAQ_ENTITY_TYPES = ['product', 'category', 'page'] as const;
-export type FaqEntityType = (typeof FAQ_ENTITY_TYPES)[number];
-export const FAQ_STATUSES = ['pending', 'approved', 'rejected'] as const;
-export type FaqStatus = (typeof FAQ_STATUSES)[number];
 
 /**
  * FAQ entries of a store's product, category or page. `answer` is sanitized basic HTML

@@ -1,23 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import type { StoreSettings } from '../../stores/settings.ts';
-
-export const PLATFORMS = ['platform-a', 'platform-b', 'platform-c'] as const;
-export type Platform = (typeof PLATFORMS)[number];
-
-/**
- * How svc authenticates a store's deliveries and reaches its API. Platform A has three modes
- * (own app, svc's app, permanent token alone); B and C one each.
- */
-export type CredentialKind = 'own-app' | 'via-app' | 'token-only' | 'api-token' | 'rest-keys';
-
-/**
- * pending: not registered yet; registering: svc is registering them (in the background); not_required:
- * nothing to register (permanent token); platform_managed: svc's app, hooks come with the install;
- * unregistered: svc deleted them when the store was disconnected; unregister_failed: it could not
- * (the topics that may be left are the store's hook topics, the error says why).
- */
-export type HookStatus = 'pending' | 'registering' | 'registered' | 'failed' | 'not_required' | 'platform_managed' | 'unregistered' | 'unregister_failed';
+import type { CredentialKind, HookStatus, Platform } from '../../stores/types.ts';
 
 /** A connected store. Credentials and the webhook secret are sealed (lib/secrets.ts), never returned. */
 export const stores = sqliteTable(

@@ -1,12 +1,6 @@
 import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import type { SyncKind, SyncTrigger } from '../../sync/types.ts';
 import { stores } from './stores.ts';
-
-/** What a catalogue sync reads from a platform, one phase (and one queue job) each. */
-export const SYNC_KINDS = ['products', 'categories', 'pages'] as const;
-export type SyncKind = (typeof SYNC_KINDS)[number];
-
-/** Why a sync pass started. */
-export type SyncTrigger = 'connect' | 'credentials' | 'manual' | 'schedule';
 
 /**
  * The latest catalogue sync pass of a store, one row per kind. The position of the next page

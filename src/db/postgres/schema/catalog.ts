@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import type { Availability, CatalogEntryType } from '../../schema/catalog.ts';
+import type { CatalogEntryType } from '../../../catalog/entry-data.ts';
+import type { Availability } from '../../../catalog/product-data.ts';
 import { int8, jsonText } from './columns.ts';
 import { stores } from './stores.ts';
 

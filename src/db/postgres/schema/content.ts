@@ -1,5 +1,5 @@
 import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
-import type { FaqEntityType, FaqStatus } from '../../schema/content.ts';
+import type { FaqEntityType, FaqStatus } from '../../../faqs/types.ts';
 import { products } from './catalog.ts';
 import { int8, jsonText } from './columns.ts';
 import { stores } from './stores.ts';

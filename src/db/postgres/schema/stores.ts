@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import type { CredentialKind, HookStatus, Platform } from '../../schema/stores.ts';
 import type { StoreSettings } from '../../../stores/settings.ts';
+import type { CredentialKind, HookStatus, Platform } from '../../../stores/types.ts';
 import { int8, jsonText } from './columns.ts';
 
 // The twins of src/db/schema/stores.ts (what each table and column means is documented there).

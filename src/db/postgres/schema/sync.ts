@@ -1,5 +1,5 @@
 import { integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
-import type { SyncKind, SyncTrigger } from '../../schema/sync.ts';
+import type { SyncKind, SyncTrigger } from '../../../sync/types.ts';
 import { int8 } from './columns.ts';
 import { stores } from './stores.ts';
 
