@@ -2,7 +2,7 @@
 // (skewed hosts, countries and grades) with scannedAt rising over a year as they are inserted,
 // written with prepared INSERTs straight into the scans table of a migrated database.
 import type { Database } from 'bun:sqlite';
-import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS } from '../../src/db/schema/scans.ts';
+import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS } from '../../src/scans/vocabulary.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { DAY_MS } from '../../src/lib/time.ts';
 

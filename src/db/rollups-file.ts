@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { PRESENCE_COLUMNS, PRESENCE_KEYS } from './schema/scans.ts';
+import { PRESENCE_COLUMN_LIST } from '../scans/presence-columns.ts';
 
 /**
  * The stats rollups live in a file of their own beside the database (`svc.db` -> `svc-rollups.db`),
@@ -19,7 +19,7 @@ export const ROLLUP_FILE_VERSION = 2;
 /** The schema name the rollup tables are attached as, on every connection that reads or writes them. */
 export const ROLLUPS = 'rollups';
 
-const PRESENCE_NAMES = PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k].slice('has_'.length));
+const PRESENCE_NAMES = PRESENCE_COLUMN_LIST.map((column) => column.slice('has_'.length));
 export const PRESENT = PRESENCE_NAMES.map((name) => `present_${name}`);
 export const REPORTED = PRESENCE_NAMES.map((name) => `reported_${name}`);
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../db/schema/scans.ts';
+import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from './vocabulary.ts';
 import { apiDoc, integer, isoTime, nullable, page, type Input } from '../lib/api-doc.ts';
 import { GROUP_BYS } from './filters.ts';
 import { NOTICEABLE_BACKLOG } from './backlog.ts';

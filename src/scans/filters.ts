@@ -1,4 +1,4 @@
-import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../db/schema/scans.ts';
+import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from './vocabulary.ts';
 import { countryCode } from '../lib/country.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
 import { badParameter, encodeKeysetCursor, parseKeysetCursor } from '../lib/query.ts';

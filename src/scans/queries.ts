@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite';
-import { PRESENCE_COLUMNS, PRESENCE_KEYS, type PresenceKey } from '../db/schema/scans.ts';
+import { PRESENCE_COLUMNS } from './presence-columns.ts';
+import { PRESENCE_KEYS, type PresenceKey } from './vocabulary.ts';
 import { DAY_MS } from '../lib/time.ts';
 import type { Cursor, GroupBy, ScanFilters } from './filters.ts';
 import { ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';

@@ -1,11 +1,12 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite';
-import { PRESENCE_KEYS } from '../db/schema/scans.ts';
+import { PRESENCE_COLUMN_LIST } from './presence-columns.ts';
+import { PRESENCE_KEYS } from './vocabulary.ts';
 import { HLL_MAX_BYTES, HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { inBatches, yieldToEventLoop } from '../lib/periodic.ts';
 import type { WritePause } from '../lib/write-pause.ts';
 import { DAY_MS } from '../lib/time.ts';
 import { PRESENT, REPORTED, ROLLUPS } from '../db/rollups-file.ts';
-import { ALL, ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, MONTH, monthOf, nextMonthOf, NONE, PRESENCE_COLUMN_LIST, RAW_STATS_COLUMNS, ROLLUP_DIMENSIONS, rollupState, type RawStatsRow } from './rollups.ts';
+import { ALL, ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, MONTH, monthOf, nextMonthOf, NONE, RAW_STATS_COLUMNS, ROLLUP_DIMENSIONS, rollupState, type RawStatsRow } from './rollups.ts';
 
 /**
  * A batch folds scans until its cells reach this many (or the scans run out): the memory of a batch

@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import { PRESENT, REPORTED, ROLLUPS } from '../db/rollups-file.ts';
-import { PRESENCE_COLUMNS, PRESENCE_KEYS } from '../db/schema/scans.ts';
+import { PRESENCE_COLUMN_LIST } from './presence-columns.ts';
+import { PRESENCE_KEYS } from './vocabulary.ts';
 import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
@@ -9,7 +10,6 @@ import { writePause } from '../lib/write-pause.ts';
 /** The roller runs every second: a scan is folded about a second after it is stored. */
 const SECOND_MS = 1000;
 
-export const PRESENCE_COLUMN_LIST = PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]);
 /** The columns of a scan that the stats read (raw rows below and above the watermark alike). */
 export const RAW_STATS_COLUMNS = `rowid, scanned_at, hostname, country, platform, page_type, grade, percentage, ${PRESENCE_COLUMN_LIST.join(', ')}`;
 

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite';
-import { GRADES, PRESENCE_KEYS } from '../db/schema/scans.ts';
+import { GRADES, PRESENCE_KEYS } from './vocabulary.ts';
 import { DAY_MS } from '../lib/time.ts';
 import type { GroupBy, ScanFilters } from './filters.ts';
 import { ROLLUPS } from '../db/rollups-file.ts';

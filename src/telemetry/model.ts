@@ -1,5 +1,5 @@
 import { t, type TSchema } from 'elysia';
-import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS } from '../db/schema/scans.ts';
+import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS } from '../scans/vocabulary.ts';
 import { LIMITS, QUALITY_SCORES } from './payload.ts';
 
 // The telemetry payload of spec §2.1–2.3 as a schema: a payload this schema accepts is stored with

@@ -1,4 +1,4 @@
-import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS, type PresenceKey } from '../db/schema/scans.ts';
+import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS, type PresenceKey } from '../scans/vocabulary.ts';
 import { countryCode } from '../lib/country.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
 import { parseTimestamp } from '../lib/time.ts';

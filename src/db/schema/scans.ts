@@ -1,22 +1,5 @@
 import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
-/** The vocabularies of a scan (spec §2.1): what the payload accepts and the dashboard filters on. */
-export const SCAN_PLATFORMS = ['platform-a', 'platform-b', 'platform-c', 'magento', 'custom', 'unknown'] as const;
-export const PAGE_TYPES = ['product', 'collection', 'category', 'page', 'home', 'cart', 'checkout', 'unknown'] as const;
-export const GRADES = ['A', 'B', 'C', 'D', 'E', 'F'] as const;
-export const PRESENCE_KEYS = ['title', 'description', 'jsonLd', 'openGraph', 'h1', 'canonical', 'robots'] as const;
-export type PresenceKey = (typeof PRESENCE_KEYS)[number];
-/** The column of each signalPresence key. */
-export const PRESENCE_COLUMNS: Record<PresenceKey, string> = {
-  title: 'has_title',
-  description: 'has_description',
-  jsonLd: 'has_json_ld',
-  openGraph: 'has_open_graph',
-  h1: 'has_h1',
-  canonical: 'has_canonical',
-  robots: 'has_robots',
-};
-
 /**
  * One row per accepted telemetry scan (spec §2.1, §2.4). Indexed columns hold what the dashboard
  * filters and groups on; `signals`, `quality` and `data` keep the JSON as accepted. The client IP

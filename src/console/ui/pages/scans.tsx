@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ScanSummary } from '../../../scans/queries.ts';
+import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../../../scans/vocabulary.ts';
 import { api, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';
 import { BASE, navigate } from '../router.ts';
@@ -14,10 +15,7 @@ interface ScanRecord extends ScanSummary {
 
 const FILTERS = ['hostname', 'country', 'platform', 'pageType', 'grade', 'from', 'to'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
-const PLATFORMS = ['platform-a', 'platform-b', 'platform-c', 'magento', 'custom', 'unknown'];
-const PAGE_TYPES = ['product', 'collection', 'category', 'page', 'home', 'cart', 'checkout', 'unknown'];
-const GRADES = ['A', 'B', 'C', 'D', 'E', 'F'];
-const any = (values: string[], name: (value: string) => string = (v) => v): [string, string][] => [['', 'Any'], ...values.map((v): [string, string] => [v, name(v)])];
+const any = (values: readonly string[], name: (value: string) => string = (v) => v): [string, string][] => [['', 'Any'], ...values.map((v): [string, string] => [v, name(v)])];
 
 /** The countries scans came from (all time), by name, each with its code; `chosen` stays offered when no scan has it (a bookmarked filter). */
 function countryOptions(present: string[], chosen: string): [string, string][] {
@@ -67,7 +65,7 @@ export function Scans({ route }: PageProps) {
       <form class="filters card" onSubmit={apply} aria-label="Filter scans">
         <TextField label="Hostname" value={draft.hostname} onValue={set('hostname')} placeholder="shop.example.com" />
         <SelectField label="Country" value={draft.country} onValue={set('country')} options={countryOptions(countries.data ?? [], draft.country)} hint={countries.data?.length === 0 ? 'No scan has reported a country yet.' : undefined} />
-        <SelectField label="Platform" value={draft.platform} onValue={set('platform')} options={any(PLATFORMS, inWords)} />
+        <SelectField label="Platform" value={draft.platform} onValue={set('platform')} options={any(SCAN_PLATFORMS, inWords)} />
         <SelectField label="Page type" value={draft.pageType} onValue={set('pageType')} options={any(PAGE_TYPES, inWords)} />
         <SelectField label="Grade" value={draft.grade} onValue={set('grade')} options={any(GRADES)} />
         <TextField label="From (UTC day)" type="date" value={draft.from} onValue={set('from')} />
