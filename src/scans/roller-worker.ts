@@ -4,7 +4,7 @@
 import { Database } from 'bun:sqlite';
 import { sharedWritePause } from '../lib/write-pause.ts';
 import { attachRollups, ROLLUPS } from '../db/rollups-file.ts';
-import { createRoller, type Roller } from './roller.ts';
+import { BUSY_TIMEOUT_MS, createRoller, type Roller } from './roller.ts';
 
 declare const self: Worker;
 
@@ -28,7 +28,7 @@ async function run(request: Request): Promise<number> {
   switch (request.op) {
     case 'open': {
       sqlite = new Database(request.file!, { strict: true });
-      sqlite.exec('PRAGMA busy_timeout = 5000');
+      sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       // The server's checkpointer copies the database's log (src/db/checkpoint.ts); this connection's
       // commits must not (the setting covers every attached file, so the roller checkpoints the
       // rollups file after each batch). The rollups are derived: a power loss may cost the last

@@ -13,10 +13,17 @@ import { ALL, ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, MONTH, monthOf, nextMonthOf
  * bounded however the scans spread: a cell holds its measures, sketch and key (~400 bytes). The
  * larger the batch, the fewer times a cell is read, merged and written again: an import spread over
  * a year makes ~4.4 cells per scan, so 900,000 lets a batch take its 200,000 scans, and the fold
- * ran 5,475 -> 8,003 scans per CPU-second (bench/roller.ts) for ~600 MB more at the server's peak
- * during a 1M-scan catch-up (1.25 -> 1.85 GB, bench/catch-up.ts).
+ * ran 5,475 -> 8,003 scans per CPU-second (bench/roller.ts). The server's peak during a 1M-scan
+ * catch-up (bench/catch-up.ts) went 1.25 -> 1.85 GB, and back to 1.31 GB with a collection after
+ * each large batch (foldAll).
  */
 export const BATCH_CELLS = 900_000;
+/** The roller's connection waits this long for a lock (roller-worker.ts sets it when it opens). */
+export const BUSY_TIMEOUT_MS = 5_000;
+/** The longest the checkpoint after a batch waits for stats queries on older snapshots to end. */
+const CHECKPOINT_WAIT_MS = 200;
+/** A batch of at least this many scans is followed by a full garbage collection (foldAll). */
+const COLLECT_AFTER_SCANS = 20_000;
 /** A batch folds at most this many scans, so that the stats see a long import's first scans folded early on. */
 export const BATCH_SCANS = 200_000;
 /** Scans read from the database at a time (a short read each: no read snapshot is held while the batch is written). */
@@ -409,7 +416,15 @@ export function createRoller(sqlite: Database, pause: Pick<WritePause, 'paused' 
         const folded = foldBatch();
         if (folded === 0) break;
         scans += folded;
+        // At most a short wait for those readers: one that stays (a long stats query) costs this
+        // batch its restart, not the roller its time; the next batch tries again.
+        sqlite.exec(`PRAGMA busy_timeout = ${CHECKPOINT_WAIT_MS}`);
         checkpointRollups.run();
+        sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+        // A large batch leaves hundreds of MB of cells and sketches behind: collected now, on this
+        // thread, before the next batch allocates as much again (the server's peak during a 1M-scan
+        // catch-up: 1.85 -> 1.31 GB). Live batches are small and leave it to the collector.
+        if (folded >= COLLECT_AFTER_SCANS) Bun.gc(true);
         await yieldToEventLoop();
       }
       return scans;
