@@ -27,13 +27,14 @@ const WAL_FILE_LIMIT_BYTES = 1024 * 1024 * 1024;
 const WAL_TRUNCATE_STEP_BYTES = 4 * 1024 * 1024;
 /**
  * The longest the checkpointer first pauses writes; past it they go on and it tries again next
- * time, with twice the limit, up to PAUSE_LIMIT_MAX_MS (a pause that caught up halves it): a pause that copies what a few large
- * commits (bulk requests of 1,000 scans) add, and syncs it, outlasts 100 ms on a slow disk, and a
- * limit that never grew would let the log grow without end (13.5 GB over a 1M-scan import). Only
- * the writes that can wait are held; the event loop goes on serving.
+ * time, with twice the limit, up to PAUSE_LIMIT_GROWTH times the first (1.6 s); a pause that caught
+ * up halves it. A pause that copies what a few large commits (bulk requests of 1,000 scans) add,
+ * and syncs it, outlasts 100 ms on a slow disk, and a limit that never grew would let the log grow
+ * without end (13.5 GB over a 1M-scan import). Only the writes that can wait are held; the event
+ * loop goes on serving.
  */
 const PAUSE_LIMIT_MS = 100;
-const PAUSE_LIMIT_MAX_MS = 1_600;
+const PAUSE_LIMIT_GROWTH = 16;
 /** Pages committed during a checkpoint pass below which the rest is left for the pause (4 MiB). */
 const CAUGHT_UP_PAGES = 1024;
 /** How soon a pass during a pause that could not copy the whole log (a reader held it) is tried again. */
@@ -107,7 +108,7 @@ self.onmessage = ({ data }) => {
 export interface CheckpointerOptions {
   intervalMs?: number;
   restartPages?: number;
-  /** The first pause limit; it doubles after each pause that ran out, up to 16 times it, and halves after one that caught up. */
+  /** The first pause limit; it doubles after each pause that ran out, up to PAUSE_LIMIT_GROWTH times it, and halves after one that caught up. */
   pauseLimitMs?: number;
   walFileLimitBytes?: number;
   truncateStepBytes?: number;
@@ -149,7 +150,7 @@ export async function startCheckpointer(
   const pause = writePause(sqlite);
   // Rows written by this connection: unchanged over a pause means no COMMIT of the server in it.
   const changes = sqlite.prepare<{ n: number }, []>('SELECT total_changes() AS n');
-  const longestPauseLimitMs = pauseLimitMs * (PAUSE_LIMIT_MAX_MS / PAUSE_LIMIT_MS);
+  const longestPauseLimitMs = pauseLimitMs * PAUSE_LIMIT_GROWTH;
   let pauseLimit = pauseLimitMs;
   // After a pause that ran out, no other before twice its new limit: writes go on at least two
   // thirds of the time even while a long reader (a backup) keeps every pause from catching up.

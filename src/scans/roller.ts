@@ -105,6 +105,13 @@ class CellCombos {
   }
 }
 
+/** A copy of `array` with room for `length` elements (the batch's typed arrays double as they fill). */
+function grown(array: Float64Array, length: number): Float64Array<ArrayBuffer> {
+  const copy = new Float64Array(length);
+  copy.set(array);
+  return copy;
+}
+
 /**
  * The cells of one batch: their ids and measures in typed arrays, their sketches by reference. Folding
  * a scan into its 16 cells allocates nothing but a sketch for a cell new to the batch.
@@ -176,11 +183,8 @@ class BatchCells {
   }
 
   private grow(): void {
-    const ids = new Float64Array(this.ids.length * 2);
-    ids.set(this.ids);
-    const measures = new Float64Array(ids.length * MEASURES);
-    measures.set(this.measures);
-    [this.ids, this.measures] = [ids, measures];
+    this.ids = grown(this.ids, this.ids.length * 2);
+    this.measures = grown(this.measures, this.ids.length * MEASURES);
   }
 }
 
@@ -225,10 +229,8 @@ class HostnameCounts {
     if (slot === undefined) {
       slot = this.keys.push([dimension, value, hostname]) - 1;
       if (slot === this.scans.length) {
-        const [scans, last] = [new Float64Array(slot * 2), new Float64Array(slot * 2)];
-        scans.set(this.scans);
-        last.set(this.last);
-        [this.scans, this.last] = [scans, last];
+        this.scans = grown(this.scans, slot * 2);
+        this.last = grown(this.last, slot * 2);
       }
       this.slots.set(key, slot);
       this.scans[slot] = 0;
