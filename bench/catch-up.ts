@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { hmacSha256 } from '../src/lib/crypto.ts';
 import { fileBytes } from '../src/lib/paths.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
-import { cleanupOnExit, requireWrk, ROOT, spawnServer, wrk, writeSignedTelemetryScript } from './lib/harness.ts';
+import { cleanupOnExit, createKey, requireWrk, spawnServer, wrk, writeSignedTelemetryScript } from './lib/harness.ts';
 import { realisticScanReport, realisticScans } from './lib/scans.ts';
 
 const { values } = parseArgs({
@@ -37,13 +37,8 @@ const SAMPLE_MS = 5_000;
 if (ONLY.has(2)) requireWrk();
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-catch-up-'));
 cleanupOnExit(work);
-const createKey = (scopes: string): string => {
-  const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', scopes, '--data-dir', work], { cwd: ROOT });
-  if (created.exitCode !== 0) throw new Error(`keys create failed: ${created.stderr}`);
-  return JSON.parse(created.stdout.toString()).key;
-};
-const probeKey = createKey('probe:scan');
-const dashboardKey = createKey('dashboard:read');
+const probeKey = createKey(work, 'probe:scan');
+const dashboardKey = createKey(work, 'dashboard:read');
 const server = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', work], { SVC_RATE_AGENT: '10000000' });
 const auth = { authorization: `Bearer ${dashboardKey}` };
 const getJson = async <T>(route: string): Promise<T> => (await fetch(`${server.url}${route}`, { headers: auth })).json() as Promise<T>;

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/index.ts';
-import { ROOT, cleanupOnExit, requireWrk, spawnServer, wrk, writeSignedTelemetryScript, type WrkOptions, type WrkResult } from './lib/harness.ts';
+import { cleanupOnExit, createKey, requireWrk, spawnServer, wrk, writeSignedTelemetryScript, type WrkOptions, type WrkResult } from './lib/harness.ts';
 import { generateScans } from './lib/scans.ts';
 import { cpuReport, measureCpu } from './lib/thread-cpu.ts';
 import { scanReport } from './scan-report.ts';
@@ -32,10 +32,8 @@ requireWrk();
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
 cleanupOnExit(work);
 // svc: a fresh data directory, an agent key, limits raised so the bucket never interferes.
-const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'probe:scan', '--data-dir', work], { cwd: ROOT });
-if (created.exitCode !== 0) throw new Error(`keys create failed: ${created.stderr}`);
-const key: string = JSON.parse(created.stdout.toString()).key;
-const metricsKey: string = JSON.parse(Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'metrics:read', '--data-dir', work], { cwd: ROOT }).stdout.toString()).key;
+const key = createKey(work, 'probe:scan');
+const metricsKey = createKey(work, 'metrics:read');
 
 const bodies = Array.from({ length: BODIES }, (_, i) => JSON.stringify(scanReport(i, new Date().toISOString())));
 const script = path.join(work, 'telemetry.lua');

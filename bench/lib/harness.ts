@@ -22,6 +22,13 @@ export function cleanupOnExit(work: string): void {
   });
 }
 
+/** A new API key with `scopes` in the data directory `dataDir` (`svc keys create`, before the server starts); its raw key. */
+export function createKey(dataDir: string, scopes: string): string {
+  const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', scopes, '--data-dir', dataDir], { cwd: ROOT });
+  if (created.exitCode !== 0) throw new Error(`keys create failed: ${created.stderr}`);
+  return JSON.parse(created.stdout.toString()).key;
+}
+
 /** Spawn a process that prints one JSON line with its `url` on stdout; killed on exit unless stopped first. */
 export async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<{ url: string; proc: Bun.Subprocess<'ignore', 'pipe', 'ignore'> }> {
   const proc = Bun.spawn([process.execPath, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'ignore' });

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
 import { scanPayload } from '../../test/helpers/probe.ts';
-import { ROOT, cleanupOnExit, requireWrk, resultRow, slicesOf, spawnServer, wrk, wrkAlternating, type AlternatingResult } from '../lib/harness.ts';
+import { cleanupOnExit, createKey, requireWrk, resultRow, slicesOf, spawnServer, wrk, wrkAlternating, type AlternatingResult } from '../lib/harness.ts';
 import { cpuReport, measureCpu } from '../lib/thread-cpu.ts';
 
 const SECONDS = Number(Bun.argv[2] ?? 10);
@@ -34,8 +34,7 @@ const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-signals-'));
 cleanupOnExit(work);
 
 const dataDir = path.join(work, 'data');
-const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
-const adminKey = JSON.parse(created.stdout.toString()).key as string;
+const adminKey = createKey(dataDir, 'admin');
 const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(PROFILE_DIR)}`] : [];
 const { url: svcUrl, proc: svcProc } = await spawnServer([...profile, 'src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], { SVC_PLATFORM_A_APP_SECRET: APP_SECRET });
 

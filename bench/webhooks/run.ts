@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { platformAProduct } from '../../test/fakes/payloads.ts';
-import { ROOT, cleanupOnExit, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
+import { cleanupOnExit, createKey, requireWrk, resultRow, spawnServer, wrk } from '../lib/harness.ts';
 import { cpuReport, measureCpu } from '../lib/thread-cpu.ts';
 
 // `--cpu-prof DIR`: svc writes a CPU profile of the whole run into DIR when the bench ends.
@@ -85,8 +85,7 @@ async function measured(url: string, pid: number) {
 }
 
 const dataDir = path.join(work, 'data');
-const keys = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { cwd: ROOT });
-const adminKey = JSON.parse(keys.stdout.toString()).key as string;
+const adminKey = createKey(dataDir, 'admin');
 const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
 const { url: svcUrl, proc: svcProc } = await spawnServer([...profileFlags, 'src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], {
   SVC_PLATFORM_A_APP_SECRET: APP_SECRET,
