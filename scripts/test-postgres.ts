@@ -13,7 +13,7 @@ import { startThrowawayPostgres, stopOnExit } from './postgres-throwaway.ts';
  * What runs against PostgreSQL, as `bun test` path filters: the tests written for it so far. The
  * whole suite is `[]` (no filter: every test file).
  */
-const SUITE = ['test/postgres/'];
+const SUITE = ['test/postgres/', 'test/storage/'];
 
 /** Enough of the end of the output to find bun's summary in. */
 const TAIL = 64 * 1024;

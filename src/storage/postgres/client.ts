@@ -1,0 +1,20 @@
+import { SQL } from 'bun';
+import { drizzle, type BunSQLDatabase } from 'drizzle-orm/bun-sql';
+import * as schema from '../../db/postgres/schema/index.ts';
+
+/** Drizzle over Bun's PostgreSQL client, with svc's PostgreSQL schema. */
+export type PostgresDb = BunSQLDatabase<typeof schema> & { $client: SQL };
+
+/** An open PostgreSQL engine: `db` for drizzle queries, `sql` for Bun's tagged statements (batched hot paths). */
+export interface PostgresClient {
+  sql: SQL;
+  db: PostgresDb;
+  close(): Promise<void>;
+}
+
+/** A pool of at most `max` connections to the database at `url` (connections open on first use). */
+export function openPostgresClient(url: string, options: { max?: number } = {}): PostgresClient {
+  const sql = new SQL({ url, max: options.max ?? 10 });
+  const db = drizzle({ client: sql, schema }) as PostgresDb;
+  return { sql, db, close: () => sql.close() };
+}

@@ -1,0 +1,56 @@
+// Storage contract tests run one suite on every engine: SQLite always (a new file per test), and
+// PostgreSQL when SVC_TEST_DATABASE_URL is set (npm run test:postgres; a new database per test).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { openPostgresClient, type PostgresClient } from '../../src/storage/postgres/client.ts';
+import { createTestDatabase, TEST_DATABASE_URL } from './postgres.ts';
+
+/** A migrated, empty engine for one test. */
+export type OpenedEngine =
+  | { kind: 'sqlite'; database: AppDatabase; close(): Promise<void> }
+  | { kind: 'postgres'; client: PostgresClient; close(): Promise<void> };
+
+export interface EngineUnderTest {
+  name: OpenedEngine['kind'];
+  open(): Promise<OpenedEngine>;
+}
+
+const sqliteEngine: EngineUnderTest = {
+  name: 'sqlite',
+  async open() {
+    const dir = mkdtempSync(path.join(tmpdir(), 'svc-storage-'));
+    const database = openDatabase(path.join(dir, 'svc.db'));
+    migrateDatabase(database);
+    return {
+      kind: 'sqlite',
+      database,
+      close: async () => {
+        database.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+const postgresEngine: EngineUnderTest = {
+  name: 'postgres',
+  async open() {
+    const created = await createTestDatabase();
+    await migratePostgres(created.url);
+    const client = openPostgresClient(created.url, { max: 4 });
+    return {
+      kind: 'postgres',
+      client,
+      close: async () => {
+        await client.close();
+        await created.drop();
+      },
+    };
+  },
+};
+
+/** The engines this run can test: `describe.each(ENGINES)('... on $name', ...)`. */
+export const ENGINES: EngineUnderTest[] = TEST_DATABASE_URL ? [sqliteEngine, postgresEngine] : [sqliteEngine];
