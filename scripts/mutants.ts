@@ -27,6 +27,7 @@ export interface Mutant {
 
 const T = {
   adminApi: 'test/admin-api.test.ts',
+  dashboardWorkers: 'test/dashboard-workers.test.ts',
   bodyLimits: 'test/body-limits.test.ts',
   slowBodies: 'test/e2e/slow-bodies.test.ts',
   consoleSession: 'test/console-session.test.ts',
@@ -1113,6 +1114,23 @@ export const mutants: Mutant[] = [
     original: 'given.length === 1 ? hostnamesRolledUp.get(given[0]!) : undefined;',
     replacement: 'hostnamesRolledUp.get(given[0]!);',
     tests: [T.scanRollups],
+  },
+  {
+    id: 'dashboard-reads-on-request-thread',
+    bug: 'the dashboard reads run on the request thread (async wrappers around the reader), holding every request behind a long stats read',
+    file: 'src/app.ts',
+    original: 'const dashboard = createDashboardQueries(database.file);',
+    replacement:
+      "const dashboard = Object.assign(Object.fromEntries(Object.entries(require('./scans/queries.ts').createDashboardReader(database.stats())).map(([op, read]) => [op, async (...args: unknown[]) => (read as (...a: unknown[]) => unknown)(...args)])), { close: async () => {} }) as unknown as ReturnType<typeof createDashboardQueries>;",
+    tests: [T.dashboardWorkers],
+  },
+  {
+    id: 'dashboard-close-drops-given-reads',
+    bug: 'closing the dashboard Workers ends them at once, failing the reads already given',
+    file: 'src/scans/dashboard-queries.ts',
+    original: "await calls?.call({ op: 'close' }).catch(() => null);",
+    replacement: '',
+    tests: [T.dashboardWorkers],
   },
   {
     id: 'roller-watermark-above-reused-rowid',

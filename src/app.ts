@@ -23,7 +23,8 @@ import { createFaqStore } from './faqs/store.ts';
 import { signalProductRoutes, signalRoutes } from './signals/routes.ts';
 import { createSignalService } from './signals/service.ts';
 import { createDiscoveryService } from './signals/discovery.ts';
-import { createScanReader } from './scans/queries.ts';
+import { createBadgeLookup } from './scans/queries.ts';
+import { createDashboardQueries } from './scans/dashboard-queries.ts';
 import { badgeRoute, badgeRoutes, dashboardRoutes } from './scans/routes.ts';
 import { backlogView, readRollupBacklog } from './scans/backlog.ts';
 import { storeRoutes } from './stores/routes.ts';
@@ -182,10 +183,12 @@ export function createApp(deps: AppDeps) {
   const publicFaqs = createPublicFaqs({ faqs, keys, catalog: entityRefs(webhooks.catalog, entries), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
-  const scanReader = createScanReader(database.sqlite, database.stats());
   metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const rollupBacklog = readRollupBacklog(database.stats());
+  // After stats(), which makes the rollups file ready for the Workers' connections.
+  const dashboard = createDashboardQueries(database.file);
+  database.onClose(dashboard.close);
   metrics.addCollector(rollupBacklogCollector(rollupBacklog, clock));
   const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
   const unexpected = (request: Request) => (error: unknown) =>
@@ -244,7 +247,7 @@ export function createApp(deps: AppDeps) {
   const embed = embedRoute(widget);
   const publicFaqList = publicFaqRoute(publicFaqs);
   const signalProducts = signalProductRoutes(signals);
-  const badge = badgeRoute(scanReader, changeStamp);
+  const badge = badgeRoute(createBadgeLookup(database.sqlite), changeStamp);
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
@@ -288,7 +291,7 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .use(badgeRoutes(badge))
-    .use(dashboardRoutes(scanReader, rollupBacklogNow))
+    .use(dashboardRoutes(dashboard, rollupBacklogNow))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
     .use(
       landingRoutes({

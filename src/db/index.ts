@@ -22,6 +22,11 @@ export interface AppDatabase {
    * opened at first use (so a CLI command that reads no stats neither opens nor creates the file).
    */
   stats(): Database;
+  /**
+   * Runs `closing` when the database closes, before its connections do: readers of the file in
+   * other threads (the dashboard's Workers) are told to end. What it returns is not waited for.
+   */
+  onClose(closing: () => unknown): void;
   close(): void;
 }
 
@@ -38,12 +43,15 @@ export function openDatabase(file: string): AppDatabase {
   sqlite.exec('PRAGMA foreign_keys = ON');
   const db = drizzle({ client: sqlite, schema });
   let stats: Database | null = null;
+  const closing: (() => unknown)[] = [];
   return {
     sqlite,
     db,
     file,
     stats: () => (stats ??= openStatsReader(file)),
+    onClose: (then) => void closing.push(then),
     close: () => {
+      for (const then of closing.splice(0)) void then();
       stats?.close();
       sqlite.close();
       closeChangeStamps(sqlite);

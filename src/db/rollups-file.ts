@@ -86,13 +86,18 @@ export function attachRollups(sqlite: Database, databaseFile: string): void {
 }
 
 /**
- * A connection that only reads (query_only): the database with the rollups attached, for the stats,
+ * A connection that only reads (query_only): the database with the rollups file attached, for the stats,
  * the filtered list and the hostnames list. Not the request thread's writing connection: a write
  * transaction there (BEGIN IMMEDIATE) would take the write lock of every attached file, and wait
  * for the roller's. Opening it makes the rollups file ready (the roller's Worker attaches it after).
  */
 export function openStatsReader(databaseFile: string): Database {
   prepareRollupsFile(databaseFile);
+  return openStatsConnection(databaseFile);
+}
+
+/** A stats reader's connection, once the rollups file is ready (opened by openStatsReader in this process): the dashboard's Workers open theirs so. */
+export function openStatsConnection(databaseFile: string): Database {
   const sqlite = new Database(databaseFile, { strict: true });
   sqlite.exec('PRAGMA busy_timeout = 5000');
   attachRollups(sqlite, databaseFile);

@@ -76,13 +76,25 @@ function summaryOf(row: Row) {
 
 export type ScanSummary = ReturnType<typeof summaryOf>;
 
-/** Read side of the scans table (badge and dashboard). Statements are compiled once and cached by bun:sqlite. */
-export function createScanReader(sqlite: Database, stats: Database) {
+/** The grade and percentage of the scan a hostname's badge shows, or null. */
+export type BadgeLookup = (hostname: string) => { grade: string; percentage: number } | null;
+
+/** The grade and percentage of the scan a hostname's badge shows, or null: one index seek, on the request thread (the badge is a hot route). */
+export function createBadgeLookup(sqlite: Database): BadgeLookup {
   const latest = sqlite.prepare<{ grade: string; percentage: number }, [string]>(
     // The most trusted scan, then the most recently received (telemetry/payload.ts ScanTrust): from
     // the end of scans_badge_idx; rowid breaks ties within one bulk request, in its order.
     'SELECT grade, percentage FROM scans INDEXED BY scans_badge_idx WHERE hostname = ? ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
   );
+  return (hostname) => latest.get(hostname);
+}
+
+/**
+ * The dashboard's reads of the scans and their rollups, on a query-only connection with the rollups
+ * file attached (src/db/rollups-file.ts). They run in the dashboard's Workers
+ * (src/scans/dashboard-queries.ts), off the request thread. Statements are compiled once and cached by bun:sqlite.
+ */
+export function createDashboardReader(stats: Database) {
   // The hostnames list over all scans, or with one dimension filter: from the per-hostname rollups
   // plus the matching scans above the watermark, read in one transaction so that they agree (the
   // rollups file first: its snapshot is taken at its first read, and the scans read after it hold
@@ -102,7 +114,7 @@ export function createScanReader(sqlite: Database, stats: Database) {
       return [filter, read] as const;
     }),
   );
-  const byId = sqlite.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
+  const byId = stats.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
   const newestRows = (source: string, filters: ScanFilters, cursor: Cursor | null, take: number, extra: [string, Param][] = []): Row[] => {
     const { where, params } = whereOf(filters, cursor, extra);
@@ -158,11 +170,6 @@ export function createScanReader(sqlite: Database, stats: Database) {
   }
 
   return {
-    /** The grade and percentage of the scan a hostname's badge shows, or null. */
-    latestOf(hostname: string): { grade: string; percentage: number } | null {
-      return latest.get(hostname);
-    },
-
     /**
      * One page, newest first; `next` is where the following page starts (null on the last page).
      * Read in one transaction, so the rollups and the rows agree (see newestMatching).
@@ -241,4 +248,4 @@ export function createScanReader(sqlite: Database, stats: Database) {
   };
 }
 
-export type ScanReader = ReturnType<typeof createScanReader>;
+export type DashboardReader = ReturnType<typeof createDashboardReader>;

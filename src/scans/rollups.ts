@@ -5,6 +5,7 @@ import { PRESENCE_KEYS } from './vocabulary.ts';
 import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
 import { periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
+import { workerCalls, workerEntry } from '../lib/worker-calls.ts';
 import { writePause } from '../lib/write-pause.ts';
 
 /** The roller runs every second: a scan is folded about a second after it is stored. */
@@ -108,13 +109,6 @@ export function rollupState(sqlite: Database): { watermark: number; daysFrom: nu
   return { watermark: row?.watermark ?? 0, daysFrom: bound(row?.days_from), monthsFrom: bound(row?.months_from) };
 }
 
-interface Reply {
-  id: number;
-  ok: boolean;
-  result?: number;
-  error?: string;
-}
-
 /**
  * The stats rollups (DESIGN §5, issues 4 and 29), folded by a Worker of their own
  * (src/scans/roller-worker.ts, src/scans/roller.ts) into the rollups file beside the database
@@ -124,41 +118,19 @@ interface Reply {
  * that the scans it deletes leave the rollups in the same transaction.
  */
 export function createScanRollups(database: { file: string; sqlite: Database; stats(): Database }, batchScans?: number) {
-  // In the compiled binary the Worker is an entry point of its own (scripts/build.ts), embedded
-  // under the virtual root by its path from src/, where this module's URL is the binary's.
-  const entry = Bun.isStandaloneExecutable ? new URL('./scans/roller-worker.ts', `file://${import.meta.dir}/`) : new URL('./roller-worker.ts', import.meta.url);
   // The stats reader makes the rollups file ready (created, or started afresh) before the Worker attaches it.
   database.stats();
-  const worker = new Worker(entry.href);
-  const waiting = new Map<number, { resolve: (value: number) => void; reject: (error: Error) => void }>();
-  let nextId = 0;
-  let failure: Error | null = null;
-  worker.onmessage = ({ data }: MessageEvent<Reply>) => {
-    const call = waiting.get(data.id);
-    waiting.delete(data.id);
-    if (data.ok) call?.resolve(data.result ?? 0);
-    else call?.reject(new Error(data.error));
-  };
-  worker.onerror = (event) => {
-    failure = new Error(`scan roller: ${event.message}`);
-    for (const call of waiting.values()) call.reject(failure);
-    waiting.clear();
-  };
-  const call = (message: Record<string, unknown>): Promise<number> =>
-    failure
-      ? Promise.reject(failure)
-      : new Promise((resolve, reject) => {
-          const id = nextId++;
-          waiting.set(id, { resolve, reject });
-          worker.postMessage({ ...message, id });
-        });
+  const worker = workerCalls(new Worker(workerEntry('scans/roller-worker.ts')), 'scan roller');
+  const call = (message: Record<string, unknown>) => worker.call<number>(message);
   const opened = call({ op: 'open', file: database.file, batchScans, pause: writePause(database.sqlite).shared });
+  // Ended before it opened (a test's teardown): nothing waits on it then.
+  opened.catch(() => {});
   /** Runs `op` in the Worker; `signal` aborting ends it (and anything queued behind it) at its next step. */
   const stoppable = async (op: Record<string, unknown>, signal: AbortSignal): Promise<number> => {
     await opened;
     if (signal.aborted) return 0;
     const result = call(op);
-    const abort = () => worker.postMessage({ op: 'abort', id: -1 });
+    const abort = () => void worker.call({ op: 'abort' }).catch(() => 0);
     signal.addEventListener('abort', abort, { once: true });
     try {
       return await result;
@@ -168,10 +140,7 @@ export function createScanRollups(database: { file: string; sqlite: Database; st
   };
   const task = periodicTask('scan rollup', (signal) => stoppable({ op: 'fold' }, signal));
   let closed: Promise<void> | null = null;
-  const terminate = () => {
-    failure ??= new Error('scan roller: stopped');
-    worker.terminate();
-  };
+  const terminate = () => worker.terminate('stopped');
 
   return {
     /** Resolves once the Worker has started and opened the database (a bench measures the folds of a started roller, as the server's is). */

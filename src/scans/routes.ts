@@ -6,6 +6,7 @@ import { syncRoute } from '../lib/sync-route.ts';
 import { answerInit, appRoute, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
 import { memoUntilChange } from '../lib/memo-until-change.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
+import type { BadgeLookup } from './queries.ts';
 import {
   badParameter,
   encodeCursor,
@@ -16,7 +17,7 @@ import {
   parseLimit,
   queryParams,
 } from './filters.ts';
-import type { ScanReader } from './queries.ts';
+import type { DashboardQueries } from './dashboard-queries.ts';
 import type { BacklogView } from './backlog.ts';
 import { scanDocs as docs } from './docs.ts';
 
@@ -38,7 +39,7 @@ interface BadgeAnswer {
 }
 
 /** The public badge of a hostname's latest scan: SVG (default) or the shields endpoint JSON. */
-function badgeAnswer(url: string, reader: ScanReader): BadgeAnswer {
+function badgeAnswer(url: string, latestOf: BadgeLookup): BadgeAnswer {
   const params = queryParams(url, ['domain', 'format']);
   const domainParam = params.get('domain');
   if (domainParam === undefined) throw badParameter('domain', 'required, the host name of the site (domain=shop.example.com)');
@@ -47,7 +48,7 @@ function badgeAnswer(url: string, reader: ScanReader): BadgeAnswer {
   const format = params.get('format') ?? 'svg';
   if (format !== 'svg' && format !== 'json') throw badParameter('format', 'expected svg or json');
 
-  const badge = badgeFor(reader.latestOf(domain));
+  const badge = badgeFor(latestOf(domain));
   const body = format === 'svg' ? badgeSvg(badge) : JSON.stringify(badgeJson(badge));
   const etag = etagOf(body);
   const headers = { 'Cache-Control': BADGE_CACHE, ETag: etag };
@@ -59,8 +60,8 @@ function badgeAnswer(url: string, reader: ScanReader): BadgeAnswer {
  * GET /api/v1/public/probe/badge. A badge changes only with a commit (a new scan), so each URL's
  * whole answer is kept until the database changes (`changeStamp`, moved by any process's commit).
  */
-export function badgeRoute(reader: ScanReader, changeStamp: () => number): HotRoute {
-  const answerOf = memoUntilChange(changeStamp, BADGE_ANSWERS, (url) => badgeAnswer(url, reader));
+export function badgeRoute(latestOf: BadgeLookup, changeStamp: () => number): HotRoute {
+  const answerOf = memoUntilChange(changeStamp, BADGE_ANSWERS, (url) => badgeAnswer(url, latestOf));
   const answer = (request: Request, _params: unknown, respond: Respond) => {
     const badge = answerOf(request.url);
     if (matchesIfNoneMatch(request, badge.etag)) return respond(null, badge.notModified);
@@ -77,22 +78,22 @@ export function badgeRoutes(badge: HotRoute) {
  * Dashboard read endpoints (DESIGN §5), for `dashboard:read` (or `admin`), as each route declares
  * (its apiDoc). `rollupBacklog` is the backlog now, as the API shows it (src/scans/backlog.ts).
  */
-export function dashboardRoutes(reader: ScanReader, rollupBacklog: () => BacklogView) {
+export function dashboardRoutes(reader: DashboardQueries, rollupBacklog: () => BacklogView) {
   return new Elysia({ name: 'dashboard', prefix: '/api/v1/dashboard' })
-    .get('/scans', ({ request }) => {
+    .get('/scans', async ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'cursor', 'limit']);
-      const page = reader.list(parseFilters(params), parseCursor(params.get('cursor')), parseLimit(params.get('limit')));
+      const page = await reader.list(parseFilters(params), parseCursor(params.get('cursor')), parseLimit(params.get('limit')));
       return { items: page.items, nextCursor: page.next ? encodeCursor(page.next) : null };
     }, { detail: docs.scans })
-    .get('/scans/:id', ({ params }) => orNotFound(reader.get(params.id), 'scan', params.id), { detail: docs.scan })
-    .get('/hostnames', ({ request }) => {
+    .get('/scans/:id', async ({ params }) => orNotFound(await reader.get(params.id), 'scan', params.id), { detail: docs.scan })
+    .get('/hostnames', async ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'limit']);
-      return { items: reader.topHostnames(parseFilters(params), parseLimit(params.get('limit'), TOP_HOSTNAMES)) };
+      return { items: await reader.topHostnames(parseFilters(params), parseLimit(params.get('limit'), TOP_HOSTNAMES)) };
     }, { detail: docs.hostnames })
-    .get('/stats', ({ request }) => {
+    .get('/stats', async ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'groupBy']);
       const groupBy = parseGroupBy(params.get('groupBy'));
-      return { groupBy, groups: reader.stats(parseFilters(params), groupBy) };
+      return { groupBy, groups: await reader.stats(parseFilters(params), groupBy) };
     }, { detail: docs.stats })
     .get('/rollup-backlog', () => rollupBacklog(), { detail: docs.rollupBacklog });
 }

@@ -60,9 +60,10 @@ test("the compiled binary's change stamp reads a mapping of the WAL index: a key
 
 // The roller runs in a Worker, a second entry point of the build (scripts/build.ts): the binary must
 // start it from its embedded copy and fold scans into the rollups file.
-test("the compiled binary's roller Worker folds scans into the rollups file", async () => {
+// The dashboard's reads run in Workers too (src/scans/dashboard-queries.ts), a third entry point.
+test("the compiled binary's roller Worker folds scans into the rollups file, and its dashboard Workers answer the stats", async () => {
   const dataDir = path.join(tmp.dir, 'data-roller');
-  const created = (await runCli(['keys', 'create', '--scopes', 'probe:scan', '--data-dir', dataDir], { command: [binary] })).json;
+  const created = (await runCli(['keys', 'create', '--scopes', 'probe:scan,dashboard:read', '--data-dir', dataDir], { command: [binary] })).json;
   const server = await spawnServer({ dataDir, command: [binary] });
   try {
     const scans = Array.from({ length: 3 }, (_, i) => scanPayload({ url: `https://shop.example.com/p/${i}` }));
@@ -78,6 +79,9 @@ test("the compiled binary's roller Worker folds scans into the rollups file", as
     // The roller runs every second; a binary that cannot start its Worker never moves the watermark.
     for (let waited = 0; watermark() < 3 && waited < 20_000; waited += 100) await Bun.sleep(100);
     expect(watermark()).toBe(3);
+    const stats = await fetch(`${server.url}/api/v1/dashboard/stats?groupBy=country`, { headers: { authorization: `Bearer ${created.key}` } });
+    expect(stats.status).toBe(200);
+    expect(((await stats.json()) as { groups: { scans: number }[] }).groups.reduce((sum, group) => sum + group.scans, 0)).toBe(3);
   } finally {
     expect(await server.stop()).toBe(0);
   }
