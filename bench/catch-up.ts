@@ -148,18 +148,25 @@ if (ONLY.has(2)) {
   const stats: [string][] = [['/api/v1/dashboard/stats?groupBy=day'], ['/api/v1/dashboard/stats?groupBy=country'], ['/api/v1/dashboard/stats?groupBy=pageType&country=DE'], ['/api/v1/dashboard/hostnames']];
   console.log(`(2) sustained: telemetry at full speed for ${SUSTAIN_SECONDS} s (wrk -t2 -c64), backlog and stats sampled every ${SAMPLE_MS / 1000} s`);
   let running = true;
-  let worst = { ageSeconds: 0, scans: 0, statsMs: 0, statsRoute: '' };
+  let worst = { ageSeconds: 0, scans: 0, statsMs: 0, statsRoute: '', trivialMs: 0 };
   const sampler = (async () => {
     const started = performance.now();
     while (running) {
       await Bun.sleep(SAMPLE_MS);
       if (!running) break;
+      // The backlog's GET is a trivial one (no query): its time is what any request waits for the request thread.
+      const asked = performance.now();
       const { scans, ageSeconds } = await backlog();
+      const trivialMs = performance.now() - asked;
       const slowest = await slowestOf(stats);
       worst.ageSeconds = Math.max(worst.ageSeconds, ageSeconds);
       worst.scans = Math.max(worst.scans, scans);
+      worst.trivialMs = Math.max(worst.trivialMs, trivialMs);
       if (slowest.ms > worst.statsMs) [worst.statsMs, worst.statsRoute] = [slowest.ms, slowest.route];
-      console.log(`${`${seconds(performance.now() - started)} s`.padStart(10)}  backlog ${scans.toLocaleString('en').padStart(8)} scans, ${String(ageSeconds).padStart(3)} s old; slowest stats ${slowest.ms.toFixed(1)} ms ${slowest.route}`);
+      console.log(
+        `${`${seconds(performance.now() - started)} s`.padStart(10)}  backlog ${scans.toLocaleString('en').padStart(8)} scans, ${String(ageSeconds).padStart(3)} s old; ` +
+          `a trivial GET ${trivialMs.toFixed(1)} ms; slowest stats ${slowest.ms.toFixed(1)} ms ${slowest.route}`,
+      );
     }
   })();
   let requests = 0;
@@ -175,7 +182,8 @@ if (ONLY.has(2)) {
   console.log(`(2) ${requests.toLocaleString('en')} scans in ${SUSTAIN_SECONDS} s (${Math.round(requests / SUSTAIN_SECONDS).toLocaleString('en')}/s, ${errors} errors)`);
   console.log(
     `(2) backlog at most ${worst.scans.toLocaleString('en')} scans, ${worst.ageSeconds} s old (goal < 10 s: ${worst.ageSeconds < 10 ? 'met' : 'NOT met'}); ` +
-      `slowest stats ${worst.statsMs.toFixed(1)} ms ${worst.statsRoute} (goal < ${GOAL_MS} ms: ${worst.statsMs < GOAL_MS ? 'met' : 'NOT met'})`,
+      `slowest stats ${worst.statsMs.toFixed(1)} ms ${worst.statsRoute} (goal < ${GOAL_MS} ms: ${worst.statsMs < GOAL_MS ? 'met' : 'NOT met'}); ` +
+      `slowest trivial GET ${worst.trivialMs.toFixed(1)} ms`,
   );
 }
 server.proc.kill();
