@@ -22,8 +22,8 @@ import { startThrowawayPostgres, type ThrowawayPostgres } from './postgres-throw
 const ROOT = path.resolve(import.meta.dir, '..');
 /** Never copied: dependencies are linked, the rest is build output, local data or VCS state. */
 const NOT_COPIED = new Set(['node_modules', '.git', 'dist', 'data', 'test-output']);
-/** Where the tests that need a PostgreSQL server live. */
-const POSTGRES_TESTS = 'test/postgres/';
+/** Where the tests that need a PostgreSQL server live (test/storage/ runs every engine under test). */
+const POSTGRES_TESTS = ['test/postgres/', 'test/storage/'];
 
 type Fate =
   | { kind: 'killed'; by: string[]; timedOut: boolean }
@@ -212,11 +212,11 @@ async function main(): Promise<number> {
 
   // Tests of the PostgreSQL engine are skipped without a server (test/helpers/postgres.ts): a mutant
   // would survive them unseen. They get a throwaway one, as with npm run test:postgres.
-  if (!process.env.SVC_TEST_DATABASE_URL && runnable.some((m) => m.tests.some((test) => test.startsWith(POSTGRES_TESTS)))) {
+  if (!process.env.SVC_TEST_DATABASE_URL && runnable.some((m) => m.tests.some((test) => POSTGRES_TESTS.some((dir) => test.startsWith(dir))))) {
     try {
       postgres = startThrowawayPostgres();
     } catch (error) {
-      fail(`mutants whose tests are in ${POSTGRES_TESTS} need PostgreSQL: ${(error as Error).message}; or set SVC_TEST_DATABASE_URL, or leave those mutants out`);
+      fail(`mutants whose tests are in ${POSTGRES_TESTS.join(' or ')} need PostgreSQL: ${(error as Error).message}; or set SVC_TEST_DATABASE_URL, or leave those mutants out`);
     }
     process.env.SVC_TEST_DATABASE_URL = postgres.url;
   }

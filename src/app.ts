@@ -56,6 +56,8 @@ import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import type { HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
+import { sqliteCatalogEntryRecords, sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
+import { sqliteEnrichmentRecords, sqliteFaqRecords, sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
 
 export interface AppDeps {
   config: Config;
@@ -172,15 +174,18 @@ export function createApp(deps: AppDeps) {
   });
   const probeCorsGrant = config.probeCorsOrigins.length > 0 ? probeCors(config.probeCorsOrigins) : null;
   const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier, cors: probeCorsGrant?.grant });
-  const faqs = createFaqStore(database.db, clock);
-  const enrichments = createEnrichmentStore(database.db, clock);
+  const faqs = createFaqStore(sqliteFaqRecords(database), clock);
+  const enrichments = createEnrichmentStore(sqliteEnrichmentRecords(database), clock);
   const changeStamp = createChangeStamp(database.sqlite);
-  const signals = createSignalService({ sqlite: database.sqlite, faqs, variantsOf: webhooks.catalog.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
+  // The signals and the public FAQ read are hot GETs, answered without a promise: SQLite's synchronous reads.
+  const faqsSync = sqliteFaqRecordsSync(database);
+  const productsSync = sqliteProductRecordsSync(database);
+  const signals = createSignalService({ sqlite: database.sqlite, faqs: faqsSync, variantsOf: productsSync.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
   const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
   const ownOrigins = ownOriginsOf(config);
   const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
-  const entries = createCatalogEntries(database.db, clock);
-  const publicFaqs = createPublicFaqs({ faqs, keys, catalog: entityRefs(webhooks.catalog, entries), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
+  const entries = createCatalogEntries(sqliteCatalogEntryRecords(database), clock);
+  const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
   metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));

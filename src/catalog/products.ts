@@ -1,23 +1,52 @@
-import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
-import type { SQLQueryBindings } from 'bun:sqlite';
-import type { Db } from '../db/index.ts';
-import { productVariants, products, type ProductRow, type ProductVariantRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { checkGtin, validGtin } from '../lib/gtin.ts';
 import { htmlToPlainText } from '../lib/html.ts';
-import { newId } from '../lib/ids.ts';
-import { writeTransaction } from '../lib/write-transaction.ts';
-import { keysetPage } from '../lib/query.ts';
+import type { ProductRecords } from '../storage/content.ts';
+import type { Synchronous } from '../storage/synchronous.ts';
 import type { ProductData, ProductVariant } from './product-data.ts';
 import { createDerivedTexts } from './derived-texts.ts';
-import { unlistedChunk, type UnlistedChunk } from './sweep.ts';
-import type { NamedRow } from './entries.ts';
 
 /** Description texts kept in memory (catalog/derived-texts.ts): ~10,000 products, ~4 million characters. */
 const DERIVED_TEXTS = { entries: 10_000, cost: 4_000_000 };
 
 export type UpsertOutcome = 'applied' | 'stale';
 export type RemoveOutcome = 'removed' | 'stale';
+
+/**
+ * A product as the catalogue holds it: its platform data as last applied (or its tombstone, with
+ * `removedAt`), and its sync bookkeeping; times in epoch ms. The variants are kept apart (`variantsOf`).
+ */
+export interface ProductRecord extends Pick<ProductData, 'productId' | 'handle' | 'title' | 'descriptionHtml' | 'price' | 'availability' | 'sku' | 'barcode' | 'mpn' | 'brand' | 'images' | 'url' | 'options'> {
+  /** Internal id (sync order): what enrichment and the variants hang off, and the list's cursor. */
+  id: string;
+  storeId: string;
+  /** The description as plain text, derived once per markup (`DescriptionText`). */
+  descriptionText: string | null;
+  /** The store's currency when the data was applied. */
+  currency: string | null;
+  /** The platform's own modification time: an older payload never overwrites a newer one. */
+  platformUpdatedAt: number;
+  raw: unknown;
+  removedAt: number | null;
+  /** The start of the latest catalogue sync pass that listed this product. */
+  listedAt: number | null;
+  /** When svc last applied a write to the row; moves forward on every applied write (the row's version stamp). */
+  syncedAt: number;
+  createdAt: number;
+}
+
+/** The description columns of a stored product, for reusing the text already derived from the same markup. */
+export interface StoredDescription {
+  html: string | null;
+  text: string | null;
+}
+
+/**
+ * The plain text of the description a product write stores: `known` (null without a description),
+ * or to `derive` from what the stored row holds, read in the write's own transaction (its text is
+ * reused when its markup is the same).
+ */
+export type DescriptionText = { known: string | null } | { derive(stored: StoredDescription | null): string | null };
 
 /** A variant as the admin API shows it: as synced, plus the GTIN its barcode yields (null when invalid or absent). */
 export interface VariantView extends ProductVariant {
@@ -63,7 +92,8 @@ export interface ProductView {
   syncedAt: string;
 }
 
-export function toVariant(row: ProductVariantRow): ProductVariant {
+/** A variant as stored (its row: the product's row id and its position added). */
+export function toVariant(row: ProductVariant & { productRowId: string; position: number }): ProductVariant {
   const { productRowId: _row, position: _position, ...variant } = row;
   return variant;
 }
@@ -84,7 +114,7 @@ export function productWarnings(barcode: string | null, variants: ProductVariant
 const highestPrice = (prices: (string | null)[]): string | null =>
   prices.reduce<string | null>((high, p) => (p !== null && (high === null || Number(p) > Number(high)) ? p : high), null);
 
-export function toProductView(row: ProductRow, variants: ProductVariant[]): ProductView {
+export function toProductView(row: ProductRecord, variants: ProductVariant[]): ProductView {
   return {
     productId: row.productId,
     handle: row.handle,
@@ -110,202 +140,60 @@ export function toProductView(row: ProductRow, variants: ProductVariant[]): Prod
   };
 }
 
+/** Description texts, remembered by product (catalog/derived-texts.ts): one set for every catalogue of a process. */
+export const descriptionTexts = () => createDerivedTexts(DERIVED_TEXTS);
+
+/** The products' records as the SQLite engine answers them synchronously (inside the webhook and sync transactions), or any engine's. */
+type AnyProductRecords = ProductRecords | Synchronous<ProductRecords>;
+
 /**
- * The synced catalogue. Ordering rule for every write: the platform's own modification time wins,
- * so retries and reordered deliveries converge on the newest state whatever order they arrive in.
+ * The synced catalogue over its records, which keep the ordering rule of every write (the platform's
+ * own modification time wins: storage/content.ts). Over synchronous records, every method answers
+ * synchronously: the webhook group commit and the catalogue sync write products inside their own
+ * SQLite transactions.
  */
-export function createCatalog(db: Db, clock: Clock) {
-  const sqlite = db.$client;
-  // Plain positional SQL, prepared once: the webhook hot path (drizzle's placeholder filling and JSON
-  // column encoding cost more than the write itself). The ordering rule is the WHERE of the update.
-  const upsertStatement = sqlite.query<{ id: string }, SQLQueryBindings[]>(
-    `INSERT INTO products (id, store_id, product_id, handle, title, description_html, description_text, price, currency, availability, sku, barcode, mpn, brand, images, url, options, platform_updated_at, raw, removed_at, synced_at, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, CAST(?19 AS TEXT), NULL, ?20, ?20)
-     ON CONFLICT (store_id, product_id) DO UPDATE SET
-       handle = excluded.handle, title = excluded.title, description_html = excluded.description_html, description_text = excluded.description_text,
-       price = excluded.price, currency = excluded.currency, availability = excluded.availability, sku = excluded.sku, barcode = excluded.barcode,
-       mpn = excluded.mpn, brand = excluded.brand, images = excluded.images, url = excluded.url, options = excluded.options,
-       platform_updated_at = excluded.platform_updated_at, raw = excluded.raw, removed_at = NULL,
-       -- synced_at only moves forward, by at least 1 ms per applied write: it doubles as the row's
-       -- version stamp (the signals capability keys its rendered output on it).
-       synced_at = max(excluded.synced_at, products.synced_at + 1)
-     WHERE (products.removed_at IS NULL AND excluded.platform_updated_at >= products.platform_updated_at)
-        OR (products.removed_at IS NOT NULL AND excluded.platform_updated_at > products.removed_at)
-     RETURNING id`,
-  );
-  const storedDescription = sqlite.query<{ html: string | null; text: string | null }, [string, string]>(
-    'SELECT description_html AS html, description_text AS text FROM products WHERE store_id = ? AND product_id = ?',
-  );
-  const derivedTexts = createDerivedTexts(DERIVED_TEXTS);
+export function createCatalog<Records extends AnyProductRecords>(records: Records, clock: Clock, texts = descriptionTexts()): Omit<Records, 'upsert' | 'remove'> & {
+  /**
+   * Insert or update catalogue data. A live row is updated by data at least as new as it (equal
+   * times happen: platform A's `updated_at` has one-second precision); a removed row only by data
+   * strictly newer than its removal.
+   */
+  upsert(storeId: string, currency: string | null, product: ProductData): ReturnType<Records['upsert']>;
+  /**
+   * Remove a product as of `at`. The row stays as a tombstone so an older create/update arriving
+   * late cannot resurrect it; a product unknown so far gets a tombstone for the same reason.
+   * `confirmed`: the platform itself says the product is gone now (a 404 from its API), which
+   * outranks whatever we hold whatever the clocks say.
+   */
+  remove(storeId: string, productId: string, at: number, confirmed?: boolean): ReturnType<Records['remove']>;
+} {
   /**
    * The plain text of a product's description. Most updates change stock or prices, not the
    * description: text already derived from the same markup for this product is reused, not derived
    * again (from memory, else from the stored row: a query per delivery costs more than the memo).
    */
-  const descriptionText = (storeId: string, product: ProductData): string | null => {
+  const description = (storeId: string, product: ProductData): DescriptionText => {
     const html = product.descriptionHtml;
-    if (html === null) return null;
+    if (html === null) return { known: null };
     const key = `${storeId}\n${product.productId}`;
-    const remembered = derivedTexts.get(key, html);
-    if (remembered !== undefined) return remembered;
-    const stored = storedDescription.get(storeId, product.productId);
-    const text = stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
-    derivedTexts.remember(key, html, text);
-    return text;
+    const remembered = texts.get(key, html);
+    if (remembered !== undefined) return { known: remembered };
+    return {
+      derive(stored) {
+        const text = stored !== null && stored.text !== null && stored.html === html ? stored.text : htmlToPlainText(html);
+        texts.remember(key, html, text);
+        return text;
+      },
+    };
   };
-  // Variants are written in place by position, and a row only when it differs (most updates change
-  // the stock or price of one variant, if any): unchanged rows cost no page writes. Positions past
-  // the new list are deleted, so the stored list always equals the product's.
-  const VARIANT_COLUMNS = 'variant_id, title, sku, barcode, mpn, price, compare_at_price, availability, options, image, url';
-  const writeVariant = sqlite.query(
-    `INSERT INTO product_variants (product_row_id, position, ${VARIANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (product_row_id, position) DO UPDATE SET (${VARIANT_COLUMNS}) = (${VARIANT_COLUMNS.replace(/\w+/g, 'excluded.$&')})
-     WHERE (${VARIANT_COLUMNS.replace(/\w+/g, 'product_variants.$&')}) IS NOT (${VARIANT_COLUMNS.replace(/\w+/g, 'excluded.$&')})`,
-  );
-  const deleteVariantsFrom = sqlite.query('DELETE FROM product_variants WHERE product_row_id = ? AND position >= ?');
-  // One statement for any number of ids (a JSON array): prepared once, where an IN list is prepared per length.
-  const markListedStatement = sqlite.query('UPDATE products SET listed_at = ?1 WHERE store_id = ?2 AND product_id IN (SELECT value FROM json_each(?3))');
-  const variantsOf = (rowIds: string[]): Map<string, ProductVariant[]> => {
-    const byRow = new Map<string, ProductVariant[]>(rowIds.map((id) => [id, []]));
-    if (rowIds.length === 0) return byRow;
-    const rows = db.select().from(productVariants).where(inArray(productVariants.productRowId, rowIds)).orderBy(productVariants.productRowId, productVariants.position).all();
-    for (const row of rows) byRow.get(row.productRowId)?.push(toVariant(row));
-    return byRow;
-  };
-
-  // The product row and its variants change together or not at all (nested in the caller's transaction, if any).
-  const applyUpsert = writeTransaction(sqlite, (storeId: string, currency: string | null, product: ProductData): UpsertOutcome => {
-    const written = upsertStatement.get(
-      newId(),
-      storeId,
-      product.productId,
-      product.handle,
-      product.title,
-      product.descriptionHtml,
-      descriptionText(storeId, product),
-      product.price,
-      currency,
-      product.availability,
-      product.sku,
-      product.barcode,
-      product.mpn,
-      product.brand,
-      JSON.stringify(product.images),
-      product.url,
-      JSON.stringify(product.options),
-      product.updatedAt,
-      product.rawJson ?? (product.raw == null ? null : JSON.stringify(product.raw)),
-      clock.now(),
-    );
-    if (!written) return 'stale';
-    product.variants.forEach((v, position) =>
-      writeVariant.run(written.id, position, v.variantId, v.title, v.sku, v.barcode, v.mpn, v.price, v.compareAtPrice, v.availability, JSON.stringify(v.options), v.image, v.url),
-    );
-    deleteVariantsFrom.run(written.id, product.variants.length);
-    return 'applied';
-  });
-
   return {
-    /**
-     * Insert or update catalogue data. A live row is updated by data at least as new as it (equal
-     * times happen: platform A's `updated_at` has one-second precision); a removed row only by data
-     * strictly newer than its removal.
-     */
-    upsert(storeId: string, currency: string | null, product: ProductData): UpsertOutcome {
-      return applyUpsert(storeId, currency, product);
-    },
-
-    /** The variants of catalogue rows (by `products.id`), in the platform's order. */
-    variantsOf,
-
-    /**
-     * Remove a product as of `at`. The row stays as a tombstone so an older create/update arriving
-     * late cannot resurrect it; a product unknown so far gets a tombstone for the same reason.
-     * `confirmed`: the platform itself says the product is gone now (a 404 from its API), which
-     * outranks whatever we hold whatever the clocks say.
-     */
-    remove(storeId: string, productId: string, at: number, confirmed = false): RemoveOutcome {
-      const now = clock.now();
-      const written = db
-        .insert(products)
-        .values({ id: newId(), storeId, productId, images: [], platformUpdatedAt: at, removedAt: at, syncedAt: now, createdAt: now })
-        .onConflictDoUpdate({
-          target: [products.storeId, products.productId],
-          set: { removedAt: sql`max(${at}, ${products.platformUpdatedAt})`, syncedAt: now },
-          setWhere: confirmed
-            ? sql`${products.removedAt} IS NULL`
-            : sql`${products.removedAt} IS NULL AND ${products.platformUpdatedAt} <= ${at}`,
-        })
-        .returning({ id: products.id })
-        .get();
-      return written ? 'removed' : 'stale';
-    },
-
-    /** A catalogue sync pass started at `passStartedAt` listed these products on the platform. */
-    markListed(storeId: string, productIds: string[], passStartedAt: number): void {
-      if (productIds.length > 0) markListedStatement.run(passStartedAt, storeId, JSON.stringify(productIds));
-    },
-
-    /**
-     * The sweep after a complete pass that started at `passStartedAt`, a step at a time: of the
-     * store's next `limit` products after `after` (in id order, over the store's unique index), the
-     * live ones the pass did not list and nothing wrote since it started (a product created by
-     * webhook meanwhile is not among them).
-     */
-    unlistedAfter(storeId: string, passStartedAt: number, after: string, limit: number): UnlistedChunk {
-      const rows = db
-        .select({
-          id: products.productId,
-          unlisted: sql<number>`${products.removedAt} IS NULL AND (${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt}) AND ${products.syncedAt} < ${passStartedAt}`,
-        })
-        .from(products)
-        .where(and(eq(products.storeId, storeId), gt(products.productId, after)))
-        .orderBy(asc(products.productId))
-        .limit(limit)
-        .all();
-      return unlistedChunk(rows, limit);
-    },
-
-    get(storeId: string, productId: string): ProductRow | null {
-      return db.select().from(products).where(and(eq(products.storeId, storeId), eq(products.productId, productId), isNull(products.removedAt))).get() ?? null;
-    },
-
-    /**
-     * The identifiers a live product goes by (platform id, then handle) when `ref` is either of
-     * them; just `[ref]` otherwise. FAQs may be filed under either, and the widget detects either.
-     */
-    refsOf(storeId: string, ref: string): string[] {
-      const row = db
-        .select({ productId: products.productId, handle: products.handle })
-        .from(products)
-        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), or(eq(products.productId, ref), eq(products.handle, ref))))
-        .orderBy(sql`${products.productId} = ${ref} DESC`)
-        .get();
-      if (!row) return [ref];
-      return row.handle !== null && row.handle !== row.productId ? [row.productId, row.handle] : [row.productId];
-    },
-
-    /** The live products any of `refs` names (by platform id or handle), for naming them: id, handle, title, storefront URL. */
-    namedBy(storeId: string, refs: string[]): NamedRow[] {
-      return db
-        .select({ id: products.productId, handle: products.handle, title: products.title, url: products.url })
-        .from(products)
-        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), or(inArray(products.productId, refs), inArray(products.handle, refs))))
-        .all();
-    },
-
-    /** Keyset page over live products in sync order; `cursor` is the last row's internal id. */
-    list(storeId: string, cursor: string | null, limit: number): { items: ProductRow[]; nextCursor: string | null } {
-      const rows = db
-        .select()
-        .from(products)
-        .where(and(eq(products.storeId, storeId), isNull(products.removedAt), cursor ? gt(products.id, cursor) : undefined))
-        .orderBy(asc(products.id))
-        .limit(limit + 1)
-        .all();
-      return keysetPage(rows, limit);
-    },
+    ...records,
+    upsert: (storeId, currency, product) => records.upsert(storeId, currency, product, description(storeId, product), clock.now()) as ReturnType<Records['upsert']>,
+    remove: (storeId, productId, at, confirmed = false) => records.remove(storeId, productId, at, confirmed, clock.now()) as ReturnType<Records['remove']>,
   };
 }
 
-export type Catalog = ReturnType<typeof createCatalog>;
+/** The catalogue over any engine's records. */
+export type Catalog = ReturnType<typeof createCatalog<ProductRecords>>;
+/** The catalogue inside a SQLite transaction (the webhook group commit, the sync batches, a removal's confirmation). */
+export type CatalogInTransaction = ReturnType<typeof createCatalog<Synchronous<ProductRecords>>>;

@@ -1,9 +1,7 @@
 import { Elysia, t } from 'elysia';
 import { orNotFound } from '../lib/errors.ts';
 import { entityNames, toEntryView, type CatalogEntries } from './entries.ts';
-import type { Catalog } from './products.ts';
-import { toProductView } from './products.ts';
-import type { ProductRow } from '../db/schema/index.ts';
+import { toProductView, type Catalog, type ProductRecord } from './products.ts';
 import { isoOrNull } from '../lib/time.ts';
 import { catalogDocs as docs, MAX_NAMED_REFS } from './docs.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType } from '../faqs/types.ts';
@@ -31,35 +29,34 @@ const listQuery = t.Object(
  * `enrichedAt` says when products were last enriched (each view carries it, null when not enriched).
  * Categories (platform A's collections) and content pages are listed the same way, in sync order.
  */
-export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeExists: (id: string) => boolean, enrichedAt: (productRowIds: string[]) => Map<string, number>) {
+export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeExists: (id: string) => boolean, enrichedAt: (productRowIds: string[]) => Promise<Map<string, number>>) {
   const store = (id: string) => orNotFound(storeExists(id) ? id : null, 'store', id);
-  const views = (rows: ProductRow[]) => {
+  const views = async (rows: ProductRecord[]) => {
     const ids = rows.map((row) => row.id);
-    const enriched = enrichedAt(ids);
-    const variants = catalog.variantsOf(ids);
+    const [enriched, variants] = await Promise.all([enrichedAt(ids), catalog.variantsOf(ids)]);
     return rows.map((row) => ({ ...toProductView(row, variants.get(row.id) ?? []), enrichedAt: isoOrNull(enriched.get(row.id) ?? null) }));
   };
   const storeParams = t.Object({ id: t.String({ maxLength: 64 }) });
-  const listEntries = (type: 'category' | 'page') => ({ params, query }: { params: { id: string }; query: { cursor?: string; limit?: number } }) => {
-    const page = entries.list(store(params.id), type, query.cursor ?? null, query.limit ?? 50);
+  const listEntries = (type: 'category' | 'page') => async ({ params, query }: { params: { id: string }; query: { cursor?: string; limit?: number } }) => {
+    const page = await entries.list(store(params.id), type, query.cursor ?? null, query.limit ?? 50);
     return { items: page.items.map(toEntryView), nextCursor: page.nextCursor };
   };
   const names = entityNames(catalog, entries);
   return new Elysia({ name: 'catalog', prefix: '/api/v1/admin/stores' })
     .get(
       '/:id/products',
-      ({ params, query }) => {
-        const page = catalog.list(store(params.id), query.cursor ?? null, query.limit ?? 50);
-        return { items: views(page.items), nextCursor: page.nextCursor };
+      async ({ params, query }) => {
+        const page = await catalog.list(store(params.id), query.cursor ?? null, query.limit ?? 50);
+        return { items: await views(page.items), nextCursor: page.nextCursor };
       },
       { params: storeParams, query: listQuery, detail: docs.list },
     )
     .get(
       '/:id/titles',
-      ({ params, request }) => {
+      async ({ params, request }) => {
         const storeId = store(params.id);
         const { type, refs } = namedRefsQuery(request.url);
-        return { items: names(storeId, type, refs) };
+        return { items: await names(storeId, type, refs) };
       },
       { params: storeParams, detail: docs.titles },
     )
@@ -67,7 +64,7 @@ export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeEx
     .get('/:id/pages', listEntries('page'), { params: storeParams, query: listQuery, detail: docs.pages })
     .get(
       '/:id/products/:productId',
-      ({ params }) => views([orNotFound(catalog.get(store(params.id), params.productId), 'product', params.productId)])[0],
+      async ({ params }) => (await views([orNotFound(await catalog.get(store(params.id), params.productId), 'product', params.productId)]))[0],
       { params: t.Object({ id: t.String({ maxLength: 64 }), productId: t.String({ maxLength: 64 }) }), detail: docs.get },
     );
 }

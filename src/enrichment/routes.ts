@@ -18,19 +18,19 @@ export interface EnrichmentDeps {
  * `:productId` is the platform's id; the product must be in the synced catalogue (else 404).
  */
 export function enrichmentRoutes({ enrichments, catalog, storeExists, jsonBody }: EnrichmentDeps) {
-  const product = (params: { id: string; productId: string }) => {
+  const product = async (params: { id: string; productId: string }) => {
     orNotFound(storeExists(params.id) ? params.id : null, 'store', params.id);
-    return orNotFound(catalog.get(params.id, params.productId), 'product', params.productId);
+    return orNotFound(await catalog.get(params.id, params.productId), 'product', params.productId);
   };
   return new Elysia({ name: 'enrichment', prefix: '/api/v1/admin/stores/:id/products/:productId/enrichment' })
     .onParse(jsonBody)
-    .put('/', ({ params, body }) => toEnrichmentView(params.productId, enrichments.put(params.id, product(params).id, body)), { params: enrichmentParams, body: enrichmentBody, detail: docs.put })
-    .get('/', ({ params }) => toEnrichmentView(params.productId, orNotFound(enrichments.get(product(params).id), 'enrichment for product', params.productId)), { params: enrichmentParams, detail: docs.get })
+    .put('/', async ({ params, body }) => toEnrichmentView(params.productId, await enrichments.put(params.id, (await product(params)).id, body)), { params: enrichmentParams, body: enrichmentBody, detail: docs.put })
+    .get('/', async ({ params }) => toEnrichmentView(params.productId, orNotFound(await enrichments.get((await product(params)).id), 'enrichment for product', params.productId)), { params: enrichmentParams, detail: docs.get })
     .delete(
       '/',
-      ({ params, set }) => {
-        const row = product(params);
-        if (!enrichments.remove(row.id)) orNotFound(null, 'enrichment for product', params.productId);
+      async ({ params, set }) => {
+        const row = await product(params);
+        if (!(await enrichments.remove(row.id))) orNotFound(null, 'enrichment for product', params.productId);
         set.status = 204;
       },
       { params: enrichmentParams, detail: docs.remove },

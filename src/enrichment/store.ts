@@ -1,6 +1,4 @@
-import { eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
-import { productEnrichments, type ProductEnrichmentRow } from '../db/schema/index.ts';
+import type { EnrichmentRecords } from '../storage/content.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { htmlToLine } from '../lib/html.ts';
@@ -11,13 +9,22 @@ export interface EnrichmentInput {
   attributes: Record<string, string>;
 }
 
+/** Merchant enrichment of one catalogue row, as stored (plain text, cleaned on input); times in epoch ms. */
+export interface Enrichment extends EnrichmentInput {
+  /** The catalogue row (`ProductRecord.id`), so enrichment survives a remove/restore of the product. */
+  productRowId: string;
+  storeId: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
 export interface EnrichmentView extends EnrichmentInput {
   productId: string;
   createdAt: string;
   updatedAt: string;
 }
 
-export function toEnrichmentView(productId: string, row: ProductEnrichmentRow): EnrichmentView {
+export function toEnrichmentView(productId: string, row: Enrichment): EnrichmentView {
   return {
     productId,
     summary: row.summary,
@@ -41,35 +48,16 @@ function clean(input: EnrichmentInput): EnrichmentInput {
   return { summary, highlights: input.highlights.map(htmlToLine).filter((h) => h.length > 0), attributes };
 }
 
-/** Enrichment records, keyed by the catalogue row (`products.id`). */
-export function createEnrichmentStore(db: Db, clock: Clock) {
-  const get = (productRowId: string) => db.select().from(productEnrichments).where(eq(productEnrichments.productRowId, productRowId)).get() ?? null;
+/** Enrichment, keyed by the catalogue row (`ProductRecord.id`); input cleaned here. */
+export function createEnrichmentStore(records: EnrichmentRecords, clock: Clock) {
   return {
-    get,
-    put(storeId: string, productRowId: string, input: EnrichmentInput): ProductEnrichmentRow {
-      const values = clean(input);
-      const now = clock.now();
-      return db
-        .insert(productEnrichments)
-        .values({ productRowId, storeId, ...values, createdAt: now, updatedAt: now })
-        // updated_at moves forward by at least 1 ms per write: it is part of the signals' version stamp.
-        .onConflictDoUpdate({ target: productEnrichments.productRowId, set: { ...values, updatedAt: sql`max(${now}, ${productEnrichments.updatedAt} + 1)` } })
-        .returning()
-        .get();
+    get: (productRowId: string) => records.byProductRow(productRowId),
+    async put(storeId: string, productRowId: string, input: EnrichmentInput): Promise<Enrichment> {
+      return records.put(storeId, productRowId, clean(input), clock.now());
     },
     /** When each of these catalogue rows was last enriched (rows without enrichment are absent). */
-    enrichedAt(productRowIds: string[]): Map<string, number> {
-      if (productRowIds.length === 0) return new Map();
-      const rows = db
-        .select({ id: productEnrichments.productRowId, at: productEnrichments.updatedAt })
-        .from(productEnrichments)
-        .where(inArray(productEnrichments.productRowId, productRowIds))
-        .all();
-      return new Map(rows.map((row) => [row.id, row.at]));
-    },
-    remove(productRowId: string): boolean {
-      return db.delete(productEnrichments).where(eq(productEnrichments.productRowId, productRowId)).returning({ id: productEnrichments.productRowId }).all().length > 0;
-    },
+    enrichedAt: (productRowIds: string[]) => records.enrichedAt(productRowIds),
+    remove: (productRowId: string) => records.remove(productRowId),
   };
 }
 

@@ -5,10 +5,12 @@ import { FAQ_ENTITY_TYPES, type FaqEntityType } from './types.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
 import { authorizeWidget, hostAllowed, hostOf } from './access.ts';
-import type { FaqStore } from './store.ts';
+import type { FaqRecords } from '../storage/content.ts';
+import type { Synchronous } from '../storage/synchronous.ts';
 
 export interface PublicFaqDeps {
-  faqs: Pick<FaqStore, 'approved'>;
+  /** SQLite's synchronous read, as `catalog`'s: this hot GET answers without a promise (test/hot-paths.test.ts). */
+  faqs: Pick<Synchronous<FaqRecords>, 'approved'>;
   keys: KeyStore;
   /** The ids and handles a product, category or page goes by: FAQs are found under either. */
   catalog: EntityRefs;

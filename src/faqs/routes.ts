@@ -19,48 +19,48 @@ export interface FaqDeps {
 /** Admin FAQ endpoints (DESIGN §5); each declares the admin scope. An unknown storeId is 404. */
 export function adminFaqRoutes({ faqs, storeOf, jsonBody }: FaqDeps) {
   const store = (id: string) => orNotFound(storeOf(id), 'store', id);
-  const entry = (id: string) => orNotFound(faqs.get(id), 'FAQ entry', id);
+  const entry = async (id: string) => orNotFound(await faqs.get(id), 'FAQ entry', id);
   return new Elysia({ name: 'faqs-admin', prefix: '/api/v1/admin/faqs' })
     .onParse(jsonBody)
     .post(
       '/',
-      ({ body, set }) => {
+      async ({ body, set }) => {
         store(body.storeId);
         set.status = 201;
-        return toFaqView(faqs.create(body));
+        return toFaqView(await faqs.create(body));
       },
       { body: createFaqBody, detail: docs.create },
     )
     .get(
       '/',
-      ({ query }) => {
+      async ({ query }) => {
         const storeId = store(query.storeId).id;
         if ((query.entityType === undefined) !== (query.entityRef === undefined)) {
           throw new ApiError(400, 'invalid_query', 'entityType and entityRef: give both (one entity) or neither (the whole store)');
         }
         if (query.entityType !== undefined && query.entityRef !== undefined) {
           if (query.cursor !== undefined) throw new ApiError(400, 'invalid_query', 'cursor: one entity\'s list is not paged');
-          const items = faqs.listByEntity(storeId, query.entityType, query.entityRef).filter((row) => query.status === undefined || row.status === query.status);
+          const items = (await faqs.listByEntity(storeId, query.entityType, query.entityRef)).filter((row) => query.status === undefined || row.status === query.status);
           return { items: items.map(toFaqView), nextCursor: null };
         }
-        const page = faqs.listByStore(storeId, query.status, query.cursor ?? null, query.limit ?? 100);
+        const page = await faqs.listByStore(storeId, query.status, query.cursor ?? null, query.limit ?? 100);
         return { items: page.items.map(toFaqView), nextCursor: page.nextCursor };
       },
       { query: listFaqQuery, detail: docs.list },
     )
-    .get('/:id', ({ params }) => toFaqView(entry(params.id)), { params: faqParams, detail: docs.get })
+    .get('/:id', async ({ params }) => toFaqView(await entry(params.id)), { params: faqParams, detail: docs.get })
     .patch(
       '/:id',
-      ({ params, body }) => {
+      async ({ params, body }) => {
         if (Object.keys(body).length === 0) throw new ApiError(400, 'invalid_request', 'body: name at least one of question, answer, status, position');
-        return toFaqView(orNotFound(faqs.update(params.id, body), 'FAQ entry', params.id));
+        return toFaqView(orNotFound(await faqs.update(params.id, body), 'FAQ entry', params.id));
       },
       { params: faqParams, body: updateFaqBody, detail: docs.update },
     )
     .delete(
       '/:id',
-      ({ params, set }) => {
-        if (!faqs.remove(params.id)) entry(params.id);
+      async ({ params, set }) => {
+        if (!(await faqs.remove(params.id))) await entry(params.id);
         set.status = 204;
       },
       { params: faqParams, detail: docs.remove },

@@ -1,22 +1,30 @@
-import { and, asc, desc, eq, inArray, lt, max, sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
-import { faqEntityChanges, faqEntries, type FaqEntryRow } from '../db/schema/index.ts';
+import type { FaqRecords } from '../storage/content.ts';
 import type { FaqEntityType, FaqStatus } from './types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ApiError } from '../lib/errors.ts';
 import { htmlToLine, sanitizeBasicHtml } from '../lib/html.ts';
 import { newId } from '../lib/ids.ts';
-import { keysetPage } from '../lib/query.ts';
 
-export interface FaqView {
+/** An FAQ entry as stored: `question` plain text and `answer` sanitized basic HTML (cleaned on input, so safe to serve); times in epoch ms. */
+export interface FaqEntry {
   id: string;
   storeId: string;
   entityType: FaqEntityType;
+  /** The platform id or the handle/slug of the entity. */
   entityRef: string;
   question: string;
   answer: string;
   position: number;
   status: FaqStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What an update changes of an entry (cleaned already), and its new `updatedAt`. */
+export type FaqChanges = Partial<Pick<FaqEntry, 'question' | 'answer' | 'status' | 'position'>> & { updatedAt: number };
+
+/** An entry as the admin API shows it: times as ISO 8601. */
+export interface FaqView extends Omit<FaqEntry, 'createdAt' | 'updatedAt'> {
   createdAt: string;
   updatedAt: string;
 }
@@ -42,7 +50,7 @@ export type FaqPatch = Partial<Pick<NewFaq, 'question' | 'answer' | 'status' | '
 
 export const MAX_QUESTION_CHARS = 500;
 
-export function toFaqView(row: FaqEntryRow): FaqView {
+export function toFaqView(row: FaqEntry): FaqView {
   return {
     id: row.id,
     storeId: row.storeId,
@@ -73,23 +81,16 @@ function cleanAnswer(raw: string): string {
 }
 
 /**
- * FAQ entries; every write also stamps the entity's change time (faq_entity_changes, at least 1 ms
- * later than the previous stamp so it works as a version), in the same transaction.
+ * FAQ entries over their records: input cleaned here, and the records stamp the entity's change
+ * time (at least 1 ms later than the previous stamp, so it works as a version) with every write.
  */
-export function createFaqStore(db: Db, clock: Clock) {
-  const stamp = (tx: Pick<Db, 'insert'>, row: Pick<FaqEntryRow, 'storeId' | 'entityType' | 'entityRef'>, at: number) =>
-    tx
-      .insert(faqEntityChanges)
-      .values({ storeId: row.storeId, entityType: row.entityType, entityRef: row.entityRef, changedAt: at })
-      .onConflictDoUpdate({ target: [faqEntityChanges.storeId, faqEntityChanges.entityType, faqEntityChanges.entityRef], set: { changedAt: sql`max(${faqEntityChanges.changedAt} + 1, ${at})` } })
-      .run();
-  const byId = (id: string) => db.select().from(faqEntries).where(eq(faqEntries.id, id)).get() ?? null;
-
+export function createFaqStore(records: FaqRecords, clock: Clock) {
   return {
-    get: byId,
+    get: (id: string) => records.byId(id),
 
-    create(input: NewFaq): FaqEntryRow {
-      const values = {
+    async create(input: NewFaq): Promise<FaqEntry> {
+      const now = clock.now();
+      return records.create({
         id: newId(),
         storeId: input.storeId,
         entityType: input.entityType,
@@ -98,84 +99,38 @@ export function createFaqStore(db: Db, clock: Clock) {
         answer: cleanAnswer(input.answer),
         position: input.position ?? 0,
         status: input.status ?? 'pending',
-        createdAt: clock.now(),
-        updatedAt: clock.now(),
-      };
-      return db.transaction((tx) => {
-        stamp(tx, values, values.updatedAt);
-        return tx.insert(faqEntries).values(values).returning().get();
+        createdAt: now,
+        updatedAt: now,
       });
     },
 
     /** Null when there is no such entry. */
-    update(id: string, patch: FaqPatch): FaqEntryRow | null {
-      const existing = byId(id);
+    async update(id: string, patch: FaqPatch): Promise<FaqEntry | null> {
+      const existing = await records.byId(id);
       if (!existing) return null;
-      const set: Partial<FaqEntryRow> = { updatedAt: Math.max(clock.now(), existing.updatedAt) };
-      if (patch.question !== undefined) set.question = cleanQuestion(patch.question);
-      if (patch.answer !== undefined) set.answer = cleanAnswer(patch.answer);
-      if (patch.status !== undefined) set.status = patch.status;
-      if (patch.position !== undefined) set.position = patch.position;
-      return db.transaction((tx) => {
-        stamp(tx, existing, set.updatedAt!);
-        return tx.update(faqEntries).set(set).where(eq(faqEntries.id, id)).returning().get() ?? null;
-      });
+      const changes: FaqChanges = { updatedAt: Math.max(clock.now(), existing.updatedAt) };
+      if (patch.question !== undefined) changes.question = cleanQuestion(patch.question);
+      if (patch.answer !== undefined) changes.answer = cleanAnswer(patch.answer);
+      if (patch.status !== undefined) changes.status = patch.status;
+      if (patch.position !== undefined) changes.position = patch.position;
+      return records.update(existing, changes);
     },
 
-    remove(id: string): boolean {
-      const existing = byId(id);
+    async remove(id: string): Promise<boolean> {
+      const existing = await records.byId(id);
       if (!existing) return false;
-      db.transaction((tx) => {
-        stamp(tx, existing, clock.now());
-        tx.delete(faqEntries).where(eq(faqEntries.id, id)).run();
-      });
+      await records.remove(existing, clock.now());
       return true;
     },
 
     /** Every entry of one entity, any status, in display order (position, then creation). */
-    listByEntity(storeId: string, entityType: FaqEntityType, entityRef: string): FaqEntryRow[] {
-      return db
-        .select()
-        .from(faqEntries)
-        .where(and(eq(faqEntries.storeId, storeId), eq(faqEntries.entityType, entityType), eq(faqEntries.entityRef, entityRef)))
-        .orderBy(asc(faqEntries.position), asc(faqEntries.createdAt), asc(faqEntries.id))
-        .all();
-    },
+    listByEntity: (storeId: string, entityType: FaqEntityType, entityRef: string) => records.listByEntity(storeId, entityType, entityRef),
 
     /**
      * A store's entries across entities, newest first (ids are time-ordered), optionally of one
      * status: the moderation queue is `status = pending`. `cursor` is the last id of the previous page.
      */
-    listByStore(storeId: string, status: FaqStatus | undefined, cursor: string | null, limit: number): { items: FaqEntryRow[]; nextCursor: string | null } {
-      const rows = db
-        .select()
-        .from(faqEntries)
-        .where(and(eq(faqEntries.storeId, storeId), status ? eq(faqEntries.status, status) : undefined, cursor ? lt(faqEntries.id, cursor) : undefined))
-        .orderBy(desc(faqEntries.id))
-        .limit(limit + 1)
-        .all();
-      return keysetPage(rows, limit);
-    },
-
-    /** Approved entries filed under any of `refs` (a product's id and its handle name the same entity), in display order. */
-    approved(storeId: string, entityType: FaqEntityType, refs: string[]): PublicFaq[] {
-      return db
-        .select({ id: faqEntries.id, question: faqEntries.question, answer: faqEntries.answer })
-        .from(faqEntries)
-        .where(and(eq(faqEntries.storeId, storeId), eq(faqEntries.entityType, entityType), inArray(faqEntries.entityRef, refs), eq(faqEntries.status, 'approved')))
-        .orderBy(asc(faqEntries.position), asc(faqEntries.createdAt), asc(faqEntries.id))
-        .all();
-    },
-
-    /** When the FAQs filed under any of `refs` last changed (epoch ms), or null if never. */
-    changedAt(storeId: string, entityType: FaqEntityType, refs: string[]): number | null {
-      const row = db
-        .select({ at: max(faqEntityChanges.changedAt) })
-        .from(faqEntityChanges)
-        .where(and(eq(faqEntityChanges.storeId, storeId), eq(faqEntityChanges.entityType, entityType), inArray(faqEntityChanges.entityRef, refs)))
-        .get();
-      return row?.at ?? null;
-    },
+    listByStore: (storeId: string, status: FaqStatus | undefined, cursor: string | null, limit: number) => records.listByStore(storeId, status, cursor, limit),
   };
 }
 

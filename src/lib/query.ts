@@ -57,8 +57,14 @@ export function parseKeysetCursor(value: string | undefined): KeysetCursor | nul
   return { at: decoded[0], id: decoded[1] };
 }
 
+/** One page of a list in keyset order: `nextCursor` (the last item's id) asks for the next page; null on the last. */
+export interface KeysetPage<Row> {
+  items: Row[];
+  nextCursor: string | null;
+}
+
 /** A keyset page from `limit + 1` rows read after the cursor: the first `limit`, and the cursor of the next page (the last row's id) when there is one. */
-export function keysetPage<Row extends { id: string }>(rows: Row[], limit: number): { items: Row[]; nextCursor: string | null } {
+export function keysetPage<Row extends { id: string }>(rows: Row[], limit: number): KeysetPage<Row> {
   const items = rows.slice(0, limit);
   return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
 }

@@ -1,7 +1,8 @@
 import type { Database } from 'bun:sqlite';
-import type { Availability, ProductVariant } from '../catalog/product-data.ts';
+import type { Availability } from '../catalog/product-data.ts';
 import type { Platform } from '../stores/types.ts';
-import type { FaqStore } from '../faqs/store.ts';
+import type { FaqRecords, ProductRecords } from '../storage/content.ts';
+import type { Synchronous } from '../storage/synchronous.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
 import { htmlToBlocks, stripControlCharacters } from '../lib/html.ts';
@@ -107,9 +108,10 @@ function choose(candidates: Candidate[], what: string): Candidate {
 
 export interface SignalServiceDeps {
   sqlite: Database;
-  faqs: Pick<FaqStore, 'approved'>;
-  /** The variants of catalogue rows (catalog/products.ts). */
-  variantsOf: (rowIds: string[]) => Map<string, ProductVariant[]>;
+  /** SQLite's synchronous reads, as `sqlite`'s: the signal GETs answer without a promise (test/hot-paths.test.ts). */
+  faqs: Pick<Synchronous<FaqRecords>, 'approved'>;
+  /** The variants of catalogue rows. */
+  variantsOf: Synchronous<ProductRecords>['variantsOf'];
   baseUrl: string;
   changeStamp: () => number;
   /** Most bytes of rendered bodies kept in the cache. */

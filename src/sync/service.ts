@@ -1,5 +1,5 @@
 import { createCatalogEntries } from '../catalog/entries.ts';
-import type { Catalog } from '../catalog/products.ts';
+import type { CatalogInTransaction } from '../catalog/products.ts';
 import type { UnlistedChunk } from '../catalog/sweep.ts';
 import type { CatalogSyncRow, JobRow, StoreRow } from '../db/schema/index.ts';
 import { SYNC_KINDS, type SyncKind, type SyncTrigger } from './types.ts';
@@ -21,13 +21,15 @@ import type { StoreRegistry } from '../stores/registry.ts';
 import type { JobContinuation, JobHandler, JobQueue } from '../webhooks/queue.ts';
 import { ENTRY_TYPE_OF, entrySource, productSource, type SyncSource } from './sources.ts';
 import { createSyncState, failedPassesOf, toSyncView, type SyncView } from './state.ts';
+import { sqliteCatalogEntryRecordsSync } from '../storage/sqlite/catalog.ts';
 
 export type SyncLog = (level: 'info' | 'warn', msg: string, fields: Record<string, unknown>) => void;
 
 interface SyncDeps {
   database: Pick<AppDatabase, 'db' | 'sqlite'>;
   stores: StoreRegistry;
-  catalog: Catalog;
+  /** Written inside the batches' transactions. */
+  catalog: CatalogInTransaction;
   queue: JobQueue;
   clock: Clock;
   settings: PlatformSettings;
@@ -127,7 +129,8 @@ interface KindSync<T> {
  */
 export function createCatalogSync({ database, clock, stores, catalog, queue, settings, log, onQueued, scheduleMs = 0, stopRuns }: SyncDeps) {
   const state = createSyncState(database.db, clock);
-  const entries = createCatalogEntries(database.db, clock);
+  // Written inside the batches' transactions, as `catalog`.
+  const entries = createCatalogEntries(sqliteCatalogEntryRecordsSync(database), clock);
 
   const retry = settings.retry ?? DEFAULT_RETRY;
 

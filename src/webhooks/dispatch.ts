@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import { sql } from 'drizzle-orm';
-import type { Catalog } from '../catalog/products.ts';
+import type { CatalogInTransaction } from '../catalog/products.ts';
 import type { Db } from '../db/index.ts';
 import { orderSignals, type StoreRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -50,7 +50,8 @@ interface DispatchDeps {
   sqlite: Database;
   clock: Clock;
   stores: StoreRegistry;
-  catalog: Catalog;
+  /** Written inside the group's transaction. */
+  catalog: CatalogInTransaction;
   queue: JobQueue;
   onJobQueued?: (() => void) | undefined;
 }

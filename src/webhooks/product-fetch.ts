@@ -42,8 +42,8 @@ export function productFetchJobs({ stores, catalog, clock, settings }: FetchDeps
       if (!store || api?.platform !== 'platform-b') return;
       const productId = String(job.payload.productId);
       const data = await api.client.fetchProduct(productId);
-      if (data === null) catalog.remove(store.id, productId, clock.now(), true);
-      else catalog.upsert(store.id, store.currency, platformBProduct(data, store.domain, clock.now()));
+      if (data === null) await catalog.remove(store.id, productId, clock.now(), true);
+      else await catalog.upsert(store.id, store.currency, platformBProduct(data, store.domain, clock.now()));
     },
     /** Platform C deliveries name a variable product's variations only by id: read the product and every variation. */
     [FETCH_PLATFORM_C_PRODUCT]: async (job: JobRow, signal: AbortSignal): Promise<void> => {
@@ -52,12 +52,12 @@ export function productFetchJobs({ stores, catalog, clock, settings }: FetchDeps
       if (!store || api?.platform !== 'platform-c') return;
       const productId = String(job.payload.productId);
       const data = await api.client.fetchProduct(productId);
-      if (data === null) return void catalog.remove(store.id, productId, clock.now(), true);
+      if (data === null) return void (await catalog.remove(store.id, productId, clock.now(), true));
       // A product in the trash is still served by the API, but no longer sold.
       const trashed = platformCGone(data);
-      if (trashed) return void catalog.remove(store.id, productId, trashed.at ?? clock.now(), true);
+      if (trashed) return void (await catalog.remove(store.id, productId, trashed.at ?? clock.now(), true));
       const variations = hasVariations(data) ? await api.client.fetchVariations(productId) : [];
-      catalog.upsert(store.id, store.currency, platformCProduct(data, variations, clock.now()));
+      await catalog.upsert(store.id, store.currency, platformCProduct(data, variations, clock.now()));
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite';
-import type { Catalog } from '../catalog/products.ts';
+import type { CatalogInTransaction } from '../catalog/products.ts';
 import type { JobRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { writeTransaction } from '../lib/write-transaction.ts';
@@ -25,7 +25,8 @@ export interface RemovalToConfirm {
 interface RemovalDeps {
   sqlite: Database;
   stores: StoreRegistry;
-  catalog: Catalog;
+  /** Written in one transaction with the delivery's outcome. */
+  catalog: CatalogInTransaction;
   clock: Clock;
   settings: PlatformSettings;
 }

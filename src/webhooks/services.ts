@@ -1,4 +1,4 @@
-import { createCatalog } from '../catalog/products.ts';
+import { createCatalog, descriptionTexts } from '../catalog/products.ts';
 import type { Config } from '../config.ts';
 import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -16,6 +16,7 @@ import { createReceivers } from './receive.ts';
 import { productFetchJobs } from './product-fetch.ts';
 import { removalJobs } from './removal.ts';
 import { createCatalogSync, type SyncLog } from '../sync/service.ts';
+import { sqliteProductRecords, sqliteProductRecordsSync } from '../storage/sqlite/catalog.ts';
 
 export interface WebhookServiceOptions {
   apiTimeoutMs?: number;
@@ -43,7 +44,11 @@ const logLine = (line: Record<string, unknown>) => console.error(JSON.stringify(
  */
 export function createWebhookServices(database: AppDatabase, config: Config, clock: Clock, options: WebhookServiceOptions = {}) {
   const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), clock);
-  const catalog = createCatalog(database.db, clock);
+  const texts = descriptionTexts();
+  const catalog = createCatalog(sqliteProductRecords(database), clock, texts);
+  // The webhook group commit, the catalogue sync and a removal's confirmation write products inside
+  // their own SQLite transactions, so through SQLite's synchronous records (until they move too).
+  const catalogInTransactions = createCatalog(sqliteProductRecordsSync(database), clock, texts);
   const queue = createJobQueue(database.db, clock, options.queue);
   const log: SyncLog = options.log ?? ((level, msg, fields) => logLine({ ts: new Date(clock.now()).toISOString(), level, msg, ...fields }));
   const settings: PlatformSettings = {
@@ -58,7 +63,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     database,
     clock,
     stores,
-    catalog,
+    catalog: catalogInTransactions,
     queue,
     settings,
     log,
@@ -82,7 +87,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     queue,
     {
       ...productFetchJobs({ stores, catalog, clock, settings }),
-      ...removalJobs({ sqlite: database.sqlite, stores, catalog, clock, settings }),
+      ...removalJobs({ sqlite: database.sqlite, stores, catalog: catalogInTransactions, clock, settings }),
       ...sync.handlers,
       ...connections.handlers,
       ...removal.handlers,
@@ -101,7 +106,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     },
     answerWithinMs: options.connectAnswerMs ?? CONNECT_ANSWER_MS,
   });
-  const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog, queue, onJobQueued: runner.notify });
+  const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog: catalogInTransactions, queue, onJobQueued: runner.notify });
   const receivers = createReceivers({ config, clock, stores, dispatch });
   return { stores, catalog, queue, runner, sync, dispatch, receivers, storeAdmin, settings };
 }

@@ -1,0 +1,233 @@
+import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
+import { catalogEntries, productVariants, products } from '../../db/postgres/schema/index.ts';
+import { refsOfFound } from '../../catalog/entries.ts';
+import type { CatalogEntryType } from '../../catalog/entry-data.ts';
+import type { ProductData, ProductVariant } from '../../catalog/product-data.ts';
+import { toVariant } from '../../catalog/products.ts';
+import { unlistedChunk } from '../../catalog/sweep.ts';
+import { newId } from '../../lib/ids.ts';
+import { keysetPage } from '../../lib/query.ts';
+import type { CatalogEntryRecords, ProductRecords } from '../content.ts';
+import type { PostgresClient } from './client.ts';
+
+/** The value an upsert proposes for a column (`excluded.<column>`). */
+const proposed = (column: string) => sql.raw(`excluded.${column}`);
+
+/** An upsert's `set` that takes the proposed value of each of these columns. */
+function takeProposed<Table extends Record<Key, { name: string }>, Key extends string>(table: Table, keys: readonly Key[]): Record<Key, ReturnType<typeof proposed>> {
+  return Object.fromEntries(keys.map((key) => [key, proposed(table[key].name)])) as Record<Key, ReturnType<typeof proposed>>;
+}
+
+/** What an applied product write replaces: its platform data (the row's id, store and creation stay). */
+const PRODUCT_DATA = ['handle', 'title', 'descriptionHtml', 'descriptionText', 'price', 'currency', 'availability', 'sku', 'barcode', 'mpn', 'brand', 'images', 'url', 'options', 'platformUpdatedAt', 'raw'] as const;
+const VARIANT_DATA = ['variantId', 'title', 'sku', 'barcode', 'mpn', 'price', 'compareAtPrice', 'availability', 'options', 'image', 'url'] as const;
+/** The variant columns of a row (`product_variants` or `excluded`), as a row value. */
+const variantRow = (row: string) => sql.raw(`(${VARIANT_DATA.map((key) => `${row}.${productVariants[key].name}`).join(', ')})`);
+
+/** The product's platform payload as stored: the JSON it arrived in when the caller holds it, else serialised. */
+function rawJsonOf(product: ProductData): string | null {
+  if (product.rawJson !== undefined) return typeof product.rawJson === 'string' ? product.rawJson : new TextDecoder().decode(product.rawJson);
+  return product.raw == null ? null : JSON.stringify(product.raw);
+}
+
+/** Products on PostgreSQL (the same contract as src/storage/sqlite/catalog.ts). */
+export function postgresProductRecords({ db }: PostgresClient): ProductRecords {
+  const live = (storeId: string) => and(eq(products.storeId, storeId), isNull(products.removedAt));
+  return {
+    // The product row and its variants change together or not at all. Concurrent writes of one
+    // product queue on its row's lock (the upsert's), so each sees the other's committed row.
+    upsert: (storeId, currency, product, description, at) =>
+      db.transaction(async (tx) => {
+        let descriptionText: string | null;
+        if ('known' in description) descriptionText = description.known;
+        else {
+          const [stored] = await tx
+            .select({ html: products.descriptionHtml, text: products.descriptionText })
+            .from(products)
+            .where(and(eq(products.storeId, storeId), eq(products.productId, product.productId)));
+          descriptionText = description.derive(stored ?? null);
+        }
+        const [written] = await tx
+          .insert(products)
+          .values({
+            id: newId(),
+            storeId,
+            productId: product.productId,
+            handle: product.handle,
+            title: product.title,
+            descriptionHtml: product.descriptionHtml,
+            descriptionText,
+            price: product.price,
+            currency,
+            availability: product.availability,
+            sku: product.sku,
+            barcode: product.barcode,
+            mpn: product.mpn,
+            brand: product.brand,
+            images: product.images,
+            url: product.url,
+            options: product.options,
+            platformUpdatedAt: product.updatedAt,
+            // Stored as it came (jsonText would serialise it again).
+            raw: sql`${rawJsonOf(product)}`,
+            removedAt: null,
+            syncedAt: at,
+            createdAt: at,
+          })
+          .onConflictDoUpdate({
+            target: [products.storeId, products.productId],
+            set: {
+              ...takeProposed(products, PRODUCT_DATA),
+              removedAt: null,
+              // synced_at only moves forward, by at least 1 ms per applied write: the row's version stamp.
+              syncedAt: sql`greatest(excluded.synced_at, ${products.syncedAt} + 1)`,
+            },
+            setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
+              OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
+          })
+          .returning({ id: products.id });
+        if (!written) return 'stale';
+        // Written in place by position, a row only when it differs; positions past the new list are deleted.
+        if (product.variants.length > 0) {
+          await tx
+            .insert(productVariants)
+            .values(product.variants.map((variant, position) => ({ productRowId: written.id, position, ...variant })))
+            .onConflictDoUpdate({
+              target: [productVariants.productRowId, productVariants.position],
+              set: takeProposed(productVariants, VARIANT_DATA),
+              setWhere: sql`${variantRow('product_variants')} IS DISTINCT FROM ${variantRow('excluded')}`,
+            });
+        }
+        await tx.delete(productVariants).where(and(eq(productVariants.productRowId, written.id), sql`${productVariants.position} >= ${product.variants.length}`));
+        return 'applied';
+      }),
+
+    async remove(storeId, productId, removedAt, confirmed, at) {
+      const [written] = await db
+        .insert(products)
+        .values({ id: newId(), storeId, productId, images: [], platformUpdatedAt: removedAt, removedAt, syncedAt: at, createdAt: at })
+        .onConflictDoUpdate({
+          target: [products.storeId, products.productId],
+          set: { removedAt: sql`greatest(excluded.removed_at, ${products.platformUpdatedAt})`, syncedAt: at },
+          setWhere: confirmed ? sql`${products.removedAt} IS NULL` : sql`${products.removedAt} IS NULL AND ${products.platformUpdatedAt} <= excluded.removed_at`,
+        })
+        .returning({ id: products.id });
+      return written ? 'removed' : 'stale';
+    },
+
+    async markListed(storeId, productIds, passStartedAt) {
+      if (productIds.length > 0) await db.update(products).set({ listedAt: passStartedAt }).where(and(eq(products.storeId, storeId), inArray(products.productId, productIds)));
+    },
+
+    async unlistedAfter(storeId, passStartedAt, after, limit) {
+      const rows = await db
+        .select({
+          id: products.productId,
+          unlisted: sql<boolean>`${products.removedAt} IS NULL AND (${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt}) AND ${products.syncedAt} < ${passStartedAt}`,
+        })
+        .from(products)
+        .where(and(eq(products.storeId, storeId), gt(products.productId, after)))
+        .orderBy(asc(products.productId))
+        .limit(limit);
+      return unlistedChunk(rows, limit);
+    },
+
+    async get(storeId, productId) {
+      const [product] = await db.select().from(products).where(and(live(storeId), eq(products.productId, productId))).limit(1);
+      return product ?? null;
+    },
+
+    async refsOf(storeId, ref) {
+      const [found] = await db
+        .select({ id: products.productId, handle: products.handle })
+        .from(products)
+        .where(and(live(storeId), or(eq(products.productId, ref), eq(products.handle, ref))))
+        .orderBy(sql`${products.productId} = ${ref} DESC`)
+        .limit(1);
+      return refsOfFound(found ?? null, ref);
+    },
+
+    namedBy: (storeId, refs) =>
+      db
+        .select({ id: products.productId, handle: products.handle, title: products.title, url: products.url })
+        .from(products)
+        .where(and(live(storeId), or(inArray(products.productId, refs), inArray(products.handle, refs)))),
+
+    async list(storeId, cursor, limit) {
+      const rows = await db
+        .select()
+        .from(products)
+        .where(and(live(storeId), cursor ? gt(products.id, cursor) : undefined))
+        .orderBy(asc(products.id))
+        .limit(limit + 1);
+      return keysetPage(rows, limit);
+    },
+
+    async variantsOf(productRowIds) {
+      const byRow = new Map<string, ProductVariant[]>(productRowIds.map((id) => [id, []]));
+      if (productRowIds.length === 0) return byRow;
+      const rows = await db.select().from(productVariants).where(inArray(productVariants.productRowId, productRowIds)).orderBy(productVariants.productRowId, productVariants.position);
+      for (const row of rows) byRow.get(row.productRowId)?.push(toVariant(row));
+      return byRow;
+    },
+  };
+}
+
+/** Categories and content pages on PostgreSQL (the same contract as src/storage/sqlite/catalog.ts). */
+export function postgresCatalogEntryRecords({ db }: PostgresClient): CatalogEntryRecords {
+  const ofType = (storeId: string, type: CatalogEntryType) => and(eq(catalogEntries.storeId, storeId), eq(catalogEntries.type, type));
+  return {
+    async upsert(entries) {
+      if (entries.length === 0) return;
+      await db
+        .insert(catalogEntries)
+        .values(entries)
+        .onConflictDoUpdate({
+          target: [catalogEntries.storeId, catalogEntries.type, catalogEntries.entryId],
+          set: takeProposed(catalogEntries, ['handle', 'title', 'url', 'platformUpdatedAt', 'listedAt', 'syncedAt']),
+        });
+    },
+
+    async unlistedAfter(storeId, type, passStartedAt, after, limit) {
+      const rows = await db
+        .select({ id: catalogEntries.entryId, unlisted: sql<boolean>`${catalogEntries.listedAt} < ${passStartedAt}` })
+        .from(catalogEntries)
+        .where(and(ofType(storeId, type), gt(catalogEntries.entryId, after)))
+        .orderBy(asc(catalogEntries.entryId))
+        .limit(limit);
+      return unlistedChunk(rows, limit);
+    },
+
+    async remove(storeId, type, entryIds) {
+      if (entryIds.length === 0) return 0;
+      const removed = await db.delete(catalogEntries).where(and(ofType(storeId, type), inArray(catalogEntries.entryId, entryIds))).returning({ id: catalogEntries.id });
+      return removed.length;
+    },
+
+    async refsOf(storeId, type, ref) {
+      const [found] = await db
+        .select({ id: catalogEntries.entryId, handle: catalogEntries.handle })
+        .from(catalogEntries)
+        .where(and(ofType(storeId, type), or(eq(catalogEntries.entryId, ref), eq(catalogEntries.handle, ref))))
+        .orderBy(sql`${catalogEntries.entryId} = ${ref} DESC`)
+        .limit(1);
+      return refsOfFound(found ?? null, ref);
+    },
+
+    namedBy: (storeId, type, refs) =>
+      db
+        .select({ id: catalogEntries.entryId, handle: catalogEntries.handle, title: catalogEntries.title, url: catalogEntries.url })
+        .from(catalogEntries)
+        .where(and(ofType(storeId, type), or(inArray(catalogEntries.entryId, refs), inArray(catalogEntries.handle, refs)))),
+
+    async list(storeId, type, cursor, limit) {
+      const rows = await db
+        .select()
+        .from(catalogEntries)
+        .where(and(ofType(storeId, type), cursor ? gt(catalogEntries.id, cursor) : undefined))
+        .orderBy(asc(catalogEntries.id))
+        .limit(limit + 1);
+      return keysetPage(rows, limit);
+    },
+  };
+}
