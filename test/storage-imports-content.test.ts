@@ -27,6 +27,7 @@ const NOT_YET_MOVED = [
   'src/lib/write-transaction.ts',
   'src/observability/service.ts',
   'src/scans/backlog.ts',
+  'src/scans/dashboard-worker.ts',
   'src/scans/queries.ts',
   'src/scans/roller-worker.ts',
   'src/scans/roller.ts',
