@@ -31,7 +31,7 @@ import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
 import { routeSubject, takeRouteLimit } from './ratelimit/guard.ts';
-import { createTierLimiter } from './ratelimit/tiers.ts';
+import { createTierLimiter, type SharedBuckets } from './ratelimit/tiers.ts';
 import { probeAdmission, type Admission } from './telemetry/admission.ts';
 import { probeCors } from './telemetry/cors.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
@@ -76,6 +76,8 @@ export interface AppDeps {
   observability?: Observability;
   /** The landing page and the console's page shell with their bundled scripts and styles. */
   pages: { landing: PageBundle; console: PageBundle };
+  /** Rate-limit buckets every instance shares (Redis, with --redis-url); without, each instance keeps its own. */
+  sharedLimits?: SharedBuckets;
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -161,7 +163,7 @@ export function createApp(deps: AppDeps) {
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
-  const limiter = createTierLimiter(config, clock);
+  const limiter = createTierLimiter(config, clock, deps.sharedLimits ?? null);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   // Asked by the rate limit or admission and again by the body budget: the peer address is a native
   // call (~1 us) that builds an object, so each request's client address is worked out once
@@ -188,7 +190,7 @@ export function createApp(deps: AppDeps) {
   const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
-  metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
+  metrics.addCollector(appCollector({ limiter, sharedLimits: deps.sharedLimits ?? null, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const rollupBacklog = readRollupBacklog(database.stats());
   // After stats(), which makes the rollups file ready for the Workers' connections.
@@ -240,6 +242,7 @@ export function createApp(deps: AppDeps) {
     routes: () => app.routes,
     checks,
     takeLimit: takeRouteLimit(limiter, clientIp),
+    waits: limiter.shared,
     noteRoute: observer.routeHook,
   });
   const jsonBody = access.beforeBody(jsonBodyParser(maxBodyBytes));
@@ -267,7 +270,7 @@ export function createApp(deps: AppDeps) {
       healthRoutes(database.sqlite, clock, {
         // The /metrics rule: a key with metrics:read (or admin) sees what an operator watches.
         authorized: (request) => request.headers.has('authorization') && Boolean(metricsKey(request)),
-        read: () => ({ rollupBacklog: rollupBacklogNow() }),
+        read: () => ({ rollupBacklog: rollupBacklogNow(), rateLimits: limiter.backend() }),
       }),
     )
     .use(metricsRoutes(metrics))

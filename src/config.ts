@@ -55,6 +55,12 @@ export interface Config {
   site: { name: string; contact: string | null };
   /** A console session ends after this many minutes without a request. */
   sessionIdleMinutes: number;
+  /**
+   * The Redis that keeps the rate-limit buckets every instance shares (--redis-url / SVC_REDIS_URL),
+   * and how long a take waits for it before this instance answers it from its own buckets
+   * (SVC_REDIS_TIMEOUT_MS); null: each instance keeps its own buckets.
+   */
+  redis: { url: string; takeTimeoutMs: number } | null;
 }
 
 /** Names the offending setting; the CLI prints it as one line and exits non-zero. */
@@ -68,7 +74,7 @@ export class ConfigError extends Error {
   }
 }
 
-export type Flags = { http?: string; 'data-dir'?: string; 'base-url'?: string };
+export type Flags = { http?: string; 'data-dir'?: string; 'base-url'?: string; 'redis-url'?: string };
 export type Env = Record<string, string | undefined>;
 
 interface Source {
@@ -170,6 +176,24 @@ function parseOrigins(src: Source): string[] {
   });
 }
 
+/**
+ * A `redis://` or `rediss://` (TLS) URL: `[user:password@]host[:port][/db]`. A refusal never quotes
+ * the value, which may hold the password.
+ */
+function parseRedisUrl(src: Source): string {
+  const expected = 'expected redis://[user:password@]host[:port][/db] or rediss://... (the value is not repeated here: it may hold a password)';
+  let url: URL;
+  try {
+    url = new URL(src.value.trim());
+  } catch {
+    throw new ConfigError(src.setting, expected);
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^(\/\d{0,2})?$/.test(url.pathname) || url.search || url.hash) {
+    throw new ConfigError(src.setting, expected);
+  }
+  return url.href;
+}
+
 function nonEmpty(src: Source): string {
   if (src.value.trim() === '') throw new ConfigError(src.setting, 'must not be empty');
   return src.value;
@@ -239,6 +263,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
   const accessSrc = pick(flags, null, env, 'SVC_ACCESS_LOG');
   const corsSrc = pick(flags, null, env, 'SVC_PROBE_CORS_ORIGINS');
   const privateSrc = pick(flags, null, env, 'SVC_ALLOW_PRIVATE_TARGETS');
+  const redisSrc = pick(flags, 'redis-url', env, 'SVC_REDIS_URL');
 
   return {
     http,
@@ -286,5 +311,6 @@ export function loadConfig(flags: Flags, env: Env): Config {
     probeCorsOrigins: corsSrc ? parseOrigins(corsSrc) : [],
     site: { name: siteText(pick(flags, null, env, 'SVC_SITE_NAME'), 80) ?? 'svc', contact: siteText(pick(flags, null, env, 'SVC_SITE_CONTACT'), 300) },
     sessionIdleMinutes: int('SVC_SESSION_IDLE_MINUTES', 720, 1, 525_600),
+    redis: redisSrc ? { url: parseRedisUrl(redisSrc), takeTimeoutMs: int('SVC_REDIS_TIMEOUT_MS', 5, 1, 1000) } : null,
   };
 }

@@ -21,7 +21,7 @@ import { parseStoreSettings } from './stores/settings.ts';
 import { createWebhookServices } from './webhooks/services.ts';
 
 const USAGE = `usage:
-  svc serve   [--http H:P] [--data-dir DIR] [--base-url URL]
+  svc serve   [--http H:P] [--data-dir DIR] [--base-url URL] [--redis-url URL]
   svc version                       (or svc --version)
   svc migrate [--data-dir DIR]
   svc keys create --scopes s1,s2 [--domains d1,d2] [--store STORE_ID] [--name NAME]
@@ -51,6 +51,7 @@ const COMMON = {
   'data-dir': { type: 'string' },
   http: { type: 'string' },
   'base-url': { type: 'string' },
+  'redis-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -111,7 +112,7 @@ async function serve(config: Config): Promise<void> {
   // Handlers first, then the "listening" line: a supervisor may signal as soon as it reads it.
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
-  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied, ...buildInfo() });
+  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied, rateLimits: server.rateLimits, ...buildInfo() });
 }
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
@@ -271,7 +272,7 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await probeCommand(sub, rest, values, process.env);
     return;
   }
-  const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'] }, process.env);
+  const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'], 'redis-url': values['redis-url'] }, process.env);
   switch (command) {
     case 'serve':
       if (sub !== undefined) throw new UsageError('serve takes no positional arguments');

@@ -18,11 +18,14 @@ import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
 import { loadLandingPage } from './landing/routes.ts';
 import { aheadOfTheApp } from './lib/hot-route.ts';
+import { createRedisBuckets } from './ratelimit/redis.ts';
 
 export interface RunningServer {
   url: string;
   baseUrl: string;
   migrationsApplied: number;
+  /** Where the rate limits are kept: `in-process`, or the Redis URL without its credentials. */
+  rateLimits: string;
   /** What the operator should know at start (a setting that leaves something not working), one sentence each. */
   warnings: string[];
   /** Abort the platform calls in flight and start no job, stop accepting, let in-flight requests finish, flush queued writes, then close the database. Safe to call twice. */
@@ -136,6 +139,12 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
+  // Shared rate limits: the first connection attempt is awaited (at most about a second), so a Redis that answers takes the first requests.
+  const sharedLimits = config.redis ? createRedisBuckets(config.redis, observability.logger.log) : undefined;
+  if (sharedLimits) {
+    started.push(() => sharedLimits.close());
+    await sharedLimits.ready;
+  }
   const app = createApp({
     config,
     database,
@@ -145,6 +154,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     scanWriter,
     observability,
     pages,
+    sharedLimits,
     peerAddress: (request) => listening.requestIP(request)?.address ?? null,
   });
   const fetch = observability.observer.handlerOf(app);
@@ -188,5 +198,5 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     return stopping;
   };
 
-  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, warnings, shutdown };
+  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, rateLimits: sharedLimits?.shown ?? 'in-process', warnings, shutdown };
 }

@@ -15,6 +15,15 @@ const expectInvalid = (run: () => unknown, setting: string) => {
   expect((caught as Error).message).not.toContain('\n');
 };
 
+const refusalOf = (run: () => unknown): string => {
+  try {
+    run();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a refusal');
+};
+
 describe('config', () => {
   test('embedded defaults serve on 127.0.0.1:3000 with ./data/svc.db', () => {
     const config = loadConfig({}, {});
@@ -70,6 +79,18 @@ describe('config', () => {
     expect(loadConfig({}, {}).sessionIdleMinutes).toBe(720);
     expect(loadConfig({}, { SVC_SESSION_IDLE_MINUTES: '30' }).sessionIdleMinutes).toBe(30);
     expectInvalid(() => loadConfig({}, { SVC_SESSION_IDLE_MINUTES: '0' }), 'SVC_SESSION_IDLE_MINUTES');
+  });
+
+  test('--redis-url / SVC_REDIS_URL: a redis:// or rediss:// URL, none by default; a refusal never repeats the value (it may hold the password)', () => {
+    expect(loadConfig({}, {}).redis).toBeNull();
+    expect(loadConfig({}, { SVC_REDIS_URL: 'redis://:pw@10.0.0.5:6379/2' }).redis).toEqual({ url: 'redis://:pw@10.0.0.5:6379/2', takeTimeoutMs: 5 });
+    expect(loadConfig({ 'redis-url': 'rediss://svc:pw@redis.internal' }, { SVC_REDIS_URL: 'redis://other:6379', SVC_REDIS_TIMEOUT_MS: '20' }).redis).toEqual({ url: 'rediss://svc:pw@redis.internal', takeTimeoutMs: 20 });
+    for (const value of ['http://:Secret-1@host:6379', 'redis://:Secret-1@host:notaport', 'redis://:Secret-1@host:6379/zero', 'redis://:Secret-1@host:6379/0?db=1', 'redis://:Secret-1@', 'Secret-1']) {
+      expectInvalid(() => loadConfig({}, { SVC_REDIS_URL: value }), 'SVC_REDIS_URL');
+      expect(refusalOf(() => loadConfig({}, { SVC_REDIS_URL: value }))).not.toContain('Secret-1');
+    }
+    expectInvalid(() => loadConfig({ 'redis-url': 'redis://:Secret-1@host:99999' }, {}), '--redis-url');
+    expectInvalid(() => loadConfig({}, { SVC_REDIS_URL: 'redis://host', SVC_REDIS_TIMEOUT_MS: '0' }), 'SVC_REDIS_TIMEOUT_MS');
   });
 
   test('flags win over SVC_* environment variables', () => {

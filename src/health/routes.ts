@@ -5,15 +5,16 @@ import type { Clock } from '../lib/clock.ts';
 import { errorResponse } from '../lib/errors.ts';
 import { apiDoc, integer } from '../lib/api-doc.ts';
 import { rollupBacklogSchema } from '../scans/docs.ts';
+import { limiterBackendSchema } from '../ratelimit/docs.ts';
 
 const build = { version: t.String(), commit: t.String(), buildDate: t.Union([t.String({ format: 'date-time' }), t.Null()]), schemaVersion: integer({ description: 'Migrations this build carries' }) };
-const details = t.Object({ rollupBacklog: rollupBacklogSchema }, { description: 'Only for a key with `metrics:read` (or `admin`) in `Authorization: Bearer`' });
+const details = t.Object({ rollupBacklog: rollupBacklogSchema, rateLimits: limiterBackendSchema }, { description: 'Only for a key with `metrics:read` (or `admin`) in `Authorization: Bearer`' });
 // The example's schemaVersion is this build's own: a fixed number goes stale with the next migration.
 const healthDoc = apiDoc({
   summary: 'Health and version',
   description:
     'Up, and the database answers and takes writes (checked at most every 5 s); every answer names the build. A 503 `database_not_writable` also carries `status: "degraded"`: reads still work, scans and deliveries would be refused. ' +
-    'Public; with `Authorization: Bearer` of a key with `metrics:read` (or `admin`) the answer adds `details` (the rollup backlog), and a key that is not valid or lacks the scope is refused as on /metrics.',
+    'Public; with `Authorization: Bearer` of a key with `metrics:read` (or `admin`) the answer adds `details` (the rollup backlog, and where the rate limits are kept: in-process, or Redis and whether it answers), and a key that is not valid or lacks the scope is refused as on /metrics.',
   tag: 'operations',
   auth: 'public',
   inputs: [{ name: 'Authorization', in: 'header', description: '`Bearer sk_live_…` of a key with `metrics:read` (or `admin`), for `details`; optional', schema: t.String() }],
@@ -27,7 +28,7 @@ const healthDoc = apiDoc({
         commit: 'b8f8063a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f',
         buildDate: '2026-11-23T10:00:00.000Z',
         schemaVersion: bundledSchemaVersion(),
-        details: { rollupBacklog: { scans: 1200, oldestReceivedAt: '2026-11-23T10:00:00.000Z', ageSeconds: 0.8, slowsDashboard: false } },
+        details: { rollupBacklog: { scans: 1200, oldestReceivedAt: '2026-11-23T10:00:00.000Z', ageSeconds: 0.8, slowsDashboard: false }, rateLimits: { backend: 'redis', redis: 'up' } },
       },
     },
   },

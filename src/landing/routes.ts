@@ -21,7 +21,7 @@ interface LandingDeps {
   context: LandingContext;
   leads: LeadStore;
   /** Takes one token from the bucket the sign-up API (POST /api/v1/public/leads) draws from. */
-  signUpLimit: (request: Request) => TierDecision;
+  signUpLimit: (request: Request) => TierDecision | Promise<TierDecision>;
 }
 
 /**
@@ -42,7 +42,7 @@ export function landingRoutes({ page, context, leads, signUpLimit }: LandingDeps
   return new Elysia({ name: 'landing' })
     .get('/', () => htmlResponse(fillTemplate(page.html, { TITLE: title, BODY: landingBody(context, { email: '', error: null }) }), { csp }), page_)
     .post('/', async ({ request }) => {
-      const decision = signUpLimit(request);
+      const decision = await signUpLimit(request);
       if (!decision.allowed) {
         return formError(429, '', `Too many sign-ups from your network. Try again in ${decision.retryAfterSeconds} seconds.`, {
           'Retry-After': String(decision.retryAfterSeconds),

@@ -68,9 +68,10 @@ export interface RoutedRequest {
 
 /**
  * One auth kind's check: returns when the caller may go on (with the caller it identified, such as
- * an API key, or nothing), throws its refusal (an ApiError) otherwise.
+ * an API key, or nothing), throws its refusal (an ApiError) otherwise. A check that waits (the probe
+ * admission's take from shared rate-limit buckets) returns a promise of the same.
  */
-export type AccessCheck<Caller> = (routed: RoutedRequest) => Caller | void;
+export type AccessCheck<Caller> = (routed: RoutedRequest) => Caller | void | Promise<Caller | void>;
 
 /**
  * For auth kinds the route itself verifies from what only it reads (a webhook's signature over its
@@ -84,8 +85,13 @@ interface AccessDeps<Caller> {
   /** The app's routes, read once at the first request (every route is registered by then). */
   routes: () => readonly RouteDefinition[];
   checks: Record<Auth, AccessCheck<Caller>>;
-  /** Takes one token from the limit's bucket for the request's client; throws the 429. */
-  takeLimit: (request: Request, limit: RouteLimit) => void;
+  /** Takes one token from the limit's bucket for the request's client; throws the 429 (a promise that rejects with it, when the take waits). */
+  takeLimit: (request: Request, limit: RouteLimit) => void | Promise<void>;
+  /**
+   * Whether a take or check may wait (rate limits in Redis): the transform hook is then async.
+   * Without, it stays synchronous, so Elysia answers the routes without a promise per request.
+   */
+  waits: boolean;
   /** Told the matched route first, so the request log and metrics name it whatever the checks decide. */
   noteRoute: (routed: { request: Request; route: string }) => void;
 }
@@ -98,7 +104,7 @@ interface AccessDeps<Caller> {
  * is refused: adding a route without saying who may call it fails closed (and fails
  * test/route-access.test.ts).
  */
-export function routeAccess<Caller extends object>({ routes, checks, takeLimit, noteRoute }: AccessDeps<Caller>) {
+export function routeAccess<Caller extends object>({ routes, checks, takeLimit, noteRoute, waits }: AccessDeps<Caller>) {
   /** Each route template's rules by method, built at the first request. */
   let rules: Map<string, Map<string, AccessRule | null>> | null = null;
   /** Requests admitted before their body was read, so the transform hook does not admit them again. */
@@ -119,30 +125,52 @@ export function routeAccess<Caller extends object>({ routes, checks, takeLimit, 
     return rules.get(route)?.get(method === 'HEAD' ? 'GET' : method);
   }
 
-  function admit(routed: RoutedRequest): void {
+  /** Takes the route's limit, then runs its auth kind's check; a promise when either waits. */
+  function admit(routed: RoutedRequest): void | Promise<void> {
     noteRoute(routed);
     const request = routed.request;
     const rule = ruleOf(request.method, routed.route);
     if (!rule) throw new ApiError(403, 'access_undeclared', `${request.method} ${routed.route} declares no access rule, so no one may call it`);
-    if (rule.limit) takeLimit(request, rule.limit);
-    const caller = checks[rule.auth](routed);
+    if (rule.limit) {
+      const taking = takeLimit(request, rule.limit);
+      if (taking !== undefined) return taking.then(() => check(rule.auth, routed));
+    }
+    return check(rule.auth, routed);
+  }
+
+  function check(auth: Auth, routed: RoutedRequest): void | Promise<void> {
+    const caller = checks[auth](routed);
+    if (caller instanceof Promise) return caller.then((found) => keepCaller(routed.request, found));
+    keepCaller(routed.request, caller);
+  }
+
+  function keepCaller(request: Request, caller: Caller | void): void {
     if (caller) callers.set(request, caller);
   }
 
   return {
-    /** The app's transform hook: admits every routed request not already admitted before its body. */
-    admitRouted: function admitRouted({ request, route, set }: RoutedRequest): void {
-      if (!admittedBeforeBody.has(request)) admit({ request, route, set });
-    },
+    /**
+     * The app's transform hook: admits every routed request not already admitted before its body.
+     * Elysia awaits a transform hook only when its source looks async, so there are two: the
+     * synchronous one refuses (500) an admission that would wait rather than let it go unawaited.
+     */
+    admitRouted: waits
+      ? async function admitRouted({ request, route, set }: RoutedRequest): Promise<void> {
+          if (!admittedBeforeBody.has(request)) await admit({ request, route, set });
+        }
+      : function admitRouted({ request, route, set }: RoutedRequest): void {
+          if (!admittedBeforeBody.has(request) && admit({ request, route, set }) !== undefined) throw new Error('an admission that waits reached the synchronous transform hook');
+        },
     /**
      * Wraps a parse hook so the caller is admitted before the body is read. The context is
      * destructured: Elysia reads a hook's parameters to learn what to prepare (here the route's
      * template), and prepares everything for a hook that takes the context whole.
      */
     beforeBody<Parsed>(parse: (context: { request: Request; contentType: string }) => Parsed) {
-      return function admittedParse({ request, route, set, contentType }: RoutedRequest & { contentType: string }): Parsed {
-        admit({ request, route, set });
+      return function admittedParse({ request, route, set, contentType }: RoutedRequest & { contentType: string }): Parsed | Promise<unknown> {
+        const admitting = admit({ request, route, set });
         admittedBeforeBody.add(request);
+        if (admitting !== undefined) return admitting.then(() => parse({ request, contentType }));
         // Two steps: Elysia reads a hook's source and treats `return f(...)` as maybe async.
         let parsed: Parsed;
         parsed = parse({ request, contentType });

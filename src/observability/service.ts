@@ -4,7 +4,7 @@ import { buildInfo } from '../lib/build-info.ts';
 import { fileBytes } from '../lib/paths.ts';
 import type { Clock } from '../lib/clock.ts';
 import { backlogAgeSeconds, type RollupBacklog } from '../scans/backlog.ts';
-import type { TierLimiter } from '../ratelimit/tiers.ts';
+import type { SharedBuckets, TierLimiter } from '../ratelimit/tiers.ts';
 import { createLogger, type LogSettings } from './log.ts';
 import { createMetrics, sample } from './metrics.ts';
 import { createRequestObserver } from './requests.ts';
@@ -78,15 +78,22 @@ export function rollupBacklogCollector(backlog: () => RollupBacklog, clock: Cloc
 
 interface AppState {
   limiter: TierLimiter;
+  /** The buckets every instance shares (Redis), when configured. */
+  sharedLimits: SharedBuckets | null;
   jobs: { readonly failures: number };
   signalCache: () => { entries: number; bytes: number };
   bodies: { readonly heldBytes: number };
 }
 
-/** Scrape-time samples of in-memory state: the rate limiter's table and refusals, failed job attempts, the signal cache, body bytes in flight. */
-export function appCollector({ limiter, jobs, signalCache, bodies }: AppState): () => string {
+/**
+ * Scrape-time samples of in-memory state: the rate limiter's table and refusals (and, with shared
+ * buckets, whether Redis answers and the takes this instance answered itself), failed job attempts,
+ * the signal cache, body bytes in flight.
+ */
+export function appCollector({ limiter, sharedLimits, jobs, signalCache, bodies }: AppState): () => string {
   return () =>
     [
+      ...(sharedLimits ? sharedLimitSamples(sharedLimits) : []),
       sample('svc_signal_cache_bytes', 'gauge', 'Bytes of rendered signals held in memory (bounded by SVC_SIGNAL_CACHE_BYTES).', [{ value: signalCache().bytes }]),
       sample('svc_signal_cache_entries', 'gauge', 'Products with rendered signals held in memory (bounded).', [{ value: signalCache().entries }]),
       sample('svc_rate_limited_total', 'counter', 'Requests refused by the rate limiter, by tier.', Object.entries(limiter.refused).map(([tier, value]) => ({ labels: { tier }, value }))),
@@ -94,4 +101,12 @@ export function appCollector({ limiter, jobs, signalCache, bodies }: AppState): 
       sample('svc_body_bytes_in_flight', 'gauge', 'Request body bytes held by reads in flight (capped by SVC_BODY_BUFFER_BYTES).', [{ value: bodies.heldBytes }]),
       sample('svc_job_failures_total', 'counter', 'Failed background job attempts.', [{ value: jobs.failures }]),
     ].join('');
+}
+
+/** Whether the shared rate-limit buckets answer, and how many takes fell back to this instance's own (one figure each, nothing per client). */
+function sharedLimitSamples(shared: SharedBuckets): string[] {
+  return [
+    sample('svc_ratelimit_redis_up', 'gauge', 'Whether rate-limit takes reach Redis now (1) or fall back to this instance\'s own buckets (0).', [{ value: shared.up ? 1 : 0 }]),
+    sample('svc_ratelimit_redis_fallbacks_total', 'counter', 'Rate-limit takes this instance answered from its own buckets because Redis did not answer in time or was unreachable.', [{ value: shared.fallbacks }]),
+  ];
 }

@@ -25,13 +25,32 @@ interface Bucket {
   newer: Bucket | null;
 }
 
-const WINDOW_MS = 60_000;
+/** A bucket refills its whole capacity over this window: the capacity is a per-minute limit. */
+export const WINDOW_MS = 60_000;
 /** How many of the least recently used buckets a new key may look through for a full one to replace. */
 const EVICTION_SCAN = 32;
 
 /** Tokens in `bucket` at `now`: refilled continuously at `capacity` per minute, never above it. */
 function tokensAt(bucket: Bucket, now: number): number {
   return Math.min(bucket.capacity, bucket.tokens + (Math.max(0, now - bucket.updatedAt) * bucket.capacity) / WINDOW_MS);
+}
+
+/**
+ * The decision of a take of `count` tokens from a bucket of `capacity` left holding `tokens` (after
+ * the take when `allowed`): the same arithmetic for this process's buckets and the shared ones
+ * (ratelimit/redis.ts), so a client is answered alike by either.
+ */
+export function bucketDecision(allowed: boolean, tokens: number, capacity: number, count: number): BucketDecision {
+  const perMs = capacity / WINDOW_MS;
+  const missing = allowed ? 0 : Math.min(count, capacity) - tokens;
+  return {
+    allowed,
+    limit: capacity,
+    remaining: Math.floor(tokens),
+    retryAfterSeconds: Math.ceil(missing / perMs / 1000),
+    resetSeconds: Math.ceil((capacity - tokens) / perMs / 1000),
+    refusedBy: allowed ? undefined : 'bucket',
+  };
 }
 
 /**
@@ -107,17 +126,7 @@ export function createTokenBuckets(clock: Clock, maxKeys: number) {
       bucket.updatedAt = now;
       const allowed = bucket.tokens >= count;
       if (allowed) bucket.tokens -= count;
-      const tokens = bucket.tokens;
-      const perMs = capacity / WINDOW_MS;
-      const missing = allowed ? 0 : Math.min(count, capacity) - tokens;
-      return {
-        allowed,
-        limit: capacity,
-        remaining: Math.floor(tokens),
-        retryAfterSeconds: Math.ceil(missing / perMs / 1000),
-        resetSeconds: Math.ceil((capacity - tokens) / perMs / 1000),
-        refusedBy: allowed ? undefined : 'bucket',
-      };
+      return bucketDecision(allowed, bucket.tokens, capacity, count);
     },
 
     /** Give back `count` tokens taken from `key` for a request refused further on (never above capacity). */

@@ -70,16 +70,23 @@ interface AdmissionDeps {
  */
 export function probeAdmission({ keys, leads, limiter, clientIp, noteTier, cors }: AdmissionDeps) {
   const admissions = new WeakMap<Request, Admission>();
+  /** Refuses the request over its limit, else puts the rate headers on its answer and keeps its admission. */
+  function admitted(admission: Admission, request: Request, headers: Record<string, string | number>): void {
+    const decision = admission.decision;
+    if (!decision.allowed) throw rateLimitedError(decision);
+    putRateLimitHeaders(headers, decision);
+    admissions.set(request, admission);
+  }
   return {
-    admit({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): void {
+    admit({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): void | Promise<void> {
       cors?.(request, set.headers);
       const ip = clientIp(request);
       const { credentials, subject } = classifyProbe(request.headers, keys, leads, limiter.anonymous(ip));
       noteTier?.(request, subject.tier);
-      const decision = limiter.take(subject);
-      if (!decision.allowed) throw rateLimitedError(decision);
-      putRateLimitHeaders(set.headers, decision);
-      admissions.set(request, { credentials, subject, decision, clientIp: ip });
+      const taken = limiter.take(subject);
+      // Shared buckets (Redis) answer with a promise; this process's buckets at once.
+      if (taken instanceof Promise) return taken.then((decision) => admitted({ credentials, subject, decision, clientIp: ip }, request, set.headers));
+      admitted({ credentials, subject, decision: taken, clientIp: ip }, request, set.headers);
     },
     admissionOf(request: Request): Admission {
       const admission = admissions.get(request);

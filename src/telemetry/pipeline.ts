@@ -181,7 +181,7 @@ export async function ingestBulk(
     // A 429 would say "retry in n s", but a batch above the bucket's capacity can never pass.
     throw new ApiError(400, 'batch_exceeds_limit', `the batch holds ${spans.length} scans, more than the ${admission.subject.tier} tier's capacity of ${capacity} scans per minute (one token per scan); split it into batches of at most ${capacity}`, {}, { limit: capacity, tier: admission.subject.tier });
   }
-  const decision = spans.length > 1 ? deps.limiter.take(admission.subject, spans.length - 1) : admission.decision;
+  const decision = spans.length > 1 ? await deps.limiter.take(admission.subject, spans.length - 1) : admission.decision;
   // A retry's admission takes its first token again before the batch is counted, so Retry-After
   // covers the whole batch (one token more than this take missed), not only the rest of it.
   if (!decision.allowed) throw rateLimitedError({ ...decision, retryAfterSeconds: Math.ceil(decision.retryAfterSeconds + 60 / decision.limit) });

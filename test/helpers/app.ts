@@ -17,6 +17,7 @@ import { buildWidget, type WidgetBundle } from '../../src/widget/bundle.ts';
 import { loadConsolePage } from '../../src/console/routes.ts';
 import { loadLandingPage } from '../../src/landing/routes.ts';
 import type { PageBundle } from '../../src/lib/page-bundle.ts';
+import type { SharedBuckets } from '../../src/ratelimit/tiers.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -92,6 +93,8 @@ export interface TestAppOptions {
   geo?: GeoLookup;
   /** The socket peer address each request seems to come from (there is no socket under app.handle). */
   peerAddress?: PeerAddress;
+  /** Rate-limit buckets shared with other apps (Redis, test/helpers/redis.ts); the caller closes them. */
+  sharedLimits?: SharedBuckets;
 }
 
 /** An app over a real SQLite file in a temp directory, migrated, with an optional fixed clock. */
@@ -124,6 +127,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     peerAddress: options.peerAddress ?? (() => '127.0.0.1'),
     observability,
     pages: await testPages(),
+    sharedLimits: options.sharedLimits,
   });
   handler = observability.observer.handlerOf(app);
   const keys = createKeyStore(database.db, clock);
