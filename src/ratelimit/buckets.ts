@@ -101,6 +101,29 @@ export function createTokenBuckets(clock: Clock, maxKeys: number) {
     return { allowed: false, limit: capacity, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(refillMs / 1000)), resetSeconds: 0, refusedBy: 'table-full' };
   }
 
+  /**
+   * `key`'s bucket refilled to `now` and made the most recently used, or a new full one; null when
+   * the key is new and the table has no room for it.
+   */
+  function bucketAt(key: string, capacity: number, now: number): Bucket | null {
+    let bucket = buckets.get(key);
+    if (bucket) {
+      bucket.tokens = tokensAt(bucket, now);
+      if (bucket !== newest) {
+        unlink(bucket);
+        append(bucket);
+      }
+    } else {
+      if (buckets.size >= maxKeys && !evictFull(now)) return null;
+      bucket = { key, tokens: capacity, updatedAt: now, capacity, older: null, newer: null };
+      buckets.set(key, bucket);
+      append(bucket);
+    }
+    bucket.capacity = capacity;
+    bucket.updatedAt = now;
+    return bucket;
+  }
+
   return {
     /**
      * Take `count` tokens from `key`'s bucket of `capacity`, or none. A `count` above `capacity`
@@ -109,24 +132,21 @@ export function createTokenBuckets(clock: Clock, maxKeys: number) {
     take(key: string, capacity: number, count = 1): BucketDecision {
       if (key === '') throw new Error('rate-limit bucket key must not be empty');
       const now = clock.now();
-      let bucket = buckets.get(key);
-      if (bucket) {
-        bucket.tokens = tokensAt(bucket, now);
-        if (bucket !== newest) {
-          unlink(bucket);
-          append(bucket);
-        }
-      } else {
-        if (buckets.size >= maxKeys && !evictFull(now)) return tableFull(now, capacity);
-        bucket = { key, tokens: capacity, updatedAt: now, capacity, older: null, newer: null };
-        buckets.set(key, bucket);
-        append(bucket);
-      }
-      bucket.capacity = capacity;
-      bucket.updatedAt = now;
+      const bucket = bucketAt(key, capacity, now);
+      if (bucket === null) return tableFull(now, capacity);
       const allowed = bucket.tokens >= count;
       if (allowed) bucket.tokens -= count;
       return bucketDecision(allowed, bucket.tokens, capacity, count);
+    },
+
+    /**
+     * Sets `key`'s bucket to hold `tokens` now: what the buckets every instance shares last said of
+     * it, so a take that falls back here starts from there rather than from a full bucket. A new key
+     * takes a place only as a take's would.
+     */
+    mirror(key: string, capacity: number, tokens: number): void {
+      const bucket = bucketAt(key, capacity, clock.now());
+      if (bucket !== null) bucket.tokens = Math.min(capacity, tokens);
     },
 
     /** Give back `count` tokens taken from `key` for a request refused further on (never above capacity). */

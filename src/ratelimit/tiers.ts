@@ -82,11 +82,17 @@ export function createTierLimiter({ rates, anonymousLimits }: LimiterSettings, c
     return decided(tier, decision);
   }
 
-  /** The same take in the shared buckets (client and ceiling in one atomic step); here when they do not answer in time. */
+  /**
+   * The same take in the shared buckets (client and ceiling in one atomic step); here when they do
+   * not answer in time. What they answer of the client's bucket is kept in this process's, so a take
+   * that falls back starts from the client's last known level, not from a full bucket.
+   */
   async function takeShared(subject: RateSubject, count = 1): Promise<TierDecision> {
     const tier = subject.tier;
     const answer = await shared!.take(tier, subject.identity, rates[tier], count, tier === 'anonymous' ? anonymousLimits.globalPerMinute : null);
-    return answer === null ? takeHere(subject, count) : decided(tier, answer);
+    if (answer === null) return takeHere(subject, count);
+    if (answer.refusedBy !== 'ceiling') buckets.mirror(`${tier}:${subject.identity}`, rates[tier], answer.remaining);
+    return decided(tier, answer);
   }
 
   return {
