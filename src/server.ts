@@ -139,7 +139,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
-  // Shared rate limits: the first connection attempt is awaited (at most about a second), so a Redis that answers takes the first requests.
+  // Shared rate limits: the first connection attempt is awaited (a few seconds at most: each of its steps has 1 s), so a Redis that answers takes the first requests.
   const sharedLimits = config.redis ? createRedisBuckets(config.redis, observability.logger.log) : undefined;
   if (sharedLimits) {
     started.push(() => sharedLimits.close());
