@@ -12,14 +12,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createKeyStore } from '../src/auth/keys.ts';
 import { loadConfig } from '../src/config.ts';
-import { migrateDatabase, openDatabase } from '../src/db/index.ts';
-import { systemClock } from '../src/lib/clock.ts';
 import { hmacSha256 } from '../src/lib/crypto.ts';
 import { startServer } from '../src/server.ts';
 import { normalizeScan } from '../src/telemetry/payload.ts';
 import { newId } from '../src/lib/ids.ts';
+import { createKey } from './lib/harness.ts';
 import { cpuReport, measureCpu } from './lib/thread-cpu.ts';
 import { scanReport } from './scan-report.ts';
 
@@ -68,10 +66,7 @@ rmSync(rawDir, { recursive: true, force: true });
 // (b) svc: the bulk endpoint over HTTP, batches sent one after another.
 const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-bulk-'));
 const config = loadConfig({ 'data-dir': dir, http: '127.0.0.1:0' }, { SVC_RATE_AGENT: '10000000' });
-const setup = openDatabase(config.databaseFile);
-migrateDatabase(setup);
-const key = createKeyStore(setup.db, systemClock).create({ name: 'bench', scopes: ['probe:scan'] }).key;
-setup.close();
+const key = createKey(dir, 'probe:scan');
 const server = await startServer(config);
 // The client's own work (encoding and signing each body) is done before the clock starts, as the
 // raw side's rows are built before its clock: client and server share this process's thread, and

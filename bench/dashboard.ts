@@ -16,6 +16,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.ts';
 import { createKeyStore } from '../src/auth/keys.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { sqliteAuthRecords } from '../src/storage/sqlite/auth.ts';
+import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
 import { loadConfig } from '../src/config.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
@@ -56,7 +59,7 @@ try {
 
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
   const app = createApp({ config, database, widget: await buildWidget(), geo: await loadGeo(null), pages });
-  const key = createKeyStore(database.db, { now: () => Date.now() }).create({ name: 'bench', scopes: ['dashboard:read'] }).key;
+  const key = (await createKeyStore(sqliteAuthRecords(database), sqliteChangeFeed(database), systemClock).create({ name: 'bench', scopes: ['dashboard:read'] })).key;
   const auth = { authorization: `Bearer ${key}` };
   const get = (p: string, headers: Record<string, string> = auth) => app.handle(new Request(`http://localhost${p}`, { headers }));
 

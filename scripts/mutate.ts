@@ -24,6 +24,8 @@ const ROOT = path.resolve(import.meta.dir, '..');
 const NOT_COPIED = new Set(['node_modules', '.git', 'dist', 'data', 'test-output']);
 /** Where the tests that need a PostgreSQL server live (test/storage/ runs every engine under test). */
 const POSTGRES_TESTS = ['test/postgres/', 'test/storage/'];
+/** The PostgreSQL engine's records, held to their contract by test/storage/ on PostgreSQL. */
+const POSTGRES_ENGINE = 'src/storage/postgres/';
 
 type Fate =
   | { kind: 'killed'; by: string[]; timedOut: boolean }
@@ -210,13 +212,15 @@ async function main(): Promise<number> {
   }
   const runnable = selected.filter((m) => !fates.has(m.id));
 
-  // Tests of the PostgreSQL engine are skipped without a server (test/helpers/postgres.ts): a mutant
-  // would survive them unseen. They get a throwaway one, as with npm run test:postgres.
-  if (!process.env.SVC_TEST_DATABASE_URL && runnable.some((m) => m.tests.some((test) => POSTGRES_TESTS.some((dir) => test.startsWith(dir))))) {
+  // Tests of the PostgreSQL engine are skipped without a server (test/helpers/postgres.ts), and the
+  // storage contract tests run on SQLite alone: a mutant of that engine would survive them unseen.
+  // They get a throwaway one, as with npm run test:postgres.
+  const needsPostgres = (m: Mutant) => m.file.startsWith(POSTGRES_ENGINE) || m.tests.some((test) => POSTGRES_TESTS.some((dir) => test.startsWith(dir)));
+  if (!process.env.SVC_TEST_DATABASE_URL && runnable.some(needsPostgres)) {
     try {
       postgres = startThrowawayPostgres();
     } catch (error) {
-      fail(`mutants whose tests are in ${POSTGRES_TESTS.join(' or ')} need PostgreSQL: ${(error as Error).message}; or set SVC_TEST_DATABASE_URL, or leave those mutants out`);
+      fail(`mutants of ${POSTGRES_ENGINE} or whose tests are in ${POSTGRES_TESTS.join(' or ')} need PostgreSQL: ${(error as Error).message}; or set SVC_TEST_DATABASE_URL, or leave those mutants out`);
     }
     process.env.SVC_TEST_DATABASE_URL = postgres.url;
   }

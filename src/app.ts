@@ -46,6 +46,9 @@ import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, rollupBacklogCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionLookup, consoleSessionRoutes, sessionCheck } from './console/session-routes.ts';
 import { createSessionStore } from './console/sessions.ts';
+import { sqliteAuthRecords } from './storage/sqlite/auth.ts';
+import { sqliteChangeFeed } from './storage/sqlite/changes.ts';
+import { andThen, type MaybePromise } from './lib/maybe-promise.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
 import { pageAssetRoutes, type PageBundle } from './lib/page-bundle.ts';
@@ -54,7 +57,7 @@ import { SIGN_UP_LIMIT } from './auth/docs.ts';
 import type { ApiKey } from './auth/keys.ts';
 import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
-import type { HotRoute } from './lib/hot-route.ts';
+import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
 import { sqliteCatalogEntryRecords, sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
 import { sqliteEnrichmentRecords, sqliteFaqRecords, sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
@@ -158,8 +161,10 @@ export function createApp(deps: AppDeps) {
   const observability = deps.observability ?? createObservability(config.log);
   const { logger, metrics, observer } = observability;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
-  const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
-  const leads = createLeadStore(database.db, clock);
+  const authRecords = sqliteAuthRecords(database);
+  const changes = sqliteChangeFeed(database);
+  const keys = createKeyStore(authRecords, changes, clock, (id) => webhooks.stores.get(id) !== null);
+  const leads = createLeadStore(authRecords.leads, changes, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
@@ -200,11 +205,11 @@ export function createApp(deps: AppDeps) {
   const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
-  const sessions = createSessionStore(database.sqlite, keys, clock, config.sessionIdleMinutes * 60_000);
+  const sessions = createSessionStore(authRecords.sessions, keys, clock, config.sessionIdleMinutes * 60_000);
   /** Counted for /metrics; a lead whose token sent a committed scan is in use (retention keeps it). */
-  const scansCommitted = ({ subject, credentials }: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number) => {
+  const scansCommitted = ({ subject, credentials }: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number): MaybePromise<void> => {
     metrics.scansIngested(subject.tier, endpoint, scans);
-    if (scans > 0 && credentials.mode === 'token' && credentials.lead) leads.noteScan(credentials.lead.id);
+    if (scans > 0 && credentials.mode === 'token' && credentials.lead) return leads.noteScan(credentials.lead.id);
   };
   // The largest body any route takes (a bulk batch): a body declared larger is refused before
   // routing; each route refuses a declared body over its own limit before reading it (lib/body.ts).
@@ -246,6 +251,9 @@ export function createApp(deps: AppDeps) {
     noteRoute: observer.routeHook,
   });
   const jsonBody = access.beforeBody(jsonBodyParser(maxBodyBytes));
+  // The routes whose access check may ask storage (a key not verified in memory, a console
+  // session) wait for its answer; the public ones, the hot GETs among them, never do (lib/access.ts).
+  const waitingForAdmission = <Routes extends AnyElysia>(routes: Routes) => new Elysia().onTransform(access.awaitAdmission).use(routes);
   let methodsAt: ((path: string) => string[]) | null = null;
   const errorContext = (request: Request): ErrorContext => ({ unexpected: unexpected(request), methodsAt: (path) => (methodsAt ??= routeMethods(app.routes))(path) });
 
@@ -253,7 +261,8 @@ export function createApp(deps: AppDeps) {
   // They are public (the widget's FAQs check their key in the answer itself), and of the request
   // gate's checks the server leaves every request they could refuse to the app (answerableAhead).
   const embed = embedRoute(widget);
-  const publicFaqList = publicFaqRoute(publicFaqs);
+  // The widget's FAQs wait for storage when the widget key is not verified in memory.
+  const publicFaqList = answeringLateErrors(publicFaqRoute(publicFaqs), (error, request) => errorAnswer(error, request));
   const signalProducts = signalProductRoutes(signals);
   const badge = badgeRoute(createBadgeLookup(database.sqlite), changeStamp);
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
@@ -269,19 +278,19 @@ export function createApp(deps: AppDeps) {
     .use(
       healthRoutes(database.sqlite, clock, {
         // The /metrics rule: a key with metrics:read (or admin) sees what an operator watches.
-        authorized: (request) => request.headers.has('authorization') && Boolean(metricsKey(request)),
+        authorized: (request) => request.headers.has('authorization') && andThen(metricsKey(request), Boolean),
         read: () => ({ rollupBacklog: rollupBacklogNow(), rateLimits: limiter.backend() }),
       }),
     )
-    .use(metricsRoutes(metrics))
+    .use(waitingForAdmission(metricsRoutes(metrics)))
     .use(widgetRoutes(embed))
     .use(publicLeadRoutes({ leads, jsonBody }))
-    .use(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, ownOrigins, idleMinutes: config.sessionIdleMinutes, jsonBody, callerOf: access.callerOf }))
-    .use(adminAuthRoutes({ keys, leads, jsonBody }))
-    .use(storeRoutes(storeAdmin, jsonBody))
-    .use(catalogRoutes(webhooks.catalog, entries, storeExists, enrichments.enrichedAt))
-    .use(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, jsonBody }))
-    .use(adminFaqRoutes({ faqs, storeOf, jsonBody }))
+    .use(waitingForAdmission(consoleSessionRoutes({ sessions, keys, baseUrl: config.baseUrl, ownOrigins, idleMinutes: config.sessionIdleMinutes, jsonBody, callerOf: access.callerOf })))
+    .use(waitingForAdmission(adminAuthRoutes({ keys, leads, jsonBody })))
+    .use(waitingForAdmission(storeRoutes(storeAdmin, jsonBody)))
+    .use(waitingForAdmission(catalogRoutes(webhooks.catalog, entries, storeExists, enrichments.enrichedAt)))
+    .use(waitingForAdmission(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, jsonBody })))
+    .use(waitingForAdmission(adminFaqRoutes({ faqs, storeOf, jsonBody })))
     .use(publicFaqRoutes(publicFaqList))
     .use(signalRoutes(signalProducts, discovery))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
@@ -299,7 +308,7 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .use(badgeRoutes(badge))
-    .use(dashboardRoutes(dashboard, rollupBacklogNow))
+    .use(waitingForAdmission(dashboardRoutes(dashboard, rollupBacklogNow)))
     .use(pageAssetRoutes([deps.pages.landing, deps.pages.console]))
     .use(
       landingRoutes({
@@ -311,7 +320,7 @@ export function createApp(deps: AppDeps) {
         signUpLimit: (request) => limiter.take(routeSubject(limiter, clientIp(request), SIGN_UP_LIMIT)),
       }),
     )
-    .use(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl }))
+    .use(waitingForAdmission(consolePageRoutes({ page: deps.pages.console, site: config.site, baseUrl: config.baseUrl })))
     .use(
       apiDocRoutes(() => documented, {
         title: `${config.site.name} API`,
@@ -322,11 +331,9 @@ export function createApp(deps: AppDeps) {
     );
   // The document describes the finished app; it is built on its first request, from this reference.
   const documented: AnyElysia = app;
-  return Object.assign(app, {
-    hotRoutes,
-    /** The app's answer to what a route threw (its error hook's), for answers given ahead of it. */
-    errorAnswer: (error: unknown, request: Request) => toErrorResponse('UNKNOWN', error, request, errorContext(request)),
-  });
+  /** The app's answer to what a route threw (its error hook's), for answers given ahead of it or after waiting. */
+  const errorAnswer = (error: unknown, request: Request) => toErrorResponse('UNKNOWN', error, request, errorContext(request));
+  return Object.assign(app, { hotRoutes, errorAnswer });
 }
 
 export type App = ReturnType<typeof createApp>;

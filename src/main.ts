@@ -16,6 +16,8 @@ import { MAX_PAGE } from './lib/query.ts';
 import { createSecretBox } from './lib/secrets.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
+import { sqliteAuthRecords } from './storage/sqlite/auth.ts';
+import { sqliteChangeFeed } from './storage/sqlite/changes.ts';
 import { createStoreRegistry } from './stores/registry.ts';
 import { parseStoreSettings } from './stores/settings.ts';
 import { createWebhookServices } from './webhooks/services.ts';
@@ -86,11 +88,12 @@ function onlyPositional(positionals: string[], what: string): string {
   return positionals[0];
 }
 
-function withDatabase<T>(config: Config, run: (database: AppDatabase) => T): T {
+/** Runs `run` on the migrated database, closed once `run` is done (and what it returned has settled). */
+async function withDatabase<T>(config: Config, run: (database: AppDatabase) => T | Promise<T>): Promise<T> {
   const database = openDatabase(config.databaseFile);
   try {
     migrateDatabase(database);
-    return run(database);
+    return await run(database);
   } finally {
     database.close();
   }
@@ -115,22 +118,22 @@ async function serve(config: Config): Promise<void> {
   print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied, rateLimits: server.rateLimits, ...buildInfo() });
 }
 
-function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
-  withDatabase(config, ({ db }) => {
-    const stores = createStoreRegistry(db, createSecretBox(config.encryptionKey), systemClock);
-    const keys = createKeyStore(db, systemClock, (id) => stores.get(id) !== null);
+function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
+  return withDatabase(config, async (database) => {
+    const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), systemClock);
+    const keys = createKeyStore(sqliteAuthRecords(database), sqliteChangeFeed(database), systemClock, (id) => stores.get(id) !== null);
     if (sub === 'create') {
       if (rest.length) throw new UsageError('keys create takes no positional arguments');
       const scopes = list(values.scopes);
       if (!scopes.length) throw new UsageError('keys create needs --scopes (comma-separated)');
-      const { key, record } = keys.create({ scopes, allowedDomains: list(values.domains), storeId: values.store ?? null, name: values.name });
+      const { key, record } = await keys.create({ scopes, allowedDomains: list(values.domains), storeId: values.store ?? null, name: values.name });
       print({ id: record.id, key, scopes: record.scopes, allowedDomains: record.allowedDomains, storeId: record.storeId });
     } else if (sub === 'list') {
       if (rest.length) throw new UsageError('keys list takes no positional arguments');
-      print({ items: keys.list() });
+      print({ items: await keys.list() });
     } else if (sub === 'revoke') {
       const id = onlyPositional(rest, 'key ID');
-      const record = orNotFound(keys.revoke(id), 'API key', id);
+      const record = orNotFound(await keys.revoke(id), 'API key', id);
       print({ id: record.id, revokedAt: record.revokedAt });
     } else {
       throw new UsageError(`unknown keys command ${JSON.stringify(sub ?? '')}`);
@@ -138,14 +141,14 @@ function keysCommand(config: Config, sub: string | undefined, rest: string[], va
   });
 }
 
-function leadsCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): void {
-  withDatabase(config, ({ db }) => {
-    const leads = createLeadStore(db, systemClock);
+function leadsCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
+  return withDatabase(config, async (database) => {
+    const leads = createLeadStore(sqliteAuthRecords(database).leads, sqliteChangeFeed(database), systemClock);
     if (sub === 'list') {
       if (rest.length) throw new UsageError('leads list takes no positional arguments');
       const items = [];
       // Every matching lead, newest first, read page by page.
-      for (let page = leads.list({ email: values.email }, null, MAX_PAGE); ; page = leads.list({ email: values.email }, page.next, MAX_PAGE)) {
+      for (let page = await leads.list({ email: values.email }, null, MAX_PAGE); ; page = await leads.list({ email: values.email }, page.next, MAX_PAGE)) {
         items.push(...page.items);
         if (!page.next) break;
       }
@@ -154,19 +157,19 @@ function leadsCommand(config: Config, sub: string | undefined, rest: string[], v
     }
     if (sub === 'create') {
       if (!values.email) throw new UsageError('leads create needs --email');
-      const { lead, apiToken } = leads.create(values.email, values.verified ?? false);
+      const { lead, apiToken } = await leads.create(values.email, values.verified ?? false);
       print({ id: lead.id, apiToken, verified: lead.verified });
       return;
     }
     const id = onlyPositional(rest, 'lead ID');
     if (sub === 'verify') {
-      const lead = orNotFound(leads.verify(id), 'lead', id);
+      const lead = orNotFound(await leads.verify(id), 'lead', id);
       print({ id: lead.id, verified: lead.verified });
     } else if (sub === 'rotate') {
-      const apiToken = orNotFound(leads.rotate(id), 'lead', id);
+      const apiToken = orNotFound(await leads.rotate(id), 'lead', id);
       print({ id, apiToken });
     } else if (sub === 'revoke') {
-      const lead = orNotFound(leads.revoke(id), 'lead', id);
+      const lead = orNotFound(await leads.revoke(id), 'lead', id);
       print({ id: lead.id, tokenActive: lead.tokenActive });
     } else {
       throw new UsageError(`unknown leads command ${JSON.stringify(sub ?? '')}`);
@@ -195,7 +198,7 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
       throw new UsageError(`the settings are not valid JSON: ${(error as Error).message}`);
     }
   }
-  withDatabase(config, ({ db }) => {
+  return withDatabase(config, ({ db }) => {
     const stores = createStoreRegistry(db, createSecretBox(config.encryptionKey), systemClock);
     const store = orNotFound(stores.get(id), 'store', id);
     const settings = verb === 'get' ? store.settings : orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
@@ -207,9 +210,9 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
  * Queue a catalogue sync pass for a store (unless one is running), like `POST .../sync`: the server's
  * job runner takes it up within a second; prints the store's sync state.
  */
-function syncCommand(config: Config, rest: string[]): void {
+function syncCommand(config: Config, rest: string[]): Promise<void> {
   const id = onlyPositional(rest, 'store ID');
-  withDatabase(config, (database) => {
+  return withDatabase(config, (database) => {
     const { stores, sync } = createWebhookServices(database, config, systemClock);
     orNotFound(stores.get(id), 'store', id);
     sync.request(id);

@@ -27,8 +27,8 @@ describe('admin guard', () => {
   });
 
   test('401 with an unknown key, a malformed header or a revoked key', async () => {
-    const admin = t.keys.create({ scopes: ['admin'] });
-    t.keys.revoke(admin.record.id);
+    const admin = await t.keys.create({ scopes: ['admin'] });
+    await t.keys.revoke(admin.record.id);
     for (const authorization of [`Bearer sk_live_${'x'.repeat(43)}`, `Basic ${btoa('a:b')}`, 'Bearer', `Bearer ${admin.key}`]) {
       const res = await t.request('/api/v1/admin/keys', { headers: { authorization } });
       expect(res.status).toBe(401);
@@ -37,7 +37,7 @@ describe('admin guard', () => {
   });
 
   test('403 with a valid key that lacks the admin scope', async () => {
-    const res = await t.request('/api/v1/admin/keys', { headers: bearer(t.keyWith('probe:scan', 'dashboard:read')) });
+    const res = await t.request('/api/v1/admin/keys', { headers: bearer(await t.keyWith('probe:scan', 'dashboard:read')) });
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ error: 'insufficient_scope' });
   });
@@ -52,7 +52,7 @@ describe('admin guard', () => {
 
 describe('admin keys endpoints', () => {
   test('POST /api/v1/admin/keys returns 201 with the raw key once, then it authenticates', async () => {
-    const admin = t.keyWith('admin');
+    const admin = await t.keyWith('admin');
     const storeId = await createStore(admin);
     const res = await t.request(
       '/api/v1/admin/keys',
@@ -62,7 +62,7 @@ describe('admin keys endpoints', () => {
     const body = await res.json();
     expect(body).toMatchObject({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId, revokedAt: null });
     expect(body.key).toMatch(/^sk_live_/);
-    expect(t.keys.verify(body.key)?.id).toBe(body.id);
+    expect((await t.keys.verify(body.key))?.id).toBe(body.id);
 
     const listed = await (await t.request('/api/v1/admin/keys', { headers: bearer(admin) })).json();
     expect(listed.items.map((k: { id: string }) => k.id)).toContain(body.id);
@@ -70,7 +70,7 @@ describe('admin keys endpoints', () => {
   });
 
   test('POST /api/v1/admin/keys rejects bad input with 400 and a detail', async () => {
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     const cases = [
       { body: { scopes: [] }, detail: 'scopes' },
       { body: { scopes: ['root'] }, detail: 'scopes' },
@@ -84,18 +84,18 @@ describe('admin keys endpoints', () => {
       expect(typeof json.error).toBe('string');
       expect(json.detail).toContain(detail);
     }
-    expect(t.keys.list()).toHaveLength(1);
+    expect(await t.keys.list()).toHaveLength(1);
   });
 
   test('a key bound to a store that does not exist is refused (400 unknown_store)', async () => {
-    const res = await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['products:read'], storeId: 'no-such-store' }, bearer(t.keyWith('admin'))));
+    const res = await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['products:read'], storeId: 'no-such-store' }, bearer(await t.keyWith('admin'))));
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'unknown_store' });
-    expect(t.keys.list()).toHaveLength(1);
+    expect(await t.keys.list()).toHaveLength(1);
   });
 
   test('a products:read key without a store is refused (400 store_required): the widget could never use it', async () => {
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     for (const scopes of [['products:read'], ['products:read', 'dashboard:read']]) {
       const res = await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes, allowedDomains: ['shop.example.com'] }, admin));
       expect(res.status).toBe(400);
@@ -111,8 +111,8 @@ describe('admin keys endpoints', () => {
   });
 
   test('DELETE /api/v1/admin/keys/:id revokes at once; unknown id is 404', async () => {
-    const admin = bearer(t.keyWith('admin'));
-    const victim = t.keys.create({ scopes: ['admin'] });
+    const admin = bearer(await t.keyWith('admin'));
+    const victim = await t.keys.create({ scopes: ['admin'] });
     const res = await t.request(`/api/v1/admin/keys/${victim.record.id}`, { method: 'DELETE', headers: admin });
     expect(res.status).toBe(200);
     expect((await res.json()).revokedAt).toBeString();
@@ -129,7 +129,7 @@ describe('leads', () => {
     expect(res.status).toBe(201);
     const { id, apiToken } = await res.json();
     expect(apiToken.length).toBeGreaterThanOrEqual(43);
-    expect(t.leads.findByToken(apiToken)).toMatchObject({ id, verified: false, email: 'new@example.com' });
+    expect(await t.leads.findByToken(apiToken)).toMatchObject({ id, verified: false, email: 'new@example.com' });
   });
 
   test('sign-up rejects an invalid email (400)', async () => {
@@ -139,7 +139,7 @@ describe('leads', () => {
   });
 
   test('sign-up does not reveal whether an email is registered: a repeat sign-up answers and its token acts exactly as a first one', async () => {
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     // Everything a caller can see of a sign-up: the answer, then what its token does on telemetry.
     const signUpAndScan = async (email: string) => {
       const res = await t.request('/api/v1/public/leads', jsonRequest('POST', { email }));
@@ -168,7 +168,7 @@ describe('leads', () => {
     const again = await t.request(TELEMETRY, tokenInit(first.apiToken, scanPayload()));
     expect(again.status).toBe(204);
     expect(again.headers.get('ratelimit-policy')).toBe(`"authed";q=${t.config.rates.authed};w=60`);
-    expect(t.leads.findByToken(first.apiToken)).toMatchObject({ id: first.id, verified: true, repeatOf: null });
+    expect(await t.leads.findByToken(first.apiToken)).toMatchObject({ id: first.id, verified: true, repeatOf: null });
     // The operator sees the repeat as a lead of its own that names the first.
     const listed = await (await t.request('/api/v1/admin/leads?email=known%40', { headers: admin })).json();
     expect(listed.items.map((lead: { id: string; repeatOf: string | null; verified: boolean }) => [lead.id, lead.repeatOf, lead.verified])).toEqual([
@@ -177,11 +177,11 @@ describe('leads', () => {
     ]);
     // A third sign-up of the address is another repeat of the first, not of the repeat.
     const third = await signUpAndScan('known@example.com');
-    expect(t.leads.get(third.id)?.repeatOf).toBe(first.id);
+    expect((await t.leads.get(third.id))?.repeatOf).toBe(first.id);
   });
 
   test('a repeat sign-up cannot take over or lock out the first lead: revoking or rotating it leaves the first one working', async () => {
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     const first = await (await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'owner@example.com' }))).json();
     const repeat = await (await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'owner@example.com' }))).json();
     expect((await t.request(`/api/v1/admin/leads/${repeat.id}/rotate-token`, { method: 'POST', headers: admin })).status).toBe(200);
@@ -189,29 +189,29 @@ describe('leads', () => {
     expect((await t.request(TELEMETRY, tokenInit(first.apiToken, scanPayload()))).status).toBe(204);
     // Operators' own tools still refuse a second first lead for a registered address.
     expect((await (await t.request('/api/v1/admin/leads', { headers: admin })).json()).items).toHaveLength(2);
-    expect(() => t.leads.create('owner@example.com')).toThrow('a lead with this email already exists');
+    await expect(t.leads.create('owner@example.com')).rejects.toThrow('a lead with this email already exists');
   });
 
   test('verify, rotate (old token rejected at once) and revoke through the admin API', async () => {
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     const { id, apiToken } = await (await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'a@example.com' }))).json();
 
     const verified = await t.request(`/api/v1/admin/leads/${id}/verify`, { method: 'POST', headers: admin });
     expect(verified.status).toBe(200);
     expect(await verified.json()).toMatchObject({ id, verified: true });
-    expect(t.leads.findByToken(apiToken)?.verified).toBe(true);
+    expect((await t.leads.findByToken(apiToken))?.verified).toBe(true);
 
     const rotated = await t.request(`/api/v1/admin/leads/${id}/rotate-token`, { method: 'POST', headers: admin });
     expect(rotated.status).toBe(200);
     const { apiToken: next } = await rotated.json();
     expect(next).not.toBe(apiToken);
-    expect(t.leads.findByToken(apiToken)).toBeNull();
-    expect(t.leads.findByToken(next)?.id).toBe(id);
+    expect(await t.leads.findByToken(apiToken)).toBeNull();
+    expect((await t.leads.findByToken(next))?.id).toBe(id);
 
     const revoked = await t.request(`/api/v1/admin/leads/${id}/revoke-token`, { method: 'POST', headers: admin });
     expect(revoked.status).toBe(200);
     expect(await revoked.json()).toMatchObject({ id, tokenActive: false });
-    expect(t.leads.findByToken(next)).toBeNull();
+    expect(await t.leads.findByToken(next)).toBeNull();
 
     for (const action of ['verify', 'rotate-token', 'revoke-token']) {
       const res = await t.request(`/api/v1/admin/leads/missing/${action}`, { method: 'POST', headers: admin });

@@ -9,44 +9,44 @@ beforeEach(async () => {
 afterEach(() => t.close());
 
 describe('API keys', () => {
-  test('a key is sk_live_ followed by 32 random bytes and differs every time', () => {
-    const a = t.keys.create({ scopes: ['admin'] }).key;
-    const b = t.keys.create({ scopes: ['admin'] }).key;
+  test('a key is sk_live_ followed by 32 random bytes and differs every time', async () => {
+    const a = (await t.keys.create({ scopes: ['admin'] })).key;
+    const b = (await t.keys.create({ scopes: ['admin'] })).key;
     expect(a).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(a.slice(8), 'base64url').length).toBe(32);
     expect(a).not.toBe(b);
   });
 
-  test('only the SHA-256 of a key is stored', () => {
-    const { key } = t.keys.create({ scopes: ['probe:scan'], name: 'ci' });
+  test('only the SHA-256 of a key is stored', async () => {
+    const { key } = await t.keys.create({ scopes: ['probe:scan'], name: 'ci' });
     const rows = t.database.sqlite.query('SELECT * FROM api_keys').all() as Record<string, unknown>[];
     expect(rows).toHaveLength(1);
     expect(rows[0]!.key_hash).toBe(sha256Hex(key));
     expect(JSON.stringify(rows)).not.toContain(key.slice(8));
   });
 
-  test('a key verifies; a wrong, malformed or revoked key does not', () => {
-    const { key, record } = t.keys.create({ scopes: ['probe:scan'], allowedDomains: ['Shop.Example.com', '*.example.org'] });
-    expect(t.keys.verify(key)?.id).toBe(record.id);
+  test('a key verifies; a wrong, malformed or revoked key does not', async () => {
+    const { key, record } = await t.keys.create({ scopes: ['probe:scan'], allowedDomains: ['Shop.Example.com', '*.example.org'] });
+    expect((await t.keys.verify(key))?.id).toBe(record.id);
     expect(record.allowedDomains).toEqual(['shop.example.com', '*.example.org']);
     const flipped = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A');
-    expect(t.keys.verify(flipped)).toBeNull();
-    expect(t.keys.verify('sk_live_short')).toBeNull();
-    expect(t.keys.verify('')).toBeNull();
-    t.keys.revoke(record.id);
-    expect(t.keys.verify(key)).toBeNull();
+    expect(await t.keys.verify(flipped)).toBeNull();
+    expect(await t.keys.verify('sk_live_short')).toBeNull();
+    expect(await t.keys.verify('')).toBeNull();
+    await t.keys.revoke(record.id);
+    expect(await t.keys.verify(key)).toBeNull();
   });
 
-  test('scopes and allowed domains are validated', () => {
-    expect(() => t.keys.create({ scopes: [] })).toThrow('scopes');
-    expect(() => t.keys.create({ scopes: ['root'] })).toThrow('unknown: root');
-    expect(() => t.keys.create({ scopes: ['products:read'], allowedDomains: ['https://x.com/'] })).toThrow('allowedDomains');
+  test('scopes and allowed domains are validated', async () => {
+    await expect(t.keys.create({ scopes: [] })).rejects.toThrow('scopes');
+    await expect(t.keys.create({ scopes: ['root'] })).rejects.toThrow('unknown: root');
+    await expect(t.keys.create({ scopes: ['products:read'], allowedDomains: ['https://x.com/'] })).rejects.toThrow('allowedDomains');
   });
 });
 
 describe('lead tokens', () => {
-  test('a token is 32 random bytes and only its hash is stored', () => {
-    const { lead, apiToken } = t.leads.create('Someone@Example.com');
+  test('a token is 32 random bytes and only its hash is stored', async () => {
+    const { lead, apiToken } = await t.leads.create('Someone@Example.com');
     expect(Buffer.from(apiToken, 'base64url').length).toBe(32);
     expect(lead.email).toBe('someone@example.com');
     expect(lead.verified).toBe(false);
@@ -55,17 +55,17 @@ describe('lead tokens', () => {
     expect(JSON.stringify(row)).not.toContain(apiToken);
   });
 
-  test('rotation invalidates the old token at once', () => {
-    const { lead, apiToken } = t.leads.create('a@example.com');
-    const next = t.leads.rotate(lead.id)!;
-    expect(t.leads.findByToken(apiToken)).toBeNull();
-    expect(t.leads.findByToken(next)?.id).toBe(lead.id);
+  test('rotation invalidates the old token at once', async () => {
+    const { lead, apiToken } = await t.leads.create('a@example.com');
+    const next = (await t.leads.rotate(lead.id))!;
+    expect(await t.leads.findByToken(apiToken)).toBeNull();
+    expect((await t.leads.findByToken(next))?.id).toBe(lead.id);
   });
 
-  test('a revoked token no longer authenticates', () => {
-    const { lead, apiToken } = t.leads.create('a@example.com');
-    t.leads.revoke(lead.id);
-    expect(t.leads.findByToken(apiToken)).toBeNull();
+  test('a revoked token no longer authenticates', async () => {
+    const { lead, apiToken } = await t.leads.create('a@example.com');
+    await t.leads.revoke(lead.id);
+    expect(await t.leads.findByToken(apiToken)).toBeNull();
   });
 });
 

@@ -29,7 +29,7 @@ const withCookie = (cookie: string, init: RequestInit = {}): RequestInit => ({ .
 describe('console sign-in', () => {
   test('exchanges a key for an HttpOnly SameSite=Strict cookie on path /, not Secure over http', async () => {
     t = await makeTestApp();
-    const key = t.keyWith('admin');
+    const key = await t.keyWith('admin');
     const res = await signIn(key);
     expect(res.status).toBe(201);
     const cookie = res.headers.get('set-cookie')!;
@@ -42,14 +42,14 @@ describe('console sign-in', () => {
 
   test('the cookie is Secure and __Host- prefixed when the base URL is https', async () => {
     t = await makeTestApp({ env: { SVC_BASE_URL: 'https://svc.example.com' } });
-    const res = await signIn(t.keyWith('admin'), { origin: 'https://svc.example.com' });
+    const res = await signIn(await t.keyWith('admin'), { origin: 'https://svc.example.com' });
     expect(res.status).toBe(201);
     expect(res.headers.get('set-cookie')).toMatch(/^__Host-svc_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Secure$/);
   });
 
   test('the session id is stored only as its SHA-256', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     const raw = cookie.split('=')[1]!;
     const rows = t.database.sqlite.query('SELECT * FROM console_sessions').all() as Record<string, unknown>[];
     expect(rows).toHaveLength(1);
@@ -62,7 +62,7 @@ describe('console sign-in', () => {
     const unknown = await signIn(`sk_live_${'a'.repeat(43)}`);
     expect(unknown.status).toBe(401);
     expect((await unknown.json()).error).toBe('invalid_api_key');
-    const widget = await signIn(t.keyWith('probe:scan', 'metrics:read'));
+    const widget = await signIn(await t.keyWith('probe:scan', 'metrics:read'));
     expect(widget.status).toBe(403);
     expect((await widget.json()).error).toBe('insufficient_scope');
     expect(unknown.headers.get('set-cookie')).toBeNull();
@@ -71,7 +71,7 @@ describe('console sign-in', () => {
 
   test('sign-in from another origin, or without Origin, is refused (login CSRF)', async () => {
     t = await makeTestApp();
-    const key = t.keyWith('admin');
+    const key = await t.keyWith('admin');
     for (const headers of [EVIL, {}]) {
       const res = await signIn(key, headers);
       expect(res.status).toBe(403);
@@ -91,7 +91,7 @@ describe('console sign-in', () => {
 describe('console session authorizes the API like its key', () => {
   test('an admin session reads admin endpoints and, same-origin, changes things', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     expect((await t.request('/api/v1/admin/keys', withCookie(cookie))).status).toBe(200);
     const created = await t.request('/api/v1/admin/keys', withCookie(cookie, jsonRequest('POST', { scopes: ['probe:scan'] }, SAME)));
     expect(created.status).toBe(201);
@@ -99,7 +99,7 @@ describe('console session authorizes the API like its key', () => {
 
   test('a dashboard:read session sees the dashboard and gets 403 from admin endpoints', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('dashboard:read'));
+    const cookie = await session(await t.keyWith('dashboard:read'));
     expect((await t.request('/api/v1/dashboard/scans', withCookie(cookie))).status).toBe(200);
     const admin = await t.request('/api/v1/admin/keys', withCookie(cookie));
     expect(admin.status).toBe(403);
@@ -108,18 +108,18 @@ describe('console session authorizes the API like its key', () => {
 
   test('a cross-origin POST with the cookie is refused and changes nothing', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     for (const headers of [EVIL, {}, { origin: 'null' }]) {
       const res = await t.request('/api/v1/admin/keys', withCookie(cookie, jsonRequest('POST', { scopes: ['admin'] }, headers)));
       expect(res.status).toBe(403);
       expect((await res.json()).error).toBe('cross_origin_refused');
     }
-    expect(t.keys.list()).toHaveLength(1);
+    expect(await t.keys.list()).toHaveLength(1);
   });
 
   test('a read the browser marks cross-site is refused', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     const res = await t.request('/api/v1/admin/keys', withCookie(cookie, { headers: { 'sec-fetch-site': 'cross-site' } }));
     expect(res.status).toBe(403);
     expect((await res.json()).error).toBe('cross_origin_refused');
@@ -127,7 +127,7 @@ describe('console session authorizes the API like its key', () => {
 
   test('the base URL origin counts as same-origin too', async () => {
     t = await makeTestApp({ env: { SVC_BASE_URL: 'https://svc.example.com' } });
-    const res = await signIn(t.keyWith('admin'), { origin: 'https://svc.example.com' });
+    const res = await signIn(await t.keyWith('admin'), { origin: 'https://svc.example.com' });
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
     const created = await t.request('/api/v1/admin/keys', withCookie(cookie, jsonRequest('POST', { scopes: ['probe:scan'] }, { origin: 'https://svc.example.com' })));
     expect(created.status).toBe(201);
@@ -135,16 +135,16 @@ describe('console session authorizes the API like its key', () => {
 
   test('an Authorization header wins over the cookie', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     const res = await t.request('/api/v1/admin/keys', withCookie(cookie, { headers: { authorization: `Bearer sk_live_${'c'.repeat(43)}` } }));
     expect(res.status).toBe(401);
   });
 
   test('revoking the key ends its sessions at once', async () => {
     t = await makeTestApp();
-    const admin = t.keys.create({ scopes: ['admin'], name: 'ops' });
+    const admin = await t.keys.create({ scopes: ['admin'], name: 'ops' });
     const cookie = await session(admin.key);
-    t.keys.revoke(admin.record.id);
+    await t.keys.revoke(admin.record.id);
     const res = await t.request('/api/v1/admin/keys', withCookie(cookie));
     expect(res.status).toBe(401);
     expect((await res.json()).error).toBe('session_expired');
@@ -158,7 +158,7 @@ describe('console session authorizes the API like its key', () => {
   test('an idle session expires after 12 hours; use keeps it alive', async () => {
     const clock = fixedClock(Date.UTC(2026, 0, 10));
     t = await makeTestApp({ clock });
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     clock.advance(11 * HOUR);
     expect((await t.request('/api/v1/admin/keys', withCookie(cookie))).status).toBe(200);
     clock.advance(11 * HOUR);
@@ -172,7 +172,7 @@ describe('console session authorizes the API like its key', () => {
   test('SVC_SESSION_IDLE_MINUTES sets the idle timeout', async () => {
     const clock = fixedClock(Date.UTC(2026, 0, 10));
     t = await makeTestApp({ clock, env: { SVC_SESSION_IDLE_MINUTES: '5' } });
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     clock.advance(5 * 60_000 + 1);
     expect((await t.request('/api/v1/admin/keys', withCookie(cookie))).status).toBe(401);
   });
@@ -186,7 +186,7 @@ describe('console session authorizes the API like its key', () => {
     expect(await none.text()).toBe('');
     const malformed = await t.request('/api/v1/console/session', withCookie('svc_session=not-a-session'));
     expect(malformed.status).toBe(204);
-    const admin = t.keys.create({ scopes: ['admin'], name: 'ops' });
+    const admin = await t.keys.create({ scopes: ['admin'], name: 'ops' });
     const who = await t.request('/api/v1/console/session', withCookie(await session(admin.key)));
     expect(who.status).toBe(200);
     expect((await who.json()).key).toMatchObject({ id: admin.record.id, name: 'ops' });
@@ -194,7 +194,7 @@ describe('console session authorizes the API like its key', () => {
 
   test('asking who is signed in from another site with the cookie is still refused', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     const res = await t.request('/api/v1/console/session', withCookie(cookie, { headers: { 'sec-fetch-site': 'cross-site' } }));
     expect(res.status).toBe(403);
     expect((await res.json()).error).toBe('cross_origin_refused');
@@ -202,7 +202,7 @@ describe('console session authorizes the API like its key', () => {
 
   test('sign-out ends the session and clears the cookie', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     const who = await t.request('/api/v1/console/session', withCookie(cookie));
     expect(who.status).toBe(200);
     expect((await who.json()).key.scopes).toEqual(['admin']);
@@ -214,7 +214,7 @@ describe('console session authorizes the API like its key', () => {
 
   test('sign-out from another origin is refused', async () => {
     t = await makeTestApp();
-    const cookie = await session(t.keyWith('admin'));
+    const cookie = await session(await t.keyWith('admin'));
     const out = await t.request('/api/v1/console/session', withCookie(cookie, { method: 'DELETE', headers: EVIL }));
     expect(out.status).toBe(403);
     expect((await t.request('/api/v1/admin/keys', withCookie(cookie))).status).toBe(200);

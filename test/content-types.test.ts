@@ -14,16 +14,16 @@ beforeAll(async () => {
   syncProduct(t, storeId, realisticProduct('platform-a', 101, 'types.myplatform-a.com'));
   expect((await enrich(t, storeId, '101')).status).toBe(200);
   await addFaq(t, { storeId, entityType: 'product', entityRef: '101', question: 'Does it fit?', answer: '<p>Yes.</p>', status: 'approved' });
-  widgetKey = t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.types.test'], storeId }).key;
-  const lead = t.leads.create('types@example.com', true);
+  widgetKey = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.types.test'], storeId })).key;
+  const lead = await t.leads.create('types@example.com', true);
   const scan = await t.request(TELEMETRY, { method: 'POST', headers: { 'content-type': 'application/json', 'x-probe-token': lead.apiToken }, body: JSON.stringify(scanPayload({ hostname: 'www.types.test' })) });
   expect(scan.status).toBe(204);
 });
 afterAll(() => t.close());
 
 describe('every JSON answer names its charset (application/json;charset=utf-8)', () => {
-  const admin = () => ({ headers: bearer(t.keyWith('admin')) });
-  const cases: [string, string, () => RequestInit, string][] = [
+  const admin = async () => ({ headers: bearer(await t.keyWith('admin')) });
+  const cases: [string, string, () => RequestInit | Promise<RequestInit>, string][] = [
     ['the health check', '/healthz', () => ({}), 'application/json;charset=utf-8'],
     ['an error (404)', '/no/such/route', () => ({}), 'application/json;charset=utf-8'],
     ['an admin answer', '/api/v1/admin/keys', admin, 'application/json;charset=utf-8'],
@@ -40,7 +40,7 @@ describe('every JSON answer names its charset (application/json;charset=utf-8)',
   ];
   for (const [name, path, init, type] of cases) {
     test(name, async () => {
-      const res = await t.request(path, init());
+      const res = await t.request(path, await init());
       expect(res.headers.get('content-type')).toBe(type);
       // The body is what the type says: UTF-8 JSON.
       const bytes = new Uint8Array(await res.arrayBuffer());

@@ -8,7 +8,7 @@ afterEach(() => t?.close());
 
 /** `count` scans over the last 60 days, through bulk; no roller runs, so every one is read raw by the stats. */
 async function ingest(count: number) {
-  const key = t.keyWith('probe:scan');
+  const key = await t.keyWith('probe:scan');
   const now = t.clock.now();
   for (let done = 0; done < count; done += 1000) {
     const scans = Array.from({ length: Math.min(1000, count - done) }, (_, i) =>
@@ -42,7 +42,7 @@ describe('dashboard reads run in Workers of their own', () => {
   test('the request thread keeps turning while the stats of 5,000 scans are read and merged', async () => {
     t = await makeTestApp({ env: { SVC_RATE_AGENT: '1000000' } });
     await ingest(5000);
-    const admin = t.keyWith('dashboard:read');
+    const admin = await t.keyWith('dashboard:read');
     const { turns, result } = await turnsDuring(t.request('/api/v1/dashboard/stats?groupBy=day', { headers: { authorization: `Bearer ${admin}` } }));
     expect(result.status).toBe(200);
     const body = (await result.json()) as { groups: { scans: number }[] };
@@ -54,7 +54,7 @@ describe('dashboard reads run in Workers of their own', () => {
   test('the list, a scan, the hostnames and the stats are all answered by the Workers, the same as before', async () => {
     t = await makeTestApp({ env: { SVC_RATE_AGENT: '1000000' } });
     await ingest(50);
-    const headers = { authorization: `Bearer ${t.keyWith('dashboard:read')}` };
+    const headers = { authorization: `Bearer ${await t.keyWith('dashboard:read')}` };
     const list = (await (await t.request('/api/v1/dashboard/scans?limit=5', { headers })).json()) as { items: { id: string }[] };
     expect(list.items).toHaveLength(5);
     const scan = await t.request(`/api/v1/dashboard/scans/${list.items[0]!.id}`, { headers });

@@ -28,7 +28,7 @@ const scan = (hoursAgo: number, overrides: Record<string, unknown> = {}) =>
   scanPayload({ url: `https://shop.example.com/p/${n++}`, scannedAt: new Date(NOW - hoursAgo * HOUR).toISOString(), ...overrides });
 
 async function seed(scans: Record<string, unknown>[]) {
-  const key = t.keyWith('probe:scan');
+  const key = await t.keyWith('probe:scan');
   const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), t.clock.now()));
   expect(response.status).toBe(200);
   expect(((await response.json()) as { inserted: number }).inserted).toBe(scans.length);
@@ -42,7 +42,7 @@ async function getJson<T>(path: string, key: string): Promise<T> {
 
 async function setup() {
   t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '100000' } });
-  return t.keyWith('dashboard:read');
+  return await t.keyWith('dashboard:read');
 }
 
 describe('dashboard scopes (DESIGN §5)', () => {
@@ -50,10 +50,10 @@ describe('dashboard scopes (DESIGN §5)', () => {
     const key = await setup();
     for (const path of ['/api/v1/dashboard/scans', '/api/v1/dashboard/stats?groupBy=day', '/api/v1/dashboard/scans/x']) {
       expect((await t.request(path)).status).toBe(401);
-      expect((await t.request(path, { headers: bearer(t.keyWith('probe:scan')) })).status).toBe(403);
+      expect((await t.request(path, { headers: bearer(await t.keyWith('probe:scan')) })).status).toBe(403);
     }
     expect((await t.request('/api/v1/dashboard/scans', { headers: bearer(key) })).status).toBe(200);
-    expect((await t.request('/api/v1/dashboard/scans', { headers: bearer(t.keyWith('admin')) })).status).toBe(200);
+    expect((await t.request('/api/v1/dashboard/scans', { headers: bearer(await t.keyWith('admin')) })).status).toBe(200);
   });
 });
 

@@ -4,7 +4,7 @@ import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts
 import { addFaq, patchFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
 import type { KeyStore } from '../src/auth/keys.ts';
 import type { StoreRow } from '../src/db/schema/index.ts';
-import { createPublicFaqs } from '../src/faqs/public.ts';
+import { createPublicFaqs, type PublicFaqAnswer } from '../src/faqs/public.ts';
 
 let t: TestApp;
 let storeId: string;
@@ -16,9 +16,9 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-const admin = () => bearer(t.keyWith('admin'));
+const admin = async () => bearer(await t.keyWith('admin'));
 const list = async (entityRef = 'tote') => {
-  const res = await t.request(`/api/v1/admin/faqs?storeId=${storeId}&entityType=product&entityRef=${entityRef}`, { headers: admin() });
+  const res = await t.request(`/api/v1/admin/faqs?storeId=${storeId}&entityType=product&entityRef=${entityRef}`, { headers: await admin() });
   expect(res.status).toBe(200);
   return (await res.json()).items as any[];
 };
@@ -26,7 +26,7 @@ const faq = (overrides: Record<string, unknown> = {}) => ({ storeId, entityType:
 
 describe('admin FAQ endpoints', () => {
   test('create answers 201 with the entry, pending by default', async () => {
-    const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq(), admin()));
+    const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq(), await admin()));
     expect(res.status).toBe(201);
     const body = await res.json();
     expect(body).toMatchObject({ storeId, entityType: 'product', entityRef: 'tote', question: 'Is it waterproof?', answer: '<p>Water resistant.</p>', status: 'pending', position: 0 });
@@ -35,11 +35,11 @@ describe('admin FAQ endpoints', () => {
 
   test('the admin scope is required', async () => {
     expect((await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq()))).status).toBe(401);
-    expect((await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq(), bearer(t.keyWith('dashboard:read'))))).status).toBe(403);
+    expect((await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq(), bearer(await t.keyWith('dashboard:read'))))).status).toBe(403);
   });
 
   test('an unknown storeId is 404 and nothing is written', async () => {
-    const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq({ storeId: 'nope' }), admin()));
+    const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', faq({ storeId: 'nope' }), await admin()));
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ error: 'not_found' });
     expect(t.database.sqlite.query('SELECT count(*) AS n FROM faq_entries').get()).toEqual({ n: 0 });
@@ -47,7 +47,7 @@ describe('admin FAQ endpoints', () => {
 
   test('invalid bodies are 400: bad entity type, status, unknown field, empty question after cleaning', async () => {
     for (const body of [faq({ entityType: 'collection' }), faq({ status: 'live' }), faq({ extra: 1 }), faq({ question: '<b></b>' }), faq({ answer: '<script>x</script>' }), faq({ position: -1 })]) {
-      const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', body, admin()));
+      const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', body, await admin()));
       expect(res.status).toBe(400);
       expect(Object.keys(await res.json()).sort()).toEqual(['detail', 'error']);
     }
@@ -79,10 +79,10 @@ describe('admin FAQ endpoints', () => {
     await addFaq(t, faq({ entityType: 'page', entityRef: 'shipping' }));
     expect(await list('other')).toEqual([]);
     expect(await list()).toHaveLength(1);
-    const half = await t.request(`/api/v1/admin/faqs?storeId=${storeId}&entityType=product`, { headers: admin() });
+    const half = await t.request(`/api/v1/admin/faqs?storeId=${storeId}&entityType=product`, { headers: await admin() });
     expect(half.status).toBe(400);
     expect((await half.json()).error).toBe('invalid_query');
-    expect((await t.request('/api/v1/admin/faqs?storeId=nope&entityType=product&entityRef=x', { headers: admin() })).status).toBe(404);
+    expect((await t.request('/api/v1/admin/faqs?storeId=nope&entityType=product&entityRef=x', { headers: await admin() })).status).toBe(404);
   });
 
   test('without an entity, the whole store is listed newest first, paged, optionally by status (the moderation queue)', async () => {
@@ -93,7 +93,7 @@ describe('admin FAQ endpoints', () => {
       created.push((await addFaq(t, faq({ entityRef, status }))).id);
     }
     const get = async (query: string) => {
-      const res = await t.request(`/api/v1/admin/faqs?storeId=${storeId}${query}`, { headers: admin() });
+      const res = await t.request(`/api/v1/admin/faqs?storeId=${storeId}${query}`, { headers: await admin() });
       expect(res.status).toBe(200);
       return (await res.json()) as { items: { id: string; entityRef: string; status: string }[]; nextCursor: string | null };
     };
@@ -107,13 +107,13 @@ describe('admin FAQ endpoints', () => {
     expect(rest.nextCursor).toBeNull();
     const entityPending = await get('&entityType=product&entityRef=mug&status=pending');
     expect(entityPending.items).toEqual([]);
-    expect((await t.request(`/api/v1/admin/faqs?storeId=${storeId}&status=done`, { headers: admin() })).status).toBe(400);
+    expect((await t.request(`/api/v1/admin/faqs?storeId=${storeId}&status=done`, { headers: await admin() })).status).toBe(400);
   });
 
   test('delete answers 204, then 404', async () => {
     const a = await addFaq(t, faq());
-    expect((await t.request(`/api/v1/admin/faqs/${a.id}`, { method: 'DELETE', headers: admin() })).status).toBe(204);
-    expect((await t.request(`/api/v1/admin/faqs/${a.id}`, { method: 'DELETE', headers: admin() })).status).toBe(404);
+    expect((await t.request(`/api/v1/admin/faqs/${a.id}`, { method: 'DELETE', headers: await admin() })).status).toBe(204);
+    expect((await t.request(`/api/v1/admin/faqs/${a.id}`, { method: 'DELETE', headers: await admin() })).status).toBe(404);
     expect(await list()).toEqual([]);
   });
 });
@@ -122,15 +122,15 @@ describe('public FAQ endpoint for the widget', () => {
   const ORIGIN = 'https://www.acme-shop.test';
   let widgetKey: string;
 
-  beforeEach(() => {
-    widgetKey = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test', '*.acme-cdn.test', 'localhost'], storeId }).key;
+  beforeEach(async () => {
+    widgetKey = (await t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test', '*.acme-cdn.test', 'localhost'], storeId })).key;
   });
 
   const get = (query: string, headers: Record<string, string>) => t.request(`/api/v1/public/faqs?${query}`, { headers });
   const fromShop = (extra: Record<string, string> = {}) => ({ 'X-Api-Key': widgetKey, Origin: ORIGIN, ...extra });
   /** svc refuses to create an unbound products:read key now; older databases may still hold one. */
-  const unboundLegacyKey = () => {
-    const { key, record } = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
+  const unboundLegacyKey = async () => {
+    const { key, record } = await t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
     t.database.sqlite.run('UPDATE api_keys SET store_id = NULL WHERE id = ?', [record.id]);
     return key;
   };
@@ -259,17 +259,17 @@ describe('public FAQ endpoint for the widget', () => {
     expect(await questionsOf('type=product&ref=tote')).toEqual(['tote', ['Tote?']]);
   });
 
-  const refusals: [string, () => Record<string, string>, string][] = [
+  const refusals: [string, () => Record<string, string> | Promise<Record<string, string>>, string][] = [
     ['no key', () => ({ Origin: ORIGIN }), 'missing_api_key'],
     ['an invalid key', () => fromShop({ 'X-Api-Key': 'sk_live_' + 'x'.repeat(43) }), 'invalid_api_key'],
     ['a malformed key', () => fromShop({ 'X-Api-Key': 'hello' }), 'invalid_api_key'],
-    ['a key without products:read', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['probe:scan'], allowedDomains: ['www.acme-shop.test'], storeId }).key }), 'insufficient_scope'],
-    ['an admin key (broader than products:read: it must not sit in page source)', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId }).key }), 'key_too_broad'],
-    ['a products:read key that also reads the dashboard', () => fromShop({ 'X-Api-Key': t.keys.create({ scopes: ['products:read', 'dashboard:read'], allowedDomains: ['www.acme-shop.test'], storeId }).key }), 'key_too_broad'],
-    ['a key not bound to a store (made before svc required one)', () => fromShop({ 'X-Api-Key': unboundLegacyKey() }), 'key_not_bound'],
+    ['a key without products:read', async () => fromShop({ 'X-Api-Key': (await t.keys.create({ scopes: ['probe:scan'], allowedDomains: ['www.acme-shop.test'], storeId })).key }), 'insufficient_scope'],
+    ['an admin key (broader than products:read: it must not sit in page source)', async () => fromShop({ 'X-Api-Key': (await t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId })).key }), 'key_too_broad'],
+    ['a products:read key that also reads the dashboard', async () => fromShop({ 'X-Api-Key': (await t.keys.create({ scopes: ['products:read', 'dashboard:read'], allowedDomains: ['www.acme-shop.test'], storeId })).key }), 'key_too_broad'],
+    ['a key not bound to a store (made before svc required one)', async () => fromShop({ 'X-Api-Key': await unboundLegacyKey() }), 'key_not_bound'],
     ['an origin not in allowedDomains', () => fromShop({ Origin: 'https://evil.test' }), 'origin_not_allowed'],
-    ['a key with no allowedDomains, even from svc’s own page', () => ({ 'X-Api-Key': t.keys.create({ scopes: ['products:read'], storeId }).key, Origin: t.config.baseUrl }), 'origin_not_allowed'],
-    ['a key with no allowedDomains, even when the browser says same-origin', () => ({ 'X-Api-Key': t.keys.create({ scopes: ['products:read'], allowedDomains: [], storeId }).key, 'Sec-Fetch-Site': 'same-origin', Referer: `${t.config.baseUrl}/console/widget-preview` }), 'origin_not_allowed'],
+    ['a key with no allowedDomains, even from svc’s own page', async () => ({ 'X-Api-Key': (await t.keys.create({ scopes: ['products:read'], storeId })).key, Origin: t.config.baseUrl }), 'origin_not_allowed'],
+    ['a key with no allowedDomains, even when the browser says same-origin', async () => ({ 'X-Api-Key': (await t.keys.create({ scopes: ['products:read'], allowedDomains: [], storeId })).key, 'Sec-Fetch-Site': 'same-origin', Referer: `${t.config.baseUrl}/console/widget-preview` }), 'origin_not_allowed'],
     ['a lookalike domain', () => fromShop({ Origin: 'https://www.acme-shop.test.evil.test' }), 'origin_not_allowed'],
     ['an opaque origin', () => fromShop({ Origin: 'null' }), 'origin_not_allowed'],
     ['neither Origin nor Referer', () => ({ 'X-Api-Key': widgetKey }), 'origin_required'],
@@ -277,7 +277,7 @@ describe('public FAQ endpoint for the widget', () => {
   for (const [name, headers, code] of refusals) {
     test(`403 for ${name}, with no CORS grant`, async () => {
       await addFaq(t, faq({ status: 'approved' }));
-      const res = await get('type=product&ref=tote', headers());
+      const res = await get('type=product&ref=tote', await headers());
       expect(res.status).toBe(403);
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
       expect(await res.json()).toEqual({ error: code, detail: expect.any(String) });
@@ -285,14 +285,14 @@ describe('public FAQ endpoint for the widget', () => {
   }
 
   test('403 for a revoked key', async () => {
-    const { key, record } = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
+    const { key, record } = await t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
     expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
-    t.keys.revoke(record.id);
+    await t.keys.revoke(record.id);
     expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(403);
   });
 
   test('a key revoked by another process (another database connection) is refused at once, though its answer was cached', async () => {
-    const { key, record } = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
+    const { key, record } = await t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId });
     expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
     expect((await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }))).status).toBe(200);
     const other = new Database(t.config.databaseFile);
@@ -327,7 +327,7 @@ describe('public FAQ endpoint for the widget', () => {
   });
 
   test('a key broader than products:read is refused with a reason naming its other scopes', async () => {
-    const key = t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId }).key;
+    const key = (await t.keys.create({ scopes: ['admin'], allowedDomains: ['www.acme-shop.test'], storeId })).key;
     const res = await get('type=product&ref=tote', fromShop({ 'X-Api-Key': key }));
     expect(res.status).toBe(403);
     const body = await res.json();
@@ -392,7 +392,8 @@ describe('public FAQ answer cache: what it keeps of client input', () => {
       isOwnPage: () => false,
     });
     const ask = (query: string, headers: Record<string, string> = {}) =>
-      faqs.answer(new Request(`http://svc.test/api/v1/public/faqs${query}`, { headers: { 'X-Api-Key': KEY, Origin: ORIGIN, ...headers } }));
+      // The stand-in verifies keys at once, so every answer is too.
+      faqs.answer(new Request(`http://svc.test/api/v1/public/faqs${query}`, { headers: { 'X-Api-Key': KEY, Origin: ORIGIN, ...headers } })) as PublicFaqAnswer;
     return { ask, counts };
   };
 

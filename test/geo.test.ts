@@ -93,7 +93,7 @@ describe('country of a scan', () => {
   const countryOf = () => (t.database.sqlite.query('SELECT country FROM scans ORDER BY rowid DESC LIMIT 1').get() as { country: string | null }).country;
   async function scanFrom(peer: string, env: Record<string, string>, payload: Record<string, unknown>, headers: Record<string, string> = {}) {
     t = await makeTestApp({ env, peerAddress: () => peer });
-    const { apiToken } = t.leads.create('geo@example.com', true);
+    const { apiToken } = await t.leads.create('geo@example.com', true);
     expect((await t.request(TELEMETRY, tokenInit(apiToken, payload, headers))).status).toBe(204);
     return countryOf();
   }
@@ -128,7 +128,7 @@ describe('country of a scan', () => {
 
   test('every scan of a bulk request without a country gets the GeoIP country of the client; explicit ones win', async () => {
     t = await makeTestApp({ peerAddress: () => '81.2.69.160' });
-    const { apiToken } = t.leads.create('geo@example.com', true);
+    const { apiToken } = await t.leads.create('geo@example.com', true);
     const scans = [scanPayload({ url: 'https://shop.example.com/1' }), scanPayload({ url: 'https://shop.example.com/2', country: 'JP' }), scanPayload({ url: 'https://shop.example.com/3' })];
     const response = await t.request('/api/v1/probe/scan-bulk', tokenInit(apiToken, { scans }));
     expect(await response.json()).toMatchObject({ inserted: 3 });

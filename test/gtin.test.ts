@@ -87,7 +87,7 @@ describe('invalid barcodes are never published and are reported on the product',
       { code: 'invalid_gtin', field: 'variants[1011].barcode', variantId: '1011', value: '<b>4006381333948</b>', reason: 'invalid_characters', detail: expect.any(String) },
       { code: 'invalid_gtin', field: 'variants[1012].barcode', variantId: '1012', value: '40063813339', reason: 'invalid_length', detail: expect.stringContaining('11 digits') },
     ]);
-    const list = await t.request(`/api/v1/admin/stores/${storeId}/products`, { headers: { authorization: `Bearer ${t.keyWith('admin')}` } });
+    const list = await t.request(`/api/v1/admin/stores/${storeId}/products`, { headers: { authorization: `Bearer ${await t.keyWith('admin')}` } });
     expect((await list.json()).items[0].warnings).toHaveLength(4);
   });
 });

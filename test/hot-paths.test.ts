@@ -17,7 +17,9 @@ beforeAll(async () => {
   syncProduct(t, storeId, realisticProduct('platform-a', 424242, SHOP));
   expect((await enrich(t, storeId, '424242')).status).toBe(200);
   await addFaq(t, { storeId, entityType: 'product', entityRef: '424242', question: 'Does it fit?', answer: 'Yes.', status: 'approved' });
-  widgetKey = t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.hot-shop.test'], storeId }).key;
+  widgetKey = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.hot-shop.test'], storeId })).key;
+  // A widget key is looked up in storage at its first use (a promise then), and verified in memory after.
+  expect((await t.app.fetch(new Request('http://localhost/api/v1/public/faqs?type=product&ref=1', { headers: { 'X-Api-Key': widgetKey, Origin: 'https://www.hot-shop.test' } }))).status).toBe(200);
 });
 afterAll(() => t.close());
 

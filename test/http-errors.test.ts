@@ -41,14 +41,14 @@ describe('body size limit (SVC_MAX_BODY_BYTES)', () => {
     const body = JSON.stringify({ name: 'x'.repeat(3000), scopes: ['admin'] });
     const send = (headers: Record<string, string>) =>
       t.request('/api/v1/admin/keys', { method: 'POST', body, headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...headers } });
-    const res = await send(bearer(t.keyWith('admin')));
+    const res = await send(bearer(await t.keyWith('admin')));
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: 'payload_too_large' });
     expect((await send({})).status).toBe(401);
   });
 
   test('413 for a streamed body without Content-Length once it passes the limit, nothing stored', async () => {
-    const admin = t.keyWith('admin');
+    const admin = await t.keyWith('admin');
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -61,11 +61,11 @@ describe('body size limit (SVC_MAX_BODY_BYTES)', () => {
     const res = await t.request('/api/v1/admin/keys', { method: 'POST', body, headers: { 'content-type': 'application/json', ...bearer(admin) } });
     expect(res.status).toBe(413);
     expect(sent).toBeLessThan(10_000);
-    expect(t.keys.list()).toHaveLength(1);
+    expect(await t.keys.list()).toHaveLength(1);
   });
 
   test('a body at the limit is accepted', async () => {
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     const base = JSON.stringify({ name: '', scopes: ['admin'] });
     const name = 'n'.repeat(100);
     const res = await t.request('/api/v1/admin/keys', { method: 'POST', body: JSON.stringify({ name, scopes: ['admin'] }).padEnd(2048, ' '), headers: { 'content-type': 'application/json', ...admin } });

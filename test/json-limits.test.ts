@@ -21,7 +21,7 @@ const item = (n: number, overrides: Record<string, unknown> = {}) =>
 
 async function agentApp(env: Record<string, string> = {}) {
   t = await makeTestApp({ clock: fixedClock(NOW), env });
-  return t.keyWith('probe:scan');
+  return await t.keyWith('probe:scan');
 }
 
 async function errorOf(response: Response): Promise<{ status: number; error: string; detail: string; limit?: number }> {
@@ -61,7 +61,7 @@ describe('JSON bodies deeper than the nesting limit are refused with 400 before 
     const response = await t.request('/api/v1/admin/faqs', {
       method: 'POST',
       body: `{"question":"q","answer":"a","x":${nested(10_000)}}`,
-      headers: { 'content-type': 'application/json', ...bearer(t.keyWith('admin')) },
+      headers: { 'content-type': 'application/json', ...bearer(await t.keyWith('admin')) },
     });
     expect((await errorOf(response)).error).toBe('json_too_deep');
   });
@@ -221,7 +221,7 @@ describe('bounded storage per scan', () => {
 
   test('the data cap is configurable with SVC_MAX_SCAN_DATA_BYTES', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_MAX_SCAN_DATA_BYTES: '100' } });
-    const { apiToken } = t.leads.create('scanner@example.com', true);
+    const { apiToken } = await t.leads.create('scanner@example.com', true);
     const response = await t.request(TELEMETRY, tokenInit(apiToken, scanPayload({ extra: 'x'.repeat(100) })));
     expect((await errorOf(response)).error).toBe('data_too_large');
     expect((await t.request(TELEMETRY, tokenInit(apiToken, scanPayload({ extra: 'x'.repeat(50) })))).status).toBe(204);

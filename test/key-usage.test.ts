@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { createKeyUsage, KEY_USE_INTERVAL_MS } from '../src/auth/key-usage.ts';
+import { sqliteAuthRecords } from '../src/storage/sqlite/auth.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { writePause } from '../src/lib/write-pause.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
@@ -29,14 +30,14 @@ describe('last use of API keys', () => {
   test('a key is noted as used when it authenticates a request: admin bearer, console session, signed telemetry, widget', async () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
-    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
-    const consoleKey = t.keys.create({ name: 'console', scopes: ['dashboard:read'] }).key;
-    const probe = t.keys.create({ name: 'probe', scopes: ['probe:scan'] }).key;
+    const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
+    const consoleKey = (await t.keys.create({ name: 'console', scopes: ['dashboard:read'] })).key;
+    const probe = (await t.keys.create({ name: 'probe', scopes: ['probe:scan'] })).key;
     const storeId = seedStore(t, 'platform-a', 'usage.myplatform-a.com');
-    const widget = t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId }).key;
-    t.keys.create({ name: 'idle', scopes: ['dashboard:read'] });
-    const revoked = t.keys.create({ name: 'revoked', scopes: ['admin'] });
-    t.keys.revoke(revoked.record.id);
+    const widget = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId })).key;
+    await t.keys.create({ name: 'idle', scopes: ['dashboard:read'] });
+    const revoked = await t.keys.create({ name: 'revoked', scopes: ['admin'] });
+    await t.keys.revoke(revoked.record.id);
     expect(await lastUses(admin)).toEqual({ admin: iso(T0), console: null, probe: null, widget: null, idle: null, revoked: null });
 
     // Signing in is a use; so is each request of the session, which acts with the key.
@@ -69,9 +70,9 @@ describe('last use of API keys', () => {
   test('a widget key whose answer comes from the widget’s answer cache (each of its three ways) is still used', async () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
-    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
+    const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
     const storeId = seedStore(t, 'platform-a', 'usage.myplatform-a.com');
-    const widget = t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId }).key;
+    const widget = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId })).key;
     const faqs = async (times: number) => {
       for (let i = 0; i < times; i++) {
         const res = await t.request('/api/v1/public/faqs?type=product&ref=1', { headers: { 'x-api-key': widget, origin: 'https://shop.usage.test' } });
@@ -92,7 +93,7 @@ describe('last use of API keys', () => {
   test('a key’s use is written at most once a minute: uses within the minute write nothing', async () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
-    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
+    const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
     const stores = () => t.request('/api/v1/admin/stores', { headers: bearer(admin) });
     expect((await stores()).status).toBe(200);
     clock.advance(KEY_USE_INTERVAL_MS - 1);
@@ -109,7 +110,7 @@ describe('last use of API keys', () => {
   test('a use is written outside api_keys, so the keys verified in memory stay there', async () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
-    const admin = t.keys.create({ name: 'admin', scopes: ['admin'] }).key;
+    const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
     // The counter the verified-key cache reads (lib/table-writes.ts): it moves with every write to api_keys.
     const apiKeyWrites = () => t.database.sqlite.query<{ n: number }, []>('SELECT n FROM temp.api_keys_writes').get()!.n;
     const before = apiKeyWrites();
@@ -121,13 +122,15 @@ describe('last use of API keys', () => {
 });
 
 describe('the last-use writer', () => {
+  /** The SQLite records of the app's database (each use is written before `used` returns, unless it waits). */
+  const records = () => sqliteAuthRecords(t.database).keyUsage;
   const usageOf = (id: string) => t.database.sqlite.query<{ at: number }, [string]>('SELECT last_used_at AS at FROM api_key_usage WHERE key_id = ?').get(id)?.at ?? null;
 
   test('keeps the times of at most its limit of keys: a key dropped from memory is written again at its next use', async () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
-    const [a, b, c] = ['a', 'b', 'c'].map((name) => t.keys.create({ name, scopes: ['admin'] }).record.id);
-    const usage = createKeyUsage(t.database.sqlite, clock, 2);
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map(async (name) => (await t.keys.create({ name, scopes: ['admin'] })).record.id));
+    const usage = createKeyUsage(records(), clock, 2);
     usage.used(a!);
     usage.used(b!);
     clock.advance(1000);
@@ -137,11 +140,11 @@ describe('the last-use writer', () => {
     expect([usageOf(a!), usageOf(b!), usageOf(c!)]).toEqual([T0 + 1000, T0, T0 + 1000]);
   });
 
-  test('waits out a write pause, and writes nothing inside another transaction (its rollback would lose the time)', async () => {
+  test('waits out a write pause, and another transaction of its connection: never written inside it (its rollback would lose the time)', async () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
-    const id = t.keys.create({ name: 'a', scopes: ['admin'] }).record.id;
-    const usage = createKeyUsage(t.database.sqlite, clock, 10);
+    const id = (await t.keys.create({ name: 'a', scopes: ['admin'] })).record.id;
+    const usage = createKeyUsage(records(), clock, 10);
     const pause = writePause(t.database.sqlite);
     pause.pause();
     usage.used(id);
@@ -154,15 +157,16 @@ describe('the last-use writer', () => {
     usage.used(id);
     t.database.sqlite.run('ROLLBACK');
     usage.used(id);
+    await Bun.sleep(0);
     expect(usageOf(id)).toBe(T0 + KEY_USE_INTERVAL_MS);
   });
 
   test('keeps the latest time when writers disagree', async () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
-    const id = t.keys.create({ name: 'a', scopes: ['admin'] }).record.id;
-    createKeyUsage(t.database.sqlite, clock, 10).used(id);
-    createKeyUsage(t.database.sqlite, fixedClock(T0 - KEY_USE_INTERVAL_MS), 10).used(id);
+    const id = (await t.keys.create({ name: 'a', scopes: ['admin'] })).record.id;
+    createKeyUsage(records(), clock, 10).used(id);
+    createKeyUsage(records(), fixedClock(T0 - KEY_USE_INTERVAL_MS), 10).used(id);
     expect(usageOf(id)).toBe(T0);
   });
 });

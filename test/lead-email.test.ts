@@ -90,7 +90,7 @@ describe('lead emails with control or invisible formatting characters are refuse
   });
 
   test('the admin API’s lead search', async () => {
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     for (const [c, name] of HIDDEN.filter(([c]) => c.isWellFormed())) {
       const res = await t.request(`/api/v1/admin/leads?email=${encodeURIComponent(`evil${c}`)}`, { headers: admin });
       expect(res.status, name).toBe(400);

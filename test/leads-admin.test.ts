@@ -10,7 +10,7 @@ const clock = fixedClock(START);
 beforeEach(async () => {
   clock.set(START);
   t = await makeTestApp({ clock });
-  admin = t.keyWith('admin');
+  admin = await t.keyWith('admin');
 });
 afterEach(() => t.close());
 
@@ -20,18 +20,20 @@ const list = async (query = '') => {
 };
 
 /** Leads a minute apart: lead0 oldest. */
-function seed(emails: string[]): string[] {
-  return emails.map((email) => {
+async function seed(emails: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const email of emails) {
     clock.advance(60_000);
-    return t.leads.create(email).lead.id;
-  });
+    ids.push((await t.leads.create(email)).lead.id);
+  }
+  return ids;
 }
 
 describe('GET /api/v1/admin/leads', () => {
   test('newest first, in the lead view with verifiedAt', async () => {
-    const [a, b] = seed(['a@example.com', 'b@example.org']);
+    const [a, b] = await seed(['a@example.com', 'b@example.org']);
     clock.advance(1000);
-    t.leads.verify(a!);
+    await t.leads.verify(a!);
     const { status, body } = await list();
     expect(status).toBe(200);
     expect(body).toEqual({
@@ -52,9 +54,9 @@ describe('GET /api/v1/admin/leads', () => {
   });
 
   test('verified and active filters', async () => {
-    const [a, b, c] = seed(['a@example.com', 'b@example.com', 'c@example.com']);
-    t.leads.verify(a!);
-    t.leads.revoke(b!);
+    const [a, b, c] = await seed(['a@example.com', 'b@example.com', 'c@example.com']);
+    await t.leads.verify(a!);
+    await t.leads.revoke(b!);
     const emails = async (query: string) => (await list(query)).body.items.map((l: { id: string }) => l.id);
     expect(await emails('?verified=true')).toEqual([a]);
     expect(await emails('?verified=false')).toEqual([c, b]);
@@ -63,7 +65,7 @@ describe('GET /api/v1/admin/leads', () => {
   });
 
   test('keyset paging: every lead once, newest first, even while new leads arrive', async () => {
-    const ids = seed(Array.from({ length: 7 }, (_, i) => `lead${i}@example.com`));
+    const ids = await seed(Array.from({ length: 7 }, (_, i) => `lead${i}@example.com`));
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -72,14 +74,15 @@ describe('GET /api/v1/admin/leads', () => {
       expect(status).toBe(200);
       seen.push(...body.items.map((lead) => lead.id));
       cursor = body.nextCursor;
-      if (pages++ === 0) seed(['late@example.com']); // newer than every page: never shows up behind the cursor
+      if (pages++ === 0) await seed(['late@example.com']); // newer than every page: never shows up behind the cursor
     } while (cursor);
     expect(seen).toEqual([...ids].reverse());
     expect(pages).toBe(3);
   });
 
   test('leads created in the same millisecond are ordered by id, none lost between pages', async () => {
-    const ids = Array.from({ length: 5 }, (_, i) => t.leads.create(`same${i}@example.com`).lead.id);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await t.leads.create(`same${i}@example.com`)).lead.id);
     const first = (await list('?limit=2')).body;
     const rest = (await list(`?limit=10&cursor=${first.nextCursor}`)).body;
     expect([...first.items, ...rest.items].map((l: { id: string }) => l.id).sort()).toEqual([...ids].sort());
@@ -105,6 +108,6 @@ describe('GET /api/v1/admin/leads', () => {
 
   test('needs the admin scope', async () => {
     expect((await t.request('/api/v1/admin/leads')).status).toBe(401);
-    expect((await t.request('/api/v1/admin/leads', { headers: bearer(t.keyWith('dashboard:read')) })).status).toBe(403);
+    expect((await t.request('/api/v1/admin/leads', { headers: bearer(await t.keyWith('dashboard:read')) })).status).toBe(403);
   });
 });

@@ -43,23 +43,23 @@ describe('GET /metrics', () => {
     t = await makeTestApp();
     expect((await t.request('/metrics')).status).toBe(401);
     expect((await t.request('/metrics/')).status).toBe(401);
-    const res = await t.request('/metrics', { headers: bearer(t.keyWith('dashboard:read')) });
+    const res = await t.request('/metrics', { headers: bearer(await t.keyWith('dashboard:read')) });
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ error: 'insufficient_scope' });
-    await scrape(t.keyWith('metrics:read'));
-    await scrape(t.keyWith('admin'));
+    await scrape(await t.keyWith('metrics:read'));
+    await scrape(await t.keyWith('admin'));
   });
 
   test('after traffic: requests, latency, scans by tier and endpoint, rate limits, writer, webhooks, jobs, limiter, database', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_ANONYMOUS: '2' } });
-    const metricsKey = t.keyWith('metrics:read');
-    const agent = t.keyWith('probe:scan');
+    const metricsKey = await t.keyWith('metrics:read');
+    const agent = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     expect((await t.request(TELEMETRY, signedInit(agent, body, NOW))).status).toBe(204);
     const bulk = JSON.stringify({ scans: [scanPayload({ url: 'https://shop.example.com/a' }), scanPayload({ url: 'https://shop.example.com/b' })] });
     expect((await t.request('/api/v1/probe/scan-bulk', signedInit(agent, bulk, NOW))).status).toBe(200);
-    const { lead, apiToken } = t.leads.create('metrics@example.com');
-    t.leads.verify(lead.id);
+    const { lead, apiToken } = await t.leads.create('metrics@example.com');
+    await t.leads.verify(lead.id);
     expect((await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()))).status).toBe(204);
     for (let i = 0; i < 3; i++) await t.request(TELEMETRY, { method: 'POST', body }); // anonymous: 2 pass the limiter, 1 is refused
     await t.request('/api/v1/webhooks/platform-a', signedPlatformADelivery('s', 'nowhere.myplatform-a.com', 'products/update', { id: 1 }));
@@ -95,7 +95,7 @@ describe('GET /metrics', () => {
 
   test('a flood of random paths, ids and methods adds no label values beyond the route templates', async () => {
     t = await makeTestApp();
-    const key = t.keyWith('admin');
+    const key = await t.keyWith('admin');
     await t.request('/healthz');
     const before = await scrape(key);
     for (let i = 0; i < 300; i++) {

@@ -204,7 +204,7 @@ describe('OpenAPI document', () => {
   test('documents what the routes do: stats require groupBy, sign-up never answers 409, the widget tag uses data-api-key', async () => {
     const groupBy = doc.paths['/api/v1/dashboard/stats'].get.parameters.find((p: Json) => p.name === 'groupBy');
     expect(groupBy).toMatchObject({ in: 'query', required: true });
-    const noGroupBy = await t.request('/api/v1/dashboard/stats', { headers: { authorization: `Bearer ${t.keyWith('dashboard:read')}` } });
+    const noGroupBy = await t.request('/api/v1/dashboard/stats', { headers: { authorization: `Bearer ${await t.keyWith('dashboard:read')}` } });
     expect(noGroupBy.status).toBe(400);
     expect((await noGroupBy.json()).detail).toStartWith('groupBy: required');
 
@@ -268,7 +268,7 @@ describe('answers match the documented schemas', () => {
   }
 
   test('admin keys, leads, health, sign-up, telemetry and the dashboard answer as documented', async () => {
-    const admin = { authorization: `Bearer ${t.keyWith('admin')}`, 'content-type': 'application/json' };
+    const admin = { authorization: `Bearer ${await t.keyWith('admin')}`, 'content-type': 'application/json' };
     const created = await conforms('POST', '/api/v1/admin/keys', '/api/v1/admin/keys', { headers: admin, body: JSON.stringify({ name: 'ci', scopes: ['probe:scan'] }) });
     expect(created.status).toBe(201);
     await conforms('GET', '/api/v1/admin/keys', '/api/v1/admin/keys', { headers: admin });
@@ -284,9 +284,9 @@ describe('answers match the documented schemas', () => {
     const scan = { hostname: 'shop.example.com', url: 'https://shop.example.com/p/1', signals: { title: { value: 'Shoe', length: 4 } }, quality: { grade: 'B', percentage: 80 } };
     const token = await t.request(TELEMETRY, tokenInit(lead.body.apiToken, scan));
     expect(token.status).toBe(204);
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     await conforms('POST', '/api/v1/probe/scan-bulk', '/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [{ ...scan, url: 'https://shop.example.com/p/2' }, { hostname: 'bad host' }] }), Date.now()));
-    const dashboard = { authorization: `Bearer ${t.keyWith('dashboard:read')}` };
+    const dashboard = { authorization: `Bearer ${await t.keyWith('dashboard:read')}` };
     const list = await conforms('GET', '/api/v1/dashboard/scans', '/api/v1/dashboard/scans', { headers: dashboard });
     expect(list.body.items.length).toBe(2);
     await conforms('GET', `/api/v1/dashboard/scans/${list.body.items[0].id}`, '/api/v1/dashboard/scans/{id}', { headers: dashboard });
@@ -296,7 +296,7 @@ describe('answers match the documented schemas', () => {
   }, HEAVY_MS);
 
   test('stores, the catalogue, enrichment, FAQs, the widget read and the console session answer as documented', async () => {
-    const rawAdmin = t.keyWith('admin');
+    const rawAdmin = await t.keyWith('admin');
     const admin = { authorization: `Bearer ${rawAdmin}`, 'content-type': 'application/json' };
     const shop = 'docs.myplatform-a.com';
     const storeId = seedStore(t, 'platform-a', shop);

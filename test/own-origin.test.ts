@@ -19,11 +19,11 @@ const REBOUND = { Host: 'evil.test', Origin: 'http://evil.test' };
 async function widgetSetup() {
   const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
   await addFaq(t, { storeId, entityType: 'product', entityRef: 'tote', question: 'Is it waterproof?', answer: 'Yes.', status: 'approved' });
-  return t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId }).key;
+  return (await t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId })).key;
 }
 
 async function adminCookie(): Promise<string> {
-  const res = await send('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('admin') }, { Origin: t.config.baseUrl }));
+  const res = await send('/api/v1/console/session', jsonRequest('POST', { key: await t.keyWith('admin') }, { Origin: t.config.baseUrl }));
   expect(res.status).toBe(201);
   return res.headers.get('set-cookie')!.split(';')[0]!;
 }
@@ -58,7 +58,7 @@ describe('svc’s own origin comes from --base-url only, never from the Host hea
 
   test('console: sign-in, a session’s writes and the widget preview refuse Host: evil.test with Origin: http://evil.test', async () => {
     t = await makeTestApp({ listen: true });
-    const signIn = await send('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('admin') }, REBOUND));
+    const signIn = await send('/api/v1/console/session', jsonRequest('POST', { key: await t.keyWith('admin') }, REBOUND));
     expect(signIn.status).toBe(403);
     expect(await signIn.json()).toMatchObject({ error: 'cross_origin_refused' });
     expect(signIn.headers.get('set-cookie')).toBeNull();
@@ -69,7 +69,7 @@ describe('svc’s own origin comes from --base-url only, never from the Host hea
     const preview = await send('/console/widget-preview', { method: 'POST', body: 'key=k', headers: { 'content-type': 'application/x-www-form-urlencoded', ...REBOUND, cookie } });
     expect(preview.status).toBe(403);
     // Only the two admin keys this test made exist: the refused write made none.
-    expect(t.keys.list()).toHaveLength(2);
+    expect(await t.keys.list()).toHaveLength(2);
     // At its base URL the console still signs in and writes.
     expect((await send('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['probe:scan'] }, { Origin: t.config.baseUrl, cookie }))).status).toBe(201);
   });
@@ -77,7 +77,7 @@ describe('svc’s own origin comes from --base-url only, never from the Host hea
   test('the loopback names of the listen address count only while the base URL is the default one', async () => {
     // The test app listens (in its configuration) on 127.0.0.1:3000 with no base URL set.
     t = await makeTestApp();
-    const signIn = (origin: string) => t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('admin') }, { origin }));
+    const signIn = async (origin: string) => t.request('/api/v1/console/session', jsonRequest('POST', { key: await t.keyWith('admin') }, { origin }));
     expect((await signIn('http://127.0.0.1:3000')).status).toBe(201);
     expect((await signIn('http://localhost:3000')).status).toBe(201);
     // Not another port, nor the Host the request was sent to (http://localhost under app.handle).

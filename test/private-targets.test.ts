@@ -151,7 +151,7 @@ describe('store-supplied URLs that reach private addresses are refused with 400'
     const created = await createStore(t!, siteStore('https://shop.example.com'));
     expect(created.status).toBe(201);
     const before = rows(t!, 'stores')[0];
-    const res = await t!.request(`/api/v1/admin/stores/${created.store.id}/credentials`, jsonRequest('PUT', { credentials: { siteUrl: 'http://169.254.169.254', ...KEYS } }, bearer(t!.keyWith('admin'))));
+    const res = await t!.request(`/api/v1/admin/stores/${created.store.id}/credentials`, jsonRequest('PUT', { credentials: { siteUrl: 'http://169.254.169.254', ...KEYS } }, bearer(await t!.keyWith('admin'))));
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe('private_target');
     expect(rows(t!, 'stores')[0]).toEqual(before);
@@ -273,7 +273,7 @@ describe('connection errors name the kind of failure, never a remote body, and n
       query.includes('webhookSubscriptionCreate')
         ? Response.json({ data: { webhookSubscriptionCreate: { webhookSubscription: null, userErrors: [{ field: ['callbackUrl'], message: 'secret-internal-path refused' }] } } })
         : undefined;
-    const again = await t.request(`/api/v1/admin/stores/${storeA.store.id}/hooks`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    const again = await t.request(`/api/v1/admin/stores/${storeA.store.id}/hooks`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
     expect((await again.json()).hooks.error).toBe('webhookSubscriptionCreate products/create: the platform refused the subscription');
     expect(JSON.stringify(await getStore(t, storeA.store.id))).not.toContain('secret-internal-path');
   });

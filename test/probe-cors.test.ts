@@ -14,7 +14,7 @@ describe('CORS on the probe routes (SVC_PROBE_CORS_ORIGINS)', () => {
     t = await makeTestApp();
     const res = await preflight(SCANNER);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
-    const { apiToken } = t.leads.create('cors@example.com');
+    const { apiToken } = await t.leads.create('cors@example.com');
     const post = await t.request(TELEMETRY, tokenInit(apiToken, scanPayload(), { origin: SCANNER }));
     expect(post.status).toBe(204);
     expect(post.headers.get('access-control-allow-origin')).toBeNull();
@@ -33,7 +33,7 @@ describe('CORS on the probe routes (SVC_PROBE_CORS_ORIGINS)', () => {
     // Preflights cost no rate-limit token.
     for (let i = 0; i < 5; i++) expect((await preflight(SCANNER)).status).toBe(204);
 
-    const { apiToken } = t.leads.create('cors@example.com');
+    const { apiToken } = await t.leads.create('cors@example.com');
     const ok = await t.request(TELEMETRY, tokenInit(apiToken, scanPayload(), { origin: SCANNER }));
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe(SCANNER);
@@ -50,7 +50,7 @@ describe('CORS on the probe routes (SVC_PROBE_CORS_ORIGINS)', () => {
     const answerOf = async (res: Response) => ({ status: res.status, headers: Object.fromEntries([...res.headers].filter(([name]) => name !== 'x-request-id')), body: await res.text() });
     const listed = await answerOf(await preflight(SCANNER));
     for (const origin of ['https://evil.example', 'https://scanner.example.com.evil.example', 'null']) expect(await answerOf(await preflight(origin))).toEqual(listed);
-    const { apiToken } = t.leads.create('cors@example.com');
+    const { apiToken } = await t.leads.create('cors@example.com');
     const post = await t.request(TELEMETRY, tokenInit(apiToken, scanPayload(), { origin: 'https://evil.example' }));
     expect(post.headers.get('access-control-allow-origin')).toBeNull();
     const health = await t.request('/healthz', { headers: { origin: SCANNER } });

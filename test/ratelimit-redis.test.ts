@@ -50,7 +50,7 @@ const anonymousScan = (ip: string) => from(ip, { method: 'POST', body: JSON.stri
 
 /** One figure of /metrics (no labels). */
 async function metric(t: TestApp, name: string): Promise<number> {
-  const text = await (await t.request('/metrics', { headers: bearer(t.keyWith('metrics:read')) })).text();
+  const text = await (await t.request('/metrics', { headers: bearer(await t.keyWith('metrics:read')) })).text();
   const line = text.split('\n').find((row) => row.startsWith(`${name} `));
   if (line === undefined) throw new Error(`${name} is not in /metrics`);
   return Number(line.slice(name.length + 1));
@@ -79,9 +79,9 @@ describeRedis('rate limits shared in Redis (issue 31 item 1)', () => {
     const a = await appWith(await sharedBuckets(), env);
     // The second instance serves the same database, as instances behind one load balancer do.
     const b = await appWith(await sharedBuckets(), env, a.config.dataDir);
-    const agentKey = a.keyWith('probe:scan');
-    const bulkKey = a.keyWith('probe:scan');
-    const leadToken = a.leads.create('shared@example.com', true).apiToken;
+    const agentKey = await a.keyWith('probe:scan');
+    const bulkKey = await a.keyWith('probe:scan');
+    const leadToken = (await a.leads.create('shared@example.com', true)).apiToken;
     const own = { origin: 'http://127.0.0.1:3000' };
     const cases: { name: string; limit: number; send: (t: TestApp, i: number) => Promise<Response> }[] = [
       { name: 'anonymous probe', limit: 4, send: (t) => t.request(TELEMETRY, anonymousScan('198.18.1.1')) },
@@ -206,7 +206,7 @@ describeRedis('rate limits shared in Redis (issue 31 item 1)', () => {
     const lines: { level: string; msg: string }[] = [];
     const shared = await sharedBuckets({ url: own.url, log: (level, msg) => lines.push({ level, msg }) });
     const t = await appWith(shared, { SVC_RATE_ANONYMOUS: '3' });
-    const metricsKey = t.keyWith('metrics:read');
+    const metricsKey = await t.keyWith('metrics:read');
     const rateLimits = async () => ((await (await t.request('/healthz', { headers: bearer(metricsKey) })).json()) as { details: { rateLimits: unknown } }).details.rateLimits;
     expect(await rateLimits()).toEqual({ backend: 'redis', redis: 'up' });
 

@@ -43,7 +43,7 @@ describe('spec §8 tier rate limits', () => {
 
   test('an accepted signed scan (204) carries the agent tier\'s five rate-limit headers, and a take\'s decision has exactly its fields', async () => {
     await appFrom({ ip: '198.18.0.9' }, { SVC_RATE_AGENT: '1000' });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const accepted = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW));
     expect(accepted.status).toBe(204);
     expect(Object.fromEntries([...accepted.headers].filter(([name]) => name.startsWith('ratelimit')))).toEqual({
@@ -132,7 +132,7 @@ describe('spec §8 tier rate limits', () => {
   test('a verified lead gets the authed tier (50/min) keyed by lead, not by address', async () => {
     const peer = { ip: '198.18.0.8' };
     await appFrom(peer);
-    const { apiToken } = t.leads.create('fast@example.com', true);
+    const { apiToken } = await t.leads.create('fast@example.com', true);
     for (let i = 0; i < 50; i++) {
       peer.ip = `198.18.1.${i}`;
       expect((await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()))).status).toBe(204);
@@ -144,7 +144,7 @@ describe('spec §8 tier rate limits', () => {
 
   test('an unverified lead is limited at the anonymous tier (10/min)', async () => {
     await appFrom({ ip: '198.18.0.9' });
-    const { apiToken } = t.leads.create('slow@example.com');
+    const { apiToken } = await t.leads.create('slow@example.com');
     for (let i = 0; i < 10; i++) expect((await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()))).status).toBe(204);
     const limited = await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()));
     expect(limited.status).toBe(429);
@@ -153,7 +153,7 @@ describe('spec §8 tier rate limits', () => {
 
   test('a probe:scan key gets the agent tier with the limit from SVC_RATE_AGENT', async () => {
     await appFrom({ ip: '198.18.0.10' }, { SVC_RATE_AGENT: '3' });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     for (let i = 0; i < 3; i++) expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
     const limited = await t.request(TELEMETRY, signedInit(key, body, NOW));
@@ -164,7 +164,7 @@ describe('spec §8 tier rate limits', () => {
   test('a valid key without probe:scan is limited at the anonymous tier, keyed by address (not the agent tier)', async () => {
     const peer = { ip: '198.18.0.12' };
     await appFrom(peer, { SVC_RATE_ANONYMOUS: '2', SVC_RATE_AGENT: '100' });
-    const key = t.keyWith('dashboard:read');
+    const key = await t.keyWith('dashboard:read');
     const body = JSON.stringify(scanPayload());
     for (let i = 0; i < 2; i++) expect(await (await t.request(TELEMETRY, signedInit(key, body, NOW))).json()).toMatchObject({ error: 'insufficient_scope' });
     const limited = await t.request(TELEMETRY, signedInit(key, body, NOW));
@@ -177,8 +177,8 @@ describe('spec §8 tier rate limits', () => {
 
   test('a revoked probe:scan key is limited at the anonymous tier', async () => {
     await appFrom({ ip: '198.18.0.14' }, { SVC_RATE_ANONYMOUS: '1', SVC_RATE_AGENT: '100' });
-    const { key, record } = t.keys.create({ scopes: ['probe:scan'] });
-    t.keys.revoke(record.id);
+    const { key, record } = await t.keys.create({ scopes: ['probe:scan'] });
+    await t.keys.revoke(record.id);
     const body = JSON.stringify(scanPayload());
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(401);
     expect(await (await t.request(TELEMETRY, signedInit(key, body, NOW))).json()).toMatchObject({ tier: 'anonymous', limit: 1 });
@@ -422,7 +422,7 @@ describe('anonymous clients cannot dodge their bucket (issue 11)', () => {
     const refused = await t.request(TELEMETRY, anonymousScan());
     expect(await refused.json()).toMatchObject({ tier: 'anonymous', limit: 20, detail: 'all anonymous clients together may make 20 scans per minute; retry in 3 s' });
     // Agents and verified leads are not held by the anonymous ceiling.
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     expect((await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW))).status).toBe(204);
   });
 
@@ -460,7 +460,7 @@ describe('limits and guards hold for every spelling of a path (issues 11 and 27)
     }
     expect(created).toBeLessThanOrEqual(10);
     expect((await t.request('/api/v1/public/leads/', jsonRequest('POST', { email: 'last@example.com' }))).status).toBe(429);
-    expect(t.leads.list({}, null, 500).items.length).toBe(created);
+    expect((await t.leads.list({}, null, 500)).items.length).toBe(created);
   });
 
   test('the probe limit holds for every spelling of a probe path: a spelling the router routes is limited, any other is 404', async () => {

@@ -81,7 +81,7 @@ describe('request log through the app', () => {
 
   test('one line per request: method, route template, status, duration, request bytes, tier, request id, error code', async () => {
     t = await makeTestApp();
-    const key = t.keyWith('admin');
+    const key = await t.keyWith('admin');
     await t.request('/api/v1/admin/leads/0190a5d2-no-such-lead/verify', { method: 'POST', headers: bearer(key) });
     await t.request('/api/v1/probe/telemetry', { method: 'POST', body: '{"hostname":"a.example"}', headers: { 'x-probe-token': 'unknown-token'.repeat(4), 'content-length': '24' } });
     await t.request('/healthz');
@@ -134,7 +134,7 @@ describe('request log through the app', () => {
     const responses = [
       await t.request('/api/v1/admin/keys'), // early, from the scope guard
       await t.request('/nowhere'), // the not-found handler
-      await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['nope'] }, bearer(t.keyWith('admin')))), // thrown in a route
+      await t.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['nope'] }, bearer(await t.keyWith('admin')))), // thrown in a route
       await t.request('/api/v1/public/probe/badge'), // thrown while parsing the query
     ];
     for (const res of responses) expect(res.headers.has(ERROR_CODE_HEADER)).toBe(false);
@@ -143,7 +143,7 @@ describe('request log through the app', () => {
 
   test('an unexpected failure is a 500 with an error line that carries the request id', async () => {
     t = await makeTestApp();
-    const key = t.keyWith('admin');
+    const key = await t.keyWith('admin');
     t.database.close(); // every query now throws
     const res = await t.request('/api/v1/admin/keys', { headers: bearer(key) });
     expect(res.status).toBe(500);

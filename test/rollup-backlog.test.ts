@@ -25,7 +25,7 @@ const scan = (overrides: Record<string, unknown> = {}) => scanPayload({ url: `ht
 
 /** `count` scans through bulk (1000 a request), received now. */
 async function ingest(count: number, overrides: Record<string, unknown> = {}): Promise<void> {
-  const key = t.keyWith('probe:scan');
+  const key = await t.keyWith('probe:scan');
   for (let done = 0; done < count; done += 1000) {
     const scans = Array.from({ length: Math.min(1000, count - done) }, () => scan(overrides));
     const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), clock.now()));
@@ -35,7 +35,7 @@ async function ingest(count: number, overrides: Record<string, unknown> = {}): P
 
 /** The backlog's samples in a /metrics scrape, and the lines that announce them. */
 async function scrapeBacklog() {
-  const text = await (await t.request('/metrics', { headers: bearer(t.keyWith('metrics:read')) })).text();
+  const text = await (await t.request('/metrics', { headers: bearer(await t.keyWith('metrics:read')) })).text();
   const value = (name: string) => {
     const lines = text.split('\n').filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`));
     expect(lines).toHaveLength(1); // one global series: nothing labelled per client
@@ -48,7 +48,7 @@ async function scrapeBacklog() {
   return { scans: value('svc_rollup_backlog_scans'), ageSeconds: value('svc_rollup_backlog_age_seconds') };
 }
 
-const dashboardBacklog = async () => (await t.request('/api/v1/dashboard/rollup-backlog', { headers: bearer(t.keyWith('dashboard:read')) })).json();
+const dashboardBacklog = async () => (await t.request('/api/v1/dashboard/rollup-backlog', { headers: bearer(await t.keyWith('dashboard:read')) })).json();
 
 describe('the rollup backlog in /metrics: the scans above the watermark and the age of the oldest', () => {
   test('metrics report the backlog and the age of its oldest scan, and go to 0 after roll-up', async () => {
@@ -57,7 +57,7 @@ describe('the rollup backlog in /metrics: the scans above the watermark and the 
 
     await ingest(3);
     clock.advance(5_000);
-    const agent = t.keyWith('probe:scan');
+    const agent = await t.keyWith('probe:scan');
     const one = JSON.stringify(scan());
     expect((await t.request(TELEMETRY, signedInit(agent, one, clock.now()))).status).toBe(204);
     clock.advance(7_500);
@@ -119,14 +119,14 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
 
     // Without --redis-url the rate limits are each instance's own (test/ratelimit-redis.test.ts has the other backend).
     const expected = { rollupBacklog: { scans: 2, oldestReceivedAt: new Date(T0).toISOString(), ageSeconds: 4, slowsDashboard: false }, rateLimits: { backend: 'in-process' } };
-    for (const key of [t.keyWith('metrics:read'), t.keyWith('admin')]) {
+    for (const key of [await t.keyWith('metrics:read'), await t.keyWith('admin')]) {
       const answer = await t.request('/healthz', { headers: bearer(key) });
       expect(answer.status).toBe(200);
       expect((await answer.json()).details).toEqual(expected);
     }
 
     await t.rollups().runOnce();
-    const rolled = await (await t.request('/healthz', { headers: bearer(t.keyWith('metrics:read')) })).json();
+    const rolled = await (await t.request('/healthz', { headers: bearer(await t.keyWith('metrics:read')) })).json();
     expect(rolled.details).toEqual({ rollupBacklog: { scans: 0, oldestReceivedAt: null, ageSeconds: 0, slowsDashboard: false }, rateLimits: { backend: 'in-process' } });
   });
 
@@ -135,7 +135,7 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
     const unknown = await t.request('/healthz', { headers: bearer(`sk_live_${'x'.repeat(43)}`) });
     expect(unknown.status).toBe(401);
     expect((await unknown.json()).error).toBe('invalid_api_key');
-    const dashboard = await t.request('/healthz', { headers: bearer(t.keyWith('dashboard:read')) });
+    const dashboard = await t.request('/healthz', { headers: bearer(await t.keyWith('dashboard:read')) });
     expect(dashboard.status).toBe(403);
     expect((await dashboard.json()).error).toBe('insufficient_scope');
   });
@@ -143,7 +143,7 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
   test('healthz details come with a degraded answer too (reads still work)', async () => {
     await start();
     await ingest(1);
-    const key = t.keyWith('metrics:read');
+    const key = await t.keyWith('metrics:read');
     t.database.sqlite.exec('PRAGMA query_only = ON');
     const degraded = await t.request('/healthz', { headers: bearer(key) });
     expect(degraded.status).toBe(503);
@@ -174,7 +174,7 @@ describe('the dashboard: the backlog slows it past 10,000 scans or 10 s', () => 
   test('the backlog route is for dashboard:read (or admin): 401 without a key, 403 for another scope', async () => {
     await start();
     expect((await t.request('/api/v1/dashboard/rollup-backlog')).status).toBe(401);
-    expect((await t.request('/api/v1/dashboard/rollup-backlog', { headers: bearer(t.keyWith('metrics:read')) })).status).toBe(403);
-    expect((await t.request('/api/v1/dashboard/rollup-backlog', { headers: bearer(t.keyWith('admin')) })).status).toBe(200);
+    expect((await t.request('/api/v1/dashboard/rollup-backlog', { headers: bearer(await t.keyWith('metrics:read')) })).status).toBe(403);
+    expect((await t.request('/api/v1/dashboard/rollup-backlog', { headers: bearer(await t.keyWith('admin')) })).status).toBe(200);
   });
 });

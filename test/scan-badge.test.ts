@@ -12,7 +12,7 @@ let t: TestApp;
 afterEach(() => t?.close());
 
 async function seed(scans: Record<string, unknown>[]) {
-  const key = t.keyWith('probe:scan');
+  const key = await t.keyWith('probe:scan');
   const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW));
   expect(response.status).toBe(200);
 }
@@ -167,7 +167,7 @@ describe('a trustworthy badge (issue 11): what the server can trust orders it, n
     clock = fixedClock(NOW);
   });
   const badgeOf = async (hostname: string) => ((await (await t.request(`${BADGE}?domain=${hostname}&format=json`)).json()) as { message: string }).message;
-  const signed = (payload: unknown) => t.request(TELEMETRY, signedInit(t.keyWith('probe:scan'), JSON.stringify(payload), clock.now()));
+  const signed = async (payload: unknown) => t.request(TELEMETRY, signedInit(await t.keyWith('probe:scan'), JSON.stringify(payload), clock.now()));
   const scanAt = (grade: string, percentage: number, scannedAt: number) =>
     scanPayload({ hostname: 'pinned.example.com', url: `https://pinned.example.com/${scannedAt}`, scannedAt: new Date(scannedAt).toISOString(), quality: { grade, percentage } });
 
@@ -184,7 +184,7 @@ describe('a trustworthy badge (issue 11): what the server can trust orders it, n
 
   test('a bulk item with scannedAt in the future is a per-item error; the others are stored', async () => {
     t = await makeTestApp({ clock });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify({ scans: [scanAt('C', 50, NOW - 60_000), scanAt('A', 100, Date.parse('2099-01-01T00:00:00Z'))] });
     const result = (await (await t.request('/api/v1/probe/scan-bulk', signedInit(key, body, NOW))).json()) as { inserted: number; errors: { index: number; error: string }[] };
     expect(result.inserted).toBe(1);
@@ -203,7 +203,7 @@ describe('a trustworthy badge (issue 11): what the server can trust orders it, n
 
   test('an anonymous (unverified lead) scan cannot pin the badge over signed scans, earlier or later', async () => {
     t = await makeTestApp({ clock });
-    const anonymous = t.leads.create('anyone@example.com').apiToken;
+    const anonymous = (await t.leads.create('anyone@example.com')).apiToken;
     expect((await t.request(TELEMETRY, tokenInit(anonymous, scanAt('A', 100, NOW)))).status).toBe(204);
     expect(await badgeOf('pinned.example.com')).toBe('A 100%');
     clock.advance(60_000);
@@ -216,8 +216,8 @@ describe('a trustworthy badge (issue 11): what the server can trust orders it, n
 
   test("a verified lead's scan outranks an unverified lead's and yields to a signed one", async () => {
     t = await makeTestApp({ clock });
-    const unverified = t.leads.create('new@example.com').apiToken;
-    const verified = t.leads.create('known@example.com', true).apiToken;
+    const unverified = (await t.leads.create('new@example.com')).apiToken;
+    const verified = (await t.leads.create('known@example.com', true)).apiToken;
     await t.request(TELEMETRY, tokenInit(verified, scanAt('B', 75, NOW)));
     clock.advance(60_000);
     await t.request(TELEMETRY, tokenInit(unverified, scanAt('A', 100, clock.now())));

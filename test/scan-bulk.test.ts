@@ -34,7 +34,7 @@ async function okBulk(key: string, scans: unknown[]): Promise<BulkBody> {
 describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
   test('mixed valid and invalid items: invalid ones are reported by index, valid ones stored', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = await okBulk(key, [item(1), { signals: {} }, item(2), 'not an object', item(3, { hostname: 'bad host/x' })]);
     expect(body.inserted).toBe(2);
     expect(body.skipped).toBe(0);
@@ -49,7 +49,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('items go through the same normaliser as the single endpoint (degraded fields kept in data)', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     await okBulk(key, [item(1, { pageType: 'nonsense', extra: 42 })]);
     const row = t.database.sqlite.query('SELECT page_type, data FROM scans').get() as { page_type: string | null; data: string };
     expect(row.page_type).toBeNull();
@@ -58,7 +58,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('duplicates on (url, scannedAt) within one batch are skipped', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = await okBulk(key, [item(1), item(2), item(1, { quality: { grade: 'A', percentage: 99 } }), item(2)]);
     expect(body).toEqual({ inserted: 2, skipped: 2, errors: [] });
     expect(scanCount()).toBe(2);
@@ -66,14 +66,14 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('the same url at another scannedAt is not a duplicate', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = await okBulk(key, [item(1), item(1, { scannedAt: new Date(NOW - 1).toISOString() })]);
     expect(body.inserted).toBe(2);
   });
 
   test('the duplicate key is (url, scannedAt): same url at another time and same time at another url are inserted, both same is skipped', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const at = new Date(NOW - 60_000).toISOString();
     const stored = scanPayload({ url: 'https://shop.example.com/p/1', scannedAt: at });
     expect(await okBulk(key, [stored])).toEqual({ inserted: 1, skipped: 0, errors: [] });
@@ -93,7 +93,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('duplicates of rows stored by an earlier bulk request are skipped', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     expect(await okBulk(key, [item(1), item(2)])).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(await okBulk(key, [item(2), item(3)])).toEqual({ inserted: 1, skipped: 1, errors: [] });
     expect(scanCount()).toBe(3);
@@ -101,14 +101,14 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('duplicates of rows stored by the telemetry endpoint are skipped', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     expect((await t.request(TELEMETRY, signedInit(key, JSON.stringify(item(7)), NOW))).status).toBe(204);
     expect(await okBulk(key, [item(7)])).toEqual({ inserted: 0, skipped: 1, errors: [] });
   });
 
   test('the telemetry endpoint keeps storing exact duplicates (not idempotent)', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     await okBulk(key, [item(7)]);
     const body = JSON.stringify(item(7));
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
@@ -118,7 +118,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('a bulk request that meets a write of another connection (CLI, checkpointer) waits for it and is stored, never refused as locked', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     // Its duplicate probe reads before it writes: started DEFERRED, it could not take the write lock held meanwhile.
     const foreign = await foreignWriteInProgress(t.config.databaseFile);
     const body = await okBulk(key, [item(1), item(2)]);
@@ -129,7 +129,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('two racing bulk requests with the same scans store each pair once', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const scans = Array.from({ length: 300 }, (_, i) => item(i));
     const [a, b, c] = await Promise.all([okBulk(key, scans), okBulk(key, scans.slice(100)), okBulk(key, scans.toReversed())]);
     expect(a.inserted + b.inserted + c.inserted).toBe(300);
@@ -141,7 +141,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('1001 items are 400 and nothing is stored', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '5000' } });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const response = await bulkAs(key, Array.from({ length: 1001 }, (_, i) => item(i)));
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toBe('too_many_scans');
@@ -150,13 +150,13 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('1000 items are accepted in one request', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     expect((await okBulk(key, Array.from({ length: 1000 }, (_, i) => item(i)))).inserted).toBe(1000);
   });
 
   test('a large signed body, hashed in slices, is verified over every byte: accepted as signed, 401 invalid_signature with one byte changed near its end', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify({ scans: Array.from({ length: 1000 }, (_, i) => item(i, { notes: 'n'.repeat(1_500) })) });
     expect(body.length).toBeGreaterThan(1024 * 1024); // several slices
     const init = signedInit(key, body, NOW);
@@ -165,7 +165,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     expect(response.status).toBe(401);
     expect(((await response.json()) as { error: string }).error).toBe('invalid_signature');
     expect(scanCount()).toBe(0);
-    expect((await okBulk(t.keyWith('probe:scan'), JSON.parse(body).scans)).inserted).toBe(1000); // a fresh bucket
+    expect((await okBulk(await t.keyWith('probe:scan'), JSON.parse(body).scans)).inserted).toBe(1000); // a fresh bucket
   });
 
   test('signed bodies of exactly one hashing slice (256 KiB, hashed at once) and one byte more (hashed in two) are verified over every byte', async () => {
@@ -173,7 +173,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const scans = Array.from({ length: 100 }, (_, i) => item(i, { notes: 'n'.repeat(2_000) }));
     const json = JSON.stringify({ scans });
     for (const size of [256 * 1024, 256 * 1024 + 1]) {
-      const key = t.keyWith('probe:scan');
+      const key = await t.keyWith('probe:scan');
       const body = json + ' '.repeat(size - json.length); // trailing JSON whitespace, the last byte signed too
       expect(Buffer.byteLength(body)).toBe(size);
       const init = signedInit(key, body, NOW);
@@ -188,7 +188,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('an empty batch, a missing scans array and unknown fields are 400', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     for (const body of [{ scans: [] }, {}, { scans: {} }, { scans: [item(1)], extra: 1 }, [item(1)]]) {
       const response = await t.request(BULK, signedInit(key, JSON.stringify(body), NOW));
       expect(response.status).toBe(400);
@@ -199,7 +199,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('bulk requests authenticate like telemetry: a bad signature or no credentials is 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify({ scans: [item(1)] });
     const tampered = signedInit(key, body, NOW);
     tampered.body = JSON.stringify({ scans: [item(2)] });
@@ -210,7 +210,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('a verified lead token authenticates a bulk request (mode 1)', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const { apiToken } = t.leads.create('bulk@example.com', true);
+    const { apiToken } = await t.leads.create('bulk@example.com', true);
     const response = await t.request(BULK, tokenInit(apiToken, { scans: [item(1)] }));
     expect(response.status).toBe(200);
     expect(scanCount()).toBe(1);
@@ -218,7 +218,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('a bulk body may exceed SVC_MAX_BODY_BYTES (which bounds one scan)', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_MAX_BODY_BYTES: '1024' } });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const scans = Array.from({ length: 20 }, (_, i) => item(i));
     expect(JSON.stringify({ scans }).length).toBeGreaterThan(1024);
     expect((await okBulk(key, scans)).inserted).toBe(20);
@@ -226,7 +226,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('each item is stored as its own bytes decode, whatever its neighbours: non-ASCII, escaped, 70 KB', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const notes = new Map<number, string>([[3, 'Grüner Tee – 緑茶 😀'], [70, 'ascii'], [71, 'large'], [72, 'é'], [140, '\\u00e9 escaped']]);
     const large = 'x'.repeat(70_000);
     const scans = Array.from({ length: 150 }, (_, i) =>
@@ -242,7 +242,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 
   test('an item that is not valid UTF-8 is 400 malformed_json naming it, whatever its neighbours, and nothing is stored', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = Buffer.from(JSON.stringify({ scans: [item(1), item(2, { note: 'é' }), item(3, { note: 'XX' }), item(4)] }));
     body[body.indexOf('XX')] = 0xff;
     const timestamp = String(NOW);
@@ -257,7 +257,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
 describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
   test('each scan takes one token from the tier bucket', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '10' } });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const response = await bulkAs(key, [item(1), item(2), item(3), item(4)]);
     expect(response.status).toBe(200);
     expect(response.headers.get('ratelimit-remaining')).toBe('6');
@@ -266,14 +266,14 @@ describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
 
   test('invalid items and skipped duplicates count as scans too', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '10' } });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const response = await bulkAs(key, [item(1), item(1), { nope: true }]);
     expect(response.headers.get('ratelimit-remaining')).toBe('7');
   });
 
   test('a batch the bucket cannot cover is 429 and nothing is stored', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '10' } });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     expect((await bulkAs(key, [item(1), item(2), item(3), item(4)])).status).toBe(200);
     const refused = await bulkAs(key, Array.from({ length: 7 }, (_, i) => item(10 + i)));
     expect(refused.status).toBe(429);
@@ -286,7 +286,7 @@ describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
   test('a bulk 429 Retry-After covers the whole batch: after waiting exactly that long, the same batch passes', async () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '10' } });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     expect((await bulkAs(key, [item(1), item(2), item(3), item(4)])).status).toBe(200);
     const batch = Array.from({ length: 7 }, (_, i) => item(10 + i));
     const refused = await bulkAs(key, batch);
@@ -302,7 +302,7 @@ describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
   test('a batch larger than the tier capacity is 400 batch_exceeds_limit naming the capacity (a 429 could never pass)', async () => {
     const clock = fixedClock(NOW);
     t = await makeTestApp({ clock, env: { SVC_RATE_AGENT: '5' } });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const refused = await bulkAs(key, Array.from({ length: 6 }, (_, i) => item(i)));
     expect(refused.status).toBe(400);
     expect(await refused.json()).toEqual({

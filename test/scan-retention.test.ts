@@ -15,7 +15,7 @@ afterEach(() => t?.close());
 const scanCount = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
 
 async function seed(daysAgo: number[]) {
-  const key = t.keyWith('probe:scan');
+  const key = await t.keyWith('probe:scan');
   const scans = daysAgo.map((d, i) => scanPayload({ url: `https://shop.example.com/p/${i}`, scannedAt: new Date(NOW - d * DAY).toISOString() }));
   const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW));
   expect(response.status).toBe(200);

@@ -52,7 +52,7 @@ function randomScan(days: number) {
 }
 
 async function ingest(count: number, days = 120) {
-  const key = t.keyWith('probe:scan');
+  const key = await t.keyWith('probe:scan');
   for (let done = 0; done < count; done += 1000) {
     const scans = Array.from({ length: Math.min(1000, count - done) }, () => randomScan(days));
     const response = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), t.clock.now()));
@@ -98,7 +98,7 @@ function rawStats(query: URLSearchParams): Group[] {
 }
 
 async function stats(query: URLSearchParams): Promise<Group[]> {
-  const response = await t.request(`/api/v1/dashboard/stats?${query}`, { headers: bearer(t.keyWith('dashboard:read')) });
+  const response = await t.request(`/api/v1/dashboard/stats?${query}`, { headers: bearer(await t.keyWith('dashboard:read')) });
   expect(response.status).toBe(200);
   return ((await response.json()) as { groups: Group[] }).groups;
 }
@@ -221,7 +221,7 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     await ingest(300, 60);
     const rollups = t.rollups();
     await rollups.runOnce();
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const late = scanPayload({ url: 'https://shop.example.com/late', scannedAt: at(NOW - 50 * DAY) });
     const count = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
     const sweep = createScanRetention(t.clock, 30, rollups, 5).runOnce();
@@ -278,7 +278,7 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
   test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted', async () => {
     await setup();
     await ingest(50, 10);
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const old = scanPayload({ url: 'https://shop.example.com/old', scannedAt: at(NOW - 100 * DAY) });
     expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [old] }), NOW))).status).toBe(200);
     const rollups = t.rollups();
@@ -300,7 +300,7 @@ async function listIds(query: URLSearchParams): Promise<string[]> {
   do {
     const page = new URLSearchParams(query);
     if (cursor) page.set('cursor', cursor);
-    const response = await t.request(`/api/v1/dashboard/scans?${page}`, { headers: bearer(t.keyWith('dashboard:read')) });
+    const response = await t.request(`/api/v1/dashboard/scans?${page}`, { headers: bearer(await t.keyWith('dashboard:read')) });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { items: { id: string }[]; nextCursor: string | null };
     ids.push(...body.items.map((item) => item.id));
@@ -354,7 +354,7 @@ const FILTER_COLUMN: Record<string, string> = { country: 'country', platform: 'p
 
 /** The top hostnames as the dashboard lists them (all 80 of the test data), without a filter or with one. */
 async function hostnamesList(filter: Record<string, string> = {}): Promise<unknown[]> {
-  const response = await t.request(`/api/v1/dashboard/hostnames?${new URLSearchParams({ ...filter, limit: '100' })}`, { headers: bearer(t.keyWith('dashboard:read')) });
+  const response = await t.request(`/api/v1/dashboard/hostnames?${new URLSearchParams({ ...filter, limit: '100' })}`, { headers: bearer(await t.keyWith('dashboard:read')) });
   expect(response.status).toBe(200);
   return ((await response.json()) as { items: unknown[] }).items;
 }
@@ -402,7 +402,7 @@ function expectHostnameRollupsOfFoldedScans() {
 describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M scans)', () => {
   test('the hostnames list without filters or with one on country, platform, page type or grade, from the per-hostname rollups plus the scans above the watermark, equals the raw list (as with two filters, read from the scans), across retention', async () => {
     await setup();
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     // Hostnames whose scans all expire: one folded, one above the watermark when retention runs.
     const old = (hostname: string, days: number) => scanPayload({ hostname, url: `https://${hostname}/p/${days}`, scannedAt: at(NOW - days * DAY) });
     const bulk = async (scans: unknown[]) => expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans }), NOW))).status).toBe(200);

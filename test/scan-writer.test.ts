@@ -7,6 +7,8 @@ import { writePause } from '../src/lib/write-pause.ts';
 import { startServer } from '../src/server.ts';
 import { normalizeScan, type NormalizedScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';
+import { sqliteAuthRecords } from '../src/storage/sqlite/auth.ts';
+import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
 import { makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { failCommits } from './helpers/failing-commits.ts';
 import { TELEMETRY, scanPayload, signedInit } from './helpers/probe.ts';
@@ -171,7 +173,7 @@ describe('group-commit writer (DESIGN §6)', () => {
     const t = await makeTestApp();
     cleanups.push(() => t.close());
     t.database.sqlite.run("CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const hosts = ['one.example.com', 'bad.example.com', 'two.example.com', 'three.example.com'];
     const responses = await Promise.all(hosts.map((hostname) => t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload({ hostname })), Date.now()))));
     expect(responses.map((r) => r.status)).toEqual([204, 500, 204, 204]);
@@ -233,7 +235,7 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
   test('through HTTP: telemetry 204 and bulk 200 come only after their rows are visible to another connection', async () => {
     const t = await makeTestApp();
     cleanups.push(() => t.close());
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const seen = committedReader(t.config.databaseFile);
     const single = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload({ hostname: 'one.example.com' })), Date.now())).then((r) => [r.status, seen('one.example.com')]);
     expect(single).toEqual([204, 1]);
@@ -247,7 +249,7 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
     cleanups.push(() => t.close());
     t.database.sqlite.run("CREATE TEMP TRIGGER refuse BEFORE INSERT ON main.scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
     failCommits(t.database.sqlite, 'scans');
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const hosts = ['one.example.com', 'bad.example.com', 'two.example.com'];
     const responses = await Promise.all(hosts.map((hostname) => t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload({ hostname })), Date.now()))));
     expect(responses.map((r) => r.status)).toEqual([500, 500, 500]);
@@ -260,7 +262,7 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
     const t = await makeTestApp();
     cleanups.push(() => t.close());
     failCommits(t.database.sqlite, 'scans');
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const single = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), Date.now()));
     const bulk = await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [scanPayload()] }), Date.now()));
     for (const response of [single, bulk]) {
@@ -278,7 +280,7 @@ describe('spec §7 persistence failure', () => {
   test('500 persistence_failed with error and detail when the database refuses the write', async () => {
     t = await makeTestApp();
     t.database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans BEGIN SELECT RAISE(ABORT, 'disk says no'); END");
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), Date.now()));
     expect(response.status).toBe(500);
     const body = (await response.json()) as { error: string; detail: string };
@@ -300,7 +302,7 @@ describe('graceful shutdown (DESIGN §5 operations)', () => {
     const config = loadConfig({ http: '127.0.0.1:0', 'data-dir': dir.dir }, {});
     const setup = openDatabase(config.databaseFile);
     migrateDatabase(setup);
-    const key = (await import('../src/auth/keys.ts')).createKeyStore(setup.db, { now: () => Date.now() }).create({ scopes: ['probe:scan'] }).key;
+    const key = (await (await import('../src/auth/keys.ts')).createKeyStore(sqliteAuthRecords(setup), sqliteChangeFeed(setup), { now: () => Date.now() }).create({ scopes: ['probe:scan'] })).key;
     setup.close();
 
     const server = await startServer(config);

@@ -19,7 +19,7 @@ async function seedLargeProducts(): Promise<void> {
 }
 
 async function cacheGauges(): Promise<{ bytes: number; entries: number }> {
-  const text = await (await t.request('/metrics', { headers: bearer(t.keyWith('metrics:read')) })).text();
+  const text = await (await t.request('/metrics', { headers: bearer(await t.keyWith('metrics:read')) })).text();
   const gauge = (name: string) => Number(text.match(new RegExp(`^${name} (\\d+)$`, 'm'))![1]);
   return { bytes: gauge('svc_signal_cache_bytes'), entries: gauge('svc_signal_cache_entries') };
 }

@@ -71,7 +71,7 @@ for (const [platform, ref] of [['platform-a', 'acme.myplatform-a.com'], ['platfo
       syncProduct(t, storeId, realisticProduct(platform, 42, ref, kind));
       await enrich(t, storeId, '42');
       await addFaq(t, { storeId, entityType: 'product', entityRef: '42', question: 'Washable?', answer: '<ul><li>Yes</li><li>At <b>30°</b></li></ul>', status: 'approved' });
-      expect((await t.request(`/api/v1/admin/stores/${storeId}/settings`, jsonRequest('PUT', SETTINGS, bearer(t.keyWith('admin'))))).status).toBe(200);
+      expect((await t.request(`/api/v1/admin/stores/${storeId}/settings`, jsonRequest('PUT', SETTINGS, bearer(await t.keyWith('admin'))))).status).toBe(200);
       const doc = JSON.parse(await (await t.request(`/api/v1/${platform}/products/42.jsonld`)).text());
       // Safe mode throws on anything expansion would drop or change (unknown terms, invalid values).
       const expanded = await jsonld.expand(doc, { documentLoader: documentLoader as any, safe: true } as any);

@@ -533,7 +533,7 @@ describe('caching headers and invalidation', () => {
     await etag();
     await patchFaq(t, faq.id, { answer: 'Yes, really' });
     await etag();
-    await t.request(`/api/v1/admin/faqs/${faq.id}`, { method: 'DELETE', headers: bearer(t.keyWith('admin')) });
+    await t.request(`/api/v1/admin/faqs/${faq.id}`, { method: 'DELETE', headers: bearer(await t.keyWith('admin')) });
     await etag();
     expect(etags.size).toBe(5);
     expect(await (await signal('platform-a', 101, 'llm')).json()).toMatchObject({ summary: 'Changed summary.', faqs: [{ question: 'Does it fit a laptop?' }] });
@@ -565,11 +565,11 @@ describe('enrichment admin endpoints', () => {
     const put = await enrich(t, storeId, '101', { summary: '<b>Great</b>\u0000 tote', highlights: ['<i>One</i>', '  '], attributes: { Size: '<em>L</em>' } });
     expect(put.status).toBe(200);
     expect(await put.json()).toMatchObject({ productId: '101', summary: 'Great tote', highlights: ['One'], attributes: { Size: 'L' } });
-    const got = await t.request(url(storeId, '101'), { headers: bearer(t.keyWith('admin')) });
+    const got = await t.request(url(storeId, '101'), { headers: bearer(await t.keyWith('admin')) });
     expect(await got.json()).toMatchObject({ summary: 'Great tote' });
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(200);
-    expect((await t.request(url(storeId, '101'), { method: 'DELETE', headers: bearer(t.keyWith('admin')) })).status).toBe(204);
-    expect((await t.request(url(storeId, '101'), { headers: bearer(t.keyWith('admin')) })).status).toBe(404);
+    expect((await t.request(url(storeId, '101'), { method: 'DELETE', headers: bearer(await t.keyWith('admin')) })).status).toBe(204);
+    expect((await t.request(url(storeId, '101'), { headers: bearer(await t.keyWith('admin')) })).status).toBe(404);
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(404);
   });
 
@@ -578,7 +578,7 @@ describe('enrichment admin endpoints', () => {
     syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
     syncProduct(t, storeId, realisticProduct('platform-a', 102, SHOP));
     expect((await enrich(t, storeId, '102')).status).toBe(200);
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     const list = await (await t.request(`/api/v1/admin/stores/${storeId}/products`, { headers: admin })).json();
     expect(list.items.map((p: { productId: string; enrichedAt: string | null }) => [p.productId, p.enrichedAt !== null])).toEqual([['101', false], ['102', true]]);
     const one = await (await t.request(`/api/v1/admin/stores/${storeId}/products/102`, { headers: admin })).json();
@@ -590,7 +590,7 @@ describe('enrichment admin endpoints', () => {
     expect((await enrich(t, 'nope', '101')).status).toBe(404);
     expect((await enrich(t, storeId, '101')).status).toBe(404);
     syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
-    expect((await t.request(url(storeId, '101'), { method: 'PUT', headers: bearer(t.keyWith('dashboard:read')) })).status).toBe(403);
+    expect((await t.request(url(storeId, '101'), { method: 'PUT', headers: bearer(await t.keyWith('dashboard:read')) })).status).toBe(403);
   });
 
   test('lengths and counts are capped (400)', async () => {

@@ -21,9 +21,9 @@ let fake: FakePlatformA;
 let t: TestApp;
 afterEach(() => closeAppAndFakes(t, [() => fake.stop()]));
 
-const admin = () => bearer(t.keyWith('admin'));
+const admin = async () => bearer(await t.keyWith('admin'));
 const api = async (method: string, path: string, body?: unknown) => {
-  const res = await t.request(path, body === undefined ? { method, headers: admin() } : jsonRequest(method, body, admin()));
+  const res = await t.request(path, body === undefined ? { method, headers: await admin() } : jsonRequest(method, body, await admin()));
   return { status: res.status, body: (await res.json()) as any };
 };
 const hookUrl = () => `${t.url}/api/v1/webhooks/platform-a`;

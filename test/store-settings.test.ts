@@ -23,17 +23,17 @@ beforeEach(async () => {
 afterEach(() => t.close());
 
 const settingsUrl = (id: string) => `/api/v1/admin/stores/${id}/settings`;
-const put = (id: string, body: unknown) => t.request(settingsUrl(id), jsonRequest('PUT', body, bearer(t.keyWith('admin'))));
+const put = async (id: string, body: unknown) => t.request(settingsUrl(id), jsonRequest('PUT', body, bearer(await t.keyWith('admin'))));
 
 describe('store settings through the admin API', () => {
   test('PUT replaces the settings, GET and the store record show them; {} clears them', async () => {
     const storeId = seedStore(t, 'platform-a', SHOP);
-    expect(await (await t.request(settingsUrl(storeId), { headers: bearer(t.keyWith('admin')) })).json()).toEqual({});
+    expect(await (await t.request(settingsUrl(storeId), { headers: bearer(await t.keyWith('admin')) })).json()).toEqual({});
     const res = await put(storeId, SETTINGS);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(STORED);
-    expect(await (await t.request(settingsUrl(storeId), { headers: bearer(t.keyWith('admin')) })).json()).toEqual(STORED);
-    expect((await (await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(t.keyWith('admin')) })).json()).settings).toEqual(STORED);
+    expect(await (await t.request(settingsUrl(storeId), { headers: bearer(await t.keyWith('admin')) })).json()).toEqual(STORED);
+    expect((await (await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(await t.keyWith('admin')) })).json()).settings).toEqual(STORED);
     expect(await (await put(storeId, {})).json()).toEqual({});
   });
 
@@ -62,14 +62,14 @@ describe('store settings through the admin API', () => {
       const error = await res.json();
       expect(error.error).toBe('invalid_settings');
       expect(error.detail.startsWith(detail)).toBe(true);
-      expect(await (await t.request(settingsUrl(storeId), { headers: bearer(t.keyWith('admin')) })).json()).toEqual(STORED);
+      expect(await (await t.request(settingsUrl(storeId), { headers: bearer(await t.keyWith('admin')) })).json()).toEqual(STORED);
     });
   }
 
   test('404 for an unknown store; the admin scope is required', async () => {
     expect((await put('nope', SETTINGS)).status).toBe(404);
     const storeId = seedStore(t, 'platform-a', SHOP);
-    expect((await t.request(settingsUrl(storeId), jsonRequest('PUT', SETTINGS, bearer(t.keyWith('dashboard:read'))))).status).toBe(403);
+    expect((await t.request(settingsUrl(storeId), jsonRequest('PUT', SETTINGS, bearer(await t.keyWith('dashboard:read'))))).status).toBe(403);
     expect((await t.request(settingsUrl(storeId), jsonRequest('PUT', SETTINGS))).status).toBe(401);
   });
 });

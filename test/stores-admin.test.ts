@@ -22,15 +22,15 @@ afterEach(() => {
   fake.stop();
 });
 
-const admin = () => bearer(t.keyWith('admin'));
+const admin = async () => bearer(await t.keyWith('admin'));
 
 describe('admin store endpoints', () => {
   test('POST /api/v1/admin/stores returns 201 with the store, its hook state and webhook URL, never a secret', async () => {
     const { status, store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
     expect(status).toBe(201);
     expect(store).toMatchObject({ platform: 'platform-a', domain: SHOP, currency: 'EUR', status: 'active', credentialKind: 'own-app', hooks: { status: 'registered' }, webhookUrl: `${t.url}/api/v1/webhooks/platform-a` });
-    const list = await (await t.request('/api/v1/admin/stores', { headers: admin() })).json();
-    const one = await (await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() })).json();
+    const list = await (await t.request('/api/v1/admin/stores', { headers: await admin() })).json();
+    const one = await (await t.request(`/api/v1/admin/stores/${store.id}`, { headers: await admin() })).json();
     expect(list.items.map((s: any) => s.id)).toEqual([store.id]);
     for (const body of [store, list, one]) {
       const text = JSON.stringify(body);
@@ -80,7 +80,7 @@ describe('admin store endpoints', () => {
       [{ platform: 'platform-a', domain: SHOP, credentials, extra: true }, 'invalid_request'],
     ];
     for (const [body, error] of cases) {
-      const res = await t.request('/api/v1/admin/stores', jsonRequest('POST', body, admin()));
+      const res = await t.request('/api/v1/admin/stores', jsonRequest('POST', body, await admin()));
       expect(res.status).toBe(400);
       expect((await res.json()).error).toBe(error);
     }
@@ -97,14 +97,14 @@ describe('admin store endpoints', () => {
       ['/api/v1/admin/stores/nope/products', {}],
       ['/api/v1/admin/stores/nope/hooks', { method: 'POST' }],
     ] as const) {
-      const res = await t.request(path, { ...init, headers: admin() });
+      const res = await t.request(path, { ...init, headers: await admin() });
       expect(res.status).toBe(404);
     }
   });
 
   test('store endpoints need the admin scope', async () => {
     expect((await t.request('/api/v1/admin/stores')).status).toBe(401);
-    expect((await t.request('/api/v1/admin/stores', { headers: bearer(t.keyWith('dashboard:read')) })).status).toBe(403);
+    expect((await t.request('/api/v1/admin/stores', { headers: bearer(await t.keyWith('dashboard:read')) })).status).toBe(403);
   });
 
   test('a currency the platform cannot report is explained in the response', async () => {
@@ -117,17 +117,17 @@ describe('admin store endpoints', () => {
   test('a currency the platform cannot report is set afterwards with the credentials; a bad one is 400 and changes nothing', async () => {
     const { store } = await createStore(t, { platform: 'platform-a', domain: 'viaapp.myplatform-a.com', credentials: { viaApp: true } });
     expect(store.currencyError).toContain('PUT /api/v1/admin/stores/:id/credentials');
-    const put = (body: unknown) => t.request(`/api/v1/admin/stores/${store.id}/credentials`, jsonRequest('PUT', body, admin()));
+    const put = async (body: unknown) => t.request(`/api/v1/admin/stores/${store.id}/credentials`, jsonRequest('PUT', body, await admin()));
     const bad = await put({ credentials: { viaApp: true }, currency: 'euro' });
     expect(bad.status).toBe(400);
     expect((await bad.json()).error).toBe('invalid_request');
-    expect((await (await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() })).json()).currency).toBeNull();
+    expect((await (await t.request(`/api/v1/admin/stores/${store.id}`, { headers: await admin() })).json()).currency).toBeNull();
     const saved = await put({ credentials: { viaApp: true }, currency: 'EUR' });
     expect(saved.status).toBe(200);
     const body = await saved.json();
     expect(body.currency).toBe('EUR');
     expect(body.currencyError).toBeUndefined();
-    const read = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: admin() });
+    const read = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: await admin() });
     expect((await read.json()).currency).toBe('EUR');
   });
 });
@@ -153,7 +153,7 @@ describe('admin catalogue endpoints', () => {
       `/api/v1/admin/stores/${store.id}/categories?cursor=x&limit=0`,
       `/api/v1/admin/faqs?storeId=${store.id}&limit=501`,
     ]) {
-      const res = await t.request(path, { headers: admin() });
+      const res = await t.request(path, { headers: await admin() });
       expect(res.status, path).toBe(400);
       const body = await res.json();
       expect(body.error, path).toBe('invalid_request');
@@ -166,13 +166,13 @@ describe('admin catalogue endpoints', () => {
     for (const id of [1, 2, 3]) await fake.deliver(SHOP, 'products/create', platformAProduct(id));
     await fake.deliver(SHOP, 'products/delete', { id: 2 }, { triggeredAt: '2027-01-01T00:00:00Z' });
     await t.webhooks.runner.runDueJobs(); // the platform confirms the product is gone
-    const first = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1`, { headers: admin() })).json();
+    const first = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1`, { headers: await admin() })).json();
     expect(first.items.map((p: any) => p.productId)).toEqual(['1']);
-    const second = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1&cursor=${first.nextCursor}`, { headers: admin() })).json();
+    const second = await (await t.request(`/api/v1/admin/stores/${store.id}/products?limit=1&cursor=${first.nextCursor}`, { headers: await admin() })).json();
     expect(second.items.map((p: any) => p.productId)).toEqual(['3']);
     expect(second.nextCursor).toBeNull();
     expect(Object.keys(second.items[0])).toEqual(expect.arrayContaining(['productId', 'title', 'handle', 'price', 'currency', 'availability', 'updatedAt']));
-    const bad = await t.request(`/api/v1/admin/stores/${store.id}/products?limit=0`, { headers: admin() });
+    const bad = await t.request(`/api/v1/admin/stores/${store.id}/products?limit=0`, { headers: await admin() });
     expect(bad.status).toBe(400);
   });
 });

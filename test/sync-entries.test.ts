@@ -21,7 +21,7 @@ async function listAll(storeId: string, what: 'categories' | 'pages', limit = 50
   const all: any[] = [];
   let cursor: string | null = null;
   do {
-    const res = await t.request(`/api/v1/admin/stores/${storeId}/${what}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, { headers: bearer(t.keyWith('admin')) });
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/${what}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, { headers: bearer(await t.keyWith('admin')) });
     expect(res.status).toBe(200);
     const page = (await res.json()) as { items: any[]; nextCursor: string | null };
     all.push(...page.items);
@@ -30,7 +30,7 @@ async function listAll(storeId: string, what: 'categories' | 'pages', limit = 50
   return all;
 }
 
-const requestSync = (storeId: string) => t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+const requestSync = async (storeId: string) => t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
 const ids = (items: any[]) => items.map((item) => item.id);
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
@@ -326,7 +326,7 @@ describe('categories and pages in the admin API and the public FAQ endpoint', ()
 
   test('the public FAQ endpoint answers for a category and a page of the store by platform id or handle, whichever the FAQ was filed under', async () => {
     const storeId = await setup();
-    const key = t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.faq-shop.test'], storeId }).key;
+    const key = (await t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.faq-shop.test'], storeId })).key;
     const faq = (entityType: string, entityRef: string, question: string) => addFaq(t, { storeId, entityType, entityRef, question, answer: 'Yes.', status: 'approved' });
     await faq('category', 'summer', 'Filed by handle?');
     await faq('category', '2201', 'Filed by id?');
@@ -348,7 +348,7 @@ describe('categories and pages in the admin API and the public FAQ endpoint', ()
     const storeId = await setup();
     const product = realisticProduct('platform-a', 1004, SHOP);
     syncProduct(t, storeId, product);
-    const admin = bearer(t.keyWith('admin'));
+    const admin = bearer(await t.keyWith('admin'));
     const titles = async (query: string) => {
       const res = await t.request(`/api/v1/admin/stores/${storeId}/titles?${query}`, { headers: admin });
       return { status: res.status, body: await res.json() };
@@ -379,10 +379,10 @@ describe('categories and pages in the admin API and the public FAQ endpoint', ()
 
   test('GET .../categories and .../pages page through the held entries with cursor and limit; 404 for an unknown store, 400 for a bad limit', async () => {
     const storeId = await setup();
-    const first = await t.request(`/api/v1/admin/stores/${storeId}/categories?limit=1`, { headers: bearer(t.keyWith('admin')) });
+    const first = await t.request(`/api/v1/admin/stores/${storeId}/categories?limit=1`, { headers: bearer(await t.keyWith('admin')) });
     expect(await first.json()).toEqual({ items: [expect.objectContaining({ id: '2201', handle: 'summer', title: 'Summer' })], nextCursor: null });
-    expect((await t.request('/api/v1/admin/stores/st_unknown/pages', { headers: bearer(t.keyWith('admin')) })).status).toBe(404);
-    expect((await t.request(`/api/v1/admin/stores/${storeId}/pages?limit=0`, { headers: bearer(t.keyWith('admin')) })).status).toBe(400);
+    expect((await t.request('/api/v1/admin/stores/st_unknown/pages', { headers: bearer(await t.keyWith('admin')) })).status).toBe(404);
+    expect((await t.request(`/api/v1/admin/stores/${storeId}/pages?limit=0`, { headers: bearer(await t.keyWith('admin')) })).status).toBe(400);
     expect((await t.request(`/api/v1/admin/stores/${storeId}/pages`)).status).toBe(401);
   });
 });

@@ -31,7 +31,7 @@ async function setup(queue: { baseDelayMs?: number; maxAttempts?: number } = { b
 }
 
 const post = async (path: string, body?: unknown) => {
-  const res = await t.request(path, body === undefined ? { method: 'POST', headers: bearer(t.keyWith('admin')) } : jsonRequest('POST', body, bearer(t.keyWith('admin'))));
+  const res = await t.request(path, body === undefined ? { method: 'POST', headers: bearer(await t.keyWith('admin')) } : jsonRequest('POST', body, bearer(await t.keyWith('admin'))));
   return { status: res.status, body: (await res.json()) as any };
 };
 const unfinishedSyncJobs = (storeId: string) => rows(t, 'jobs').filter((job) => job.store_id === storeId && job.kind.startsWith('catalog-sync.') && (job.status === 'queued' || job.status === 'running'));
@@ -54,7 +54,7 @@ describe('pausing a store’s sync', () => {
     offset = 48 * HOUR;
     expect(t.webhooks.sync.reconcileDue()).toBe(0);
     // New credentials begin a pass, which waits for the resume.
-    expect((await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: CREDENTIALS }, bearer(t.keyWith('admin'))))).status).toBe(200);
+    expect((await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: CREDENTIALS }, bearer(await t.keyWith('admin'))))).status).toBe(200);
     await t.webhooks.runner.runDueJobs();
     expect(fake.stats.productPages).toEqual([]);
     expect(unfinishedSyncJobs(storeId)).toEqual([]);

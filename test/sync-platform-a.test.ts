@@ -223,7 +223,7 @@ describe('platform A catalogue sync', () => {
     const storeId = await connect();
     await runSync(t, storeId);
     fake.productsOf(SHOP).push(...catalogue(25).slice(20));
-    const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: CREDENTIALS }, bearer(t.keyWith('admin'))));
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: CREDENTIALS }, bearer(await t.keyWith('admin'))));
     expect(res.status).toBe(200);
     expect((await res.json()).sync).toMatchObject({ state: 'running', trigger: 'credentials' });
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'credentials', kinds: { products: { items: 25 } } });
@@ -253,7 +253,7 @@ describe('platform A catalogue sync', () => {
       // The second page of the old shop is built; before it is answered, the merchant saves other credentials.
       if (shop !== SHOP || offset !== 10 || replaced) return;
       replaced = true;
-      const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: OTHER }, bearer(t.keyWith('admin'))));
+      const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: OTHER }, bearer(await t.keyWith('admin'))));
       expect(res.status).toBe(200);
     };
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'credentials', kinds: { products: { items: 5 } } });

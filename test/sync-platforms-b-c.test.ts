@@ -187,7 +187,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
       // Pages 1 and 2 are read: a product on page 1 is deleted, so 7201 moves from page 3 to page 2 and this pass never lists it.
       if (page === 2) fake.products.delete(7050);
     };
-    const res = await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
     expect(res.status).toBe(202);
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'manual' });
     expect((await getProduct(t, storeId, 7250)).status).toBe(404);
@@ -195,7 +195,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
     // 7050 was listed before it was deleted: this pass keeps it, the next one removes it.
     expect((await getProduct(t, storeId, 7050)).status).toBe(200);
     fake.pageHooks.beforeProductsPage = null;
-    await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
     await runSync(t, storeId);
     expect((await getProduct(t, storeId, 7050)).status).toBe(404);
   });
@@ -205,7 +205,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
     const storeId = await connect();
     await runSync(t, storeId);
     for (let id = 7261; id <= 7300; id++) fake.products.delete(id); // the last 40, their deliveries lost
-    await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'manual', kinds: { products: { items: 260 } } });
     expect((await listAllProducts(t, storeId)).length).toBe(260);
     expect(t.logLines().filter((line) => line.msg === 'catalog sync completed' && line.kind === 'products').map((line) => line.removed)).toEqual([0, 40]);
@@ -222,7 +222,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
       // The process stops while it confirms 7240, after the confirmation of 7010 was applied (the stop
       // aborts the call in flight: 7240's confirmation is not applied).
       fake.pageHooks.beforeProductFetch = (id) => (id === 7240 ? void t.webhooks.runner.stop() : undefined);
-      await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+      await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
       await t.webhooks.runner.runDueJobs();
       expect(fake.calls.productPages).toEqual([1, 2, 3, 1, 2, 3]);
       expect(t.webhooks.sync.view(storeId).kinds.products.state).toBe('running');

@@ -24,7 +24,7 @@ async function setup(count: number, options: { dataDir?: string; retryMs?: numbe
   return storeId;
 }
 
-const requestSync = (storeId: string) => t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+const requestSync = async (storeId: string) => t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
 
 afterEach(() => {
   t?.close();

@@ -20,7 +20,7 @@ async function expectError(response: Response, status: number, error: string) {
 describe('spec §5 mode 2: signed API key', () => {
   test('a correctly signed request is stored and answered 204 with an empty body', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW));
     expect(response.status).toBe(204);
     expect(await response.text()).toBe('');
@@ -29,7 +29,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('the signature over a body with unicode and irregular whitespace verifies on the raw bytes', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const raw = '{ "hostname" :"shop.example.com",\n\t"signals":{"title":{"value":"Café — 日本 \\u00e9 🎉","length":12}} ,  "note": "  spaced  "   }';
     const response = await t.request(TELEMETRY, signedInit(key, raw, NOW));
     expect(response.status).toBe(204);
@@ -39,7 +39,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('the same signature fails once the body is re-serialized', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const raw = '{ "hostname" :"shop.example.com",\n\t"signals":{"title":{"value":"Café — 日本","length":9}} }';
     const headers = signedHeaders(key, raw, NOW);
     const reserialized = JSON.stringify(JSON.parse(raw));
@@ -50,7 +50,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a timestamp exactly 5 minutes in the past or future is accepted', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW - 300_000))).status).toBe(204);
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW + 300_000))).status).toBe(204);
@@ -58,7 +58,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a timestamp 1 ms beyond 5 minutes either way is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW - 300_001)), 401, 'timestamp_out_of_window');
     await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW + 300_001)), 401, 'timestamp_out_of_window');
@@ -67,7 +67,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('timestamp_out_of_window says so when the timestamp looks like seconds', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     const seconds = String(Math.floor(NOW / 1000));
     const res = await t.request(TELEMETRY, signedInit(key, body, seconds));
@@ -83,7 +83,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a non-numeric timestamp is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     await expectError(await t.request(TELEMETRY, signedInit(key, body, new Date(NOW).toISOString())), 401, 'invalid_timestamp');
     await expectError(await t.request(TELEMETRY, signedInit(key, body, `${NOW}.5`)), 401, 'invalid_timestamp');
@@ -91,7 +91,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a missing timestamp or signature is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     const { 'x-probe-timestamp': _ts, ...noTimestamp } = signedHeaders(key, body, NOW);
     await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: noTimestamp }), 401, 'invalid_timestamp');
@@ -101,8 +101,8 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a signature made with another key is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
-    const other = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
+    const other = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     const headers = { ...signedHeaders(other, body, NOW), 'x-probe-key': key };
     await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers }), 401, 'invalid_signature');
@@ -110,7 +110,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a signature wrong only in its last characters is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     const headers = signedHeaders(key, body, NOW);
     for (const count of [1, 2, 8]) {
@@ -122,7 +122,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a truncated signature, or the right one with extra characters, is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     const headers = signedHeaders(key, body, NOW);
     const right = headers['x-probe-signature']!;
@@ -134,7 +134,7 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('the timestamp is signed: a captured signature replayed under a fresh timestamp is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
+    const key = await t.keyWith('probe:scan');
     const body = JSON.stringify(scanPayload());
     const captured = signedHeaders(key, body, NOW - 600_000);
     await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: { ...captured, 'x-probe-timestamp': String(NOW) } }), 401, 'invalid_signature');
@@ -143,22 +143,22 @@ describe('spec §5 mode 2: signed API key', () => {
 
   test('a key without probe:scan is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('dashboard:read', 'metrics:read');
+    const key = await t.keyWith('dashboard:read', 'metrics:read');
     await expectError(await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW)), 401, 'insufficient_scope');
   });
 
   test('a key with the admin scope is accepted', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('admin');
+    const key = await t.keyWith('admin');
     expect((await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW))).status).toBe(204);
   });
 
   test('a revoked key is rejected with 401', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const { key, record } = t.keys.create({ scopes: ['probe:scan'] });
+    const { key, record } = await t.keys.create({ scopes: ['probe:scan'] });
     const body = JSON.stringify(scanPayload());
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
-    t.keys.revoke(record.id);
+    await t.keys.revoke(record.id);
     await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW)), 401, 'invalid_api_key');
   });
 
@@ -172,14 +172,14 @@ describe('spec §5 mode 2: signed API key', () => {
 describe('spec §5 mode 1: public token', () => {
   test('a verified lead token is accepted', async () => {
     t = await makeTestApp();
-    const { apiToken } = t.leads.create('verified@example.com', true);
+    const { apiToken } = await t.leads.create('verified@example.com', true);
     expect((await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()))).status).toBe(204);
     expect(scanCount()).toBe(1);
   });
 
   test('a token of an unverified lead is accepted (at the anonymous tier)', async () => {
     t = await makeTestApp();
-    const { apiToken } = t.leads.create('new@example.com');
+    const { apiToken } = await t.leads.create('new@example.com');
     const response = await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()));
     expect(response.status).toBe(204);
     expect(response.headers.get('ratelimit-policy')).toBe('"anonymous";q=10;w=60');
@@ -187,16 +187,16 @@ describe('spec §5 mode 1: public token', () => {
 
   test('a rotated-away token is rejected with 401 and the new one works', async () => {
     t = await makeTestApp();
-    const { lead, apiToken } = t.leads.create('rotate@example.com', true);
-    const fresh = t.leads.rotate(lead.id)!;
+    const { lead, apiToken } = await t.leads.create('rotate@example.com', true);
+    const fresh = (await t.leads.rotate(lead.id))!;
     await expectError(await t.request(TELEMETRY, tokenInit(apiToken, scanPayload())), 401, 'invalid_token');
     expect((await t.request(TELEMETRY, tokenInit(fresh, scanPayload()))).status).toBe(204);
   });
 
   test('a revoked token is rejected with 401', async () => {
     t = await makeTestApp();
-    const { lead, apiToken } = t.leads.create('revoke@example.com', true);
-    t.leads.revoke(lead.id);
+    const { lead, apiToken } = await t.leads.create('revoke@example.com', true);
+    await t.leads.revoke(lead.id);
     await expectError(await t.request(TELEMETRY, tokenInit(apiToken, scanPayload())), 401, 'invalid_token');
     expect(scanCount()).toBe(0);
   });
@@ -216,8 +216,8 @@ describe('telemetry authentication (DESIGN §5)', () => {
 
   test('headers of both modes at once are 401 ambiguous_auth', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
-    const key = t.keyWith('probe:scan');
-    const { apiToken } = t.leads.create('both@example.com', true);
+    const key = await t.keyWith('probe:scan');
+    const { apiToken } = await t.leads.create('both@example.com', true);
     const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW, { 'x-probe-token': apiToken }));
     await expectError(response, 401, 'ambiguous_auth');
     expect(scanCount()).toBe(0);
@@ -225,7 +225,7 @@ describe('telemetry authentication (DESIGN §5)', () => {
 
   test('a token with only a stray mode-2 header is ambiguous too', async () => {
     t = await makeTestApp();
-    const { apiToken } = t.leads.create('stray@example.com', true);
+    const { apiToken } = await t.leads.create('stray@example.com', true);
     await expectError(await t.request(TELEMETRY, tokenInit(apiToken, scanPayload(), { 'x-probe-timestamp': String(Date.now()) })), 401, 'ambiguous_auth');
   });
 });

@@ -9,7 +9,7 @@ let t: TestApp;
 let key: string;
 beforeAll(async () => {
   t = await makeTestApp({ clock: fixedClock(NOW) });
-  key = t.keyWith('probe:scan');
+  key = await t.keyWith('probe:scan');
 });
 afterAll(() => t.close());
 

@@ -125,9 +125,9 @@ describe('landing page', () => {
     const token = /<code class="token" id="token">([^<]+)<\/code>/.exec(page)![1]!;
     expect(token).toHaveLength(firstToken.length);
     expect(page).toContain('Every sign-up gets a token of its own; a token from an earlier sign-up keeps working.');
-    const firstLead = t.leads.findByToken(firstToken);
+    const firstLead = await t.leads.findByToken(firstToken);
     expect(firstLead).toMatchObject({ email: 'a@example.com', repeatOf: null });
-    expect(t.leads.findByToken(token)).toMatchObject({ email: 'a@example.com', verified: false, repeatOf: firstLead!.id });
+    expect(await t.leads.findByToken(token)).toMatchObject({ email: 'a@example.com', verified: false, repeatOf: firstLead!.id });
   });
 
   test('a body that is not the form is 415', async () => {
@@ -185,7 +185,7 @@ describe('console page shell', () => {
 
 describe('the widget preview and svc’s own pages', () => {
   async function adminSession(): Promise<string> {
-    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('admin') }, { origin: t.config.baseUrl }));
+    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: await t.keyWith('admin') }, { origin: t.config.baseUrl }));
     return res.headers.get('set-cookie')!.split(';')[0]!;
   }
   const previewForm = (fields: Record<string, string>, headers: Record<string, string>): RequestInit => ({
@@ -212,7 +212,7 @@ describe('the widget preview and svc’s own pages', () => {
 
   test('the dashboard-only session may not open the widget preview', async () => {
     t = await makeTestApp();
-    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: t.keyWith('dashboard:read') }, { origin: t.config.baseUrl }));
+    const res = await t.request('/api/v1/console/session', jsonRequest('POST', { key: await t.keyWith('dashboard:read') }, { origin: t.config.baseUrl }));
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
     const preview = await t.request('/console/widget-preview', previewForm({ key: 'k' }, { origin: t.config.baseUrl, cookie }));
     expect(preview.status).toBe(403);
@@ -241,10 +241,10 @@ describe('the widget preview and svc’s own pages', () => {
     t = await makeTestApp();
     const store = await t.request(
       '/api/v1/admin/stores',
-      jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, { authorization: `Bearer ${t.keyWith('admin')}` }),
+      jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, { authorization: `Bearer ${await t.keyWith('admin')}` }),
     );
     const storeId = (await store.json()).id;
-    const widget = t.keys.create({ scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId }).key;
+    const widget = (await t.keys.create({ scopes: ['products:read'], allowedDomains: ['shop.example.com'], storeId })).key;
     const ask = (headers: Record<string, string>) => t.request('/api/v1/public/faqs?type=product&ref=tote', { headers: { 'x-api-key': widget, ...headers } });
     expect((await ask({ referer: `${t.config.baseUrl}/console/widget-preview` })).status).toBe(200);
     // The default base URL's loopback alias (svc listens on 127.0.0.1:3000) is svc too.

@@ -88,7 +88,7 @@ describe('platform A: hook registration', () => {
   test('saving the credentials again creates no duplicate subscription', async () => {
     const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, {
       method: 'PUT',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.keyWith('admin')}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await t.keyWith('admin')}` },
       body: JSON.stringify({ credentials: { clientSecret: 'acme-client-secret', accessToken: 'tok-acme' } }),
     });
     expect(res.status).toBe(200);
@@ -469,7 +469,7 @@ describe('platform A: the secret held in memory follows every change (store cach
     expect(await deliverSignedWith('acme-client-secret', 1001)).toBe(200); // the store and its secret are now held in memory
     const saved = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, {
       method: 'PUT',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.keyWith('admin')}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await t.keyWith('admin')}` },
       body: JSON.stringify({ credentials: { clientSecret: 'acme-rotated-secret', accessToken: 'tok-acme' } }),
     });
     expect(saved.status).toBe(200);

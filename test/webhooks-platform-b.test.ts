@@ -59,7 +59,7 @@ describe('platform B: hook registration', () => {
   });
 
   test('the currency is read from the platform when omitted', async () => {
-    const res = await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(t.keyWith('admin')) });
+    const res = await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(await t.keyWith('admin')) });
     expect(await res.json()).toMatchObject({ currency: 'GBP', hooks: { status: 'registered' } });
   });
 
@@ -68,7 +68,7 @@ describe('platform B: hook registration', () => {
     fake.hooks[0]!.is_active = false;
     const res = await t.request(`/api/v1/admin/stores/${storeId}/credentials`, {
       method: 'PUT',
-      headers: { ...bearer(t.keyWith('admin')), 'content-type': 'application/json' },
+      headers: { ...bearer(await t.keyWith('admin')), 'content-type': 'application/json' },
       body: JSON.stringify({ credentials: { storeHash: HASH, accessToken: 'tok-b' } }),
     });
     expect(res.status).toBe(200);
@@ -82,10 +82,10 @@ describe('platform B: hook registration', () => {
     expect(failed.status).toBe(201);
     expect(failed.store.hooks).toMatchObject({ status: 'failed' });
     expect(failed.store.hooks.error).toBeString();
-    const again = await t.request(`/api/v1/admin/stores/${storeId}/hooks`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    const again = await t.request(`/api/v1/admin/stores/${storeId}/hooks`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
     expect((await again.json()).hooks).toMatchObject({ status: 'failed', error: expect.stringContaining('503') });
     fake.outage.api.status = null;
-    const retried = await t.request(`/api/v1/admin/stores/${storeId}/hooks`, { method: 'POST', headers: bearer(t.keyWith('admin')) });
+    const retried = await t.request(`/api/v1/admin/stores/${storeId}/hooks`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
     expect(retried.status).toBe(200);
     expect((await retried.json()).hooks).toMatchObject({ status: 'registered', error: null });
     expect(fake.hooks).toHaveLength(3);

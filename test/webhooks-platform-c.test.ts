@@ -52,7 +52,7 @@ describe('platform C: hook registration and the creation ping', () => {
 
   test('the creation ping is answered 200 and marks the store\'s hooks active without being an event', async () => {
     expect(fake.hooks.map((h) => h.pingStatus)).toEqual([200, 200, 200]);
-    const res = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: bearer(t.keyWith('admin')) });
+    const res = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: bearer(await t.keyWith('admin')) });
     expect((await res.json()).hooks.confirmedAt).toBeString();
     expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
   });
@@ -93,13 +93,13 @@ describe('platform C: hook registration and the creation ping', () => {
       expect(app.webhooks.stores.get(seeded)!.hooksConfirmedAt).toBeNull();
 
       // Registering again (the hooks exist: updated, not pinged) opens a new window.
-      expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(app.keyWith('admin')) })).status).toBe(200);
+      expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(await app.keyWith('admin')) })).status).toBe(200);
       expect((await ping(id)).status).toBe(200);
       expect(confirmedAt()).toBe(clock.now());
 
       // A system clock set back (NTP, a restored VM) closes the window rather than stretching it by the step.
       app.database.sqlite.run('UPDATE stores SET hooks_confirmed_at = NULL');
-      expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(app.keyWith('admin')) })).status).toBe(200);
+      expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(await app.keyWith('admin')) })).status).toBe(200);
       clock.advance(-3_600_000);
       expect(await ping(id)).toEqual(unknown);
       expect(confirmedAt()).toBeNull();
@@ -114,7 +114,7 @@ describe('platform C: hook registration and the creation ping', () => {
     fake.hooks[1]!.status = 'disabled';
     const res = await t.request(`/api/v1/admin/stores/${store.id}/credentials`, {
       method: 'PUT',
-      headers: { ...bearer(t.keyWith('admin')), 'content-type': 'application/json' },
+      headers: { ...bearer(await t.keyWith('admin')), 'content-type': 'application/json' },
       body: JSON.stringify({ credentials: { siteUrl: fake.siteUrl, consumerKey: 'ck_1', consumerSecret: 'cs_1' } }),
     });
     expect(res.status).toBe(200);

@@ -1,23 +1,30 @@
 import { ApiError } from '../lib/errors.ts';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
 import { keyHasScope, type ApiKey, type KeyStore, type Scope } from './keys.ts';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
-/** Resolve `Authorization: Bearer sk_live_...` to an active key holding `scope`, or throw 401/403. */
-export function authorizeBearer(keys: KeyStore, header: string | null, scope: Scope): ApiKey {
+const invalidKey = () =>
+  new ApiError(401, 'invalid_api_key', 'the API key is unknown, malformed or revoked', {
+    'WWW-Authenticate': 'Bearer error="invalid_token"',
+  });
+
+/**
+ * Resolve `Authorization: Bearer sk_live_...` to an active key holding `scope`, or throw 401/403:
+ * at once for a key verified in memory, else through the promise (src/auth/verified-cache.ts).
+ */
+export function authorizeBearer(keys: KeyStore, header: string | null, scope: Scope): MaybePromise<ApiKey> {
   if (!header) {
     throw new ApiError(401, 'unauthorized', 'missing Authorization header; send Authorization: Bearer sk_live_...', {
       'WWW-Authenticate': 'Bearer',
     });
   }
   const raw = BEARER.exec(header)?.[1];
-  const key = raw ? keys.verify(raw) : null;
-  if (!key) {
-    throw new ApiError(401, 'invalid_api_key', 'the API key is unknown, malformed or revoked', {
-      'WWW-Authenticate': 'Bearer error="invalid_token"',
-    });
-  }
-  return requireScope(key, scope);
+  if (!raw) throw invalidKey();
+  return andThen(keys.verify(raw), (key) => {
+    if (!key) throw invalidKey();
+    return requireScope(key, scope);
+  });
 }
 
 /** `key` when it holds `scope` (admin implies every scope), else 403 `insufficient_scope`. */
@@ -34,7 +41,7 @@ export function requireScope(key: ApiKey, scope: Scope): ApiKey {
  * Another way to name the calling key (the web console's session cookie): the key, null when the
  * request does not use it (then the Authorization header is required), or an ApiError thrown.
  */
-export type AlternativeAuth = (request: Request) => ApiKey | null;
+export type AlternativeAuth = (request: Request) => MaybePromise<ApiKey | null>;
 
 /**
  * The access check (lib/access.ts) of routes that need `scope`: the console session cookie (for
@@ -43,10 +50,10 @@ export type AlternativeAuth = (request: Request) => ApiKey | null;
  * learns nothing from it and cannot make the server parse a body. Returns the calling key.
  */
 export function scopeCheck(keys: KeyStore, scope: Scope, alternative?: AlternativeAuth) {
-  return ({ request }: { request: Request }): ApiKey => {
+  return ({ request }: { request: Request }): MaybePromise<ApiKey> => {
     const header = request.headers.get('authorization');
     // An explicit Authorization header always wins over a session cookie.
     const sessionKey = header === null && alternative ? alternative(request) : null;
-    return sessionKey ? requireScope(sessionKey, scope) : authorizeBearer(keys, header, scope);
+    return andThen(sessionKey, (sessionKey) => (sessionKey ? requireScope(sessionKey, scope) : authorizeBearer(keys, header, scope)));
   };
 }

@@ -1,6 +1,5 @@
-import type { Database } from 'bun:sqlite';
 import type { Clock } from '../lib/clock.ts';
-import { writePause } from '../lib/write-pause.ts';
+import type { KeyUsageRecords } from '../storage/auth.ts';
 
 /** A key's last use is written at most this often: the time shown is its last use to within this. */
 export const KEY_USE_INTERVAL_MS = 60_000;
@@ -11,25 +10,14 @@ export const KEY_USE_INTERVAL_MS = 60_000;
  * last write is KEY_USE_INTERVAL_MS old or more (or this process has not written it yet): one
  * write per key per minute at most, however busy the key. The times written are kept in memory for
  * at most `limit` keys, the longest unwritten dropped first (a dropped key is written again at its
- * next use, a minute early at worst). Writes wait out a checkpointer's write pause, and are skipped
- * inside another transaction (its rollback would undo them unnoticed). A write that fails is not
- * retried before the interval: the time is advisory, and the request it came with must not fail.
+ * next use, a minute early at worst). The write is not waited for, and one that fails is not retried
+ * before the interval: the time is advisory, and the request it came with must not fail or wait.
  */
-export function createKeyUsage(sqlite: Database, clock: Clock, limit: number) {
-  const record = sqlite.prepare<unknown, [string, number]>(
-    'INSERT INTO api_key_usage (key_id, last_used_at) VALUES (?, ?) ON CONFLICT (key_id) DO UPDATE SET last_used_at = max(last_used_at, excluded.last_used_at)',
-  );
-  const pause = writePause(sqlite);
+export function createKeyUsage(records: KeyUsageRecords, clock: Clock, limit: number) {
   /** Key id -> when its use was last written, oldest first. */
   const written = new Map<string, number>();
-
-  const write = (keyId: string, at: number) => {
-    try {
-      record.run(keyId, at);
-    } catch {
-      // The key was deleted meanwhile, or the database is busy or read-only: the next use past the interval tries again.
-    }
-  };
+  // The key was deleted meanwhile, or the database is busy or read-only: the next use past the interval tries again.
+  const ignore = () => {};
 
   return {
     /** Notes that the key `keyId` authenticated a request now. */
@@ -37,11 +25,10 @@ export function createKeyUsage(sqlite: Database, clock: Clock, limit: number) {
       const now = clock.now();
       const last = written.get(keyId);
       if (last !== undefined && now - last < KEY_USE_INTERVAL_MS) return;
-      if (sqlite.inTransaction) return;
       written.delete(keyId);
       if (written.size >= limit) written.delete(written.keys().next().value!);
       written.set(keyId, now);
-      pause.afterPause(() => write(keyId, now));
+      records.noteUse(keyId, now).catch(ignore);
     },
   };
 }

@@ -1,10 +1,10 @@
-import { eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
-import { apiKeys, apiKeyUsage, type ApiKeyRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
+import type { ChangeFeed } from '../storage/changes.ts';
+import type { KeyRecords, KeyUsageRecords } from '../storage/auth.ts';
 import { normalizeAllowedDomain } from './domains.ts';
 import { isoOrNull } from '../lib/time.ts';
 import { createKeyUsage } from './key-usage.ts';
@@ -33,6 +33,24 @@ export interface ListedApiKey extends ApiKey {
   lastUsedAt: string | null;
 }
 
+/** A key as storage keeps it (src/storage/auth.ts): the SHA-256 of the key, never the key; times in epoch ms. */
+export interface KeyRecord {
+  id: string;
+  name: string;
+  keyHash: string;
+  keyPrefix: string;
+  scopes: string[];
+  allowedDomains: string[];
+  storeId: string | null;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/** A stored key with when it was last used (epoch ms), null if never. */
+export interface UsedKeyRecord extends KeyRecord {
+  lastUsedAt: number | null;
+}
+
 export interface NewApiKey {
   name?: string | undefined;
   scopes: string[];
@@ -40,19 +58,20 @@ export interface NewApiKey {
   storeId?: string | null | undefined;
 }
 
-
-export function toApiKey(row: ApiKeyRow): ApiKey {
+export function toApiKey(record: KeyRecord): ApiKey {
   return {
-    id: row.id,
-    name: row.name,
-    keyPrefix: row.keyPrefix,
-    scopes: row.scopes,
-    allowedDomains: row.allowedDomains,
-    storeId: row.storeId,
-    createdAt: isoOrNull(row.createdAt)!,
-    revokedAt: isoOrNull(row.revokedAt),
+    id: record.id,
+    name: record.name,
+    keyPrefix: record.keyPrefix,
+    scopes: record.scopes,
+    allowedDomains: record.allowedDomains,
+    storeId: record.storeId,
+    createdAt: isoOrNull(record.createdAt)!,
+    revokedAt: isoOrNull(record.revokedAt),
   };
 }
+
+const listed = (record: UsedKeyRecord): ListedApiKey => ({ ...toApiKey(record), lastUsedAt: isoOrNull(record.lastUsedAt) });
 
 /** Admin implies every other scope. */
 export function keyHasScope(key: Pick<ApiKey, 'scopes'>, scope: Scope): boolean {
@@ -63,53 +82,39 @@ export function looksLikeApiKey(raw: string): boolean {
   return KEY_PATTERN.test(raw);
 }
 
-/** An api_keys row as SQLite returns it (JSON columns still text). */
-interface RawKeyRow {
-  id: string;
-  name: string;
-  key_hash: string;
-  key_prefix: string;
-  scopes: string;
-  allowed_domains: string;
-  store_id: string | null;
-  created_at: number;
-  revoked_at: number | null;
-}
-
 /** Verified keys kept in memory (src/auth/verified-cache.ts). */
 const VERIFIED_KEYS = 10_000;
 
+/** What the key store keeps in storage: the keys, and when each was last used. */
+export interface KeyStorage {
+  keys: KeyRecords;
+  keyUsage: KeyUsageRecords;
+}
+
 /**
  * `storeExists` checks a `storeId` binding at creation (stores are another capability's records);
- * without it, bindings are taken as given.
+ * without it, bindings are taken as given. `changes` tells the verified keys kept in memory when
+ * api_keys may have changed (by this process or another, such as the CLI revoking a key).
  */
-export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) => boolean) {
-  // A raw prepared statement: verify() runs on every signed telemetry request, where drizzle's
-  // query path measured about three times slower than the lookup itself.
-  const byHash = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE key_hash = ?');
-  const byId = db.$client.query<RawKeyRow, [string]>('SELECT * FROM api_keys WHERE id = ?');
+export function createKeyStore({ keys, keyUsage }: KeyStorage, changes: ChangeFeed, clock: Clock, storeExists?: (id: string) => MaybePromise<boolean>) {
   // Verification runs on every authenticated request: a verified key is reused until api_keys changes.
-  const verified = createVerifiedCache<ApiKey>(db.$client, 'api_keys', VERIFIED_KEYS);
+  const verified = createVerifiedCache<ApiKey>(changes.tableStamp(['api_keys']), VERIFIED_KEYS);
   // Every key that verifies (or acts for a console session) is in use: noted at most once a minute per key.
-  const usage = createKeyUsage(db.$client, clock, VERIFIED_KEYS);
-  const lastUse = db.select({ at: apiKeyUsage.lastUsedAt }).from(apiKeyUsage).where(eq(apiKeyUsage.keyId, sql.placeholder('id'))).prepare();
-  const listed = (row: ApiKeyRow, lastUsedAt: number | null): ListedApiKey => ({ ...toApiKey(row), lastUsedAt: isoOrNull(lastUsedAt) });
-  const fromRaw = (row: RawKeyRow): ApiKey =>
-    toApiKey({
-      id: row.id,
-      name: row.name,
-      keyHash: row.key_hash,
-      keyPrefix: row.key_prefix,
-      scopes: JSON.parse(row.scopes) as string[],
-      allowedDomains: JSON.parse(row.allowed_domains) as string[],
-      storeId: row.store_id,
-      createdAt: row.created_at,
-      revokedAt: row.revoked_at,
-    });
+  const usage = createKeyUsage(keyUsage, clock, VERIFIED_KEYS);
+  /** The active key stored under `hash`, compared in constant time, or null (unknown or revoked). */
+  const activeByHash = async (hash: string): Promise<ApiKey | null> => {
+    const record = await keys.byHash(hash);
+    if (!record || !safeEqual(record.keyHash, hash) || record.revokedAt !== null) return null;
+    return toApiKey(record);
+  };
+  const noteUse = (key: ApiKey | null): ApiKey | null => {
+    if (key) usage.used(key.id);
+    return key;
+  };
 
   return {
     /** Creates a key; the raw key is returned only here and never stored. */
-    create(input: NewApiKey): { key: string; record: ListedApiKey } {
+    async create(input: NewApiKey): Promise<{ key: string; record: ListedApiKey }> {
       const scopes = [...new Set(input.scopes)];
       const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
       if (scopes.length === 0 || unknown.length > 0) {
@@ -120,7 +125,7 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
         if (!domain) throw new ApiError(400, 'invalid_domain', `allowedDomains entry ${JSON.stringify(entry)} is not a host name or *.host pattern`);
         return domain;
       });
-      if (input.storeId && storeExists && !storeExists(input.storeId)) {
+      if (input.storeId && storeExists && !(await storeExists(input.storeId))) {
         throw new ApiError(400, 'unknown_store', `storeId ${JSON.stringify(input.storeId)} names no store`);
       }
       // products:read exists for the FAQ widget, which answers only for a key bound to a store: an
@@ -129,68 +134,53 @@ export function createKeyStore(db: Db, clock: Clock, storeExists?: (id: string) 
         throw new ApiError(400, 'store_required', 'a products:read key is for the FAQ widget, which serves one store: give its storeId (svc keys create --store STORE_ID); admin keys need none');
       }
       const key = KEY_PREFIX + randomSecret(32);
-      const row = db
-        .insert(apiKeys)
-        .values({
-          id: newId(),
-          name: input.name ?? '',
-          keyHash: sha256Hex(key),
-          keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
-          scopes,
-          allowedDomains: [...new Set(allowedDomains)],
-          storeId: input.storeId ?? null,
-          createdAt: clock.now(),
-        })
-        .returning()
-        .get();
-      return { key, record: listed(row, null) };
+      const record: KeyRecord = {
+        id: newId(),
+        name: input.name ?? '',
+        keyHash: sha256Hex(key),
+        keyPrefix: key.slice(0, KEY_PREFIX.length + 4),
+        scopes,
+        allowedDomains: [...new Set(allowedDomains)],
+        storeId: input.storeId ?? null,
+        createdAt: clock.now(),
+        revokedAt: null,
+      };
+      await keys.add(record);
+      return { key, record: listed({ ...record, lastUsedAt: null }) };
     },
 
     /** Revokes a key at once; revoking twice keeps the first revocation time. */
-    revoke(id: string): ListedApiKey | null {
-      const existing = db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
-      if (!existing) return null;
-      const row = existing.revokedAt !== null ? existing : db.update(apiKeys).set({ revokedAt: clock.now() }).where(eq(apiKeys.id, id)).returning().get()!;
-      return listed(row, lastUse.get({ id })?.at ?? null);
+    async revoke(id: string): Promise<ListedApiKey | null> {
+      const record = await keys.revoke(id, clock.now());
+      return record && listed(record);
     },
 
     /** Every key, revoked ones included, oldest first (by creation). */
-    list(): ListedApiKey[] {
-      return db
-        .select({ key: apiKeys, lastUsedAt: apiKeyUsage.lastUsedAt })
-        .from(apiKeys)
-        .leftJoin(apiKeyUsage, eq(apiKeyUsage.keyId, apiKeys.id))
-        .orderBy(apiKeys.createdAt, apiKeys.id)
-        .all()
-        .map(({ key, lastUsedAt }) => listed(key, lastUsedAt));
+    async list(): Promise<ListedApiKey[]> {
+      return (await keys.list()).map(listed);
     },
 
     /**
      * The active key for a raw `sk_live_` string, or null (unknown, malformed or revoked).
-     * Found by its SHA-256, in memory while the database is unchanged, else in the database, whose
-     * stored hash is then compared in constant time.
+     * Found by its SHA-256, in memory while api_keys is unchanged (then without a promise), else
+     * in storage, whose stored hash is then compared in constant time.
      */
-    verify(raw: string): ApiKey | null {
+    verify(raw: string): MaybePromise<ApiKey | null> {
       if (!looksLikeApiKey(raw)) return null;
       const hash = sha256Hex(raw);
-      const key = verified.get(hash, () => {
-        const row = byHash.get(hash);
-        if (!row || !safeEqual(row.key_hash, hash) || row.revoked_at !== null) return null;
-        return fromRaw(row);
-      });
-      if (key) usage.used(key.id);
-      return key;
+      const key = verified.get(hash, () => activeByHash(hash));
+      return key instanceof Promise ? key.then(noteUse) : noteUse(key);
     },
 
     /** Notes a use of the key `id`, verified earlier by a caller that keeps what it verified (the widget's answers). */
     used: usage.used,
 
     /** The key with this id while it is not revoked (a console session acts with it), or null. */
-    active(id: string): ApiKey | null {
-      const row = byId.get(id);
-      if (!row || row.revoked_at !== null) return null;
-      usage.used(row.id);
-      return fromRaw(row);
+    async active(id: string): Promise<ApiKey | null> {
+      const record = await keys.byId(id);
+      if (!record || record.revokedAt !== null) return null;
+      usage.used(record.id);
+      return toApiKey(record);
     },
   };
 }

@@ -1,13 +1,13 @@
-import { and, desc, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
-import { leads, type LeadRow } from '../db/schema/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { randomSecret, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { emailSearchTerm, normalizeEmail } from '../lib/email.ts';
 import { ApiError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 import type { KeysetCursor } from '../lib/query.ts';
 import { isoOrNull } from '../lib/time.ts';
+import type { ChangeFeed } from '../storage/changes.ts';
+import type { LeadRecords } from '../storage/auth.ts';
 import { createVerifiedCache } from './verified-cache.ts';
 
 export interface Lead {
@@ -30,15 +30,44 @@ export interface LeadFilter {
   active?: boolean | undefined;
 }
 
-function toLead(row: LeadRow): Lead {
+/** A lead as storage keeps it (src/storage/auth.ts): the SHA-256 of its token, never the token; times in epoch ms. */
+export interface LeadRecord {
+  id: string;
+  /** Normalised (lib/email.ts). */
+  email: string;
+  repeatOf: string | null;
+  verified: boolean;
+  /** Null once revoked. */
+  tokenHash: string | null;
+  tokenIssuedAt: number | null;
+  tokenRevokedAt: number | null;
+  verifiedAt: number | null;
+  /** When a scan sent with its token was first committed; null while it has sent none. */
+  firstScanAt: number | null;
+  createdAt: number;
+}
+
+/** A lead about to be stored: `repeatOf` is decided by storage (LeadRecords.addSignUp); it has sent no scan. */
+export type NewLeadRecord = Omit<LeadRecord, 'repeatOf' | 'tokenRevokedAt' | 'firstScanAt'>;
+
+/** The lead listing's filters as storage applies them. */
+export interface LeadQuery {
+  /** Found anywhere in the stored (lower-case) address, as given: no pattern characters. */
+  emailContains?: string | undefined;
+  verified?: boolean | undefined;
+  /** Whether the lead holds a token (tokenHash not null). */
+  tokenActive?: boolean | undefined;
+}
+
+function toLead(record: LeadRecord): Lead {
   return {
-    id: row.id,
-    email: row.email,
-    verified: row.verified,
-    tokenActive: row.tokenHash !== null,
-    createdAt: new Date(row.createdAt).toISOString(),
-    verifiedAt: isoOrNull(row.verifiedAt),
-    repeatOf: row.repeatOf,
+    id: record.id,
+    email: record.email,
+    verified: record.verified,
+    tokenActive: record.tokenHash !== null,
+    createdAt: new Date(record.createdAt).toISOString(),
+    verifiedAt: isoOrNull(record.verifiedAt),
+    repeatOf: record.repeatOf,
   };
 }
 
@@ -47,61 +76,36 @@ const SCAN_SEEN_MEMO = 10_000;
 /** Leads found by token kept in memory (src/auth/verified-cache.ts). */
 const FOUND_BY_TOKEN = 10_000;
 
-export function createLeadStore(db: Db, clock: Clock) {
-  const byTokenHash = db.select().from(leads).where(eq(leads.tokenHash, sql.placeholder('hash'))).prepare();
-  const markFirstScan = db
-    .update(leads)
-    .set({ firstScanAt: sql`${sql.placeholder('now')}` })
-    .where(and(eq(leads.id, sql.placeholder('id')), isNull(leads.firstScanAt)))
-    .prepare();
+/** `changes` tells the leads found by token and kept in memory when leads may have changed. */
+export function createLeadStore(leads: LeadRecords, changes: ChangeFeed, clock: Clock) {
   const scanSeen = new Set<string>();
   // A token is looked up on every mode-1 probe request: a found lead is reused until leads changes.
-  const foundByToken = createVerifiedCache<Lead>(db.$client, 'leads', FOUND_BY_TOKEN);
+  const foundByToken = createVerifiedCache<Lead>(changes.tableStamp(['leads']), FOUND_BY_TOKEN);
 
-  const issueToken = (id: string): string | null => {
-    const apiToken = randomSecret(32);
-    const row = db
-      .update(leads)
-      .set({ tokenHash: sha256Hex(apiToken), tokenIssuedAt: clock.now(), tokenRevokedAt: null })
-      .where(eq(leads.id, id))
-      .returning({ id: leads.id })
-      .get();
-    return row ? apiToken : null;
-  };
-
-  /**
-   * Insert a lead with a fresh id and token. `asRepeat`: a public sign-up, which becomes a repeat of
-   * the email's first lead when there is one (found in the same statement, so both cases run the same
-   * work); otherwise the row is a first lead and `row` is undefined when the email has one already.
-   */
-  function insertLead(email: string, verified: boolean, asRepeat: boolean): { apiToken: string; row: LeadRow | undefined } {
-    const normalized = normalizeEmail(email);
+  /** A lead to store with a fresh id and token, unverified unless `verified`. */
+  const newLead = (email: string, verified: boolean): { apiToken: string; lead: NewLeadRecord } => {
     const apiToken = randomSecret(32);
     const now = clock.now();
-    const row = db
-      .insert(leads)
-      .values({
-        id: newId(),
-        email: normalized,
-        repeatOf: asRepeat ? sql`(SELECT ${leads.id} FROM ${leads} WHERE ${leads.email} = ${normalized} AND ${leads.repeatOf} IS NULL)` : null,
-        verified,
-        verifiedAt: verified ? now : null,
-        tokenHash: sha256Hex(apiToken),
-        tokenIssuedAt: now,
-        createdAt: now,
-      })
-      .onConflictDoNothing()
-      .returning()
-      .get();
-    return { apiToken, row };
-  }
+    return {
+      apiToken,
+      lead: { id: newId(), email: normalizeEmail(email), verified, verifiedAt: verified ? now : null, tokenHash: sha256Hex(apiToken), tokenIssuedAt: now, createdAt: now },
+    };
+  };
+
+  /** The lead stored with this token's hash, compared in constant time, or null. */
+  const byTokenHash = async (hash: string): Promise<Lead | null> => {
+    const record = await leads.byTokenHash(hash);
+    if (!record || record.tokenHash === null || !safeEqual(record.tokenHash, hash)) return null;
+    return toLead(record);
+  };
 
   return {
     /** A new first lead (unverified unless `verified`) with its token; 409 if the email has one (operators: CLI). */
-    create(email: string, verified = false): { lead: Lead; apiToken: string } {
-      const { apiToken, row } = insertLead(email, verified, false);
-      if (!row) throw new ApiError(409, 'lead_exists', 'a lead with this email already exists; ask an administrator to rotate its token');
-      return { lead: toLead(row), apiToken };
+    async create(email: string, verified = false): Promise<{ lead: Lead; apiToken: string }> {
+      const { apiToken, lead } = newLead(email, verified);
+      const record = await leads.addFirst(lead);
+      if (!record) throw new ApiError(409, 'lead_exists', 'a lead with this email already exists; ask an administrator to rotate its token');
+      return { lead: toLead(record), apiToken };
     },
 
     /**
@@ -112,80 +116,63 @@ export function createLeadStore(db: Db, clock: Clock) {
      * (its token, verification and scans stay its own), so no sign-up can take over or lock out
      * an existing lead.
      */
-    signUp(email: string): { id: string; apiToken: string; email: string } {
-      const { apiToken, row } = insertLead(email, false, true);
-      if (!row) throw new Error('a sign-up inserted no lead');
-      return { id: row.id, apiToken, email: row.email };
+    async signUp(email: string): Promise<{ id: string; apiToken: string; email: string }> {
+      const { apiToken, lead } = newLead(email, false);
+      const record = await leads.addSignUp(lead);
+      return { id: record.id, apiToken, email: record.email };
     },
 
-    get(id: string): Lead | null {
-      const row = db.select().from(leads).where(eq(leads.id, id)).get();
-      return row ? toLead(row) : null;
+    async get(id: string): Promise<Lead | null> {
+      const record = await leads.get(id);
+      return record && toLead(record);
     },
 
-    verify(id: string): Lead | null {
-      const row = db
-        .update(leads)
-        .set({ verified: true, verifiedAt: sql`coalesce(${leads.verifiedAt}, ${clock.now()})` })
-        .where(eq(leads.id, id))
-        .returning()
-        .get();
-      return row ? toLead(row) : null;
+    async verify(id: string): Promise<Lead | null> {
+      const record = await leads.verify(id, clock.now());
+      return record && toLead(record);
     },
 
     /** Issues a new token; the previous one stops authenticating immediately. */
-    rotate(id: string): string | null {
-      return issueToken(id);
+    async rotate(id: string): Promise<string | null> {
+      const apiToken = randomSecret(32);
+      return (await leads.replaceToken(id, sha256Hex(apiToken), clock.now())) ? apiToken : null;
     },
 
-    revoke(id: string): Lead | null {
-      const row = db
-        .update(leads)
-        .set({ tokenHash: null, tokenRevokedAt: clock.now() })
-        .where(eq(leads.id, id))
-        .returning()
-        .get();
-      return row ? toLead(row) : null;
+    async revoke(id: string): Promise<Lead | null> {
+      const record = await leads.revokeToken(id, clock.now());
+      return record && toLead(record);
     },
 
     /** A page of leads, newest first, keyset-paged over (createdAt, id). */
-    list(filter: LeadFilter, after: KeysetCursor | null, limit: number): { items: Lead[]; next: KeysetCursor | null } {
-      const rows = db
-        .select()
-        .from(leads)
-        .where(
-          and(
-            filter.email !== undefined ? sql`instr(${leads.email}, ${emailSearchTerm(filter.email)}) > 0` : undefined,
-            filter.verified === undefined ? undefined : eq(leads.verified, filter.verified),
-            filter.active === undefined ? undefined : filter.active ? isNotNull(leads.tokenHash) : isNull(leads.tokenHash),
-            after ? or(lt(leads.createdAt, after.at), and(eq(leads.createdAt, after.at), lt(leads.id, after.id))) : undefined,
-          ),
-        )
-        .orderBy(desc(leads.createdAt), desc(leads.id))
-        .limit(limit + 1)
-        .all();
-      const page = rows.slice(0, limit);
+    async list(filter: LeadFilter, after: KeysetCursor | null, limit: number): Promise<{ items: Lead[]; next: KeysetCursor | null }> {
+      const query: LeadQuery = {
+        emailContains: filter.email === undefined ? undefined : emailSearchTerm(filter.email),
+        verified: filter.verified,
+        tokenActive: filter.active,
+      };
+      const records = await leads.list(query, after, limit + 1);
+      const page = records.slice(0, limit);
       const last = page[page.length - 1];
-      return { items: page.map(toLead), next: rows.length > limit && last ? { at: last.createdAt, id: last.id } : null };
+      return { items: page.map(toLead), next: records.length > limit && last ? { at: last.createdAt, id: last.id } : null };
     },
 
-    /** A scan sent with the lead's token was committed: the lead is in use, so retention keeps it. */
-    noteScan(id: string): void {
+    /**
+     * A scan sent with the lead's token was committed: the lead is in use, so retention keeps it.
+     * Written once per lead (a promise then); a lead known to have sent one costs nothing.
+     */
+    noteScan(id: string): MaybePromise<void> {
       if (scanSeen.has(id)) return;
-      markFirstScan.run({ id, now: clock.now() });
-      if (scanSeen.size >= SCAN_SEEN_MEMO) scanSeen.clear();
-      scanSeen.add(id);
+      return leads.noteFirstScan(id, clock.now()).then(() => {
+        if (scanSeen.size >= SCAN_SEEN_MEMO) scanSeen.clear();
+        scanSeen.add(id);
+      });
     },
 
-    /** The lead holding this token, or null (unknown, rotated away or revoked); in memory while the database is unchanged. */
-    findByToken(token: string): Lead | null {
+    /** The lead holding this token, or null (unknown, rotated away or revoked); in memory while leads is unchanged (then without a promise). */
+    findByToken(token: string): MaybePromise<Lead | null> {
       if (token.length < 43 || token.length > 256) return null;
       const hash = sha256Hex(token);
-      return foundByToken.get(hash, () => {
-        const row = byTokenHash.get({ hash });
-        if (!row || row.tokenHash === null || !safeEqual(row.tokenHash, hash)) return null;
-        return toLead(row);
-      });
+      return foundByToken.get(hash, () => byTokenHash(hash));
     },
   };
 }

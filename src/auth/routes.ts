@@ -19,28 +19,28 @@ export function adminAuthRoutes({ keys, leads, jsonBody }: AuthDeps) {
     .onParse(jsonBody)
     .post(
       '/keys',
-      ({ body, set }) => {
-        const { key, record } = keys.create(body);
+      async ({ body, set }) => {
+        const { key, record } = await keys.create(body);
         set.status = 201;
         return { ...record, key };
       },
       { body: createKeyBody, detail: docs.createKey },
     )
-    .get('/keys', () => ({ items: keys.list() }), { detail: docs.listKeys })
-    .delete('/keys/:id', ({ params }) => found(keys.revoke(params.id), 'API key', params.id), { params: idParams, detail: docs.revokeKey })
-    .get('/leads', ({ request }) => {
+    .get('/keys', async () => ({ items: await keys.list() }), { detail: docs.listKeys })
+    .delete('/keys/:id', async ({ params }) => found(await keys.revoke(params.id), 'API key', params.id), { params: idParams, detail: docs.revokeKey })
+    .get('/leads', async ({ request }) => {
       const query = queryParams(request.url, ['email', 'verified', 'active', 'cursor', 'limit']);
       const filter = { email: query.get('email'), verified: parseBoolean('verified', query.get('verified')), active: parseBoolean('active', query.get('active')) };
-      const page = leads.list(filter, parseKeysetCursor(query.get('cursor')), parseLimit(query.get('limit')));
+      const page = await leads.list(filter, parseKeysetCursor(query.get('cursor')), parseLimit(query.get('limit')));
       return { items: page.items, nextCursor: page.next ? encodeKeysetCursor(page.next) : null };
     }, { detail: docs.listLeads })
-    .post('/leads/:id/verify', ({ params }) => found(leads.verify(params.id), 'lead', params.id), { params: idParams, detail: docs.verifyLead })
+    .post('/leads/:id/verify', async ({ params }) => found(await leads.verify(params.id), 'lead', params.id), { params: idParams, detail: docs.verifyLead })
     .post(
       '/leads/:id/rotate-token',
-      ({ params }) => ({ id: params.id, apiToken: found(leads.rotate(params.id), 'lead', params.id) }),
+      async ({ params }) => ({ id: params.id, apiToken: found(await leads.rotate(params.id), 'lead', params.id) }),
       { params: idParams, detail: docs.rotateLeadToken },
     )
-    .post('/leads/:id/revoke-token', ({ params }) => found(leads.revoke(params.id), 'lead', params.id), {
+    .post('/leads/:id/revoke-token', async ({ params }) => found(await leads.revoke(params.id), 'lead', params.id), {
       params: idParams,
       detail: docs.revokeLeadToken,
     });
@@ -50,8 +50,8 @@ export function adminAuthRoutes({ keys, leads, jsonBody }: AuthDeps) {
 export function publicLeadRoutes({ leads, jsonBody }: Omit<AuthDeps, 'keys'>) {
   return new Elysia({ prefix: '/api/v1/public' }).onParse(jsonBody).post(
     '/leads',
-    ({ body, set }) => {
-      const { id, apiToken } = leads.signUp(body.email);
+    async ({ body, set }) => {
+      const { id, apiToken } = await leads.signUp(body.email);
       set.status = 201;
       return { id, apiToken };
     },

@@ -3,6 +3,7 @@ import type { AlternativeAuth } from '../auth/guard.ts';
 import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
 import type { JsonBodyHook } from '../lib/body.ts';
 import { ApiError } from '../lib/errors.ts';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
 import { crossOriginProblem } from '../lib/same-origin.ts';
 import type { SessionStore } from './sessions.ts';
 import { apiDoc, integer, nullable } from '../lib/api-doc.ts';
@@ -75,11 +76,11 @@ interface SessionDeps {
 }
 
 /**
- * The key of the session a request's cookie names: undefined without the cookie, null when that
- * session has ended. A request that carries the cookie from another site is refused
- * (crossOriginProblem): the cookie acts only for svc's own pages.
+ * The key of the session a request's cookie names, as storage answers (a promise): null when that
+ * session has ended; undefined, at once, without the cookie. A request that carries the cookie
+ * from another site is refused (crossOriginProblem): the cookie acts only for svc's own pages.
  */
-export type SessionLookup = (request: Request) => ApiKey | null | undefined;
+export type SessionLookup = (request: Request) => MaybePromise<ApiKey | null> | undefined;
 
 export function consoleSessionLookup({ sessions, baseUrl, ownOrigins }: Pick<SessionDeps, 'sessions' | 'baseUrl' | 'ownOrigins'>): SessionLookup {
   const name = sessionCookieName(baseUrl.startsWith('https:'));
@@ -95,9 +96,12 @@ export function consoleSessionLookup({ sessions, baseUrl, ownOrigins }: Pick<Ses
 /** The session cookie as the scope guard's alternative to `Authorization: Bearer`: a session acts with its key's scopes; an ended one is 401. */
 export function consoleSessionAuth(lookup: SessionLookup): AlternativeAuth {
   return (request) => {
-    const key = lookup(request);
-    if (key === null) throw noSession();
-    return key ?? null;
+    const found = lookup(request);
+    if (found === undefined) return null;
+    return andThen(found, (key) => {
+      if (key === null) throw noSession();
+      return key;
+    });
   };
 }
 
@@ -107,7 +111,10 @@ export function consoleSessionAuth(lookup: SessionLookup): AlternativeAuth {
  * that carries the cookie from another site is refused.
  */
 export function sessionCheck(lookup: SessionLookup) {
-  return ({ request }: { request: Request }): ApiKey | undefined => lookup(request) ?? undefined;
+  return ({ request }: { request: Request }): MaybePromise<ApiKey | undefined> | undefined => {
+    const found = lookup(request);
+    return found === undefined ? undefined : andThen(found, (key) => key ?? undefined);
+  };
 }
 
 const view = (key: ApiKey, idleMinutes: number) => ({
@@ -132,15 +139,15 @@ export function consoleSessionRoutes({ sessions, keys, baseUrl, ownOrigins, idle
     .onParse(jsonBody)
     .post(
       SESSION_PATH,
-      ({ request, body, set }) => {
+      async ({ request, body, set }) => {
         sameOrigin(request);
-        const key = keys.verify(body.key.trim());
+        const key = await keys.verify(body.key.trim());
         if (!key) throw new ApiError(401, 'invalid_api_key', 'the API key is unknown, malformed or revoked');
         if (!keyHasScope(key, 'dashboard:read')) {
           throw new ApiError(403, 'insufficient_scope', 'the console needs a key with the admin or dashboard:read scope');
         }
         set.status = 201;
-        set.headers['set-cookie'] = cookie(sessions.create(key.id));
+        set.headers['set-cookie'] = cookie(await sessions.create(key.id));
         set.headers['cache-control'] = 'no-store';
         return view(key, idleMinutes);
       },
@@ -154,10 +161,10 @@ export function consoleSessionRoutes({ sessions, keys, baseUrl, ownOrigins, idle
       set.status = 204;
       if (cookieValue(request, name) !== null) set.headers['set-cookie'] = cookie('', '; Max-Age=0');
     }, { detail: docs.current })
-    .delete(SESSION_PATH, ({ request, set }) => {
+    .delete(SESSION_PATH, async ({ request, set }) => {
       sameOrigin(request);
       const raw = cookieValue(request, name);
-      if (raw !== null) sessions.end(raw);
+      if (raw !== null) await sessions.end(raw);
       set.status = 204;
       set.headers['set-cookie'] = cookie('', '; Max-Age=0');
     }, { detail: docs.signOut });

@@ -1,5 +1,6 @@
 import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
 import { ApiError } from '../lib/errors.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 
 /** Host name of an Origin or Referer value (port ignored), or null when it has none (`null`, garbage). */
 export function hostOf(value: string | null): string | null {
@@ -28,12 +29,17 @@ const refuse = (code: string, detail: string) => new ApiError(403, code, detail)
  * scope (a broader one, such as admin, must not sit in page source), bound to a store, called from a page whose Origin (or, without Origin, Referer) host is in the
  * key's allowedDomains, or from a page of svc itself (`ownPage`: the console's widget preview) when
  * the key allows any page at all (an empty allowedDomains allows none).
- * Every refusal is 403. Returns the key.
+ * Every refusal is 403. Returns the key: at once when it was verified in memory, else a promise.
  */
-export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = false): ApiKey & { storeId: string } {
+export function authorizeWidget(keys: KeyStore, headers: Headers, ownPage = false): MaybePromise<ApiKey & { storeId: string }> {
   const raw = headers.get('x-api-key');
   if (!raw) throw refuse('missing_api_key', 'send the widget key in the X-Api-Key header');
   const key = keys.verify(raw.trim());
+  return key instanceof Promise ? key.then((verified) => widgetKey(verified, headers, ownPage)) : widgetKey(key, headers, ownPage);
+}
+
+/** The checks of authorizeWidget on the verified key (null: unknown, malformed or revoked). */
+function widgetKey(key: ApiKey | null, headers: Headers, ownPage: boolean): ApiKey & { storeId: string } {
   if (!key) throw refuse('invalid_api_key', 'the API key is unknown, malformed or revoked');
   if (!keyHasScope(key, 'products:read')) throw refuse('insufficient_scope', 'this key lacks the products:read scope');
   // The widget's key is readable by anyone in the storefront's page source: it may read products, nothing more.

@@ -1,9 +1,10 @@
-import type { KeyStore } from '../auth/keys.ts';
+import type { ApiKey, KeyStore } from '../auth/keys.ts';
 import type { EntityRefs } from '../catalog/entries.ts';
 import type { StoreRow } from '../db/schema/index.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType } from './types.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 import { authorizeWidget, hostAllowed, hostOf } from './access.ts';
 import type { FaqRecords } from '../storage/content.ts';
 import type { Synchronous } from '../storage/synchronous.ts';
@@ -87,7 +88,8 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
   const last = new Map<string, { url: string; origin: string; dbStamp: number; keyId: string; answer: PublicFaqAnswer }>();
 
   return {
-    answer(request: Request): PublicFaqAnswer {
+    /** The answer: at once, unless the widget key must be looked up in storage (a promise then). */
+    answer(request: Request): MaybePromise<PublicFaqAnswer> {
       const raw = request.headers.get('x-api-key');
       const dbStamp = changeStamp();
       // The query as sent names the entity (other spellings of it get entries of their own).
@@ -120,23 +122,27 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
 
       const entityUrl = new URL(url);
       // The origin it verifies is the request's Origin, read above.
-      const key = authorizeWidget(keys, request.headers, isOwnPage(request));
-      // From here the caller is verified, so its errors may be read cross-origin.
-      const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
-      const { type, ref } = entityOf(entityUrl, fail);
-      const store = storeOf(key.storeId);
-      if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its content is withdrawn');
-      if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
-      const refs = catalog.refsOf(store.id, type, ref);
-      const json = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });
-      const etag = etagOf(json);
-      const body = new Blob([json]);
-      cache.delete(cacheKey!);
-      if (query === -1 || url.length - query <= CACHED_QUERY_CHARS) {
-        if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-        cache.set(cacheKey!, { dbStamp, keyId: key.id, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
+      const verified = authorizeWidget(keys, request.headers, isOwnPage(request));
+      return verified instanceof Promise ? verified.then(answerFor) : answerFor(verified);
+
+      function answerFor(key: ApiKey & { storeId: string }): PublicFaqAnswer {
+        // From here the caller is verified, so its errors may be read cross-origin.
+        const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
+        const { type, ref } = entityOf(entityUrl, fail);
+        const store = storeOf(key.storeId);
+        if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its content is withdrawn');
+        if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
+        const refs = catalog.refsOf(store.id, type, ref);
+        const json = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });
+        const etag = etagOf(json);
+        const body = new Blob([json]);
+        cache.delete(cacheKey!);
+        if (query === -1 || url.length - query <= CACHED_QUERY_CHARS) {
+          if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+          cache.set(cacheKey!, { dbStamp, keyId: key.id, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
+        }
+        return { body, etag, origin };
       }
-      return { body, etag, origin };
     },
   };
 }

@@ -6,7 +6,7 @@ import { matchesIfNoneMatch } from '../lib/http-cache.ts';
 import type { PublicFaqAnswer, PublicFaqs } from './public.ts';
 import { faqDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import { answerInit, appRoute, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import { answerInit, appRoute, plainResponse, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
 import { createFaqBody, faqParams, listFaqQuery, updateFaqBody } from './model.ts';
 import { toFaqView, type FaqStore } from './store.ts';
 
@@ -98,15 +98,23 @@ export function publicFaqRoute(publicFaqs: PublicFaqs): HotRoute {
     }
     return found;
   };
-  const answer = (request: Request, _params: unknown, respond: Respond) => {
+  const responseTo = (request: Request, answer: PublicFaqAnswer, respond: Respond) => {
+    const headers = headersOf(answer);
+    if (matchesIfNoneMatch(request, answer.etag)) return respond(null, headers.notModified);
+    return respond(answer.body, headers.ok);
+  };
+  const refusal = (error: unknown) => {
+    if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { Vary: 'Origin, X-Api-Key', ...error.headers });
+    throw error;
+  };
+  const answer = (request: Request, _params: unknown, respond: Respond): Response | Promise<Response> => {
     try {
       const answer = publicFaqs.answer(request);
-      const headers = headersOf(answer);
-      if (matchesIfNoneMatch(request, answer.etag)) return respond(null, headers.notModified);
-      return respond(answer.body, headers.ok);
+      // A key looked up in storage answers later, when `respond` may serve another request: its response is built plainly.
+      if (answer instanceof Promise) return answer.then((late) => responseTo(request, late, plainResponse), refusal);
+      return responseTo(request, answer, respond);
     } catch (error) {
-      if (error instanceof ApiError) return errorResponse(error.status, error.code, error.detail, { Vary: 'Origin, X-Api-Key', ...error.headers });
-      throw error;
+      return refusal(error);
     }
   };
   return { path: '/api/v1/public/faqs', answer };

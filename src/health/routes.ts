@@ -6,6 +6,7 @@ import { errorResponse } from '../lib/errors.ts';
 import { apiDoc, integer } from '../lib/api-doc.ts';
 import { rollupBacklogSchema } from '../scans/docs.ts';
 import { limiterBackendSchema } from '../ratelimit/docs.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 
 const build = { version: t.String(), commit: t.String(), buildDate: t.Union([t.String({ format: 'date-time' }), t.Null()]), schemaVersion: integer({ description: 'Migrations this build carries' }) };
 const details = t.Object({ rollupBacklog: rollupBacklogSchema, rateLimits: limiterBackendSchema }, { description: 'Only for a key with `metrics:read` (or `admin`) in `Authorization: Bearer`' });
@@ -42,11 +43,11 @@ const healthDoc = apiDoc({
 
 /**
  * What /healthz adds for an operator's key: `authorized` decides from the request's
- * `Authorization: Bearer` (false without one; throws the 401/403 of a key that is not valid or
- * lacks the scope), `read` gives the details once the database has answered.
+ * `Authorization: Bearer` (false without one; the 401/403 of a key that is not valid or lacks the
+ * scope; a promise when the key must be looked up), `read` gives the details once the database has answered.
  */
 export interface HealthDetails {
-  authorized(request: Request): boolean;
+  authorized(request: Request): MaybePromise<boolean>;
   read(): Record<string, unknown>;
 }
 
@@ -86,8 +87,8 @@ function writeProbe(sqlite: Database, clock: Clock): () => string | null {
 export function healthRoutes(sqlite: Database, clock: Clock, details: HealthDetails) {
   const ping = sqlite.prepare('SELECT 1 AS ok');
   const writeFailure = writeProbe(sqlite, clock);
-  return new Elysia().get('/healthz', ({ request }) => {
-    const detailed = details.authorized(request);
+  return new Elysia().get('/healthz', async ({ request }) => {
+    const detailed = await details.authorized(request);
     try {
       ping.get();
     } catch (error) {

@@ -54,7 +54,7 @@ export function landingRoutes({ page, context, leads, signUpLimit }: LandingDeps
       let email = '';
       try {
         email = (new URLSearchParams(new TextDecoder().decode(await readBodyLimited(request, FORM_BYTES))).get('email') ?? '');
-        const lead = leads.signUp(email);
+        const lead = await leads.signUp(email);
         return respond(signedUpBody(context, lead.email, lead.apiToken), 201);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;

@@ -1,4 +1,5 @@
 import { ApiError } from './errors.ts';
+import type { MaybePromise } from './maybe-promise.ts';
 
 /**
  * Who may call a route. Every route declares one (deny by default): documented routes through
@@ -46,11 +47,11 @@ export const ROUTE_ACCESS = 'x-svc-access';
 /** The `detail` of a route kept out of the API document (pages and their files): its access rule alone. */
 export const undocumentedRoute = (rule: AccessRule) => ({ hide: true, [ROUTE_ACCESS]: rule });
 
-/** A route as Elysia lists it (`app.routes`). */
+/** A route as Elysia lists it (`app.routes`): its hooks with the function each holds. */
 interface RouteDefinition {
   method: string;
   path: string;
-  hooks?: { detail?: unknown };
+  hooks?: { detail?: unknown; transform?: readonly { fn: unknown }[] };
 }
 
 /** The access rule a route declares, or null when it declares none. */
@@ -68,10 +69,10 @@ export interface RoutedRequest {
 
 /**
  * One auth kind's check: returns when the caller may go on (with the caller it identified, such as
- * an API key, or nothing), throws its refusal (an ApiError) otherwise. A check that waits (the probe
- * admission's take from shared rate-limit buckets) returns a promise of the same.
+ * an API key, or nothing), throws its refusal (an ApiError) otherwise. A check that must ask
+ * storage (a key not verified in memory, a console session) answers with a promise instead.
  */
-export type AccessCheck<Caller> = (routed: RoutedRequest) => Caller | void | Promise<Caller | void>;
+export type AccessCheck<Caller> = (routed: RoutedRequest) => MaybePromise<Caller | void>;
 
 /**
  * For auth kinds the route itself verifies from what only it reads (a webhook's signature over its
@@ -96,6 +97,14 @@ interface AccessDeps<Caller> {
   noteRoute: (routed: { request: Request; route: string }) => void;
 }
 
+/** A route's access rule, and whether the route waits for a check that answers with a promise. */
+interface RouteRule {
+  rule: AccessRule | null;
+  waits: boolean;
+}
+
+const ignore = () => {};
+
 /**
  * Enforces each route's declared access on the route the router matched. `admitRouted` runs as the
  * app's transform hook (after routing, before validation and the handler) and `beforeBody` wraps
@@ -103,22 +112,36 @@ interface AccessDeps<Caller> {
  * and no query or body is validated, before its caller is admitted. A route that declares no rule
  * is refused: adding a route without saying who may call it fails closed (and fails
  * test/route-access.test.ts).
+ *
+ * A check that must ask storage answers with a promise. Elysia decides from a hook's source, once,
+ * whether to wait for it, and waiting costs every route a promise: so `admitRouted` never waits
+ * (the public routes, the hot GETs among them, stay without a promise), and the routes whose check
+ * may answer late also run `awaitAdmission` (a transform hook of their own, after `admitRouted`),
+ * which waits only when the answer is a promise. A late answer on a route without it is refused
+ * (500): a route the app forgot to make wait never runs unadmitted.
  */
 export function routeAccess<Caller extends object>({ routes, checks, takeLimit, noteRoute, waits }: AccessDeps<Caller>) {
   /** Each route template's rules by method, built at the first request. */
-  let rules: Map<string, Map<string, AccessRule | null>> | null = null;
+  let rules: Map<string, Map<string, RouteRule>> | null = null;
   /** Requests admitted before their body was read, so the transform hook does not admit them again. */
   const admittedBeforeBody = new WeakSet<Request>();
   /** Who each admitted request's check identified (an API key), for the routes that act on it. */
   const callers = new WeakMap<Request, Caller>();
+  /** Admissions whose check answered with a promise, until awaitAdmission waits for them. */
+  const pending = new WeakMap<Request, Promise<void>>();
 
-  function ruleOf(method: string, route: string): AccessRule | null | undefined {
+  /** The transform hook of the routes that wait for a late answer. It returns the promise (so Elysia waits) without being async itself: then it costs nothing more. */
+  function awaitAdmission({ request }: { request: Request }): Promise<void> | undefined {
+    return pending.get(request);
+  }
+
+  function ruleOf(method: string, route: string): RouteRule | undefined {
     if (rules === null) {
       rules = new Map();
       for (const definition of routes()) {
         let byMethod = rules.get(definition.path);
         if (byMethod === undefined) rules.set(definition.path, (byMethod = new Map()));
-        byMethod.set(definition.method, accessRuleOf(definition));
+        byMethod.set(definition.method, { rule: accessRuleOf(definition), waits: waitsForAdmission(definition, awaitAdmission) });
       }
     }
     // Elysia answers HEAD with the GET route.
@@ -126,54 +149,67 @@ export function routeAccess<Caller extends object>({ routes, checks, takeLimit, 
   }
 
   /** Takes the route's limit, then runs its auth kind's check; a promise when either waits. */
-  function admit(routed: RoutedRequest): void | Promise<void> {
+  function admit(routed: RoutedRequest): MaybePromise<void> {
     noteRoute(routed);
     const request = routed.request;
-    const rule = ruleOf(request.method, routed.route);
+    const found = ruleOf(request.method, routed.route);
+    const rule = found?.rule;
     if (!rule) throw new ApiError(403, 'access_undeclared', `${request.method} ${routed.route} declares no access rule, so no one may call it`);
     if (rule.limit) {
       const taking = takeLimit(request, rule.limit);
-      if (taking !== undefined) return taking.then(() => check(rule.auth, routed));
+      // Only with shared buckets (Redis), where every admission may wait (admitRouted is async).
+      if (taking !== undefined) return taking.then(() => check(rule.auth, routed, true));
     }
-    return check(rule.auth, routed);
+    return check(rule.auth, routed, waits || found.waits);
   }
 
-  function check(auth: Auth, routed: RoutedRequest): void | Promise<void> {
+  /** Runs the auth kind's check; a late answer (a promise) only where the route waits for it (`mayWait`), else refused. */
+  function check(auth: Auth, routed: RoutedRequest, mayWait: boolean): MaybePromise<void> {
+    const request = routed.request;
     const caller = checks[auth](routed);
-    if (caller instanceof Promise) return caller.then((found) => keepCaller(routed.request, found));
-    keepCaller(routed.request, caller);
-  }
-
-  function keepCaller(request: Request, caller: Caller | void): void {
+    if (caller instanceof Promise) {
+      if (!mayWait) {
+        caller.catch(ignore);
+        throw new Error(`${request.method} ${routed.route}: its ${auth} check answered with a promise, and the route does not wait for it (register it with the routes that run awaitAdmission)`);
+      }
+      const admitted = caller.then((late) => {
+        if (late) callers.set(request, late);
+      });
+      pending.set(request, admitted);
+      return admitted;
+    }
     if (caller) callers.set(request, caller);
   }
 
   return {
     /**
      * The app's transform hook: admits every routed request not already admitted before its body.
-     * Elysia awaits a transform hook only when its source looks async, so there are two: the
-     * synchronous one refuses (500) an admission that would wait rather than let it go unawaited.
+     * Elysia awaits a transform hook only when its source looks async, so there are two: with
+     * shared buckets (`waits`) every admission may wait; without, the hook stays synchronous (the
+     * public routes, the hot GETs among them, answer without a promise), and a check that answers
+     * late is waited for by `awaitAdmission` on the routes that run it.
      */
     admitRouted: waits
       ? async function admitRouted({ request, route, set }: RoutedRequest): Promise<void> {
           if (!admittedBeforeBody.has(request)) await admit({ request, route, set });
         }
       : function admitRouted({ request, route, set }: RoutedRequest): void {
-          if (!admittedBeforeBody.has(request) && admit({ request, route, set }) !== undefined) throw new Error('an admission that waits reached the synchronous transform hook');
+          if (!admittedBeforeBody.has(request)) admit({ request, route, set });
         },
+    awaitAdmission,
     /**
-     * Wraps a parse hook so the caller is admitted before the body is read. The context is
-     * destructured: Elysia reads a hook's parameters to learn what to prepare (here the route's
+     * Wraps a parse hook so the caller is admitted before the body is read (a late answer is
+     * waited for first: Elysia waits for a parse hook's promise whenever there is one). The context
+     * is destructured: Elysia reads a hook's parameters to learn what to prepare (here the route's
      * template), and prepares everything for a hook that takes the context whole.
      */
     beforeBody<Parsed>(parse: (context: { request: Request; contentType: string }) => Parsed) {
-      return function admittedParse({ request, route, set, contentType }: RoutedRequest & { contentType: string }): Parsed | Promise<unknown> {
-        const admitting = admit({ request, route, set });
+      return function admittedParse({ request, route, set, contentType }: RoutedRequest & { contentType: string }): Parsed | Promise<Parsed> {
+        const admitted = admit({ request, route, set });
         admittedBeforeBody.add(request);
-        if (admitting !== undefined) return admitting.then(() => parse({ request, contentType }));
         // Two steps: Elysia reads a hook's source and treats `return f(...)` as maybe async.
-        let parsed: Parsed;
-        parsed = parse({ request, contentType });
+        let parsed: Parsed | Promise<Parsed>;
+        parsed = admitted instanceof Promise ? admitted.then(() => parse({ request, contentType })) : parse({ request, contentType });
         return parsed;
       };
     },
@@ -182,6 +218,11 @@ export function routeAccess<Caller extends object>({ routes, checks, takeLimit, 
       return callers.get(request) ?? null;
     },
   };
+}
+
+/** Whether a route runs `hook` among its transform hooks (app.routes lists each route's hooks). */
+export function waitsForAdmission(route: RouteDefinition, hook: unknown): boolean {
+  return route.hooks?.transform?.some((transform) => transform.fn === hook) ?? false;
 }
 
 export type RouteAccess<Caller extends object> = ReturnType<typeof routeAccess<Caller>>;

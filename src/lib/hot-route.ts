@@ -10,8 +10,13 @@ import { syncRoute } from './sync-route.ts';
 export interface HotRoute {
   /** The route template, as the app registers it and the request log and metrics name it (`:name` parameters). */
   path: string;
-  /** Builds its successful responses (200, 304) with `respond`; errors as usual. */
-  answer: (request: Request, params: Record<string, string>, respond: Respond) => Response;
+  /**
+   * Builds its successful responses (200, 304) with `respond`; errors as usual. An answer that
+   * must wait for storage (a widget key not verified in memory) is a promise, whose response is
+   * built with `plainResponse` (`respond` serves the request in hand only while the answer runs)
+   * and which never rejects (answeringLateErrors).
+   */
+  answer: (request: Request, params: Record<string, string>, respond: Respond) => Response | Promise<Response>;
 }
 
 /**
@@ -45,13 +50,28 @@ export const plainResponse: Respond = (body, init) => new Response(body, init);
 /** The handler the app registers for a hot route (Elysia composes it without a promise: lib/sync-route.ts). */
 export const appRoute = (route: HotRoute) => syncRoute((request, params: Record<string, string>) => route.answer(request, params, plainResponse));
 
+/**
+ * `route` with what its late answers throw answered by `fail` (the app's error answer): neither
+ * Elysia, which composes a hot route without a promise (lib/sync-route.ts), nor Bun's router would
+ * answer a rejected promise as the app answers an error.
+ */
+export function answeringLateErrors(route: HotRoute, fail: (error: unknown, request: Request) => Response): HotRoute {
+  return {
+    path: route.path,
+    answer: (request, params, respond) => {
+      const answer = route.answer(request, params, respond);
+      return answer instanceof Promise ? answer.catch((error: unknown) => fail(error, request)) : answer;
+    },
+  };
+}
+
 const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 type Handler = (request: Request) => Response | Promise<Response>;
 
 interface Observer {
   /** The observed answer (request id, nosniff, metrics and log line, as for the app's requests). */
-  routeHandlerOf(template: string, answer: HotRoute['answer'], fail: (error: unknown, request: Request) => Response): (request: Request, params: Record<string, string>) => Response;
+  routeHandlerOf(template: string, answer: HotRoute['answer'], fail: (error: unknown, request: Request) => Response): (request: Request, params: Record<string, string>) => Response | Promise<Response>;
 }
 
 /** What Bun's router decodes a malformed percent-escape in a parameter to (U+FFFD, the replacement character). */

@@ -121,7 +121,7 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
      * ahead of the app (src/server.ts): the same id, headers, metrics and log line, under `template`.
      * What `answer` throws becomes `fail`'s response (the app's error answer).
      */
-    routeHandlerOf<Params>(template: string, answer: (request: Request, params: Params, respond: Respond) => Response, fail: (error: unknown, request: Request) => Response) {
+    routeHandlerOf<Params>(template: string, answer: (request: Request, params: Params, respond: Respond) => Response | Promise<Response>, fail: (error: unknown, request: Request) => Response) {
       const route = withoutTrailingSlash(template);
       // The route's GET series, found at its first request (HEAD, which Bun answers with the GET handler, looks its own up).
       let getSeries: ReturnType<Metrics['requestSeries']> | null = null;
@@ -137,17 +137,23 @@ export function createRequestObserver({ metrics, logger }: { metrics: Metrics; l
         responded = init.status;
         return new Response(body, init);
       };
-      return (request: Request, params: Params): Response => {
+      return (request: Request, params: Params): Response | Promise<Response> => {
         const started = performance.now();
         const noted: RequestFacts = { requestId: requestIdFor(request), route, tier: null };
         requestId = noted.requestId;
         responded = 0;
-        let response: Response;
+        let response: Response | Promise<Response>;
         try {
           response = answer(request, params, respond);
         } catch (error) {
           facts.set(request, noted); // so the error's log line names the request
           return finish(request, fail(error, request), started, noted);
+        }
+        // An answer that waited (built plainly, see HotRoute) is stamped like one the route built
+        // itself; the error it may answer with is logged under the request.
+        if (response instanceof Promise) {
+          facts.set(request, noted);
+          return response.then((late) => finish(request, late, started, noted));
         }
         // An answer the route built itself (a 404 of its own) is stamped like any other.
         if (responded === 0) return finish(request, response, started, noted);

@@ -2,6 +2,7 @@ import { keyHasScope, type ApiKey, type KeyStore } from '../auth/keys.ts';
 import type { Lead, LeadStore } from '../auth/leads.ts';
 import { hmacSha256Hasher, safeEqual } from '../lib/crypto.ts';
 import { ApiError } from '../lib/errors.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 import {
   rateLimitedError,
   putRateLimitHeaders,
@@ -28,27 +29,43 @@ export interface Admission {
   clientIp: string | null;
 }
 
+/** What classification made of a probe request's headers. */
+interface Classified {
+  credentials: ProbeCredentials;
+  subject: RateSubject;
+}
+
 /**
  * Step 1, classify tier (spec §8, DESIGN §5): from the headers alone, with one indexed lookup by
  * hash and no signature check, so the limiter can count before anything expensive happens.
  * Anything not proven to belong to an agent key or a verified lead draws from the anonymous
  * bucket of the client's address: unknown tokens, unverified leads, both modes at once.
+ * At once when the key or token is verified in memory; a promise only when storage is asked.
  */
-export function classifyProbe(headers: Headers, keys: KeyStore, leads: LeadStore, anonymous: RateSubject): { credentials: ProbeCredentials; subject: RateSubject } {
+export function classifyProbe(headers: Headers, keys: KeyStore, leads: LeadStore, anonymous: RateSubject): MaybePromise<Classified> {
   const token = headers.get('x-probe-token');
   const rawKey = headers.get('x-probe-key');
   const signed = rawKey !== null || headers.has('x-probe-timestamp') || headers.has('x-probe-signature');
   if (token !== null && signed) return { credentials: { mode: 'ambiguous' }, subject: anonymous };
+  // No closure per request on the way without a promise: this runs for every probe request.
   if (signed) {
     const key = rawKey === null ? null : keys.verify(rawKey);
-    const agent = key !== null && keyHasScope(key, 'probe:scan');
-    return { credentials: { mode: 'key', rawKey, key }, subject: agent ? { tier: 'agent', identity: key.id } : anonymous };
+    return key instanceof Promise ? key.then((found) => byKey(rawKey, found, anonymous)) : byKey(rawKey, key, anonymous);
   }
   if (token !== null) {
     const lead = leads.findByToken(token);
-    return { credentials: { mode: 'token', lead }, subject: lead?.verified ? { tier: 'authed', identity: lead.id } : anonymous };
+    return lead instanceof Promise ? lead.then((found) => byToken(found, anonymous)) : byToken(lead, anonymous);
   }
   return { credentials: { mode: 'none' }, subject: anonymous };
+}
+
+function byKey(rawKey: string | null, key: ApiKey | null, anonymous: RateSubject): Classified {
+  const agent = key !== null && keyHasScope(key, 'probe:scan');
+  return { credentials: { mode: 'key', rawKey, key }, subject: agent ? { tier: 'agent', identity: key.id } : anonymous };
+}
+
+function byToken(lead: Lead | null, anonymous: RateSubject): Classified {
+  return { credentials: { mode: 'token', lead }, subject: lead?.verified ? { tier: 'authed', identity: lead.id } : anonymous };
 }
 
 interface AdmissionDeps {
@@ -62,33 +79,51 @@ interface AdmissionDeps {
   cors?: (request: Request, headers: Record<string, string | number>) => void;
 }
 
+const ignore = () => {};
+
 /**
  * Steps 1–2 of every probe route, as its access check (lib/access.ts, on the matched route): classify,
  * then take one token, before authentication or reading the body (so token guessing is throttled
  * too). Routes get the result from `admissionOf(request)`. A bulk route takes its remaining tokens
  * with `limiter.take(admission.subject, scans - 1)` (all-or-nothing) once it knows the count.
+ *
+ * A key or token that must be looked up in storage makes the admission a promise, which the route
+ * waits for (admissionOf), and which answers its refusal there. The check itself answers with a
+ * promise only for a take from shared buckets (Redis), where every admission waits anyway: otherwise
+ * the telemetry path would wait in Elysia on every request (lib/access.ts).
  */
 export function probeAdmission({ keys, leads, limiter, clientIp, noteTier, cors }: AdmissionDeps) {
-  const admissions = new WeakMap<Request, Admission>();
-  /** Refuses the request over its limit, else puts the rate headers on its answer and keeps its admission. */
-  function admitted(admission: Admission, request: Request, headers: Record<string, string | number>): void {
-    const decision = admission.decision;
-    if (!decision.allowed) throw rateLimitedError(decision);
-    putRateLimitHeaders(headers, decision);
-    admissions.set(request, admission);
-  }
+  const admissions = new WeakMap<Request, MaybePromise<Admission>>();
+  /** Step 2: one token from the classified subject's bucket, or the 429; shared buckets (Redis) answer with a promise. */
+  const take = (request: Request, headers: Record<string, string | number>, ip: string | null, { credentials, subject }: Classified): MaybePromise<Admission> => {
+    noteTier?.(request, subject.tier);
+    const admitted = (decision: TierDecision): Admission => {
+      if (!decision.allowed) throw rateLimitedError(decision);
+      putRateLimitHeaders(headers, decision);
+      return { credentials, subject, decision, clientIp: ip };
+    };
+    const taken = limiter.take(subject);
+    return taken instanceof Promise ? taken.then(admitted) : admitted(taken);
+  };
   return {
     admit({ request, set }: { request: Request; set: { headers: Record<string, string | number> } }): void | Promise<void> {
       cors?.(request, set.headers);
       const ip = clientIp(request);
-      const { credentials, subject } = classifyProbe(request.headers, keys, leads, limiter.anonymous(ip));
-      noteTier?.(request, subject.tier);
-      const taken = limiter.take(subject);
-      // Shared buckets (Redis) answer with a promise; this process's buckets at once.
-      if (taken instanceof Promise) return taken.then((decision) => admitted({ credentials, subject, decision, clientIp: ip }, request, set.headers));
-      admitted({ credentials, subject, decision: taken, clientIp: ip }, request, set.headers);
+      const classified = classifyProbe(request.headers, keys, leads, limiter.anonymous(ip));
+      if (classified instanceof Promise) {
+        const late = classified.then((found) => take(request, set.headers, ip, found));
+        // Its refusal is answered by the route, which waits for it.
+        late.catch(ignore);
+        admissions.set(request, late);
+        return;
+      }
+      const admission = take(request, set.headers, ip, classified);
+      admissions.set(request, admission);
+      // A take from shared buckets: the access check waits for it, and answers its refusal.
+      if (admission instanceof Promise) return admission.then(() => undefined);
     },
-    admissionOf(request: Request): Admission {
+    /** The request's admission: at once, or a promise when its key or token was looked up in storage (the refusal then rejects it). */
+    admissionOf(request: Request): MaybePromise<Admission> {
       const admission = admissions.get(request);
       if (!admission) throw new Error('a probe route ran without its admission (its access rule is not probe)');
       return admission;

@@ -5,6 +5,7 @@ import type { Admission, ProbeAdmission } from './admission.ts';
 import type { ProbeCors } from './cors.ts';
 import { telemetryDocs as docs } from './docs.ts';
 import { ingestBulk, ingestTelemetry, type IngestDeps } from './pipeline.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 
 /**
  * POST /api/v1/probe/telemetry (spec §4.1): 204 once committed; POST /api/v1/probe/scan-bulk
@@ -17,7 +18,8 @@ export function telemetryRoutes(
     admission: ProbeAdmission;
     limiter: TierLimiter;
     cors: ProbeCors | null;
-    onIngested?: (admission: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number) => void;
+    /** Told of committed scans; the answer waits for what it returns (a lead's first scan, noted once). */
+    onIngested?: (admission: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number) => MaybePromise<void>;
   },
 ) {
   const routes = new Elysia({ prefix: '/api/v1/probe' });
@@ -27,15 +29,20 @@ export function telemetryRoutes(
   }
   return routes
     .post('/telemetry', async ({ request, set }) => {
-      const admission = deps.admission.admissionOf(request);
+      // Waited for only when the key or token was looked up in storage: a promise is a turn of the loop.
+      let admission = deps.admission.admissionOf(request);
+      if (admission instanceof Promise) admission = await admission;
       await ingestTelemetry(request, admission, deps);
-      deps.onIngested?.(admission, 'telemetry', 1);
+      const noted = deps.onIngested?.(admission, 'telemetry', 1);
+      if (noted) await noted;
       set.status = 204;
     }, { detail: docs.telemetry })
     .post('/scan-bulk', async ({ request, set }) => {
-      const admission = deps.admission.admissionOf(request);
+      let admission = deps.admission.admissionOf(request);
+      if (admission instanceof Promise) admission = await admission;
       const { result, decision } = await ingestBulk(request, admission, deps);
-      deps.onIngested?.(admission, 'scan-bulk', result.inserted);
+      const noted = deps.onIngested?.(admission, 'scan-bulk', result.inserted);
+      if (noted) await noted;
       putRateLimitHeaders(set.headers, decision);
       return result;
     }, { detail: docs.bulk });

@@ -35,7 +35,7 @@ describe('svc CLI', () => {
     const app = await makeTestApp({ dataDir });
     const store = await app.request(
       '/api/v1/admin/stores',
-      jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, bearer(app.keyWith('admin'))),
+      jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, bearer(await app.keyWith('admin'))),
     );
     const storeId: string = (await store.json()).id;
     app.close();
@@ -78,7 +78,7 @@ describe('svc CLI', () => {
     const empty = await cli('keys', 'list');
     expect(empty).toMatchObject({ code: 0, json: { items: [] } });
     const app = await makeTestApp({ dataDir, clock: fixedClock(Date.parse('2026-11-20T09:00:00.000Z')) });
-    const admin = app.keyWith('admin');
+    const admin = await app.keyWith('admin');
     const store = await app.request('/api/v1/admin/stores', jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, bearer(admin)));
     const storeId: string = (await store.json()).id;
     app.close();

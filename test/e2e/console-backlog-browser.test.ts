@@ -39,7 +39,7 @@ afterAll(async () => {
 
 /** `count` scans through bulk, received now (the fixed clock's now). */
 async function ingest(count: number): Promise<void> {
-  const key = t.keyWith('probe:scan');
+  const key = await t.keyWith('probe:scan');
   for (let done = 0; done < count; done += 1000) {
     const scans = Array.from({ length: Math.min(1000, count - done) }, () => scanPayload({ url: `https://shop.example.com/p/${urls++}` }));
     const response = await fetch(`${t.url}/api/v1/probe/scan-bulk`, signedInit(key, JSON.stringify({ scans }), clock.now()));
@@ -80,7 +80,7 @@ suite('the overview and the rollup backlog', () => {
   test('the console shows "Rolling up N scans" only while the backlog slows the stats: not for a few new scans, yes once the oldest waits over 10 s or past 10,000 scans, gone after roll-up', async () => {
     await ingest(3);
     const v = await openVisit(browser, `${t.url}/console/overview`);
-    await consoleSignIn(v, t.keyWith('admin'));
+    await consoleSignIn(v, await t.keyWith('admin'));
     await v.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await v.page.locator('.total-value', { hasText: /^3$/ }).waitFor();
     // A few scans received just now: the roller has a second to fold them, nothing to say.

@@ -29,10 +29,10 @@ beforeAll(async () => {
   syncProduct(t, storeId, realisticProduct('platform-a', 515151, SHOP));
   expect((await enrich(t, storeId, '515151')).status).toBe(200);
   faqId = (await addFaq(t, { storeId, entityType: 'product', entityRef: '515151', question: 'Does it fit?', answer: '<p>Yes.</p>', status: 'approved' })).id;
-  const created = t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.lane-shop.test'], storeId });
+  const created = await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.lane-shop.test'], storeId });
   widgetKey = created.key;
   widgetKeyId = created.record.id;
-  const lead = t.leads.create('lane@example.com', true);
+  const lead = await t.leads.create('lane@example.com', true);
   const scan = await t.request('/api/v1/probe/telemetry', { method: 'POST', headers: { 'content-type': 'application/json', 'x-probe-token': lead.apiToken }, body: JSON.stringify(scanPayload({ hostname: 'www.lane-shop.test' })) });
   expect(scan.status).toBe(204);
   server = await spawnServer({ dataDir: data.dir, env: { SVC_BASE_URL: BASE_URL } });

@@ -62,7 +62,7 @@ describe('deny by default: every route declares who may call it', () => {
     const app = await makeTestApp();
     try {
       app.app.get('/added-without-a-rule', () => 'served').post('/added-without-a-rule', () => 'served');
-      for (const [method, headers] of [['GET', {}], ['POST', { authorization: `Bearer ${app.keyWith('admin')}` }]] as const) {
+      for (const [method, headers] of [['GET', {}], ['POST', { authorization: `Bearer ${await app.keyWith('admin')}` }]] as const) {
         const response = await app.request('/added-without-a-rule', { method, headers });
         expect(response.status).toBe(403);
         expect((await response.json()).error).toBe('access_undeclared');

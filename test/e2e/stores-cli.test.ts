@@ -29,7 +29,7 @@ beforeEach(async () => {
   const app = await makeTestApp({ dataDir, listen: true, env: { SVC_PLATFORM_A_API_BASE: fake.url } });
   storeId = (await createStore(app, { platform: 'platform-a', domain: SHOP.domain, credentials: { clientSecret: SHOP.clientSecret, accessToken: SHOP.accessToken } })).store.id;
   await runSync(app, storeId);
-  const key = await app.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['products:read'], storeId, allowedDomains: ['shop.example.com'] }, bearer(app.keyWith('admin'))));
+  const key = await app.request('/api/v1/admin/keys', jsonRequest('POST', { scopes: ['products:read'], storeId, allowedDomains: ['shop.example.com'] }, bearer(await app.keyWith('admin'))));
   expect(key.status).toBe(201);
   env = { SVC_PLATFORM_A_API_BASE: fake.url, SVC_BASE_URL: app.url! };
   await closeAppAndFakes(app, []);

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApp } from '../../src/app.ts';
-import { createKeyStore, type Scope } from '../../src/auth/keys.ts';
-import { createLeadStore } from '../../src/auth/leads.ts';
+import { createKeyStore, type KeyStore, type Scope } from '../../src/auth/keys.ts';
+import { createLeadStore, type LeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
 import { createScanRollups, type ScanRollups } from '../../src/scans/rollups.ts';
@@ -18,6 +18,8 @@ import { loadConsolePage } from '../../src/console/routes.ts';
 import { loadLandingPage } from '../../src/landing/routes.ts';
 import type { PageBundle } from '../../src/lib/page-bundle.ts';
 import type { SharedBuckets } from '../../src/ratelimit/tiers.ts';
+import { sqliteAuthRecords } from '../../src/storage/sqlite/auth.ts';
+import { sqliteChangeFeed } from '../../src/storage/sqlite/changes.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -63,8 +65,8 @@ export interface TestApp {
   config: Config;
   database: AppDatabase;
   clock: Clock;
-  keys: ReturnType<typeof createKeyStore>;
-  leads: ReturnType<typeof createLeadStore>;
+  keys: KeyStore;
+  leads: LeadStore;
   /** Stores, catalogue and the job runner; `webhooks.runner.runDueJobs()` drives the queue in tests. */
   webhooks: WebhookServices;
   /** With `listen: true`: the app's real HTTP origin (also its base URL), for fake platforms to call. */
@@ -76,7 +78,7 @@ export interface TestApp {
   /** The log lines written so far, parsed. */
   logLines(): Record<string, unknown>[];
   /** A fresh raw key with these scopes. */
-  keyWith(...scopes: Scope[]): string;
+  keyWith(...scopes: Scope[]): Promise<string>;
   /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
   rollups(batchScans?: number): ScanRollups;
   close(): void;
@@ -130,7 +132,9 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     sharedLimits: options.sharedLimits,
   });
   handler = observability.observer.handlerOf(app);
-  const keys = createKeyStore(database.db, clock);
+  const authRecords = sqliteAuthRecords(database);
+  const changes = sqliteChangeFeed(database);
+  const keys = createKeyStore(authRecords, changes, clock);
   const rollers: ScanRollups[] = [];
   return {
     app,
@@ -138,13 +142,13 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     database,
     clock,
     keys,
-    leads: createLeadStore(database.db, clock),
+    leads: createLeadStore(authRecords.leads, changes, clock),
     webhooks,
     url: server ? config.baseUrl : null,
     request: async (p, init) => handler(new Request(p.startsWith('http') ? p : `http://localhost${p}`, init)),
     observability,
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
-    keyWith: (...scopes) => keys.create({ scopes, name: 'test' }).key,
+    keyWith: async (...scopes) => (await keys.create({ scopes, name: 'test' })).key,
     rollups: (batchScans) => {
       const rollups = createScanRollups(database, batchScans);
       rollers.push(rollups);

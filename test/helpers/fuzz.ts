@@ -96,19 +96,19 @@ export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<Fuz
     syncProduct(t, storeC, productC);
     // Signals are served for enriched products only.
     for (const [storeId, { productId }] of [[storeA, product], [storeB, productB], [storeC, productC]] as const) await enrich(t, storeId, productId);
-    const admin = t.keys.create({ scopes: ['admin'], name: 'fuzz admin' });
-    const widget = t.keys.create({ scopes: ['products:read'], storeId: storeA, name: 'fuzz widget', allowedDomains: ['fuzz.example.com'] }).key;
-    const { apiToken } = t.leads.create('fuzz@example.com', true);
+    const admin = await t.keys.create({ scopes: ['admin'], name: 'fuzz admin' });
+    const widget = (await t.keys.create({ scopes: ['products:read'], storeId: storeA, name: 'fuzz widget', allowedDomains: ['fuzz.example.com'] })).key;
+    const { apiToken } = await t.leads.create('fuzz@example.com', true);
     // The ids the fuzzer may revoke, rotate or delete belong to a lead and a key of their own, so the
     // credentials it authenticates with keep working through the run.
-    const { lead } = t.leads.create('fuzz-victim@example.com', true);
-    const victimKey = t.keys.create({ scopes: ['admin'], name: 'fuzz victim' }).record.id;
+    const { lead } = await t.leads.create('fuzz-victim@example.com', true);
+    const victimKey = (await t.keys.create({ scopes: ['admin'], name: 'fuzz victim' })).record.id;
     const faq = await t.request('/api/v1/admin/faqs', { method: 'POST', headers: { authorization: `Bearer ${admin.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ storeId: storeA, entityType: 'product', entityRef: product.productId, question: 'Q?', answer: 'A.' }) });
     const faqId = ((await faq.json()) as { id: string }).id;
     const secretOf = (id: string) => t.webhooks.stores.webhookSecretOf(t.webhooks.stores.get(id)!)!;
     credentials = {
       admin: admin.key,
-      agent: t.keyWith('probe:scan'),
+      agent: await t.keyWith('probe:scan'),
       widget,
       leadToken: apiToken,
       appSecret: APP_SECRET,

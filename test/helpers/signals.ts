@@ -48,17 +48,17 @@ export const ENRICHMENT = {
 };
 
 export async function enrich(t: TestApp, storeId: string, productId: string, body: unknown = ENRICHMENT): Promise<Response> {
-  return t.request(`/api/v1/admin/stores/${storeId}/products/${productId}/enrichment`, jsonRequest('PUT', body, bearer(t.keyWith('admin'))));
+  return t.request(`/api/v1/admin/stores/${storeId}/products/${productId}/enrichment`, jsonRequest('PUT', body, bearer(await t.keyWith('admin'))));
 }
 
 export async function addFaq(t: TestApp, body: Record<string, unknown>): Promise<any> {
-  const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', body, bearer(t.keyWith('admin'))));
+  const res = await t.request('/api/v1/admin/faqs', jsonRequest('POST', body, bearer(await t.keyWith('admin'))));
   if (res.status !== 201) throw new Error(`FAQ creation failed: ${res.status} ${await res.text()}`);
   return res.json();
 }
 
 export async function patchFaq(t: TestApp, id: string, body: Record<string, unknown>): Promise<Response> {
-  return t.request(`/api/v1/admin/faqs/${id}`, jsonRequest('PATCH', body, bearer(t.keyWith('admin'))));
+  return t.request(`/api/v1/admin/faqs/${id}`, jsonRequest('PATCH', body, bearer(await t.keyWith('admin'))));
 }
 
 /** A platform-A webhook delivery signed with `secret` (the HMAC of the raw body), with a fresh event id. */

@@ -2,12 +2,12 @@ import { bearer, jsonRequest, type TestApp } from './app.ts';
 
 /** Create a store through the admin API; returns the response JSON and status. */
 export async function createStore(t: TestApp, body: Record<string, unknown>): Promise<{ status: number; store: any }> {
-  const res = await t.request('/api/v1/admin/stores', jsonRequest('POST', body, bearer(t.keyWith('admin'))));
+  const res = await t.request('/api/v1/admin/stores', jsonRequest('POST', body, bearer(await t.keyWith('admin'))));
   return { status: res.status, store: await res.json() };
 }
 
 export async function getProduct(t: TestApp, storeId: string, productId: string | number): Promise<{ status: number; body: any }> {
-  const res = await t.request(`/api/v1/admin/stores/${storeId}/products/${productId}`, { headers: bearer(t.keyWith('admin')) });
+  const res = await t.request(`/api/v1/admin/stores/${storeId}/products/${productId}`, { headers: bearer(await t.keyWith('admin')) });
   return { status: res.status, body: await res.json() };
 }
 

@@ -2,7 +2,7 @@ import { bearer, type TestApp } from './app.ts';
 
 /** The store as the admin API shows it (with its `sync` state). */
 export async function getStore(t: TestApp, storeId: string): Promise<any> {
-  const res = await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(t.keyWith('admin')) });
+  const res = await t.request(`/api/v1/admin/stores/${storeId}`, { headers: bearer(await t.keyWith('admin')) });
   return res.json();
 }
 
@@ -45,7 +45,7 @@ export async function listAllProducts(t: TestApp, storeId: string): Promise<any[
   const all: any[] = [];
   let cursor: string | null = null;
   do {
-    const res = await t.request(`/api/v1/admin/stores/${storeId}/products?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: bearer(t.keyWith('admin')) });
+    const res = await t.request(`/api/v1/admin/stores/${storeId}/products?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: bearer(await t.keyWith('admin')) });
     const page = (await res.json()) as { items: any[]; nextCursor: string | null };
     all.push(...page.items);
     cursor = page.nextCursor;
