@@ -11,7 +11,7 @@ import { createTestDatabase, TEST_DATABASE_URL } from './postgres.ts';
 /** A migrated, empty engine for one test. */
 export type OpenedEngine =
   | { kind: 'sqlite'; database: AppDatabase; close(): Promise<void> }
-  | { kind: 'postgres'; client: PostgresClient; close(): Promise<void> };
+  | { kind: 'postgres'; client: PostgresClient; url: string; close(): Promise<void> };
 
 export interface EngineUnderTest {
   name: OpenedEngine['kind'];
@@ -44,6 +44,7 @@ const postgresEngine: EngineUnderTest = {
     return {
       kind: 'postgres',
       client,
+      url: created.url,
       close: async () => {
         await client.close();
         await created.drop();
