@@ -82,6 +82,7 @@ const T = {
   contentRecords: 'test/storage/content-records.test.ts',
   changeFeed: 'test/storage/changes.test.ts',
   leadership: 'test/storage/leadership.test.ts',
+  storage: 'test/storage/storage.test.ts',
   ownOrigin: 'test/own-origin.test.ts',
   widgetBuilderBrowser: 'test/e2e/widget-builder-browser.test.ts',
   consolePagesBrowser: 'test/e2e/console-pages-browser.test.ts',
@@ -1395,6 +1396,14 @@ export const mutants: Mutant[] = [
     original: '      if (leading && held) await held`SELECT pg_advisory_unlock(${lockKey}::bigint)`.catch(() => {});\n      await dropSession().catch(() => {});\n      // Closing the client ends the session: no lock outlives stop(), not even when unlocking failed.\n      await client.close();',
     replacement: '      void held;',
     tests: [T.leadership],
+  },
+  {
+    id: 'storage-postgres-own-writes-unannounced',
+    bug: "the PostgreSQL storage's writes do not move the change feed's stamps, so this process's caches serve a revoked key until the notification arrives",
+    file: 'src/storage/postgres/index.ts',
+    original: '        feed.wrote(tables);',
+    replacement: '',
+    tests: [T.storage],
   },
   {
     id: 'dashboard-reads-on-request-thread',

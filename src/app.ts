@@ -46,8 +46,8 @@ import { metricsRoutes } from './observability/routes.ts';
 import { appCollector, createObservability, databaseCollector, rollupBacklogCollector, writerHooks, type Observability } from './observability/service.ts';
 import { consoleSessionAuth, consoleSessionLookup, consoleSessionRoutes, sessionCheck } from './console/session-routes.ts';
 import { createSessionStore } from './console/sessions.ts';
-import { sqliteAuthRecords } from './storage/sqlite/auth.ts';
-import { sqliteChangeFeed } from './storage/sqlite/changes.ts';
+import type { Storage } from './storage/index.ts';
+import { sqliteStorage } from './storage/sqlite/index.ts';
 import { andThen, type MaybePromise } from './lib/maybe-promise.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
@@ -59,8 +59,8 @@ import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
-import { sqliteCatalogEntryRecords, sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
-import { sqliteEnrichmentRecords, sqliteFaqRecords, sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
+import { sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
+import { sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
 
 export interface AppDeps {
   config: Config;
@@ -81,6 +81,8 @@ export interface AppDeps {
   pages: { landing: PageBundle; console: PageBundle };
   /** Rate-limit buckets every instance shares (Redis, with --redis-url); without, each instance keeps its own. */
   sharedLimits?: SharedBuckets;
+  /** The records of the domains behind the storage seam; SQLite's on `database` unless given. */
+  storage?: Storage;
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -161,10 +163,10 @@ export function createApp(deps: AppDeps) {
   const observability = deps.observability ?? createObservability(config.log);
   const { logger, metrics, observer } = observability;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
-  const authRecords = sqliteAuthRecords(database);
-  const changes = sqliteChangeFeed(database);
-  const keys = createKeyStore(authRecords, changes, clock, (id) => webhooks.stores.get(id) !== null);
-  const leads = createLeadStore(authRecords.leads, changes, clock);
+  const storage = deps.storage ?? sqliteStorage(database);
+  const { changes } = storage;
+  const keys = createKeyStore(storage.auth, changes, clock, (id) => webhooks.stores.get(id) !== null);
+  const leads = createLeadStore(storage.auth.leads, changes, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
   const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
@@ -181,8 +183,8 @@ export function createApp(deps: AppDeps) {
   });
   const probeCorsGrant = config.probeCorsOrigins.length > 0 ? probeCors(config.probeCorsOrigins) : null;
   const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier, cors: probeCorsGrant?.grant });
-  const faqs = createFaqStore(sqliteFaqRecords(database), clock);
-  const enrichments = createEnrichmentStore(sqliteEnrichmentRecords(database), clock);
+  const faqs = createFaqStore(storage.faqs, clock);
+  const enrichments = createEnrichmentStore(storage.enrichments, clock);
   const changeStamp = createChangeStamp(database.sqlite);
   // The signals and the public FAQ read are hot GETs, answered without a promise: SQLite's synchronous reads.
   const faqsSync = sqliteFaqRecordsSync(database);
@@ -191,7 +193,7 @@ export function createApp(deps: AppDeps) {
   const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
   const ownOrigins = ownOriginsOf(config);
   const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
-  const entries = createCatalogEntries(sqliteCatalogEntryRecords(database), clock);
+  const entries = createCatalogEntries(storage.catalogEntries, clock);
   const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => storeOf(id) !== null;
@@ -205,7 +207,7 @@ export function createApp(deps: AppDeps) {
   const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
-  const sessions = createSessionStore(authRecords.sessions, keys, clock, config.sessionIdleMinutes * 60_000);
+  const sessions = createSessionStore(storage.auth.sessions, keys, clock, config.sessionIdleMinutes * 60_000);
   /** Counted for /metrics; a lead whose token sent a committed scan is in use (retention keeps it). */
   const scansCommitted = ({ subject, credentials }: Admission, endpoint: 'telemetry' | 'scan-bulk', scans: number): MaybePromise<void> => {
     metrics.scansIngested(subject.tier, endpoint, scans);

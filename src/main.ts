@@ -16,8 +16,7 @@ import { MAX_PAGE } from './lib/query.ts';
 import { createSecretBox } from './lib/secrets.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
-import { sqliteAuthRecords } from './storage/sqlite/auth.ts';
-import { sqliteChangeFeed } from './storage/sqlite/changes.ts';
+import { sqliteStorage } from './storage/sqlite/index.ts';
 import { createStoreRegistry } from './stores/registry.ts';
 import { parseStoreSettings } from './stores/settings.ts';
 import { createWebhookServices } from './webhooks/services.ts';
@@ -121,7 +120,8 @@ async function serve(config: Config): Promise<void> {
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
   return withDatabase(config, async (database) => {
     const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), systemClock);
-    const keys = createKeyStore(sqliteAuthRecords(database), sqliteChangeFeed(database), systemClock, (id) => stores.get(id) !== null);
+    const storage = sqliteStorage(database);
+    const keys = createKeyStore(storage.auth, storage.changes, systemClock, (id) => stores.get(id) !== null);
     if (sub === 'create') {
       if (rest.length) throw new UsageError('keys create takes no positional arguments');
       const scopes = list(values.scopes);
@@ -143,7 +143,8 @@ function keysCommand(config: Config, sub: string | undefined, rest: string[], va
 
 function leadsCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
   return withDatabase(config, async (database) => {
-    const leads = createLeadStore(sqliteAuthRecords(database).leads, sqliteChangeFeed(database), systemClock);
+    const storage = sqliteStorage(database);
+    const leads = createLeadStore(storage.auth.leads, storage.changes, systemClock);
     if (sub === 'list') {
       if (rest.length) throw new UsageError('leads list takes no positional arguments');
       const items = [];

@@ -31,7 +31,7 @@ async function watch(all: { leadership: Leadership }[], done: () => boolean, ms 
   return most;
 }
 
-const leaders = (all: { leadership: Leadership }[]) => all.filter(({ leadership }) => leadership.leads());
+const leaders = <Instance extends { leadership: Leadership }>(all: Instance[]) => all.filter(({ leadership }) => leadership.leads());
 
 describePostgres('one leader among the instances (PostgreSQL advisory lock)', () => {
   test('of three instances exactly one leads, and it keeps the lead', async () => {

@@ -1,0 +1,22 @@
+import type { AuthRecords } from './auth.ts';
+import type { ChangeFeed } from './changes.ts';
+import type { CatalogEntryRecords, EnrichmentRecords, FaqRecords, ProductRecords } from './content.ts';
+
+/** Which engine holds svc's state. */
+export type Engine = 'sqlite' | 'postgres';
+
+/**
+ * Everything svc keeps, behind one seam (issue 30): each domain's records and the change feed that
+ * the caches in front of them watch, with one implementation per engine (src/storage/sqlite/index.ts,
+ * src/storage/postgres/index.ts). The domains not moved yet (stores, sync and jobs; the scans) still
+ * take the SQLite database itself.
+ */
+export interface Storage {
+  engine: Engine;
+  changes: ChangeFeed;
+  auth: AuthRecords;
+  faqs: FaqRecords;
+  enrichments: EnrichmentRecords;
+  catalogEntries: CatalogEntryRecords;
+  products: ProductRecords;
+}

@@ -1,0 +1,19 @@
+import type { AppDatabase } from '../../db/index.ts';
+import type { Storage } from '../index.ts';
+import { sqliteAuthRecords } from './auth.ts';
+import { sqliteCatalogEntryRecords, sqliteProductRecords } from './catalog.ts';
+import { sqliteChangeFeed } from './changes.ts';
+import { sqliteEnrichmentRecords, sqliteFaqRecords } from './content.ts';
+
+/** The SQLite engine's storage, on the open database (its change feed sees every process's commits by itself). */
+export function sqliteStorage(database: AppDatabase): Storage {
+  return {
+    engine: 'sqlite',
+    changes: sqliteChangeFeed(database),
+    auth: sqliteAuthRecords(database),
+    faqs: sqliteFaqRecords(database),
+    enrichments: sqliteEnrichmentRecords(database),
+    catalogEntries: sqliteCatalogEntryRecords(database),
+    products: sqliteProductRecords(database),
+  };
+}
