@@ -47,6 +47,7 @@ import { appCollector, createObservability, databaseCollector, rollupBacklogColl
 import { consoleSessionAuth, consoleSessionLookup, consoleSessionRoutes, sessionCheck } from './console/session-routes.ts';
 import { createSessionStore } from './console/sessions.ts';
 import type { Storage } from './storage/index.ts';
+import { soleInstance, type Instance } from './lib/instance.ts';
 import { sqliteStorage } from './storage/sqlite/index.ts';
 import { andThen, type MaybePromise } from './lib/maybe-promise.ts';
 import { consolePageRoutes } from './console/routes.ts';
@@ -83,6 +84,8 @@ export interface AppDeps {
   sharedLimits?: SharedBuckets;
   /** The records of the domains behind the storage seam; SQLite's on `database` unless given. */
   storage?: Storage;
+  /** This process among the service's instances (its id and role, in /healthz); the only one, as leader, unless given. */
+  instance?: Instance;
 }
 
 /** First validation failure as one sentence naming the field. */
@@ -164,6 +167,7 @@ export function createApp(deps: AppDeps) {
   const { logger, metrics, observer } = observability;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const storage = deps.storage ?? sqliteStorage(database);
+  const instance = deps.instance ?? soleInstance();
   const { changes } = storage;
   const keys = createKeyStore(storage.auth, changes, clock, (id) => webhooks.stores.get(id) !== null);
   const leads = createLeadStore(storage.auth.leads, changes, clock);
@@ -281,7 +285,7 @@ export function createApp(deps: AppDeps) {
       healthRoutes(database.sqlite, clock, {
         // The /metrics rule: a key with metrics:read (or admin) sees what an operator watches.
         authorized: (request) => request.headers.has('authorization') && andThen(metricsKey(request), Boolean),
-        read: () => ({ rollupBacklog: rollupBacklogNow(), rateLimits: limiter.backend() }),
+        read: () => ({ instance: { id: instance.id, role: instance.role() }, rollupBacklog: rollupBacklogNow(), rateLimits: limiter.backend() }),
       }),
     )
     .use(waitingForAdmission(metricsRoutes(metrics)))

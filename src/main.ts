@@ -114,7 +114,7 @@ async function serve(config: Config): Promise<void> {
   // Handlers first, then the "listening" line: a supervisor may signal as soon as it reads it.
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
-  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied, rateLimits: server.rateLimits, ...buildInfo() });
+  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied, rateLimits: server.rateLimits, instance: server.instance, ...buildInfo() });
 }
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {

@@ -1,3 +1,4 @@
+import { soleInstance } from './lib/instance.ts';
 import { createApp } from './app.ts';
 import { ConfigError, listenUrl, withListenPort, type Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
@@ -26,6 +27,8 @@ export interface RunningServer {
   migrationsApplied: number;
   /** Where the rate limits are kept: `in-process`, or the Redis URL without its credentials. */
   rateLimits: string;
+  /** This instance's id (src/lib/instance.ts), as /healthz names it. */
+  instance: string;
   /** What the operator should know at start (a setting that leaves something not working), one sentence each. */
   warnings: string[];
   /** Abort the platform calls in flight and start no job, stop accepting, let in-flight requests finish, flush queued writes, then close the database. Safe to call twice. */
@@ -145,6 +148,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     started.push(() => sharedLimits.close());
     await sharedLimits.ready;
   }
+  const instance = soleInstance();
   const app = createApp({
     config,
     database,
@@ -155,6 +159,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     observability,
     pages,
     sharedLimits,
+    instance,
     peerAddress: (request) => listening.requestIP(request)?.address ?? null,
   });
   const fetch = observability.observer.handlerOf(app);
@@ -198,5 +203,5 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     return stopping;
   };
 
-  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, rateLimits: sharedLimits?.shown ?? 'in-process', warnings, shutdown };
+  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, rateLimits: sharedLimits?.shown ?? 'in-process', instance: instance.id, warnings, shutdown };
 }

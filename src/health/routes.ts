@@ -9,13 +9,20 @@ import { limiterBackendSchema } from '../ratelimit/docs.ts';
 import type { MaybePromise } from '../lib/maybe-promise.ts';
 
 const build = { version: t.String(), commit: t.String(), buildDate: t.Union([t.String({ format: 'date-time' }), t.Null()]), schemaVersion: integer({ description: 'Migrations this build carries' }) };
-const details = t.Object({ rollupBacklog: rollupBacklogSchema, rateLimits: limiterBackendSchema }, { description: 'Only for a key with `metrics:read` (or `admin`) in `Authorization: Bearer`' });
+const instance = t.Object(
+  {
+    id: t.String({ description: "This instance's id: its host's name and 6 random hex digits, new at each start (also in its start line)" }),
+    role: t.Union([t.Literal('leader'), t.Literal('follower')], { description: '`leader`: runs the background work that must run once (the roller, retention, reconciliation); one SQLite instance always leads' }),
+  },
+  { description: 'Which instance answered' },
+);
+const details = t.Object({ instance, rollupBacklog: rollupBacklogSchema, rateLimits: limiterBackendSchema }, { description: 'Only for a key with `metrics:read` (or `admin`) in `Authorization: Bearer`' });
 // The example's schemaVersion is this build's own: a fixed number goes stale with the next migration.
 const healthDoc = apiDoc({
   summary: 'Health and version',
   description:
     'Up, and the database answers and takes writes (checked at most every 5 s); every answer names the build. A 503 `database_not_writable` also carries `status: "degraded"`: reads still work, scans and deliveries would be refused. ' +
-    'Public; with `Authorization: Bearer` of a key with `metrics:read` (or `admin`) the answer adds `details` (the rollup backlog, and where the rate limits are kept: in-process, or Redis and whether it answers), and a key that is not valid or lacks the scope is refused as on /metrics.',
+    'Public; with `Authorization: Bearer` of a key with `metrics:read` (or `admin`) the answer adds `details` (which instance answered and its role, the rollup backlog, and where the rate limits are kept: in-process, or Redis and whether it answers), and a key that is not valid or lacks the scope is refused as on /metrics.',
   tag: 'operations',
   auth: 'public',
   inputs: [{ name: 'Authorization', in: 'header', description: '`Bearer sk_live_…` of a key with `metrics:read` (or `admin`), for `details`; optional', schema: t.String() }],
@@ -29,7 +36,7 @@ const healthDoc = apiDoc({
         commit: 'b8f8063a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f',
         buildDate: '2026-11-23T10:00:00.000Z',
         schemaVersion: bundledSchemaVersion(),
-        details: { rollupBacklog: { scans: 1200, oldestReceivedAt: '2026-11-23T10:00:00.000Z', ageSeconds: 0.8, slowsDashboard: false }, rateLimits: { backend: 'redis', redis: 'up' } },
+        details: { instance: { id: 'web-1-3f9a2c', role: 'leader' }, rollupBacklog: { scans: 1200, oldestReceivedAt: '2026-11-23T10:00:00.000Z', ageSeconds: 0.8, slowsDashboard: false }, rateLimits: { backend: 'redis', redis: 'up' } },
       },
     },
   },

@@ -61,6 +61,21 @@ describe('one instance per address and per data directory', () => {
   }, SPAWNS_TIMEOUT);
 });
 
+describe('every instance names itself', () => {
+  test('the start line names the instance, /healthz details carry the same id and its role (one SQLite instance leads), and a restart is another instance', async () => {
+    const key = (await runCli(['keys', 'create', '--scopes', 'metrics:read', '--data-dir', servers.dataDir])).json.key;
+    const details = async (url: string) => ((await (await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${key}` } })).json()) as { details: { instance: unknown } }).details.instance;
+    const first = await start();
+    const id = first.started.instance as string;
+    expect(id).toMatch(/^.+-[0-9a-f]{6}$/);
+    expect(await details(first.url)).toEqual({ id, role: 'leader' });
+    expect(await first.stop()).toBe(0);
+    const again = await start();
+    expect(again.started.instance).not.toBe(id);
+    expect(await details(again.url)).toEqual({ id: again.started.instance, role: 'leader' });
+  }, SPAWNS_TIMEOUT);
+});
+
 describe('versions', () => {
   const BUILD_FIELDS = { version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: expect.stringMatching(/^([0-9a-f]{40}(-dirty)?|unknown)$/), schemaVersion: expect.any(Number) };
 
