@@ -58,6 +58,9 @@ import type { HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
 import { sqliteCatalogEntryRecords, sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
 import { sqliteEnrichmentRecords, sqliteFaqRecords, sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
+import { sqliteStoreRecordsSync } from './storage/sqlite/stores.ts';
+import type { StoreRecord } from './stores/registry.ts';
+import { andThen } from './lib/maybe-promise.ts';
 
 export interface AppDeps {
   config: Config;
@@ -156,7 +159,18 @@ export function createApp(deps: AppDeps) {
   const observability = deps.observability ?? createObservability(config.log);
   const { logger, metrics, observer } = observability;
   const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
-  const keys = createKeyStore(database.db, clock, (id) => webhooks.stores.get(id) !== null);
+  // The public FAQ read is a hot GET answered without a promise (test/hot-paths.test.ts), and key
+  // creation checks a binding synchronously: a store the registry has cached answers at once, one
+  // it must read (a promise) is read through SQLite's synchronous records instead, as that GET's
+  // FAQs and catalogue are (until hot routes may answer with a promise).
+  const storesSync = sqliteStoreRecordsSync(database);
+  const storeNow = (id: string): StoreRecord | null => {
+    const found = webhooks.stores.get(id);
+    if (!(found instanceof Promise)) return found;
+    found.catch(() => {}); // the synchronous read below fails the same way
+    return storesSync.byId(id);
+  };
+  const keys = createKeyStore(database.db, clock, (id) => storeNow(id) !== null);
   const leads = createLeadStore(database.db, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
@@ -185,9 +199,9 @@ export function createApp(deps: AppDeps) {
   const ownOrigins = ownOriginsOf(config);
   const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
   const entries = createCatalogEntries(sqliteCatalogEntryRecords(database), clock);
-  const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
+  const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: storeNow, changeStamp, isOwnPage });
   const storeOf = webhooks.stores.get;
-  const storeExists = (id: string) => storeOf(id) !== null;
+  const storeExists = (id: string) => andThen(storeOf(id), (row) => row !== null);
   metrics.addCollector(appCollector({ limiter, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const rollupBacklog = readRollupBacklog(database.stats());
