@@ -42,12 +42,12 @@ migrateDatabase(database);
 // As the server runs it: WAL checkpoints in a Worker, not inside a job's COMMIT.
 const checkpointer = await startCheckpointer(database.sqlite, database.file, console.error);
 const services = createWebhookServices(database, config, systemClock, { log: () => {} });
-const store = services.stores.create({ platform: 'platform-c', domain: 'bench.example.com', currency: 'USD', parsed: parseCredentials('platform-c', 'bench.example.com', { siteUrl, ...keys }, config.platformAShopSuffix) })!;
+const store = (await services.stores.create({ platform: 'platform-c', domain: 'bench.example.com', currency: 'USD', parsed: parseCredentials('platform-c', 'bench.example.com', { siteUrl, ...keys }, config.platformAShopSuffix) }))!;
 const importRun = await measureHolds(async () => {
-  services.sync.start(store.id, 'connect');
-  while (services.sync.view(store.id).state === 'running') await services.runner.runDueJobs();
+  await services.sync.start(store.id, 'connect');
+  while ((await services.sync.view(store.id)).state === 'running') await services.runner.runDueJobs();
 });
-const view = services.sync.view(store.id);
+const view = await services.sync.view(store.id);
 const imported = database.sqlite.query('SELECT count(*) AS n FROM products').get() as { n: number };
 await checkpointer.stop();
 database.close();

@@ -62,6 +62,8 @@ import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
 import { sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
 import { sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
+import { sqliteStoreRecordsSync } from './storage/sqlite/stores.ts';
+import type { StoreRecord } from './stores/registry.ts';
 
 export interface AppDeps {
   config: Config;
@@ -169,7 +171,20 @@ export function createApp(deps: AppDeps) {
   const storage = deps.storage ?? sqliteStorage(database);
   const instance = deps.instance ?? soleInstance();
   const { changes } = storage;
-  const keys = createKeyStore(storage.auth, changes, clock, (id) => webhooks.stores.get(id) !== null);
+  // The public FAQ read is a hot GET answered without a promise (test/hot-paths.test.ts): a store
+  // the registry has cached answers at once, one it must read (a promise) is read through SQLite's
+  // synchronous records instead, as that GET's FAQs and catalogue are (until hot routes may answer
+  // with a promise).
+  const storesSync = sqliteStoreRecordsSync(database);
+  const storeNow = (id: string): StoreRecord | null => {
+    const found = webhooks.stores.get(id);
+    if (!(found instanceof Promise)) return found;
+    found.catch(() => {}); // the synchronous read below fails the same way
+    return storesSync.byId(id);
+  };
+  const storeOf = webhooks.stores.get;
+  const storeExists = (id: string) => andThen(storeOf(id), (row) => row !== null);
+  const keys = createKeyStore(storage.auth, changes, clock, storeExists);
   const leads = createLeadStore(storage.auth.leads, changes, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
@@ -198,9 +213,7 @@ export function createApp(deps: AppDeps) {
   const ownOrigins = ownOriginsOf(config);
   const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
   const entries = createCatalogEntries(storage.catalogEntries, clock);
-  const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: webhooks.stores.get, changeStamp, isOwnPage });
-  const storeOf = webhooks.stores.get;
-  const storeExists = (id: string) => storeOf(id) !== null;
+  const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: storeNow, changeStamp, isOwnPage });
   metrics.addCollector(appCollector({ limiter, sharedLimits: deps.sharedLimits ?? null, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
   const rollupBacklog = readRollupBacklog(database.stats());

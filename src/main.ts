@@ -13,11 +13,10 @@ import { buildInfo } from './lib/build-info.ts';
 import { systemClock } from './lib/clock.ts';
 import { ApiError, orNotFound } from './lib/errors.ts';
 import { MAX_PAGE } from './lib/query.ts';
-import { createSecretBox } from './lib/secrets.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
 import { sqliteStorage } from './storage/sqlite/index.ts';
-import { createStoreRegistry } from './stores/registry.ts';
+import { sqliteStoreRecords } from './storage/sqlite/stores.ts';
 import { parseStoreSettings } from './stores/settings.ts';
 import { createWebhookServices } from './webhooks/services.ts';
 
@@ -119,9 +118,9 @@ async function serve(config: Config): Promise<void> {
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
   return withDatabase(config, async (database) => {
-    const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), systemClock);
+    const stores = sqliteStoreRecords(database);
     const storage = sqliteStorage(database);
-    const keys = createKeyStore(storage.auth, storage.changes, systemClock, (id) => stores.get(id) !== null);
+    const keys = createKeyStore(storage.auth, storage.changes, systemClock, async (id) => (await stores.byId(id)) !== null);
     if (sub === 'create') {
       if (rest.length) throw new UsageError('keys create takes no positional arguments');
       const scopes = list(values.scopes);
@@ -199,10 +198,10 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
       throw new UsageError(`the settings are not valid JSON: ${(error as Error).message}`);
     }
   }
-  return withDatabase(config, ({ db }) => {
-    const stores = createStoreRegistry(db, createSecretBox(config.encryptionKey), systemClock);
-    const store = orNotFound(stores.get(id), 'store', id);
-    const settings = verb === 'get' ? store.settings : orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
+  await withDatabase(config, async (database) => {
+    const stores = sqliteStoreRecords(database);
+    const store = orNotFound(await stores.byId(id), 'store', id);
+    const settings = verb === 'get' ? store.settings : orNotFound(await stores.saveSettings(id, parseStoreSettings(input), systemClock.now()), 'store', id).settings;
     print({ id, settings });
   });
 }
@@ -211,13 +210,13 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
  * Queue a catalogue sync pass for a store (unless one is running), like `POST .../sync`: the server's
  * job runner takes it up within a second; prints the store's sync state.
  */
-function syncCommand(config: Config, rest: string[]): Promise<void> {
+async function syncCommand(config: Config, rest: string[]): Promise<void> {
   const id = onlyPositional(rest, 'store ID');
-  return withDatabase(config, (database) => {
+  await withDatabase(config, async (database) => {
     const { stores, sync } = createWebhookServices(database, config, systemClock);
-    orNotFound(stores.get(id), 'store', id);
-    sync.request(id);
-    print({ id, sync: sync.view(id) });
+    orNotFound(await stores.get(id), 'store', id);
+    await sync.request(id);
+    print({ id, sync: await sync.view(id) });
   });
 }
 
@@ -234,9 +233,9 @@ async function storeAdminCommand(config: Config, sub: 'list' | 'remove' | 'sync-
   try {
     migrateDatabase(database);
     const { storeAdmin } = createWebhookServices(database, config, systemClock);
-    if (sub === 'list') print({ items: storeAdmin.list() });
+    if (sub === 'list') print({ items: await storeAdmin.list() });
     else if (sub === 'remove') print(await storeAdmin.remove(id, values['keep-data'] ?? false));
-    else print(sub === 'sync-pause' ? await storeAdmin.pauseSync(id) : storeAdmin.resumeSync(id));
+    else print(await (sub === 'sync-pause' ? storeAdmin.pauseSync(id) : storeAdmin.resumeSync(id)));
   } finally {
     database.close();
   }

@@ -1,8 +1,8 @@
 import { soleInstance } from './lib/instance.ts';
 import { createApp } from './app.ts';
+import type { StoreRecord } from './stores/registry.ts';
 import { ConfigError, listenUrl, withListenPort, type Config } from './config.ts';
 import { migrateDatabase, openDatabase } from './db/index.ts';
-import type { StoreRow } from './db/schema/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { periodicTask } from './lib/periodic.ts';
 import { createWebhookServices } from './webhooks/services.ts';
@@ -62,7 +62,7 @@ async function undoInReverse(started: Undo[]): Promise<void> {
 }
 
 /** Settings that leave something not working, though svc can serve: said once at start. */
-function startWarnings(config: Config, stores: StoreRow[]): string[] {
+function startWarnings(config: Config, stores: StoreRecord[]): string[] {
   const warnings: string[] = [];
   if (!config.encryptionKey) warnings.push('SVC_ENCRYPTION_KEY is not set; store credentials and webhook secrets are stored in clear');
   if (!config.baseUrlExplicit && (config.http.hostname === '0.0.0.0' || config.http.hostname === '::')) {
@@ -136,9 +136,9 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const observability = createObservability(config.log);
   const webhooks = createWebhookServices(database, config, systemClock, { log: observability.logger.log });
   // A changed or missing key would otherwise start fine and answer every delivery and store call 500.
-  const sealed = webhooks.stores.sealedCredentialsProblem();
+  const sealed = await webhooks.stores.sealedCredentialsProblem();
   if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);
-  const warnings = startWarnings(config, webhooks.stores.list());
+  const warnings = startWarnings(config, await webhooks.stores.list());
   const geo = await loadGeo(config.geoipDb);
   const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { fixedClock, systemClock } from '../src/lib/clock.ts';
 import { createJobQueue, createJobRunner } from '../src/webhooks/queue.ts';
+import { sqliteJobRecords } from '../src/storage/sqlite/jobs.ts';
 
 let t: TestApp | null = null;
 const wallClock = Date.now;
@@ -24,7 +25,7 @@ describe('job runner', () => {
   // rate-limit waits are (platforms/http.ts).
   test('a started runner wakes for a continued job when it is due, even after the wall clock stepped forward (NTP, resumed VM)', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(t.database.db, systemClock);
+    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
     let step = 0;
     Date.now = () => wallClock() + step;
     const steps: string[] = [];
@@ -62,7 +63,7 @@ describe('job runner', () => {
 describe('job runner: bounds on every run', () => {
   test('stores take turns: a backlog of one store\'s jobs does not hold back another store\'s job queued after it', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(t.database.db, systemClock);
+    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
     const ran: string[] = [];
     const runner = createJobRunner(queue, { work: async (job) => void ran.push(job.storeId) }, () => {});
     for (let i = 0; i < 5; i++) queue.enqueue('work', 'store-x', {});
@@ -73,7 +74,7 @@ describe('job runner: bounds on every run', () => {
 
   test('each run has a time budget: a handler still waiting when it runs out is stopped and the attempt counted as failed', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(t.database.db, systemClock);
+    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
     const runner = createJobRunner(
       queue,
       // Waits for nothing but its signal, as a call to a platform that never answers would.
@@ -81,7 +82,7 @@ describe('job runner: bounds on every run', () => {
       () => {},
       { budgetMs: 50 },
     );
-    const job = queue.enqueue('stuck', 'store-1', {});
+    const job = await queue.enqueue('stuck', 'store-1', {});
     expect(await runner.runDueJobs()).toBe(1);
     const row = t.database.sqlite.query('SELECT status, attempts, last_error FROM jobs WHERE id = ?').get(job.id) as any;
     expect(row).toMatchObject({ status: 'queued', attempts: 1, last_error: "the job's time budget of 50 ms ran out" });
@@ -90,7 +91,7 @@ describe('job runner: bounds on every run', () => {
 
   test('stop() aborts the runs in hand and waits for them; a stopped run is not a failure (the next start takes it again), and no run starts after it', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(t.database.db, systemClock);
+    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
     let started = 0;
     let aborted: unknown = null;
     const runner = createJobRunner(
@@ -109,7 +110,7 @@ describe('job runner: bounds on every run', () => {
       () => {},
       { budgetMs: 3_600_000 },
     );
-    const job = queue.enqueue('stuck', 'store-1', {});
+    const job = await queue.enqueue('stuck', 'store-1', {});
     const running = runner.runDueJobs();
     await until(() => started === 1, 10_000);
     await runner.stop();
@@ -118,7 +119,7 @@ describe('job runner: bounds on every run', () => {
     expect(runner.failures).toBe(0);
     expect(t.database.sqlite.query('SELECT status, last_error FROM jobs WHERE id = ?').get(job.id)).toEqual({ status: 'running', last_error: null });
     // Run at once by its creator after the stop: not run (left to the next start).
-    const claimed = queue.enqueueClaimed('stuck', 'store-1', {});
+    const claimed = await queue.enqueueClaimed('stuck', 'store-1', {});
     expect(await runner.runClaimed(claimed, async () => 'ran')).toBeUndefined();
     expect(started).toBe(1);
   });
@@ -127,7 +128,7 @@ describe('job runner: bounds on every run', () => {
     t = await makeTestApp();
     // Every job fails at the same moment (the clock stands still): only jitter can set them apart.
     const T0 = Date.parse('2026-01-20T12:00:00Z');
-    const queue = createJobQueue(t.database.db, fixedClock(T0), { baseDelayMs: 60_000 });
+    const queue = createJobQueue(sqliteJobRecords(t.database), fixedClock(T0), { baseDelayMs: 60_000 });
     const runner = createJobRunner(queue, { fails: async () => Promise.reject(new Error('platform down')) }, () => {});
     for (let i = 0; i < 20; i++) queue.enqueue('fails', `store-${i % 4}`, {});
     expect(await runner.runDueJobs()).toBe(20);

@@ -359,7 +359,7 @@ describe('answers that never end', () => {
     await Bun.sleep(100);
     expect(slow.calls.requests).toBe(requests);
     // Not failed: still running, as the next start takes it up.
-    expect(t!.webhooks.sync.view(storeId).kinds.products).toMatchObject({ state: 'running', error: null });
+    expect((await t!.webhooks.sync.view(storeId)).kinds.products).toMatchObject({ state: 'running', error: null });
     expect(rows(t!, 'jobs').find((job) => job.kind === 'catalog-sync.products')).toMatchObject({ status: 'running', last_error: null });
   });
 });

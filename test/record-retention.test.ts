@@ -69,19 +69,19 @@ describe('record retention (SVC_*_RETENTION_DAYS)', () => {
   test('only finished and dead jobs older than the window are deleted; queued, running and retrying jobs never', async () => {
     const storeId = await app();
     const queue = t.webhooks.queue;
-    const done = queue.enqueue('platform-b.fetch-product', storeId, { productId: '1' });
-    queue.complete(done.id);
-    const dead = queue.enqueue('platform-b.fetch-product', storeId, { productId: '2' });
+    const done = await queue.enqueue('platform-b.fetch-product', storeId, { productId: '1' });
+    await queue.complete(done.id);
+    const dead = await queue.enqueue('platform-b.fetch-product', storeId, { productId: '2' });
     t.database.sqlite.run("UPDATE jobs SET attempts = 12, status = 'running' WHERE id = ?", [dead.id]);
-    queue.fail({ ...dead, attempts: 12 }, 'gave up');
-    const retrying = queue.enqueue('platform-b.fetch-product', storeId, { productId: '3' });
-    queue.fail({ ...retrying, attempts: 1 }, 'try again');
-    queue.enqueue('platform-b.fetch-product', storeId, { productId: '4' }); // queued
-    const running = queue.enqueue('platform-b.fetch-product', storeId, { productId: '5' });
+    await queue.fail({ ...dead, attempts: 12 }, 'gave up');
+    const retrying = await queue.enqueue('platform-b.fetch-product', storeId, { productId: '3' });
+    await queue.fail({ ...retrying, attempts: 1 }, 'try again');
+    await queue.enqueue('platform-b.fetch-product', storeId, { productId: '4' }); // queued
+    const running = await queue.enqueue('platform-b.fetch-product', storeId, { productId: '5' });
     t.database.sqlite.run("UPDATE jobs SET status = 'running', lease_until = ? WHERE id = ?", [T0 + 60_000, running.id]);
     clock.advance(19 * DAY);
-    const recent = queue.enqueue('platform-b.fetch-product', storeId, { productId: '6' });
-    queue.complete(recent.id);
+    const recent = await queue.enqueue('platform-b.fetch-product', storeId, { productId: '6' });
+    await queue.complete(recent.id);
 
     clock.set(T0 + 21 * DAY); // two jobs finished 21 days ago, one 2 days ago; the unfinished ones are 21 days old
     expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(2);

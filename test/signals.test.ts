@@ -466,7 +466,7 @@ describe('which products have signals', () => {
   test('410 after a real, signed app/uninstalled delivery', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
     expect((await deliver('app/uninstalled', { id: 1, domain: SHOP })).status).toBe(200);
-    expect(t.webhooks.stores.get(storeId)!.signalsWithdrawnAt).not.toBeNull();
+    expect((await t.webhooks.stores.get(storeId))!.signalsWithdrawnAt).not.toBeNull();
     expect((await signal('platform-a', 101, 'md')).status).toBe(410);
   });
 

@@ -20,8 +20,6 @@ const ENGINE_DIRS = ['src/storage/sqlite/', 'src/storage/postgres/', 'src/db/'];
  */
 const NOT_YET_MOVED = [
   'src/app.ts',
-  'src/faqs/public.ts',
-  'src/faqs/routes.ts',
   'src/health/routes.ts',
   'src/lib/change-stamp.ts',
   'src/lib/instance-lock.ts',
@@ -30,7 +28,6 @@ const NOT_YET_MOVED = [
   'src/lib/write-transaction.ts',
   'src/main.ts',
   'src/observability/service.ts',
-  'src/platforms/clients.ts',
   'src/scans/backlog.ts',
   'src/scans/dashboard-worker.ts',
   'src/scans/queries.ts',
@@ -41,19 +38,7 @@ const NOT_YET_MOVED = [
   'src/server.ts',
   'src/signals/discovery.ts',
   'src/signals/service.ts',
-  'src/stores/admin.ts',
-  'src/stores/connect.ts',
-  'src/stores/registry.ts',
-  'src/stores/removal.ts',
-  'src/sync/service.ts',
-  'src/sync/sources.ts',
-  'src/sync/state.ts',
   'src/telemetry/writer.ts',
-  'src/webhooks/dispatch.ts',
-  'src/webhooks/product-fetch.ts',
-  'src/webhooks/queue.ts',
-  'src/webhooks/receive.ts',
-  'src/webhooks/removal.ts',
   'src/webhooks/services.ts',
 ];
 

@@ -180,7 +180,7 @@ describe('store removal', () => {
 
   test('a delivery verified before the removal and not yet committed is refused, never written for a store that is gone', async () => {
     const { acme } = await setup();
-    const store = t.webhooks.stores.get(acme)!;
+    const store = (await t.webhooks.stores.get(acme))!;
     const pending = t.webhooks.dispatch({ store, topic: 'orders/paid', dedupeKey: 'event:late', event: () => ({ kind: 'order', orderId: '4599', status: 'paid' }) });
     const removal = t.webhooks.storeAdmin.remove(acme, false);
     await expect(pending).rejects.toMatchObject({ status: 401, code: 'unverified_webhook' });
@@ -209,7 +209,7 @@ describe('store removal', () => {
     release();
     expect(rows(t, 'jobs').filter((job) => job.store_id === acme)).toEqual([]);
     expect(t.logLines().filter((line) => line.msg === 'job failed' && String(line.error).includes('removed'))).toEqual([]);
-    expect(t.webhooks.sync.view(other).state).toBe('idle');
+    expect((await t.webhooks.sync.view(other)).state).toBe('idle');
   });
 
   test('400 for a keepData that is not true or false, 404 for an unknown store: nothing changes', async () => {
@@ -259,7 +259,7 @@ describe('store disconnect (?keepData=true)', () => {
     expect((await t.request(`/api/v1/platform-a/stores/${acme}/products/1001.jsonld`)).status).toBe(410);
     expect((await faqsWith(widgetKey)).status).toBe(410);
     // No pass: neither the schedule nor Sync now starts one for an inactive store.
-    expect(t.webhooks.sync.reconcileDue(0)).toBe(1); // the other store only
+    expect(await t.webhooks.sync.reconcileDue(0)).toBe(1); // the other store only
     await api('POST', `/api/v1/admin/stores/${acme}/sync`);
     expect(rows(t, 'jobs').filter((job) => job.store_id === acme && job.status === 'queued')).toEqual([]);
     // A delivery still on its way is acknowledged and ignored.
@@ -306,7 +306,7 @@ describe('store disconnect (?keepData=true)', () => {
 
   test('a delivery verified before the disconnect and not yet committed is ignored as for any inactive store', async () => {
     const { acme } = await setup();
-    const store = t.webhooks.stores.get(acme)!;
+    const store = (await t.webhooks.stores.get(acme))!;
     const pending = t.webhooks.dispatch({ store, topic: 'orders/paid', dedupeKey: 'event:late', event: () => ({ kind: 'order', orderId: '4599', status: 'paid' }) });
     const disconnect = t.webhooks.storeAdmin.remove(acme, true);
     expect(await pending).toEqual({ outcome: 'ignored_inactive' });

@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { systemClock } from '../src/lib/clock.ts';
 import { createSecretBox } from '../src/lib/secrets.ts';
 import { createStoreRegistry } from '../src/stores/registry.ts';
+import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
+import { sqliteStoreRecords } from '../src/storage/sqlite/stores.ts';
 import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct } from './fakes/payloads.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
@@ -190,38 +192,38 @@ describe('secret sealing', () => {
   });
 
   const boxOf = (fill: number | null) => createSecretBox(fill === null ? null : new Uint8Array(32).fill(fill));
-  const under = (fill: number | null) => createStoreRegistry(t.database.db, boxOf(fill), systemClock);
+  const under = (fill: number | null) => createStoreRegistry(sqliteStoreRecords(t.database), sqliteChangeFeed(t.database).tableStamp(['stores']), boxOf(fill), systemClock);
   const site = (n: number) => ({ platform: 'platform-c' as const, domain: `site${n}.example`, currency: 'EUR', parsed: { credentials: { kind: 'rest-keys' as const, siteUrl: `https://site${n}.example`, consumerKey: 'ck', consumerSecret: 'cs' }, platformRef: `https://site${n}.example` } });
 
-  test('the start check tries every sealed value: a store sealed under another key, or a webhook secret kept from an earlier key, is found', () => {
+  test('the start check tries every sealed value: a store sealed under another key, or a webhook secret kept from an earlier key, is found', async () => {
     const [keyA, keyB, noKey] = [under(1), under(2), under(null)];
     const doesNotOpen = 'a stored secret does not open with SVC_ENCRYPTION_KEY: another key sealed it (or it was moved to another row)';
-    expect(keyA.sealedCredentialsProblem()).toBeNull();
+    expect(await keyA.sealedCredentialsProblem()).toBeNull();
     // As an svc before the start check left it when credentials were saved after the key changed:
     // the credentials sealed under the new key, the webhook secret kept under the old one.
-    const first = keyA.create(site(1))!;
+    const first = (await keyA.create(site(1)))!;
     t.database.sqlite.run('UPDATE stores SET credentials = ? WHERE id = ?', [boxOf(2).seal(JSON.stringify(site(1).parsed.credentials), `store:${first.id}:credentials`), first.id]);
-    expect(keyB.sealedCredentialsProblem()).toBe(`store ${first.id}, webhook-secret: ${doesNotOpen}`);
-    expect(keyA.sealedCredentialsProblem()).toBe(`store ${first.id}, credentials: ${doesNotOpen}`);
+    expect(await keyB.sealedCredentialsProblem()).toBe(`store ${first.id}, webhook-secret: ${doesNotOpen}`);
+    expect(await keyA.sealedCredentialsProblem()).toBe(`store ${first.id}, credentials: ${doesNotOpen}`);
     // A store connected under the new key, after one connected under the old key; one stored in clear opens under any key.
-    const second = keyB.create(site(2))!;
-    expect(noKey.create(site(3))).not.toBeNull();
+    const second = (await keyB.create(site(2)))!;
+    expect(await noKey.create(site(3))).not.toBeNull();
     expect(second.id > first.id).toBe(true);
-    expect(keyA.sealedCredentialsProblem()).toBe(`store ${first.id}, credentials: ${doesNotOpen}; 2 more sealed value(s) do not open either`);
-    expect(noKey.sealedCredentialsProblem()).toBe(`store ${first.id}, credentials: a stored secret is encrypted but SVC_ENCRYPTION_KEY is not set; 3 more sealed value(s) do not open either`);
-    expect(under(3).sealedCredentialsProblem()).toStartWith(`store ${first.id}, credentials: ${doesNotOpen}; 3 more`);
+    expect(await keyA.sealedCredentialsProblem()).toBe(`store ${first.id}, credentials: ${doesNotOpen}; 2 more sealed value(s) do not open either`);
+    expect(await noKey.sealedCredentialsProblem()).toBe(`store ${first.id}, credentials: a stored secret is encrypted but SVC_ENCRYPTION_KEY is not set; 3 more sealed value(s) do not open either`);
+    expect(await under(3).sealedCredentialsProblem()).toStartWith(`store ${first.id}, credentials: ${doesNotOpen}; 3 more`);
   });
 
-  test('credentials saved once a key is set seal the kept webhook secret too (stored in clear before), unchanged, so registered hooks stay valid', () => {
+  test('credentials saved once a key is set seal the kept webhook secret too (stored in clear before), unchanged, so registered hooks stay valid', async () => {
     const [clear, keyed] = [under(null), under(1)];
-    const store = clear.create(site(1))!;
+    const store = (await clear.create(site(1)))!;
     expect([store.credentials, store.webhookSecret]).toEqual([expect.stringMatching(/^plain:/), expect.stringMatching(/^plain:/)]);
     const secret = clear.webhookSecretOf(store);
-    const saved = keyed.saveCredentials(store, site(1).parsed)!;
+    const saved = (await keyed.saveCredentials(store, site(1).parsed))!;
     expect([saved.credentials, saved.webhookSecret]).toEqual([expect.stringMatching(/^enc:v1:/), expect.stringMatching(/^enc:v1:/)]);
     expect(saved.webhookSecret).not.toContain(secret!);
     expect(keyed.webhookSecretOf(saved)).toBe(secret);
     expect(keyed.credentialsOf(saved)).toEqual(site(1).parsed.credentials);
-    expect(keyed.sealedCredentialsProblem()).toBeNull();
+    expect(await keyed.sealedCredentialsProblem()).toBeNull();
   });
 });

@@ -281,7 +281,7 @@ describe('platform C: product categories and the site pages (X-WP-TotalPages, 42
       const storeId = await connect();
       await t.webhooks.runner.runDueJobs();
       expect(fake.calls.categoryPages).toEqual([1]);
-      expect(t.webhooks.sync.view(storeId).kinds.categories).toMatchObject({ state: 'running', error: expect.stringContaining('answered 503') });
+      expect((await t.webhooks.sync.view(storeId)).kinds.categories).toMatchObject({ state: 'running', error: expect.stringContaining('answered 503') });
       t.close();
       fake.pageHooks.beforeEntriesPage = null;
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 } });

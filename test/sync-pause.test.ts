@@ -52,7 +52,7 @@ describe('pausing a store’s sync', () => {
     expect([manual.status, manual.body.error]).toEqual([409, 'sync_paused']);
     expect(manual.body.detail).toContain(`/api/v1/admin/stores/${storeId}/sync/resume`);
     offset = 48 * HOUR;
-    expect(t.webhooks.sync.reconcileDue()).toBe(0);
+    expect(await t.webhooks.sync.reconcileDue()).toBe(0);
     // New credentials begin a pass, which waits for the resume.
     expect((await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: CREDENTIALS }, bearer(await t.keyWith('admin'))))).status).toBe(200);
     await t.webhooks.runner.runDueJobs();
@@ -128,16 +128,16 @@ describe('a sync that keeps failing backs off', () => {
     const storeId = await setup({ baseDelayMs: 1, maxAttempts: 1 });
     fake.outage.status = 503;
     offset = HOUR;
-    expect(t.webhooks.sync.reconcileDue()).toBe(1);
+    expect(await t.webhooks.sync.reconcileDue()).toBe(1);
     const failed = await runSync(t, storeId);
     expect(failed).toMatchObject({ state: 'failed', failedPasses: 1, retry: null });
     // From the latest start of the pass's kinds (begun in one transaction, within a millisecond or two).
     const scheduledAfter = (sync: any) => Date.parse(sync.nextScheduledAt) - Date.parse(sync.startedAt);
     expect(scheduledAfter(failed) - 2 * HOUR).toBeWithin(0, 1_000);
     offset += HOUR + 60_000;
-    expect(t.webhooks.sync.reconcileDue()).toBe(0);
+    expect(await t.webhooks.sync.reconcileDue()).toBe(0);
     offset += HOUR;
-    expect(t.webhooks.sync.reconcileDue()).toBe(1);
+    expect(await t.webhooks.sync.reconcileDue()).toBe(1);
     expect(await runSync(t, storeId)).toMatchObject({ state: 'failed', failedPasses: 2 });
     expect(scheduledAfter((await getStore(t, storeId)).sync) - 4 * HOUR).toBeWithin(0, 1_000);
 

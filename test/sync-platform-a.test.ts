@@ -120,8 +120,8 @@ describe('platform A catalogue sync', () => {
     const storeId = await connect();
     await t.webhooks.runner.runDueJobs();
     // Stopped at the failing page: still running, the error shown while it is retried.
-    expect(t.webhooks.sync.view(storeId)).toMatchObject({ state: 'running', kinds: { products: { pages: 3, items: 30 } } });
-    expect(t.webhooks.sync.view(storeId).error).toContain('answered 500');
+    expect(await t.webhooks.sync.view(storeId)).toMatchObject({ state: 'running', kinds: { products: { pages: 3, items: 30 } } });
+    expect((await t.webhooks.sync.view(storeId)).error).toContain('answered 500');
     const sync = await runSync(t, storeId);
     expect(sync).toMatchObject({ state: 'idle', error: null, kinds: { products: { pages: 6, items: 60 } } });
     expect(fake.stats.productPages).toHaveLength(6);
@@ -172,11 +172,11 @@ describe('platform A catalogue sync', () => {
     t.webhooks.runner.start(10);
     try {
       const deadline = Date.now() + 10_000;
-      while (t.webhooks.sync.view(storeId).state === 'running' && Date.now() < deadline) await Bun.sleep(10);
+      while ((await t.webhooks.sync.view(storeId)).state === 'running' && Date.now() < deadline) await Bun.sleep(10);
     } finally {
       await t.webhooks.runner.stop();
     }
-    expect(t.webhooks.sync.view(storeId)).toMatchObject({ state: 'idle', kinds: { products: { items: 20 } } });
+    expect(await t.webhooks.sync.view(storeId)).toMatchObject({ state: 'idle', kinds: { products: { items: 20 } } });
   });
 
   test('a webhook update that arrives during the import wins over the older page', async () => {

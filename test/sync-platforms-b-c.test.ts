@@ -225,7 +225,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
       await t.request(`/api/v1/admin/stores/${storeId}/sync`, { method: 'POST', headers: bearer(await t.keyWith('admin')) });
       await t.webhooks.runner.runDueJobs();
       expect(fake.calls.productPages).toEqual([1, 2, 3, 1, 2, 3]);
-      expect(t.webhooks.sync.view(storeId).kinds.products.state).toBe('running');
+      expect((await t.webhooks.sync.view(storeId)).kinds.products.state).toBe('running');
       expect((await getProduct(t, storeId, 7010)).status).toBe(404);
       expect((await getProduct(t, storeId, 7240)).status).toBe(200);
       t.close();

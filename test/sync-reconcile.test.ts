@@ -80,7 +80,7 @@ describe('catalogue reconciliation', () => {
   test('POST .../sync while a pass runs leaves it running (no second pass); 404 for an unknown store', async () => {
     const storeId = await setup(5);
     await requestSync(storeId);
-    const startedAt = t.webhooks.sync.view(storeId).startedAt;
+    const startedAt = (await t.webhooks.sync.view(storeId)).startedAt;
     await Bun.sleep(5);
     expect((await (await requestSync(storeId)).json()).sync.startedAt).toBe(startedAt);
     expect((await requestSync('st_unknown')).status).toBe(404);
@@ -88,11 +88,11 @@ describe('catalogue reconciliation', () => {
 
   test('the schedule starts a pass for a store whose last pass is older than the interval, not before', async () => {
     const storeId = await setup(10);
-    expect(t.webhooks.sync.reconcileDue(3_600_000)).toBe(0);
+    expect(await t.webhooks.sync.reconcileDue(3_600_000)).toBe(0);
     offset = 2 * 3_600_000;
-    expect(t.webhooks.sync.reconcileDue(3_600_000)).toBe(1);
-    expect(t.webhooks.sync.view(storeId)).toMatchObject({ state: 'running', trigger: 'schedule' });
-    expect(t.webhooks.sync.reconcileDue(3_600_000)).toBe(0); // running: not started twice
+    expect(await t.webhooks.sync.reconcileDue(3_600_000)).toBe(1);
+    expect(await t.webhooks.sync.view(storeId)).toMatchObject({ state: 'running', trigger: 'schedule' });
+    expect(await t.webhooks.sync.reconcileDue(3_600_000)).toBe(0); // running: not started twice
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'schedule' });
   });
 

@@ -114,8 +114,9 @@ describe('types live with the capability that owns them, not in the database sch
         }
       }
     }
-    // Sanity: the rule sees the modules that do import rows and tables from the schema.
-    expect(schemaImports).toBeGreaterThan(20);
+    // Sanity: the rule sees the modules that do import rows and tables from the schema (fewer as
+    // capabilities move behind the storage seam: the engine implementations stay).
+    expect(schemaImports).toBeGreaterThan(10);
     if (reaching.length > 0) {
       throw new Error(`these modules import a capability's type from the database schema; import it from its capability:\n${reaching.join('\n')}`);
     }

@@ -11,6 +11,8 @@ import { openDatabase } from '../src/db/index.ts';
 import { createSecretBox } from '../src/lib/secrets.ts';
 import { parseCredentials } from '../src/stores/credentials.ts';
 import { createStoreRegistry } from '../src/stores/registry.ts';
+import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
+import { sqliteStoreRecords } from '../src/storage/sqlite/stores.ts';
 
 const SHOP = 'acme.myplatform-a.com';
 const OTHER = 'other.myplatform-a.com';
@@ -481,9 +483,9 @@ describe('platform A: the secret held in memory follows every change (store cach
     expect(await deliverSignedWith('acme-client-secret', 1001)).toBe(200);
     const other = openDatabase(t.database.file);
     try {
-      const registry = createStoreRegistry(other.db, createSecretBox(t.config.encryptionKey), t.clock);
-      const row = registry.get(storeId)!;
-      registry.saveCredentials(row, parseCredentials('platform-a', SHOP, { clientSecret: 'acme-rotated-secret', accessToken: 'tok-acme' }, t.config.platformAShopSuffix));
+      const registry = createStoreRegistry(sqliteStoreRecords(other), sqliteChangeFeed(other).tableStamp(['stores']), createSecretBox(t.config.encryptionKey), t.clock);
+      const row = (await registry.get(storeId))!;
+      await registry.saveCredentials(row, parseCredentials('platform-a', SHOP, { clientSecret: 'acme-rotated-secret', accessToken: 'tok-acme' }, t.config.platformAShopSuffix));
     } finally {
       other.close();
     }

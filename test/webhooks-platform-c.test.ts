@@ -77,7 +77,7 @@ describe('platform C: hook registration and the creation ping', () => {
         const res = await fetch(`${app.url}/api/v1/platform-c/webhooks?store=${storeId}`, { method: 'POST', body: 'webhook_id=9' });
         return { status: res.status, body: await res.json() };
       };
-      const confirmedAt = () => app.webhooks.stores.get(id)!.hooksConfirmedAt;
+      const confirmedAt = async () => (await app.webhooks.stores.get(id))!.hooksConfirmedAt;
 
       clock.advance(PING_GRACE_MS - 1);
       expect((await ping(id)).status).toBe(200); // a late ping within the grace still counts
@@ -89,20 +89,20 @@ describe('platform C: hook registration and the creation ping', () => {
       expect(await ping(id)).toEqual(unknown);
       const seeded = seedStore(app, 'platform-c', 'https://seeded.example.com'); // never registered by svc
       expect(await ping(seeded)).toEqual(unknown);
-      expect(confirmedAt()).toBeNull();
-      expect(app.webhooks.stores.get(seeded)!.hooksConfirmedAt).toBeNull();
+      expect(await confirmedAt()).toBeNull();
+      expect((await app.webhooks.stores.get(seeded))!.hooksConfirmedAt).toBeNull();
 
       // Registering again (the hooks exist: updated, not pinged) opens a new window.
       expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(await app.keyWith('admin')) })).status).toBe(200);
       expect((await ping(id)).status).toBe(200);
-      expect(confirmedAt()).toBe(clock.now());
+      expect(await confirmedAt()).toBe(clock.now());
 
       // A system clock set back (NTP, a restored VM) closes the window rather than stretching it by the step.
       app.database.sqlite.run('UPDATE stores SET hooks_confirmed_at = NULL');
       expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(await app.keyWith('admin')) })).status).toBe(200);
       clock.advance(-3_600_000);
       expect(await ping(id)).toEqual(unknown);
-      expect(confirmedAt()).toBeNull();
+      expect(await confirmedAt()).toBeNull();
     } finally {
       app.close();
       platform.stop();
@@ -386,8 +386,8 @@ describe('platform C: tamper suite (nothing is ever applied)', () => {
     ['a signed ping-looking body', () => fake.send(hookUrl(), 'product.updated', null, 'not-the-secret', { body: 'webhook_id=1' })],
     ['a signature wrong only in its last characters', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-signature': wrongEnding(signatureOf(secret(), JSON.stringify(payload()))) } })],
     ['a truncated signature', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-signature': signatureOf(secret(), JSON.stringify(payload())).slice(0, 24) } })],
-    ['the id, secret and site of a store of another platform', () => {
-      const foreign = t.webhooks.stores.get(seedStore(t, 'platform-b', 'foreignhash'))!;
+    ['the id, secret and site of a store of another platform', async () => {
+      const foreign = (await t.webhooks.stores.get(seedStore(t, 'platform-b', 'foreignhash')))!;
       const foreignSecret = t.webhooks.stores.webhookSecretOf(foreign)!;
       return fake.send(`${t.url}/api/v1/platform-c/webhooks?store=${foreign.id}`, 'product.updated', payload(), foreignSecret, { headers: { 'x-platform-c-webhook-source': foreign.platformRef } });
     }],

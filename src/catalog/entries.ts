@@ -2,6 +2,7 @@ import type { FaqEntityType } from '../faqs/types.ts';
 import type { CatalogEntryType, EntryData } from './entry-data.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
+import { withoutNulFields } from '../lib/text.ts';
 import { isoOrNull } from '../lib/time.ts';
 import type { CatalogEntryRecords, ProductRecords } from '../storage/content.ts';
 import type { Synchronous } from '../storage/synchronous.ts';
@@ -45,42 +46,37 @@ export const toEntryView = (row: CatalogEntry): EntryView => ({
   syncedAt: new Date(row.syncedAt).toISOString(),
 });
 
-/** The entries' records as the SQLite engine answers them synchronously (inside the catalogue sync's transactions), or any engine's. */
-type AnyEntryRecords = CatalogEntryRecords | Synchronous<CatalogEntryRecords>;
+/**
+ * One page's entries as stored, each marked as listed by the pass that started at `passStartedAt`
+ * and written at `at` (new rows get a new internal id; a stored one keeps its own). Their text as
+ * svc stores platform text: without NUL characters (lib/text.ts).
+ */
+export function entryRows(storeId: string, type: CatalogEntryType, entries: EntryData[], passStartedAt: number, at: number): CatalogEntry[] {
+  return entries.map((entry) => ({
+    id: newId(),
+    storeId,
+    type,
+    ...withoutNulFields({ entryId: entry.entryId, handle: entry.handle, title: entry.title, url: entry.url }),
+    platformUpdatedAt: entry.updatedAt,
+    listedAt: passStartedAt,
+    syncedAt: at,
+    createdAt: at,
+  }));
+}
 
 /**
  * A store's categories and content pages. Only catalogue sync writes them (no platform sends
- * webhooks for them), so the latest page read is the truth: a write replaces the row's data. Over
- * synchronous records, every method answers synchronously.
+ * webhooks for them), so the latest page read is the truth: a write replaces the row's data.
  */
-export function createCatalogEntries<Records extends AnyEntryRecords>(records: Records, clock: Clock): Omit<Records, 'upsert'> & {
-  /** Write one page's entries, each marked as listed by the pass that started at `passStartedAt`. */
-  upsert(storeId: string, type: CatalogEntryType, entries: EntryData[], passStartedAt: number): ReturnType<Records['upsert']>;
-} {
+export function createCatalogEntries(records: CatalogEntryRecords, clock: Clock) {
   return {
     ...records,
-    upsert(storeId, type, entries, passStartedAt) {
-      const now = clock.now();
-      return records.upsert(
-        entries.map((entry) => ({
-          id: newId(),
-          storeId,
-          type,
-          entryId: entry.entryId,
-          handle: entry.handle,
-          title: entry.title,
-          url: entry.url,
-          platformUpdatedAt: entry.updatedAt,
-          listedAt: passStartedAt,
-          syncedAt: now,
-          createdAt: now,
-        })),
-      ) as ReturnType<Records['upsert']>;
-    },
+    /** Write one page's entries, each marked as listed by the pass that started at `passStartedAt`. */
+    upsert: (storeId: string, type: CatalogEntryType, entries: EntryData[], passStartedAt: number): Promise<void> => records.upsert(entryRows(storeId, type, entries, passStartedAt, clock.now())),
   };
 }
 
-export type CatalogEntries = ReturnType<typeof createCatalogEntries<CatalogEntryRecords>>;
+export type CatalogEntries = ReturnType<typeof createCatalogEntries>;
 
 /**
  * The identifiers an entity goes by (platform id, then its handle when it has another) when `found`

@@ -1,8 +1,8 @@
 import type { Clock } from '../lib/clock.ts';
 import { checkGtin, validGtin } from '../lib/gtin.ts';
 import { htmlToPlainText } from '../lib/html.ts';
+import { withoutNulFields } from '../lib/text.ts';
 import type { ProductRecords } from '../storage/content.ts';
-import type { Synchronous } from '../storage/synchronous.ts';
 import type { ProductData, ProductVariant } from './product-data.ts';
 import { createDerivedTexts } from './derived-texts.ts';
 
@@ -143,30 +143,24 @@ export function toProductView(row: ProductRecord, variants: ProductVariant[]): P
 /** Description texts, remembered by product (catalog/derived-texts.ts): one set for every catalogue of a process. */
 export const descriptionTexts = () => createDerivedTexts(DERIVED_TEXTS);
 
-/** The products' records as the SQLite engine answers them synchronously (inside the webhook and sync transactions), or any engine's. */
-type AnyProductRecords = ProductRecords | Synchronous<ProductRecords>;
+/** A product as a write takes it (ProductRecords.upsert): its data as stored, and how the text of its description is had. */
+export interface PreparedProduct {
+  product: ProductData;
+  description: DescriptionText;
+}
+
+/** The product's text fields (and its variants') without NUL characters (lib/text.ts): the same object when none holds one. */
+function storedData(product: ProductData): ProductData {
+  const variants = product.variants.map(withoutNulFields);
+  const cleaned = withoutNulFields(product);
+  return variants.every((variant, i) => variant === product.variants[i]) ? cleaned : { ...cleaned, variants };
+}
 
 /**
  * The synced catalogue over its records, which keep the ordering rule of every write (the platform's
- * own modification time wins: storage/content.ts). Over synchronous records, every method answers
- * synchronously: the webhook group commit and the catalogue sync write products inside their own
- * SQLite transactions.
+ * own modification time wins: storage/content.ts).
  */
-export function createCatalog<Records extends AnyProductRecords>(records: Records, clock: Clock, texts = descriptionTexts()): Omit<Records, 'upsert' | 'remove'> & {
-  /**
-   * Insert or update catalogue data. A live row is updated by data at least as new as it (equal
-   * times happen: platform A's `updated_at` has one-second precision); a removed row only by data
-   * strictly newer than its removal.
-   */
-  upsert(storeId: string, currency: string | null, product: ProductData): ReturnType<Records['upsert']>;
-  /**
-   * Remove a product as of `at`. The row stays as a tombstone so an older create/update arriving
-   * late cannot resurrect it; a product unknown so far gets a tombstone for the same reason.
-   * `confirmed`: the platform itself says the product is gone now (a 404 from its API), which
-   * outranks whatever we hold whatever the clocks say.
-   */
-  remove(storeId: string, productId: string, at: number, confirmed?: boolean): ReturnType<Records['remove']>;
-} {
+export function createCatalog(records: ProductRecords, clock: Clock, texts = descriptionTexts()) {
   /**
    * The plain text of a product's description. Most updates change stock or prices, not the
    * description: text already derived from the same markup for this product is reused, not derived
@@ -186,14 +180,32 @@ export function createCatalog<Records extends AnyProductRecords>(records: Record
       },
     };
   };
+  /** The product as written: its text as svc stores platform text (without NUL characters), with its description's text. */
+  const prepare = (storeId: string, product: ProductData): PreparedProduct => {
+    const stored = storedData(product);
+    return { product: stored, description: description(storeId, stored) };
+  };
   return {
     ...records,
-    upsert: (storeId, currency, product) => records.upsert(storeId, currency, product, description(storeId, product), clock.now()) as ReturnType<Records['upsert']>,
-    remove: (storeId, productId, at, confirmed = false) => records.remove(storeId, productId, at, confirmed, clock.now()) as ReturnType<Records['remove']>,
+    /** The product as a write inside a larger transaction takes it (the webhook group commit, the catalogue sync's batches). */
+    prepare,
+    /**
+     * Insert or update catalogue data. A live row is updated by data at least as new as it (equal
+     * times happen: platform A's `updated_at` has one-second precision); a removed row only by data
+     * strictly newer than its removal.
+     */
+    upsert(storeId: string, currency: string | null, product: ProductData): Promise<UpsertOutcome> {
+      const prepared = prepare(storeId, product);
+      return records.upsert(storeId, currency, prepared.product, prepared.description, clock.now());
+    },
+    /**
+     * Remove a product as of `at`. The row stays as a tombstone so an older create/update arriving
+     * late cannot resurrect it; a product unknown so far gets a tombstone for the same reason.
+     * `confirmed`: the platform itself says the product is gone now (a 404 from its API), which
+     * outranks whatever we hold whatever the clocks say.
+     */
+    remove: (storeId: string, productId: string, at: number, confirmed = false): Promise<RemoveOutcome> => records.remove(storeId, productId, at, confirmed, clock.now()),
   };
 }
 
-/** The catalogue over any engine's records. */
-export type Catalog = ReturnType<typeof createCatalog<ProductRecords>>;
-/** The catalogue inside a SQLite transaction (the webhook group commit, the sync batches, a removal's confirmation). */
-export type CatalogInTransaction = ReturnType<typeof createCatalog<Synchronous<ProductRecords>>>;
+export type Catalog = ReturnType<typeof createCatalog>;

@@ -6,6 +6,7 @@ import { isoOrNull } from '../lib/time.ts';
 import { catalogDocs as docs, MAX_NAMED_REFS } from './docs.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType } from '../faqs/types.ts';
 import { badParameter } from '../lib/query.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 
 /** `?type=&ref=&ref=…` of the titles lookup, read by hand: a ref may hold a comma, which Elysia's query arrays split on. */
 function namedRefsQuery(url: string): { type: FaqEntityType; refs: string[] } {
@@ -29,8 +30,8 @@ const listQuery = t.Object(
  * `enrichedAt` says when products were last enriched (each view carries it, null when not enriched).
  * Categories (platform A's collections) and content pages are listed the same way, in sync order.
  */
-export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeExists: (id: string) => boolean, enrichedAt: (productRowIds: string[]) => Promise<Map<string, number>>) {
-  const store = (id: string) => orNotFound(storeExists(id) ? id : null, 'store', id);
+export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeExists: (id: string) => MaybePromise<boolean>, enrichedAt: (productRowIds: string[]) => Promise<Map<string, number>>) {
+  const store = async (id: string) => orNotFound((await storeExists(id)) ? id : null, 'store', id);
   const views = async (rows: ProductRecord[]) => {
     const ids = rows.map((row) => row.id);
     const [enriched, variants] = await Promise.all([enrichedAt(ids), catalog.variantsOf(ids)]);
@@ -38,7 +39,7 @@ export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeEx
   };
   const storeParams = t.Object({ id: t.String({ maxLength: 64 }) });
   const listEntries = (type: 'category' | 'page') => async ({ params, query }: { params: { id: string }; query: { cursor?: string; limit?: number } }) => {
-    const page = await entries.list(store(params.id), type, query.cursor ?? null, query.limit ?? 50);
+    const page = await entries.list(await store(params.id), type, query.cursor ?? null, query.limit ?? 50);
     return { items: page.items.map(toEntryView), nextCursor: page.nextCursor };
   };
   const names = entityNames(catalog, entries);
@@ -46,7 +47,7 @@ export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeEx
     .get(
       '/:id/products',
       async ({ params, query }) => {
-        const page = await catalog.list(store(params.id), query.cursor ?? null, query.limit ?? 50);
+        const page = await catalog.list(await store(params.id), query.cursor ?? null, query.limit ?? 50);
         return { items: await views(page.items), nextCursor: page.nextCursor };
       },
       { params: storeParams, query: listQuery, detail: docs.list },
@@ -54,7 +55,7 @@ export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeEx
     .get(
       '/:id/titles',
       async ({ params, request }) => {
-        const storeId = store(params.id);
+        const storeId = await store(params.id);
         const { type, refs } = namedRefsQuery(request.url);
         return { items: await names(storeId, type, refs) };
       },
@@ -64,7 +65,7 @@ export function catalogRoutes(catalog: Catalog, entries: CatalogEntries, storeEx
     .get('/:id/pages', listEntries('page'), { params: storeParams, query: listQuery, detail: docs.pages })
     .get(
       '/:id/products/:productId',
-      async ({ params }) => (await views([orNotFound(await catalog.get(store(params.id), params.productId), 'product', params.productId)]))[0],
+      async ({ params }) => (await views([orNotFound(await catalog.get(await store(params.id), params.productId), 'product', params.productId)]))[0],
       { params: t.Object({ id: t.String({ maxLength: 64 }), productId: t.String({ maxLength: 64 }) }), detail: docs.get },
     );
 }

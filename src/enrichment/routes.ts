@@ -2,6 +2,7 @@ import { Elysia } from 'elysia';
 import type { Catalog } from '../catalog/products.ts';
 import type { JsonBodyHook } from '../lib/body.ts';
 import { orNotFound } from '../lib/errors.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 import { enrichmentDocs as docs } from './docs.ts';
 import { enrichmentBody, enrichmentParams } from './model.ts';
 import { toEnrichmentView, type EnrichmentStore } from './store.ts';
@@ -9,7 +10,7 @@ import { toEnrichmentView, type EnrichmentStore } from './store.ts';
 export interface EnrichmentDeps {
   enrichments: EnrichmentStore;
   catalog: Pick<Catalog, 'get'>;
-  storeExists: (id: string) => boolean;
+  storeExists: (id: string) => MaybePromise<boolean>;
   jsonBody: JsonBodyHook;
 }
 
@@ -19,7 +20,7 @@ export interface EnrichmentDeps {
  */
 export function enrichmentRoutes({ enrichments, catalog, storeExists, jsonBody }: EnrichmentDeps) {
   const product = async (params: { id: string; productId: string }) => {
-    orNotFound(storeExists(params.id) ? params.id : null, 'store', params.id);
+    orNotFound((await storeExists(params.id)) ? params.id : null, 'store', params.id);
     return orNotFound(await catalog.get(params.id, params.productId), 'product', params.productId);
   };
   return new Elysia({ name: 'enrichment', prefix: '/api/v1/admin/stores/:id/products/:productId/enrichment' })

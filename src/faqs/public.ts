@@ -1,6 +1,6 @@
 import type { ApiKey, KeyStore } from '../auth/keys.ts';
+import type { StoreRecord } from '../stores/registry.ts';
 import type { EntityRefs } from '../catalog/entries.ts';
-import type { StoreRow } from '../db/schema/index.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType } from './types.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
@@ -15,7 +15,7 @@ export interface PublicFaqDeps {
   keys: KeyStore;
   /** The ids and handles a product, category or page goes by: FAQs are found under either. */
   catalog: EntityRefs;
-  storeOf: (id: string) => StoreRow | null;
+  storeOf: (id: string) => StoreRecord | null;
   changeStamp: () => number;
   /** True when a page served by svc itself made the request (the console's widget preview). */
   isOwnPage: (request: Request) => boolean;

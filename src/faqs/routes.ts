@@ -1,8 +1,9 @@
 import { Elysia } from 'elysia';
-import type { StoreRow } from '../db/schema/index.ts';
+import type { StoreRecord } from '../stores/registry.ts';
 import type { JsonBodyHook } from '../lib/body.ts';
 import { ApiError, errorResponse, orNotFound } from '../lib/errors.ts';
 import { matchesIfNoneMatch } from '../lib/http-cache.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 import type { PublicFaqAnswer, PublicFaqs } from './public.ts';
 import { faqDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
@@ -12,20 +13,20 @@ import { toFaqView, type FaqStore } from './store.ts';
 
 export interface FaqDeps {
   faqs: FaqStore;
-  storeOf: (id: string) => StoreRow | null;
+  storeOf: (id: string) => MaybePromise<StoreRecord | null>;
   jsonBody: JsonBodyHook;
 }
 
 /** Admin FAQ endpoints (DESIGN §5); each declares the admin scope. An unknown storeId is 404. */
 export function adminFaqRoutes({ faqs, storeOf, jsonBody }: FaqDeps) {
-  const store = (id: string) => orNotFound(storeOf(id), 'store', id);
+  const store = async (id: string) => orNotFound(await storeOf(id), 'store', id);
   const entry = async (id: string) => orNotFound(await faqs.get(id), 'FAQ entry', id);
   return new Elysia({ name: 'faqs-admin', prefix: '/api/v1/admin/faqs' })
     .onParse(jsonBody)
     .post(
       '/',
       async ({ body, set }) => {
-        store(body.storeId);
+        await store(body.storeId);
         set.status = 201;
         return toFaqView(await faqs.create(body));
       },
@@ -34,7 +35,7 @@ export function adminFaqRoutes({ faqs, storeOf, jsonBody }: FaqDeps) {
     .get(
       '/',
       async ({ query }) => {
-        const storeId = store(query.storeId).id;
+        const storeId = (await store(query.storeId)).id;
         if ((query.entityType === undefined) !== (query.entityRef === undefined)) {
           throw new ApiError(400, 'invalid_query', 'entityType and entityRef: give both (one entity) or neither (the whole store)');
         }

@@ -14,17 +14,18 @@ const FIRST_STEP_ROWS = 8;
 /**
  * Runs `batch(rows)` (one short transaction over at most `rows` rows, returning how many) until a
  * batch comes back short, with a turn of the event loop between batches; resolves with the total.
- * Batch sizes follow the time each batch took, aiming at `budgetMs` (STEP_BUDGET_MS unless the task
- * has a budget of its own, as the roller does; at most doubling from one batch to the next, never
- * above `maxRows`; the first is `firstRows`): the cost of a row varies
- * with the table, the machine and its load, so a fixed count cannot keep steps short everywhere.
+ * A batch may answer with a promise (its transaction waits on the database). Batch sizes follow
+ * the time each batch took, aiming at `budgetMs` (STEP_BUDGET_MS unless the task has a budget of
+ * its own, as the roller does; at most doubling from one batch to the next, never above `maxRows`;
+ * the first is `firstRows`): the cost of a row varies with the table, the machine and its load, so
+ * a fixed count cannot keep steps short everywhere.
  * (A batch whose rows differ widely in cost counts weighted work units instead of rows, so that a
  * size that fit one batch fits the next.) An aborted `signal` (the task is stopping) ends the run
  * at the next turn. Writes of the connection paused (`pause`, by the WAL checkpointer): no batch
  * starts, the first included, until the pause ends.
  */
 export async function inBatches(
-  batch: (rows: number) => number,
+  batch: (rows: number) => number | Promise<number>,
   maxRows: number,
   signal?: AbortSignal,
   {
@@ -41,7 +42,8 @@ export async function inBatches(
     if (pause?.paused) await new Promise<void>((resolve) => pause.afterPause(resolve));
     if (signal?.aborted) return total;
     const started = now();
-    const changes = batch(rows);
+    const batched = batch(rows);
+    const changes = typeof batched === 'number' ? batched : await batched;
     const elapsed = now() - started;
     total += changes;
     if (changes < rows) return total;

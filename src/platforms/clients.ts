@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { StoreRow } from '../db/schema/index.ts';
+import type { StoreRecord } from '../stores/registry.ts';
 import type { StoreCredentials } from '../stores/credentials.ts';
 import type { Egress } from './egress.ts';
 import type { CallRoute, RetryPolicy } from './http.ts';
@@ -18,7 +18,7 @@ export const hasApiAccess = (credentials: StoreCredentials): boolean => credenti
  * the store (platform C's site URL; platform A's shop domain when SVC_PLATFORM_A_API_BASE is unset),
  * which the egress checks before every connection. Null when the credentials give svc no API access.
  */
-export function apiTargetOf(store: Pick<StoreRow, 'platformRef'>, credentials: StoreCredentials, settings: PlatformSettings): { apiBase: string; operatorSet: boolean } | null {
+export function apiTargetOf(store: Pick<StoreRecord, 'platformRef'>, credentials: StoreCredentials, settings: PlatformSettings): { apiBase: string; operatorSet: boolean } | null {
   switch (credentials.kind) {
     case 'own-app':
     case 'token-only':
@@ -37,7 +37,7 @@ export function apiTargetOf(store: Pick<StoreRow, 'platformRef'>, credentials: S
  * `signal` stops its calls: every platform call runs in a job (webhooks/queue.ts), whose signal
  * says when its time budget ran out or the server shuts down.
  */
-export function clientFor(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal) {
+export function clientFor(store: StoreRecord, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal) {
   const target = apiTargetOf(store, credentials, settings);
   if (!target) return null;
   const via: CallRoute = { egress: settings.egress, operatorSet: target.operatorSet, signal };

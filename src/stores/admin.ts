@@ -1,4 +1,3 @@
-import type { StoreRow } from '../db/schema/index.ts';
 import type { Platform } from './types.ts';
 import { ApiError, orNotFound } from '../lib/errors.ts';
 import { isHostname } from '../lib/hostname.ts';
@@ -6,7 +5,7 @@ import { apiTargetOf } from '../platforms/clients.ts';
 import { TargetRefused } from '../platforms/egress.ts';
 import { checkStoreTarget, webhookUrlFor, type ConnectWork, type PlatformSettings, type StoreSync } from './connect.ts';
 import { parseCredentials, type ParsedCredentials } from './credentials.ts';
-import { toStoreView, type StoreRegistry, type StoreView } from './registry.ts';
+import { toStoreView, type StoreRegistry, type StoreView, type StoreRecord } from './registry.ts';
 import type { RemovalOutcome, StoreHoldings, StoreRemoval } from './removal.ts';
 import { parseStoreSettings, type StoreSettings } from './settings.ts';
 
@@ -52,16 +51,16 @@ const targetField = (platform: Platform) => (platform === 'platform-c' ? 'creden
  * a store is stores/removal.ts; while it runs, nothing else may change the store (409).
  */
 export function createStoreAdmin<SyncView>({ stores, settings, sync, removal, connections, answerWithinMs }: AdminDeps<SyncView>) {
-  const view = (row: StoreRow, extra: { currencyError?: string } = {}): StoreResponse<SyncView> => ({ ...toStoreView(row), webhookUrl: webhookUrlFor(settings.baseUrl, row), sync: sync.view(row.id), ...extra });
-  const find = (id: string) => orNotFound(stores.get(id), 'store', id);
+  const view = async (row: StoreRecord, extra: { currencyError?: string } = {}): Promise<StoreResponse<SyncView>> => ({ ...toStoreView(row), webhookUrl: webhookUrlFor(settings.baseUrl, row), sync: await sync.view(row.id), ...extra });
+  const find = async (id: string) => orNotFound(await stores.get(id), 'store', id);
   /**
    * Stores being removed or disconnected (in this process): nothing else may change them meanwhile
    * (new credentials would reconnect a store whose data is about to go). Bounded by the stores.
    */
   const removing = new Set<string>();
   /** The store, unless it is being removed (409). */
-  const findIdle = (id: string) => {
-    const row = find(id);
+  const findIdle = async (id: string) => {
+    const row = await find(id);
     if (removing.has(row.id)) throw beingRemoved(row.id);
     return row;
   };
@@ -75,9 +74,12 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync, removal, co
     }
   }
 
-  async function connect(row: StoreRow, work: ConnectWork): Promise<StoreResponse<SyncView>> {
+  async function connect(row: StoreRecord, work: ConnectWork): Promise<StoreResponse<SyncView>> {
     // Without API access there is nothing to call: connected in the request.
-    if (!apiTargetOf(row, stores.credentialsOf(row), settings)) return view(find(row.id), await connections.connectWithoutApi(row.id, work));
+    if (!apiTargetOf(row, stores.credentialsOf(row), settings)) {
+      const outcome = await connections.connectWithoutApi(row.id, work);
+      return view(await find(row.id), outcome);
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const outcome = await Promise.race([
       connections.run(row.id, work),
@@ -85,74 +87,74 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync, removal, co
         timer = setTimeout(() => resolve(undefined), answerWithinMs);
       }),
     ]).finally(() => clearTimeout(timer));
-    return view(find(row.id), outcome ?? {});
+    return view(await find(row.id), outcome ?? {});
   }
 
   return {
-    list: () => stores.list().map((row) => view(row)),
-    get: (id: string) => view(find(id)),
+    list: async () => Promise.all((await stores.list()).map((row) => view(row))),
+    get: async (id: string) => view(await find(id)),
 
     async create(input: { platform: Platform; domain: string; currency?: string | undefined; credentials: Record<string, unknown> }): Promise<StoreResponse<SyncView>> {
       const domain = input.domain.trim().toLowerCase().replace(/\.$/, '');
       if (!isHostname(domain)) throw new ApiError(400, 'invalid_domain', `domain ${JSON.stringify(input.domain)} is not a host name`);
       const parsed = parseCredentials(input.platform, domain, input.credentials, settings.platformAShopSuffix);
       await refusePrivateTarget(input.platform, parsed);
-      const row = stores.create({ platform: input.platform, domain, currency: input.currency ?? null, parsed });
+      const row = await stores.create({ platform: input.platform, domain, currency: input.currency ?? null, parsed });
       if (!row) throw conflict();
       return connect(row, { readCurrency: input.currency === undefined, importAs: 'connect' });
     },
 
     async saveCredentials(id: string, credentials: Record<string, unknown>, currency?: string): Promise<StoreResponse<SyncView>> {
-      const row = findIdle(id);
+      const row = await findIdle(id);
       const parsed = parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix);
       await refusePrivateTarget(row.platform, parsed);
-      const saved = stores.saveCredentials(findIdle(id), parsed, currency);
+      const saved = await stores.saveCredentials(await findIdle(id), parsed, currency);
       if (!saved) throw conflict();
       return connect(saved, { readCurrency: saved.currency === null, importAs: 'credentials' });
     },
 
-    settings: (id: string): StoreSettings => find(id).settings,
+    settings: async (id: string): Promise<StoreSettings> => (await find(id)).settings,
 
     /** Validate and replace the store's settings (400 `invalid_settings` naming the field). */
-    saveSettings(id: string, input: unknown): StoreSettings {
-      find(id);
-      return orNotFound(stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
+    async saveSettings(id: string, input: unknown): Promise<StoreSettings> {
+      await find(id);
+      return orNotFound(await stores.saveSettings(id, parseStoreSettings(input)), 'store', id).settings;
     },
 
     /** A catalogue sync pass now (unless one is running; 409 while paused); the store with its sync state. */
-    sync(id: string): StoreResponse<SyncView> {
-      const row = findIdle(id);
-      sync.request(row.id);
+    async sync(id: string): Promise<StoreResponse<SyncView>> {
+      const row = await findIdle(id);
+      await sync.request(row.id);
       return view(row);
     },
 
     /** Pause the store's catalogue sync (a step in hand is stopped first); the store with its sync state. */
     async pauseSync(id: string): Promise<StoreResponse<SyncView>> {
-      const row = findIdle(id);
+      const row = await findIdle(id);
       await sync.pause(row.id);
-      return view(find(id));
+      return view(await find(id));
     },
 
     /** Resume the store's catalogue sync: a pass that was under way goes on. */
-    resumeSync(id: string): StoreResponse<SyncView> {
-      return view(orNotFound(sync.resume(findIdle(id).id), 'store', id));
+    async resumeSync(id: string): Promise<StoreResponse<SyncView>> {
+      return view(orNotFound(await sync.resume((await findIdle(id)).id), 'store', id));
     },
 
     /** Retry a failed (or refresh a working) registration with the saved credentials. */
     async registerHooks(id: string): Promise<StoreResponse<SyncView>> {
-      return connect(findIdle(id), { readCurrency: false, importAs: null });
+      return connect(await findIdle(id), { readCurrency: false, importAs: null });
     },
 
     /** What svc holds for the store: what a removal would delete. */
-    holdings: (id: string): { id: string; counts: StoreHoldings } => ({ id, counts: orNotFound(removal.holdings(id), 'store', id) }),
+    holdings: async (id: string): Promise<{ id: string; counts: StoreHoldings }> => ({ id, counts: orNotFound(await removal.holdings(id), 'store', id) }),
 
     /** Remove the store with everything svc holds for it, or (`keepData`) disconnect it; 409 while it is being removed already. */
     async remove(id: string, keepData: boolean): Promise<RemovalResponse<SyncView>> {
-      const row = findIdle(id);
+      const row = await findIdle(id);
       removing.add(row.id);
       try {
         const outcome = orNotFound(await removal.remove(row.id, keepData), 'store', id);
-        return { ...outcome, store: keepData ? view(find(row.id)) : null };
+        return { ...outcome, store: keepData ? await view(await find(row.id)) : null };
       } finally {
         removing.delete(row.id);
       }

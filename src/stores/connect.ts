@@ -1,4 +1,3 @@
-import type { StoreRow } from '../db/schema/index.ts';
 import type { HookStatus } from './types.ts';
 import { OutOfTime } from '../lib/abort.ts';
 import { apiTargetOf, clientFor, type PlatformSettings } from '../platforms/clients.ts';
@@ -6,10 +5,10 @@ import { TargetRefused } from '../platforms/egress.ts';
 import { DEFAULT_API_TIMEOUT_MS, PlatformApiError } from '../platforms/http.ts';
 import type { JobHandler } from '../webhooks/queue.ts';
 import type { StoreCredentials } from './credentials.ts';
-import type { StoreRegistry } from './registry.ts';
+import type { StoreRegistry, StoreRecord } from './registry.ts';
 
 /** Where each platform delivers to (what svc registers, and what an operator configures by hand). */
-export function webhookUrlFor(baseUrl: string, store: Pick<StoreRow, 'id' | 'platform'>): string {
+export function webhookUrlFor(baseUrl: string, store: Pick<StoreRecord, 'id' | 'platform'>): string {
   switch (store.platform) {
     case 'platform-a':
       return `${baseUrl}/api/v1/webhooks/platform-a`;
@@ -39,7 +38,7 @@ const failureMessage = (error: unknown): string | null => (error instanceof Plat
  * hooks svc does not own keep their status. Failures are returned, never thrown: they are shown on
  * the store record and can be retried. `signal` stops the calls (the job's budget, the shutdown).
  */
-export async function registerHooks(store: StoreRow, credentials: StoreCredentials, webhookSecret: string | null, settings: PlatformSettings, signal: AbortSignal): Promise<HookResult> {
+export async function registerHooks(store: StoreRecord, credentials: StoreCredentials, webhookSecret: string | null, settings: PlatformSettings, signal: AbortSignal): Promise<HookResult> {
   if (!registersHooks(credentials)) return { status: store.hookStatus, topics: [], error: null };
   const url = webhookUrlFor(settings.baseUrl, store);
   const api = clientFor(store, credentials, settings, signal)!;
@@ -59,7 +58,7 @@ export async function registerHooks(store: StoreRow, credentials: StoreCredentia
 }
 
 /** The store's ISO 4217 currency from the platform's shop settings, or the reason it could not be read. */
-export async function fetchCurrency(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal): Promise<{ currency: string } | { error: string }> {
+export async function fetchCurrency(store: StoreRecord, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal): Promise<{ currency: string } | { error: string }> {
   const api = clientFor(store, credentials, settings, signal);
   if (!api) return { error: 'a store connected through svc\'s app gives svc no API access; send it as currency with the credentials (PUT /api/v1/admin/stores/:id/credentials)' };
   try {
@@ -91,11 +90,11 @@ export async function checkStoreTarget(platformRef: string, credentials: StoreCr
 
 /** What the store admin needs of catalogue sync: start a pass once a store is connected, show its state, pause and resume it. */
 export interface StoreSync<View> {
-  start(storeId: string, trigger: 'connect' | 'credentials'): void;
-  request(storeId: string): void;
-  view(storeId: string): View;
-  pause(storeId: string): Promise<StoreRow | null>;
-  resume(storeId: string): StoreRow | null;
+  start(storeId: string, trigger: 'connect' | 'credentials'): Promise<void>;
+  request(storeId: string): Promise<void>;
+  view(storeId: string): Promise<View>;
+  pause(storeId: string): Promise<StoreRecord | null>;
+  resume(storeId: string): Promise<StoreRecord | null>;
 }
 
 /** The job that connects a store: its payload says what to do after the hooks. */
@@ -114,24 +113,24 @@ export interface ConnectWork {
  */
 export function storeConnections({ stores, settings, sync }: { stores: StoreRegistry; settings: PlatformSettings; sync: Pick<StoreSync<unknown>, 'start'> }) {
   async function connect(storeId: string, work: ConnectWork, signal: AbortSignal): Promise<{ currencyError?: string }> {
-    const row = stores.get(storeId);
+    const row = await stores.get(storeId);
     if (!row || row.status !== 'active') return {};
     const credentials = stores.credentialsOf(row);
-    if (registersHooks(credentials)) stores.markRegistering(row.id);
+    if (registersHooks(credentials)) await stores.markRegistering(row.id);
     // Platform C pings each hook as it is created: only now may an unsigned ping confirm the store.
     const pinged = row.platform === 'platform-c';
     if (pinged) stores.awaitPing(row.id, 'registering');
     const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings, signal).finally(() => {
       if (pinged) stores.awaitPing(row.id, 'registered');
     });
-    let current = stores.recordHooks(row.id, hooks);
+    let current = await stores.recordHooks(row.id, hooks);
     let currencyError: string | undefined;
     if (work.readCurrency) {
       const currency = await fetchCurrency(current, credentials, settings, signal);
       if ('error' in currency) currencyError = currency.error;
-      else current = stores.setCurrency(row.id, currency.currency);
+      else current = await stores.setCurrency(row.id, currency.currency);
     }
-    if (work.importAs) sync.start(row.id, work.importAs);
+    if (work.importAs) await sync.start(row.id, work.importAs);
     return currencyError === undefined ? {} : { currencyError };
   }
   const handlers: Record<string, JobHandler> = {

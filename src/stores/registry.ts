@@ -1,15 +1,51 @@
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
-import { storeEvents, stores, type StoreRow } from '../db/schema/index.ts';
-import type { HookStatus, Platform } from './types.ts';
+import type { CredentialKind, HookStatus, Platform } from './types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { randomSecret } from '../lib/crypto.ts';
 import { newId } from '../lib/ids.ts';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { SecretBox } from '../lib/secrets.ts';
+import type { StoreRecords } from '../storage/stores.ts';
 import type { ParsedCredentials, StoreCredentials } from './credentials.ts';
 import type { StoreSettings } from './settings.ts';
-import { createTableWriteStamp } from '../lib/table-writes.ts';
 import { isoOrNull } from '../lib/time.ts';
+
+/** A connected store as stored. Credentials and the webhook secret are sealed (lib/secrets.ts), never returned by the API. */
+export interface StoreRecord {
+  id: string;
+  platform: Platform;
+  /** Storefront domain given by the operator (platform A: the `<name>.<suffix>` shop domain). */
+  domain: string;
+  /** What deliveries name the store by: A shop domain, B store hash, C site URL. Unique per platform. */
+  platformRef: string;
+  currency: string | null;
+  status: 'active' | 'inactive';
+  credentialKind: CredentialKind;
+  credentials: string;
+  webhookSecret: string | null;
+  hookStatus: HookStatus;
+  hookError: string | null;
+  hookTopics: string[];
+  hooksRegisteredAt: number | null;
+  /** Platform C's creation ping arrived: the platform delivered to us at least once. */
+  hooksConfirmedAt: number | null;
+  deactivatedAt: number | null;
+  /** Set by `app/uninstalled` and by a disconnect; the signals capability serves nothing for the store while set. */
+  signalsWithdrawnAt: number | null;
+  /** The operator disconnected the store, keeping its data (stores/removal.ts); cleared when credentials are saved again. */
+  disconnectedAt: number | null;
+  /** The operator paused its catalogue sync: no pass runs until it is resumed (sync/service.ts). */
+  syncPausedAt: number | null;
+  /** Merchant-listing facts set by the operator (stores/settings.ts): emitted on every offer. */
+  settings: StoreSettings;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A change of a store's hook state (StoreRecords.setHooks): the fields given are written. */
+export type HookChanges = Partial<Pick<StoreRecord, 'hookStatus' | 'hookTopics' | 'hookError' | 'hooksRegisteredAt' | 'hooksConfirmedAt'>>;
+
+/** New credentials as saved (StoreRecords.saveCredentials): sealed, with the state they start the store's hooks in. */
+export type SavedCredentials = Pick<StoreRecord, 'platformRef' | 'credentialKind' | 'credentials' | 'webhookSecret' | 'hookStatus'> & { currency?: string };
 
 /** A store as the admin API shows it: never a credential or secret. */
 export interface StoreView {
@@ -31,7 +67,7 @@ export interface StoreView {
 }
 
 
-export function toStoreView(row: StoreRow): StoreView {
+export function toStoreView(row: StoreRecord): StoreView {
   return {
     id: row.id,
     platform: row.platform,
@@ -56,6 +92,9 @@ function initialHookStatus(credentials: StoreCredentials): HookStatus {
   return 'pending';
 }
 
+/** A new store's state before anything happened to it: no hooks registered, never deactivated, disconnected or paused, no settings. */
+const NOTHING_HAPPENED_YET = { hookError: null, hookTopics: [], hooksRegisteredAt: null, hooksConfirmedAt: null, deactivatedAt: null, signalsWithdrawnAt: null, disconnectedAt: null, syncPausedAt: null, settings: {} } satisfies Partial<StoreRecord>;
+
 /** Platforms B and C authenticate deliveries with a secret svc generates (kept across credential saves). */
 const needsGeneratedSecret = (platform: Platform) => platform !== 'platform-a';
 
@@ -67,7 +106,22 @@ const sealContext = (storeId: string, field: string) => `store:${storeId}:${fiel
  */
 export const PING_GRACE_MS = 10 * 60_000;
 
-export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
+/**
+ * What became of a store's hooks when it was disconnected, as its hook state: deleted
+ * (`unregistered`), or some may be left (`unregister_failed`, with those topics and why). Null for
+ * hooks svc never registered: they keep their state.
+ */
+export function unregistrationChanges(result: { outcome: 'unregistered' | 'failed' | 'none' | 'platform_managed'; left: string[]; error: string | null }): HookChanges | null {
+  if (result.outcome !== 'unregistered' && result.outcome !== 'failed') return null;
+  const failed = result.outcome === 'failed';
+  return { hookStatus: failed ? 'unregister_failed' : 'unregistered', hookTopics: failed ? result.left : [], hookError: result.error, hooksRegisteredAt: null, hooksConfirmedAt: null };
+}
+
+/**
+ * The stores over their records. `storeWrites` is the change feed's stamp of the stores table
+ * (ChangeFeed.tableStamp(['stores'])): it moves on any write to it, by this process or another.
+ */
+export function createStoreRegistry(records: StoreRecords, storeWrites: () => string, secrets: SecretBox, clock: Clock) {
   /**
    * Stores whose hooks svc is registering or has just registered, with their window for the
    * unsigned creation ping: when it opened and when it closes (Infinity while the registration call
@@ -76,31 +130,23 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
    */
   const awaitingPing = new Map<string, { opened: number; until: number }>();
   const pingWindowOpen = (window: { opened: number; until: number } | undefined, now: number) => window !== undefined && window.opened <= now && now < window.until;
-  // Prepared once: every webhook delivery looks its store up.
-  const byIdStatement = db.select().from(stores).where(eq(stores.id, sql.placeholder('id'))).prepare();
-  const byRefStatement = db
-    .select()
-    .from(stores)
-    .where(and(eq(stores.platform, sql.placeholder('platform')), eq(stores.platformRef, sql.placeholder('ref'))))
-    .prepare();
 
   /**
-   * Stores found by id or platform reference, with their opened secrets, kept while nothing changed
-   * the stores table: any write to it through this connection moves a counter kept by temporary
-   * triggers (whatever code wrote it), a commit by any other connection (the CLI, another process)
-   * moves SQLite's `data_version`; either empties the cache before the next lookup, so a changed
-   * secret or status counts from the very next delivery. Only stores that exist are kept (as many as
-   * the operator created), never a miss keyed by client input.
+   * Stores found by id or platform reference, with their opened secrets, kept while the stores
+   * table's stamp stands: a write to it empties the cache before the next lookup, so a changed
+   * secret or status counts from the very next delivery. A hit answers at once (every webhook
+   * delivery looks its store up); only a miss waits for the records. Only stores that exist are
+   * kept (as many as the operator created), never a miss keyed by client input, and never a row
+   * whose read began before the stamp last moved (it may predate the write that moved it).
+   * Transactions are the records' own (no lookup runs inside one), so nothing read here can still
+   * roll back.
    */
-  const sqlite = db.$client;
-  const storeWrites = createTableWriteStamp(sqlite, 'store_writes', ['stores']);
   let cachedStamp = '';
-  const cachedById = new Map<string, StoreRow>();
-  const cachedByRef = new Map<string, StoreRow>();
-  const openedCredentials = new WeakMap<StoreRow, StoreCredentials>();
-  const openedWebhookSecrets = new WeakMap<StoreRow, string | null>();
-  /** A lookup through the cache; rows read inside an open transaction are not kept (it may still roll back). */
-  function cached(cache: Map<string, StoreRow>, key: string, read: () => StoreRow | undefined): StoreRow | null {
+  const cachedById = new Map<string, StoreRecord>();
+  const cachedByRef = new Map<string, StoreRecord>();
+  const openedCredentials = new WeakMap<StoreRecord, StoreCredentials>();
+  const openedWebhookSecrets = new WeakMap<StoreRecord, string | null>();
+  function cached(cache: Map<string, StoreRecord>, key: string, read: () => Promise<StoreRecord | null>): MaybePromise<StoreRecord | null> {
     const stamp = storeWrites();
     if (stamp !== cachedStamp) {
       cachedById.clear();
@@ -109,80 +155,66 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
     }
     const hit = cache.get(key);
     if (hit) return hit;
-    const row = read() ?? null;
-    if (row && !sqlite.inTransaction) cache.set(key, row);
-    return row;
+    return andThen(read(), (row) => {
+      if (row && cachedStamp === stamp && storeWrites() === stamp) cache.set(key, row);
+      return row;
+    });
   }
-  const byId = (id: string): StoreRow | null => cached(cachedById, id, () => byIdStatement.get({ id }));
 
   /** A store's webhook secret as saved with new credentials: the one it has, sealed again under this svc's key; else a new one where its platform needs one. */
-  function keptWebhookSecret(row: StoreRow): string | null {
+  function keptWebhookSecret(row: StoreRecord): string | null {
     const context = sealContext(row.id, 'webhook-secret');
     if (row.webhookSecret !== null) return secrets.seal(secrets.open(row.webhookSecret, context), context);
     return needsGeneratedSecret(row.platform) ? secrets.seal(randomSecret(32), context) : null;
   }
 
   return {
-    get: byId,
-    list: (): StoreRow[] => db.select().from(stores).orderBy(stores.createdAt, stores.id).all(),
-    findByRef: (platform: Platform, ref: string): StoreRow | null => cached(cachedByRef, `${platform}\n${ref}`, () => byRefStatement.get({ platform, ref })),
+    /** The store, at once when it is cached (a promise only when it must be read). */
+    get: (id: string): MaybePromise<StoreRecord | null> => cached(cachedById, id, () => records.byId(id)),
+    list: (): Promise<StoreRecord[]> => records.list(),
+    findByRef: (platform: Platform, ref: string): MaybePromise<StoreRecord | null> => cached(cachedByRef, `${platform}\n${ref}`, () => records.byRef(platform, ref)),
 
     /** Null when another store of the platform already has this reference (shop domain, hash, site). */
-    create(input: { platform: Platform; domain: string; currency: string | null; parsed: ParsedCredentials }): StoreRow | null {
+    create(input: { platform: Platform; domain: string; currency: string | null; parsed: ParsedCredentials }): Promise<StoreRecord | null> {
       const id = newId();
       const now = clock.now();
-      return (
-        db
-          .insert(stores)
-          .values({
-            id,
-            platform: input.platform,
-            domain: input.domain,
-            platformRef: input.parsed.platformRef,
-            currency: input.currency,
-            status: 'active',
-            credentialKind: input.parsed.credentials.kind,
-            credentials: secrets.seal(JSON.stringify(input.parsed.credentials), sealContext(id, 'credentials')),
-            webhookSecret: needsGeneratedSecret(input.platform) ? secrets.seal(randomSecret(32), sealContext(id, 'webhook-secret')) : null,
-            hookStatus: initialHookStatus(input.parsed.credentials),
-            hookTopics: [],
-            createdAt: now,
-            updatedAt: now,
-          })
-          .onConflictDoNothing()
-          .returning()
-          .get() ?? null
-      );
+      return records.add({
+        id,
+        platform: input.platform,
+        domain: input.domain,
+        platformRef: input.parsed.platformRef,
+        currency: input.currency,
+        status: 'active',
+        credentialKind: input.parsed.credentials.kind,
+        credentials: secrets.seal(JSON.stringify(input.parsed.credentials), sealContext(id, 'credentials')),
+        webhookSecret: needsGeneratedSecret(input.platform) ? secrets.seal(randomSecret(32), sealContext(id, 'webhook-secret')) : null,
+        hookStatus: initialHookStatus(input.parsed.credentials),
+        ...NOTHING_HAPPENED_YET,
+        createdAt: now,
+        updatedAt: now,
+      });
     },
 
     /**
      * Replace the credentials; the webhook secret is kept so hooks already registered stay valid,
      * sealed again under this svc's key (one stored in clear before a key was set is sealed now).
-     * Saving credentials again reconnects an uninstalled store. Null on a reference conflict.
+     * Saving credentials again reconnects an uninstalled store. Null on a reference conflict (or
+     * when the store is gone).
      */
-    saveCredentials(row: StoreRow, parsed: ParsedCredentials, currency?: string): StoreRow | null {
-      const conflict = db.select({ id: stores.id }).from(stores).where(and(eq(stores.platform, row.platform), eq(stores.platformRef, parsed.platformRef))).get();
-      if (conflict && conflict.id !== row.id) return null;
-      return db
-        .update(stores)
-        .set({
+    async saveCredentials(row: StoreRecord, parsed: ParsedCredentials, currency?: string): Promise<StoreRecord | null> {
+      const saved = await records.saveCredentials(
+        row.id,
+        {
           platformRef: parsed.platformRef,
           credentialKind: parsed.credentials.kind,
           credentials: secrets.seal(JSON.stringify(parsed.credentials), sealContext(row.id, 'credentials')),
           webhookSecret: keptWebhookSecret(row),
           hookStatus: initialHookStatus(parsed.credentials),
-          hookError: null,
-          hookTopics: [],
-          status: 'active',
-          deactivatedAt: null,
-          signalsWithdrawnAt: null,
-          disconnectedAt: null,
           ...(currency === undefined ? {} : { currency }),
-          updatedAt: clock.now(),
-        })
-        .where(eq(stores.id, row.id))
-        .returning()
-        .get()!;
+        },
+        clock.now(),
+      );
+      return saved === 'ref_taken' ? null : saved;
     },
 
     /**
@@ -192,16 +224,10 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
      * (earlier versions kept a webhook secret as it was when credentials were saved under a changed
      * key). About 5 µs a value.
      */
-    sealedCredentialsProblem(): string | null {
-      const rows = db
-        .select({ id: stores.id, credentials: stores.credentials, webhookSecret: stores.webhookSecret })
-        .from(stores)
-        .where(sql`${stores.credentials} NOT LIKE 'plain:%' OR ${stores.webhookSecret} NOT LIKE 'plain:%'`)
-        .orderBy(stores.id)
-        .all();
+    async sealedCredentialsProblem(): Promise<string | null> {
       let first: string | null = null;
       let failed = 0;
-      for (const row of rows) {
+      for (const row of await records.sealedValues()) {
         for (const [field, value] of [['credentials', row.credentials], ['webhook-secret', row.webhookSecret]] as const) {
           if (value === null) continue;
           try {
@@ -216,30 +242,26 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
     },
 
     /** Opened once per row read (a changed store is a new row); callers must not modify the result. */
-    credentialsOf(row: StoreRow): StoreCredentials {
+    credentialsOf(row: StoreRecord): StoreCredentials {
       let credentials = openedCredentials.get(row);
       if (!credentials) openedCredentials.set(row, (credentials = JSON.parse(secrets.open(row.credentials, sealContext(row.id, 'credentials'))) as StoreCredentials));
       return credentials;
     },
-    webhookSecretOf(row: StoreRow): string | null {
+    webhookSecretOf(row: StoreRecord): string | null {
       let webhookSecret = openedWebhookSecrets.get(row);
       if (webhookSecret === undefined) openedWebhookSecrets.set(row, (webhookSecret = row.webhookSecret === null ? null : secrets.open(row.webhookSecret, sealContext(row.id, 'webhook-secret'))));
       return webhookSecret;
     },
 
-    recordHooks(id: string, result: { status: HookStatus; topics: string[]; error: string | null }): StoreRow {
+    async recordHooks(id: string, result: { status: HookStatus; topics: string[]; error: string | null }): Promise<StoreRecord> {
       const now = clock.now();
-      return db
-        .update(stores)
-        .set({ hookStatus: result.status, hookTopics: result.topics, hookError: result.error, hooksRegisteredAt: result.status === 'registered' ? now : null, updatedAt: now })
-        .where(eq(stores.id, id))
-        .returning()
-        .get()!;
+      const row = await records.setHooks(id, { hookStatus: result.status, hookTopics: result.topics, hookError: result.error, hooksRegisteredAt: result.status === 'registered' ? now : null }, now);
+      return row ?? gone(id);
     },
 
     /** svc is registering the store's hooks (in the background): shown until the outcome is recorded. */
-    markRegistering(id: string): void {
-      db.update(stores).set({ hookStatus: 'registering', hookError: null }).where(eq(stores.id, id)).run();
+    async markRegistering(id: string): Promise<void> {
+      await records.setHooks(id, { hookStatus: 'registering', hookError: null }, null);
     },
 
     /**
@@ -253,21 +275,18 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
     },
 
     /** The creation ping arrived: confirms the hooks only while svc awaits it for this store (false otherwise, nothing written). */
-    confirmHooks(id: string): boolean {
+    async confirmHooks(id: string): Promise<boolean> {
       const now = clock.now();
       if (!pingWindowOpen(awaitingPing.get(id), now)) return false;
-      db.update(stores).set({ hooksConfirmedAt: now }).where(eq(stores.id, id)).run();
+      await records.setHooks(id, { hooksConfirmedAt: now }, null);
       return true;
     },
 
     /** Replace the store's settings; `updatedAt` moves, so cached signals of the store are rendered again. Null for an unknown store. */
-    saveSettings(id: string, settings: StoreSettings): StoreRow | null {
-      // At least 1 ms later than before: updated_at is part of the signals' version stamp.
-      return db.update(stores).set({ settings, updatedAt: sql`max(${clock.now()}, ${stores.updatedAt} + 1)` }).where(eq(stores.id, id)).returning().get() ?? null;
-    },
+    saveSettings: (id: string, settings: StoreSettings): Promise<StoreRecord | null> => records.saveSettings(id, settings, clock.now()),
 
-    setCurrency(id: string, currency: string): StoreRow {
-      return db.update(stores).set({ currency, updatedAt: clock.now() }).where(eq(stores.id, id)).returning().get()!;
+    async setCurrency(id: string, currency: string): Promise<StoreRecord> {
+      return (await records.setCurrency(id, currency, clock.now())) ?? gone(id);
     },
 
     /**
@@ -275,53 +294,22 @@ export function createStoreRegistry(db: Db, secrets: SecretBox, clock: Clock) {
      * recorded as store events (once: disconnecting again changes nothing). `updated_at` moves (it is
      * part of the signals' version stamp).
      */
-    disconnect(id: string): StoreRow | null {
-      const before = byIdStatement.get({ id });
-      if (!before) return null;
-      const now = clock.now();
-      const row = db
-        .update(stores)
-        .set({ status: 'inactive', deactivatedAt: before.deactivatedAt ?? now, disconnectedAt: before.disconnectedAt ?? now, signalsWithdrawnAt: before.signalsWithdrawnAt ?? now, updatedAt: sql`max(${now}, ${stores.updatedAt} + 1)` })
-        .where(eq(stores.id, id))
-        .returning()
-        .get()!;
-      const events = [...(before.disconnectedAt === null ? ['disconnected'] : []), ...(before.signalsWithdrawnAt === null ? ['signals_withdrawn'] : [])];
-      if (events.length > 0) db.insert(storeEvents).values(events.map((kind) => ({ id: newId(), storeId: id, kind, occurredAt: now }))).run();
-      return row;
-    },
+    disconnect: (id: string): Promise<StoreRecord | null> => records.disconnect(id, clock.now()),
 
-    /**
-     * What became of the store's hooks when it was disconnected: deleted (`unregistered`), or some
-     * may be left (`unregister_failed`, with those topics and why). Hooks svc never registered keep their state.
-     */
-    recordUnregistration(id: string, result: { outcome: 'unregistered' | 'failed' | 'none' | 'platform_managed'; left: string[]; error: string | null }): void {
-      if (result.outcome !== 'unregistered' && result.outcome !== 'failed') return;
-      const failed = result.outcome === 'failed';
-      db.update(stores)
-        .set({ hookStatus: failed ? 'unregister_failed' : 'unregistered', hookTopics: failed ? result.left : [], hookError: result.error, hooksRegisteredAt: null, hooksConfirmedAt: null, updatedAt: clock.now() })
-        .where(eq(stores.id, id))
-        .run();
-    },
-
-    /** Pause (keeping the first pause's time) or resume the store's catalogue sync; null for an unknown store. */
-    setSyncPaused(id: string, paused: boolean): StoreRow | null {
-      return db.update(stores).set({ syncPausedAt: paused ? sql`coalesce(${stores.syncPausedAt}, ${clock.now()})` : null }).where(eq(stores.id, id)).returning().get() ?? null;
+    /** What became of the store's hooks when it was disconnected (unregistrationChanges); hooks svc never registered keep their state. */
+    async recordUnregistration(id: string, result: Parameters<typeof unregistrationChanges>[0]): Promise<void> {
+      const changes = unregistrationChanges(result);
+      if (changes) await records.setHooks(id, changes, clock.now());
     },
 
     /** `app/uninstalled`: inactive, every signal withdrawn, both recorded as store events. */
-    deactivate(id: string): void {
-      const now = clock.now();
-      db.update(stores).set({ status: 'inactive', deactivatedAt: now, signalsWithdrawnAt: now, updatedAt: now }).where(eq(stores.id, id)).run();
-      db.insert(storeEvents).values([
-        { id: newId(), storeId: id, kind: 'app_uninstalled', occurredAt: now },
-        { id: newId(), storeId: id, kind: 'signals_withdrawn', occurredAt: now },
-      ]).run();
-    },
-
-    recordEvent(id: string, kind: string): void {
-      db.insert(storeEvents).values({ id: newId(), storeId: id, kind, occurredAt: clock.now() }).run();
-    },
+    deactivate: (id: string): Promise<void> => records.deactivate(id, clock.now()),
   };
+}
+
+/** A store that was there a moment ago is gone (removed meanwhile). */
+function gone(id: string): never {
+  throw new Error(`store ${id} was removed meanwhile`);
 }
 
 export type StoreRegistry = ReturnType<typeof createStoreRegistry>;

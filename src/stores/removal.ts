@@ -1,16 +1,15 @@
-import type { Database } from 'bun:sqlite';
-import type { JobRow, StoreRow } from '../db/schema/index.ts';
 import type { HookStatus, Platform } from './types.ts';
 import { OutOfTime, Stopped } from '../lib/abort.ts';
-import { writeTransaction } from '../lib/write-transaction.ts';
+import type { Clock } from '../lib/clock.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { PlatformApiError } from '../platforms/http.ts';
 import { PLATFORM_A_HOOK_TOPICS } from '../platforms/platform-a.ts';
 import { PLATFORM_B_HOOK_SCOPES } from '../platforms/platform-b.ts';
 import { PLATFORM_C_HOOK_TOPICS } from '../platforms/platform-c.ts';
-import type { JobHandler } from '../webhooks/queue.ts';
+import type { StoreRecords } from '../storage/stores.ts';
+import type { Job, JobHandler } from '../webhooks/queue.ts';
 import { registersHooks, webhookUrlFor } from './connect.ts';
-import type { StoreRegistry } from './registry.ts';
+import { unregistrationChanges, type StoreRecord, type StoreRegistry } from './registry.ts';
 
 /**
  * What svc holds for a store, by kind: what a removal deletes (and the console's confirmation
@@ -29,40 +28,6 @@ export interface StoreHoldings {
   /** API keys bound to the store (the widget's keys): deleted with it, so they stop working at once. */
   keys: number;
 }
-
-const HOLDINGS_SQL = `SELECT
-  (SELECT count(*) FROM products WHERE store_id = ?1 AND removed_at IS NULL) AS products,
-  (SELECT count(*) FROM product_enrichments WHERE store_id = ?1) AS enrichments,
-  (SELECT count(*) FROM faq_entries WHERE store_id = ?1) AS faqs,
-  (SELECT count(*) FROM catalog_entries WHERE store_id = ?1 AND type = 'category') AS categories,
-  (SELECT count(*) FROM catalog_entries WHERE store_id = ?1 AND type = 'page') AS pages,
-  (SELECT count(*) FROM webhook_deliveries WHERE store_id = ?1) AS deliveries,
-  (SELECT count(*) FROM order_signals WHERE store_id = ?1) AS orderSignals,
-  (SELECT count(*) FROM store_events WHERE store_id = ?1) AS storeEvents,
-  (SELECT count(*) FROM api_keys WHERE store_id = ?1) AS keys`;
-
-/**
- * Every row that names the store, rows that reference others first (foreign keys are enforced):
- * the catalogue and what hangs off it, FAQs, sync state, the delivery log, order signals, store
- * events, jobs of any state, the keys bound to it (their console sessions go with them), then the
- * store. The delivery log, order signals and jobs have no index by store (each would cost every
- * delivery a write): those three are read through once.
- */
-const DELETES = [
-  'DELETE FROM product_variants WHERE product_row_id IN (SELECT id FROM products WHERE store_id = ?1)',
-  'DELETE FROM product_enrichments WHERE store_id = ?1',
-  'DELETE FROM products WHERE store_id = ?1',
-  'DELETE FROM catalog_entries WHERE store_id = ?1',
-  'DELETE FROM faq_entries WHERE store_id = ?1',
-  'DELETE FROM faq_entity_changes WHERE store_id = ?1',
-  'DELETE FROM catalog_syncs WHERE store_id = ?1',
-  'DELETE FROM webhook_deliveries WHERE store_id = ?1',
-  'DELETE FROM order_signals WHERE store_id = ?1',
-  'DELETE FROM store_events WHERE store_id = ?1',
-  'DELETE FROM jobs WHERE store_id = ?1',
-  'DELETE FROM api_keys WHERE store_id = ?1',
-  'DELETE FROM stores WHERE id = ?1',
-];
 
 /** What became of the store's webhooks at the platform. */
 export interface HookRemoval {
@@ -110,10 +75,10 @@ const TOPICS: Record<Platform, string[]> = { 'platform-a': PLATFORM_A_HOOK_TOPIC
 const ZERO: StoreHoldings = { products: 0, enrichments: 0, faqs: 0, categories: 0, pages: 0, deliveries: 0, orderSignals: 0, storeEvents: 0, keys: 0 };
 
 interface RemovalDeps {
-  sqlite: Database;
+  /** The removal's transactions (StoreRecords.stop, removeAll, finishDisconnect) and the holdings. */
+  records: Pick<StoreRecords, 'stop' | 'holdings' | 'removeAll' | 'finishDisconnect'>;
   stores: StoreRegistry;
-  queue: { dropUnfinished(storeId: string): number };
-  sync: { stopRunning(storeId: string, reason: string): void };
+  clock: Clock;
   settings: PlatformSettings;
   /** Stops the runs in hand of the store's jobs and resolves once they have ended (JobRunner.stopStore). */
   stopRuns(storeId: string, why: string): Promise<number>;
@@ -135,36 +100,12 @@ interface RemovalDeps {
  * (after it, deliveries for it are refused like those for a store svc never had); a disconnect
  * records what became of the hooks and keeps everything else, to be reconnected with new credentials.
  */
-export function createStoreRemoval({ sqlite, stores, queue, sync, settings, stopRuns, runNow, onStopped, unregisterWithinMs = UNREGISTER_WITHIN_MS }: RemovalDeps) {
-  const holdingsQuery = sqlite.query<StoreHoldings, [string]>(HOLDINGS_SQL);
-  const deletes = DELETES.map((statement) => sqlite.query<never, [string]>(statement));
-  const holdings = (storeId: string): StoreHoldings => ({ ...holdingsQuery.get(storeId)! });
-
-  /** The store inactive, its passes ended, its unfinished jobs dropped; null when there is no such store. */
-  const stopWork = writeTransaction(sqlite, (storeId: string, reason: string): { row: StoreRow; dropped: number } | null => {
-    const row = stores.get(storeId);
-    if (!row) return null;
-    stores.disconnect(storeId);
-    sync.stopRunning(storeId, reason);
-    return { row, dropped: queue.dropUnfinished(storeId) };
-  });
-
-  const finishRemoval = writeTransaction(sqlite, (storeId: string): StoreHoldings => {
-    const removed = holdings(storeId);
-    for (const statement of deletes) statement.run(storeId);
-    return removed;
-  });
-
-  const finishDisconnect = writeTransaction(sqlite, (storeId: string, hooks: HookRemoval): { kept: StoreHoldings; dropped: number } => {
-    stores.recordUnregistration(storeId, hooks);
-    return { kept: holdings(storeId), dropped: queue.dropUnfinished(storeId) };
-  });
-
+export function createStoreRemoval({ records, stores, clock, settings, stopRuns, runNow, onStopped, unregisterWithinMs = UNREGISTER_WITHIN_MS }: RemovalDeps) {
   /**
    * Deletes the hooks svc registered for the store (as the store was before it was stopped), within
    * `signal` and `unregisterWithinMs`. Failures are returned, never thrown.
    */
-  async function unregister(row: StoreRow, signal: AbortSignal): Promise<HookRemoval> {
+  async function unregister(row: StoreRecord, signal: AbortSignal): Promise<HookRemoval> {
     const deliveryUrl = webhookUrlFor(settings.baseUrl, row);
     const credentials = stores.credentialsOf(row);
     const result = (outcome: HookRemoval['outcome'], detail: string, removed: string[] = [], left: string[] = [], error: string | null = null): HookRemoval => ({ outcome, removed, left, error, deliveryUrl, detail });
@@ -189,7 +130,7 @@ export function createStoreRemoval({ sqlite, stores, queue, sync, settings, stop
   }
 
   /** The unregistration when the runner was stopped before it could run it (the shutdown). */
-  const notRun = (row: StoreRow): HookRemoval => ({
+  const notRun = (row: StoreRecord): HookRemoval => ({
     outcome: 'failed',
     removed: [],
     left: MAY_HAVE_HOOKS.has(row.hookStatus) && registersHooks(stores.credentialsOf(row)) ? TOPICS[row.platform] : [],
@@ -200,30 +141,31 @@ export function createStoreRemoval({ sqlite, stores, queue, sync, settings, stop
 
   const handlers: Record<string, JobHandler> = {
     /** Taken up again after a restart that interrupted a removal or disconnect: the store, if it is still there and still disconnected, gets its outcome. */
-    [UNREGISTER_JOB]: async (job: JobRow, signal: AbortSignal) => {
-      const row = stores.get(job.storeId);
+    [UNREGISTER_JOB]: async (job: Job, signal: AbortSignal) => {
+      const row = await stores.get(job.storeId);
       if (!row || row.status === 'active') return;
-      stores.recordUnregistration(row.id, await unregister(row, signal));
+      await stores.recordUnregistration(row.id, await unregister(row, signal));
     },
   };
 
   return {
     handlers,
     /** What svc holds for the store (null for an unknown store). */
-    holdings: (storeId: string): StoreHoldings | null => (stores.get(storeId) ? holdings(storeId) : null),
+    holdings: async (storeId: string): Promise<StoreHoldings | null> => ((await stores.get(storeId)) ? records.holdings(storeId) : null),
 
     /** Remove the store (or with `keepData`, disconnect it); null for an unknown store. */
     async remove(storeId: string, keepData: boolean): Promise<RemovalOutcome | null> {
-      const stopped = stopWork(storeId, keepData ? 'the store was disconnected' : 'the store is being removed');
+      const why = keepData ? 'the store was disconnected' : 'the store is being removed';
+      const stopped = await records.stop(storeId, why, clock.now());
       if (!stopped) return null;
       onStopped?.(storeId, !keepData);
-      await stopRuns(storeId, keepData ? 'the store was disconnected' : 'the store is being removed');
-      const hooks = (await runNow(UNREGISTER_JOB, storeId, (signal) => unregister(stopped.row, signal))) ?? notRun(stopped.row);
+      await stopRuns(storeId, why);
+      const hooks = (await runNow(UNREGISTER_JOB, storeId, (signal) => unregister(stopped.store, signal))) ?? notRun(stopped.store);
       if (keepData) {
-        const { kept, dropped } = finishDisconnect(storeId, hooks);
+        const { kept, dropped } = await records.finishDisconnect(storeId, unregistrationChanges(hooks), clock.now());
         return { id: storeId, keptData: true, removed: { ...ZERO, jobs: stopped.dropped + dropped }, kept, hooks };
       }
-      return { id: storeId, keptData: false, removed: { ...finishRemoval(storeId), jobs: stopped.dropped }, kept: null, hooks };
+      return { id: storeId, keptData: false, removed: { ...(await records.removeAll(storeId)), jobs: stopped.dropped }, kept: null, hooks };
     },
   };
 }

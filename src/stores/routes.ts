@@ -18,7 +18,7 @@ export function storeRoutes(admin: ReturnType<typeof createStoreAdmin>, jsonBody
       },
       { body: createStoreBody, detail: docs.create },
     )
-    .get('/', () => ({ items: admin.list() }), { detail: docs.list })
+    .get('/', async () => ({ items: await admin.list() }), { detail: docs.list })
     .get('/:id', ({ params }) => admin.get(params.id), { params: storeParams, detail: docs.get })
     .delete('/:id', ({ params, request }) => admin.remove(params.id, parseBoolean('keepData', queryParams(request.url, ['keepData']).get('keepData')) ?? false), { params: storeParams, detail: docs.remove })
     .get('/:id/data', ({ params }) => admin.holdings(params.id), { params: storeParams, detail: docs.holdings })

@@ -1,5 +1,5 @@
-import type { StoreRow } from '../db/schema/index.ts';
 import type { SyncKind } from './types.ts';
+import type { StoreRecord } from '../stores/registry.ts';
 import type { CatalogEntryType, EntryData } from '../catalog/entry-data.ts';
 import type { ProductData } from '../catalog/product-data.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
@@ -35,7 +35,7 @@ export const ENTRY_TYPE_OF: Record<Exclude<SyncKind, 'products'>, CatalogEntryTy
 const idKey = (item: unknown): string | null => idOf((item as { id?: unknown } | null)?.id);
 
 /** Null when the credentials give svc no API access (svc's platform-A app). `signal` stops its calls. */
-export function productSource(store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal): SyncSource<ProductData> | null {
+export function productSource(store: StoreRecord, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal): SyncSource<ProductData> | null {
   const api = clientFor(store, credentials, settings, signal);
   if (!api) return null;
   switch (api.platform) {
@@ -64,7 +64,7 @@ export function productSource(store: StoreRow, credentials: StoreCredentials, se
  * The store's categories (platform A: collections) or content pages; null without API access.
  * Platform B's category and page lists are not asked in id order (their APIs have no such sort).
  */
-export function entrySource(type: CatalogEntryType, store: StoreRow, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal): SyncSource<EntryData> | null {
+export function entrySource(type: CatalogEntryType, store: StoreRecord, credentials: StoreCredentials, settings: PlatformSettings, signal: AbortSignal): SyncSource<EntryData> | null {
   const api = clientFor(store, credentials, settings, signal);
   if (!api) return null;
   switch (api.platform) {

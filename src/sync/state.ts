@@ -1,9 +1,46 @@
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
-import { catalogSyncs, type CatalogSyncRow } from '../db/schema/index.ts';
 import { SYNC_KINDS, type SyncKind, type SyncTrigger } from './types.ts';
-import type { Clock } from '../lib/clock.ts';
 import { isoOrNull } from '../lib/time.ts';
+
+/**
+ * The latest catalogue sync pass of a store, one per kind. The position of the next page
+ * (`cursor`) is committed in the same transaction as the page before it, so a pass resumes where it
+ * stopped after a crash or restart and never applies a page twice (and the sweep after the last
+ * page, `sweptThrough`, goes on from the last id it went through); `runId` ties the pass to its
+ * queued job, so a pass superseded by a newer trigger stops at its next page.
+ */
+export interface SyncPass {
+  storeId: string;
+  kind: SyncKind;
+  runId: string;
+  trigger: SyncTrigger;
+  status: 'running' | 'done' | 'failed';
+  /** The platform's cursor (platform A) or page number of the next page; null: the first page. */
+  cursor: string | null;
+  /**
+   * The lowest and highest item id of the page before (`low:high`): the next page must reach
+   * beyond it (a list in id order) or differ from it, or the pass is not advancing. Null before
+   * the first page.
+   */
+  pageSpan: string | null;
+  pages: number;
+  /** Items read from the platform in this pass (applied or older than what svc holds). */
+  items: number;
+  /** After the last page, the sweep for what the pass did not list, in steps: the last id it has gone through ('' when it has just begun). Null while pages are being read. */
+  sweptThrough: string | null;
+  /** Items the sweep has removed (the platform no longer has them). */
+  removed: number;
+  /** Failed: why. Running: the last error, being retried with backoff. */
+  error: string | null;
+  startedAt: number;
+  finishedAt: number | null;
+  /** When a pass of this kind last went through every page (kept across later passes). */
+  lastCompletedAt: number | null;
+  /** Passes of this kind that failed in a row (kept across later passes, 0 once one completes): the schedule waits longer after each. */
+  failedPasses: number;
+}
+
+/** Which pass a write is for: a write for a pass no longer running (superseded, stopped) writes nothing. */
+export type PassRef = Pick<SyncPass, 'storeId' | 'kind' | 'runId'>;
 
 export type SyncState = 'idle' | 'running' | 'paused' | 'failed';
 
@@ -53,13 +90,13 @@ export interface SyncCircumstances {
   nextScheduledAt: number | null;
 }
 
-const kindState = (row: CatalogSyncRow | undefined, paused: boolean): SyncState =>
+const kindState = (row: SyncPass | undefined, paused: boolean): SyncState =>
   row?.status === 'running' ? (paused ? 'paused' : 'running') : row?.status === 'failed' ? 'failed' : 'idle';
 
 /** Passes of the store that failed in a row: the most of any kind. */
-export const failedPassesOf = (rows: CatalogSyncRow[]): number => Math.max(0, ...rows.map((row) => row.failedPasses));
+export const failedPassesOf = (rows: SyncPass[]): number => Math.max(0, ...rows.map((row) => row.failedPasses));
 
-export function toSyncView(rows: CatalogSyncRow[], circumstances: SyncCircumstances = { pausedAt: null, retry: null, nextScheduledAt: null }): SyncView {
+export function toSyncView(rows: SyncPass[], circumstances: SyncCircumstances = { pausedAt: null, retry: null, nextScheduledAt: null }): SyncView {
   const paused = circumstances.pausedAt !== null;
   const byKind = new Map(rows.map((row) => [row.kind, row]));
   const kinds = Object.fromEntries(
@@ -70,7 +107,7 @@ export function toSyncView(rows: CatalogSyncRow[], circumstances: SyncCircumstan
   ) as Record<SyncKind, SyncKindView>;
   const states = SYNC_KINDS.map((kind) => kinds[kind].state);
   const completed = SYNC_KINDS.map((kind) => byKind.get(kind)?.lastCompletedAt ?? null);
-  const latest = rows.reduce<CatalogSyncRow | null>((a, row) => (a === null || row.startedAt > a.startedAt ? row : a), null);
+  const latest = rows.reduce<SyncPass | null>((a, row) => (a === null || row.startedAt > a.startedAt ? row : a), null);
   const unfinished = rows.some((row) => row.finishedAt === null);
   const retry = circumstances.retry;
   return {
@@ -87,86 +124,3 @@ export function toSyncView(rows: CatalogSyncRow[], circumstances: SyncCircumstan
     kinds,
   };
 }
-
-/** The rows of `catalog_syncs`: one pass per store and kind, its position and counts. */
-export function createSyncState(db: Db, clock: Clock) {
-  const where = (storeId: string, kind: SyncKind) => and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.kind, kind));
-  const byStoreAndKind = and(eq(catalogSyncs.storeId, sql.placeholder('storeId')), eq(catalogSyncs.kind, sql.placeholder('kind')));
-  // Prepared once, like the two below: read at every step of a pass (building and preparing it each time cost more than the read).
-  const passRow = db.select().from(catalogSyncs).where(byStoreAndKind).prepare();
-  // A pass's start runs in the turn of the request that triggered it: no statement is built there.
-  const fresh = { status: 'running' as const, cursor: null, pageSpan: null, pages: 0, items: 0, sweptThrough: null, removed: 0, error: null, finishedAt: null };
-  const beginPass = db
-    .insert(catalogSyncs)
-    .values({ storeId: sql.placeholder('storeId'), kind: sql.placeholder('kind'), runId: sql.placeholder('runId'), trigger: sql.placeholder('trigger'), startedAt: sql.placeholder('startedAt'), ...fresh })
-    .onConflictDoUpdate({
-      target: [catalogSyncs.storeId, catalogSyncs.kind],
-      set: { runId: sql`excluded.run_id`, trigger: sql`excluded.trigger`, startedAt: sql`excluded.started_at`, ...fresh },
-    })
-    .prepare();
-  // Asked before every write batch of a pass.
-  const currentRun = db
-    .select({ runId: catalogSyncs.runId, status: catalogSyncs.status })
-    .from(catalogSyncs)
-    .where(byStoreAndKind)
-    .prepare();
-  return {
-    get: (storeId: string, kind: SyncKind): CatalogSyncRow | null => passRow.get({ storeId, kind }) ?? null,
-    of: (storeId: string): CatalogSyncRow[] => db.select().from(catalogSyncs).where(eq(catalogSyncs.storeId, storeId)).all(),
-
-    /** A new pass from the first page; it supersedes any pass of this kind still running. */
-    begin(storeId: string, kind: SyncKind, runId: string, trigger: SyncTrigger): void {
-      beginPass.run({ storeId, kind, runId, trigger, startedAt: clock.now() });
-    },
-
-    /** True while `runId` is the running pass of this kind (a newer trigger replaces it). */
-    isCurrent(storeId: string, kind: SyncKind, runId: string): boolean {
-      const row = currentRun.get({ storeId, kind });
-      return row?.runId === runId && row.status === 'running';
-    },
-
-    /** Whether a pass of this store is under way. */
-    running: (storeId: string): boolean => db.select({ kind: catalogSyncs.kind }).from(catalogSyncs).where(and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.status, 'running'))).get() !== undefined,
-
-    /**
-     * A page applied: the next page's position, the ids the page spanned (`low:high`, what the next
-     * page must advance beyond) and the counts move on (in the page's last transaction). `next` null:
-     * the sweep begins.
-     */
-    advance(row: CatalogSyncRow, next: string | null, items: number, pageSpan: string | null): void {
-      db.update(catalogSyncs)
-        .set({ cursor: next, pageSpan, pages: sql`${catalogSyncs.pages} + 1`, items: sql`${catalogSyncs.items} + ${items}`, error: null, ...(next === null ? { sweptThrough: '' } : {}) })
-        .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
-        .run();
-    },
-
-    /** A step of the sweep: it went through `through` (null: to the end, which completes the pass) and removed `removed` items. */
-    swept(row: CatalogSyncRow, through: string | null, removed: number): void {
-      const now = clock.now();
-      db.update(catalogSyncs)
-        .set({ removed: sql`${catalogSyncs.removed} + ${removed}`, error: null, ...(through === null ? { sweptThrough: null, status: 'done', finishedAt: now, lastCompletedAt: now, failedPasses: 0 } : { sweptThrough: through }) })
-        .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
-        .run();
-    },
-
-    /** The last error of a page being retried (the pass goes on). */
-    noteError(row: CatalogSyncRow, error: string): void {
-      db.update(catalogSyncs).set({ error }).where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId))).run();
-    },
-
-    /** The pass gave up (one more failed pass in a row); the catalogue keeps what earlier pages and webhooks brought. */
-    fail(row: CatalogSyncRow, error: string): void {
-      db.update(catalogSyncs)
-        .set({ status: 'failed', error, finishedAt: clock.now(), failedPasses: sql`${catalogSyncs.failedPasses} + 1` })
-        .where(and(where(row.storeId, row.kind), eq(catalogSyncs.runId, row.runId)))
-        .run();
-    },
-
-    /** The operator stopped the store's passes under way (a disconnect): ended as failed with `reason`, not counted as failed passes. */
-    stopRunning(storeId: string, reason: string): void {
-      db.update(catalogSyncs).set({ status: 'failed', error: reason, finishedAt: clock.now() }).where(and(eq(catalogSyncs.storeId, storeId), eq(catalogSyncs.status, 'running'))).run();
-    },
-  };
-}
-
-export type SyncStateStore = ReturnType<typeof createSyncState>;

@@ -1,11 +1,11 @@
 import type { Catalog } from '../catalog/products.ts';
-import type { JobRow } from '../db/schema/index.ts';
 import type { Platform } from '../stores/types.ts';
 import type { Clock } from '../lib/clock.ts';
 import { clientFor, type PlatformSettings } from '../platforms/clients.ts';
 import { platformBProduct } from '../platforms/platform-b.ts';
 import { hasVariations, platformCGone, platformCProduct } from '../platforms/platform-c.ts';
 import type { StoreRegistry } from '../stores/registry.ts';
+import type { Job } from './queue.ts';
 
 export const FETCH_PLATFORM_B_PRODUCT = 'platform-b.fetch-product';
 export const FETCH_PLATFORM_C_PRODUCT = 'platform-c.fetch-product';
@@ -30,14 +30,14 @@ interface FetchDeps {
  * uninstalled store are ignored; so is work they queued before it went inactive.
  */
 export function productFetchJobs({ stores, catalog, clock, settings }: FetchDeps) {
-  const activeStore = (job: JobRow) => {
-    const store = stores.get(job.storeId);
+  const activeStore = async (job: Job) => {
+    const store = await stores.get(job.storeId);
     return store && store.status === 'active' ? store : null;
   };
   return {
     /** Platform B deliveries carry only the product id: the catalog API has the product with its variants. */
-    [FETCH_PLATFORM_B_PRODUCT]: async (job: JobRow, signal: AbortSignal): Promise<void> => {
-      const store = activeStore(job);
+    [FETCH_PLATFORM_B_PRODUCT]: async (job: Job, signal: AbortSignal): Promise<void> => {
+      const store = await activeStore(job);
       const api = store ? clientFor(store, stores.credentialsOf(store), settings, signal) : null;
       if (!store || api?.platform !== 'platform-b') return;
       const productId = String(job.payload.productId);
@@ -46,8 +46,8 @@ export function productFetchJobs({ stores, catalog, clock, settings }: FetchDeps
       else await catalog.upsert(store.id, store.currency, platformBProduct(data, store.domain, clock.now()));
     },
     /** Platform C deliveries name a variable product's variations only by id: read the product and every variation. */
-    [FETCH_PLATFORM_C_PRODUCT]: async (job: JobRow, signal: AbortSignal): Promise<void> => {
-      const store = activeStore(job);
+    [FETCH_PLATFORM_C_PRODUCT]: async (job: Job, signal: AbortSignal): Promise<void> => {
+      const store = await activeStore(job);
       const api = store ? clientFor(store, stores.credentialsOf(store), settings, signal) : null;
       if (!store || api?.platform !== 'platform-c') return;
       const productId = String(job.payload.productId);

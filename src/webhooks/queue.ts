@@ -1,11 +1,35 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
-import { jobs, type JobRow } from '../db/schema/index.ts';
 import { OutOfTime, ShuttingDown, Stopped, StoreStopped } from '../lib/abort.ts';
 import { backoffMs } from '../lib/backoff.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { yieldToEventLoop } from '../lib/periodic.ts';
+import type { JobRecords } from '../storage/stores.ts';
+
+/** Durable background work, retried with exponential backoff (JobRecords, src/storage/stores.ts). */
+export interface Job {
+  id: string;
+  kind: string;
+  storeId: string;
+  payload: Record<string, unknown>;
+  status: 'queued' | 'running' | 'done' | 'dead';
+  /** Attempts counted so far (a continued job counts per step). */
+  attempts: number;
+  runAt: number;
+  /** While running: when the lease ends and another worker (or the restarted process) may take it. */
+  leaseUntil: number | null;
+  lastError: string | null;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+/** A job to store: queued and due at `runAt`, or (enqueueClaimed) already running under a lease. */
+export type NewJob = Pick<Job, 'id' | 'kind' | 'storeId' | 'payload' | 'status' | 'attempts' | 'runAt' | 'leaseUntil' | 'createdAt'>;
+
+/** What a requeued job's attempts become: `reset` (a step done: its failures count per step), `kept` (this run counts against them), `uncounted` (this run does not). */
+export type RequeueAttempts = 'reset' | 'kept' | 'uncounted';
+
+/** A job queued at `at`, due at once. */
+export const queuedJob = (kind: string, storeId: string, payload: Record<string, unknown>, at: number): NewJob => ({ id: newId(), kind, storeId, payload, status: 'queued', attempts: 0, runAt: at, leaseUntil: null, createdAt: at });
 
 export interface QueueOptions {
   /** How long a started job is owned by its runner; after that (a crash) it is taken again. */
@@ -16,71 +40,35 @@ export interface QueueOptions {
 }
 
 /**
- * Durable jobs in SQLite. A job is committed in the same transaction as the delivery that caused
- * it, so once a delivery is acknowledged its work survives a crash; a job interrupted mid-run is
- * taken again when its lease ends.
+ * Durable jobs. A job is committed in the same transaction as the delivery that caused it, so once
+ * a delivery is acknowledged its work survives a crash; a job interrupted mid-run is taken again
+ * when its lease ends.
  */
-export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {}) {
+export function createJobQueue(records: JobRecords, clock: Clock, options: QueueOptions = {}) {
   const leaseMs = options.leaseMs ?? 60_000;
   const maxAttempts = options.maxAttempts ?? 12;
   const baseDelayMs = options.baseDelayMs ?? 30_000;
   const maxDelayMs = options.maxDelayMs ?? 6 * 3_600_000;
-
-  // Prepared once: platform-B and -C deliveries enqueue a job inside their group commit.
-  const insertJob = db
-    .insert(jobs)
-    .values({ id: sql.placeholder('id'), kind: sql.placeholder('kind'), storeId: sql.placeholder('storeId'), payload: sql.placeholder('payload'), status: 'queued', runAt: sql.placeholder('now'), createdAt: sql.placeholder('now') })
-    .returning()
-    .prepare();
-  // Prepared once, like the one below: asked for each kind when a catalogue sync starts, in the turn of the request that starts it.
-  const unfinishedJob = db
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.kind, sql.placeholder('kind')), eq(jobs.storeId, sql.placeholder('storeId')), inArray(jobs.status, ['queued', 'running'])))
-    .prepare();
-  // Prepared once: taken before every step of every job. The first looks past the jobs of the store
-  // served last (`last`), the second takes any store's.
-  const claimStatement = (otherStore: boolean) =>
-    db
-      .update(jobs)
-      .set({ status: 'running', attempts: sql`${jobs.attempts} + 1`, leaseUntil: sql`${sql.placeholder('leaseUntil')}` })
-      .where(
-        eq(
-          jobs.id,
-          sql`(SELECT id FROM jobs WHERE ((status = 'queued' AND run_at <= ${sql.placeholder('now')}) OR (status = 'running' AND lease_until <= ${sql.placeholder('now')}))${otherStore ? sql` AND store_id != ${sql.placeholder('last')}` : sql``} ORDER BY run_at, id LIMIT 1)`,
-        ),
-      )
-      .returning()
-      .prepare();
-  const claimOtherStore = claimStatement(true);
-  const claimAny = claimStatement(false);
+  const queued = (kind: string, storeId: string, payload: Record<string, unknown>): NewJob => queuedJob(kind, storeId, payload, clock.now());
   /** The store whose job was claimed last. */
   let lastStore: string | null = null;
 
   return {
-    enqueue(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
-      return insertJob.get({ id: newId(), kind, storeId, payload, now: clock.now() })!;
-    },
+    enqueue: (kind: string, storeId: string, payload: Record<string, unknown>): Promise<Job> => records.enqueue(queued(kind, storeId, payload)),
 
     /**
      * At most one unfinished job of this kind per store: a queued one is made due now, a running one
      * is left to its runner (which rereads what it works on before each step); else a new one.
      */
-    enqueueOnce(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
-      const active = unfinishedJob.get({ kind, storeId });
-      if (!active) return this.enqueue(kind, storeId, payload);
-      if (active.status !== 'queued') return active;
-      return db.update(jobs).set({ runAt: Math.min(active.runAt, clock.now()) }).where(eq(jobs.id, active.id)).returning().get()!;
-    },
+    enqueueOnce: (kind: string, storeId: string, payload: Record<string, unknown>): Promise<Job> => records.enqueueOnce(queued(kind, storeId, payload)),
 
     /**
-     * A job taken by its creator to run at once (webhooks/queue.ts `runClaimed`): inserted running,
+     * A job taken by its creator to run at once (webhooks/queue.ts `runClaimed`): stored running,
      * its first attempt counted and leased, so the runner's own loop never takes it as well.
      */
-    enqueueClaimed(kind: string, storeId: string, payload: Record<string, unknown>): JobRow {
-      const job = this.enqueue(kind, storeId, payload);
-      const now = clock.now();
-      return db.update(jobs).set({ status: 'running', attempts: 1, leaseUntil: now + leaseMs }).where(eq(jobs.id, job.id)).returning().get()!;
+    enqueueClaimed(kind: string, storeId: string, payload: Record<string, unknown>): Promise<Job> {
+      const job = queued(kind, storeId, payload);
+      return records.enqueue({ ...job, status: 'running', attempts: 1, leaseUntil: job.runAt + leaseMs });
     },
 
     /** The attempts a job gets before it is given up (`dead`). */
@@ -93,9 +81,9 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
      * Stores take turns: a due job of another store goes before the next job of the store served
      * last, so no store's backlog (a burst of fetches, a pass of many pages) holds another's back.
      */
-    claim(): JobRow | null {
+    async claim(): Promise<Job | null> {
       const now = clock.now();
-      const job = (lastStore === null ? null : claimOtherStore.get({ now, leaseUntil: now + leaseMs, last: lastStore })) ?? claimAny.get({ now, leaseUntil: now + leaseMs }) ?? null;
+      const job = await records.claim(now, now + leaseMs, lastStore);
       if (job) lastStore = job.storeId;
       return job;
     },
@@ -106,65 +94,37 @@ export function createJobQueue(db: Db, clock: Clock, options: QueueOptions = {})
      * tried again: `attempt` counts this run against its attempts (the platform refused it for its
      * rate limit), `wait` does not (svc held it back itself). Returns how long until it is due.
      */
-    requeue(id: string, runAt: number, again?: 'attempt' | 'wait'): number {
-      const attempts = again === 'attempt' ? sql`${jobs.attempts}` : again === 'wait' ? sql`max(0, ${jobs.attempts} - 1)` : 0;
-      db.update(jobs).set({ status: 'queued', attempts, leaseUntil: null, lastError: null, runAt }).where(eq(jobs.id, id)).run();
+    async requeue(id: string, runAt: number, again?: 'attempt' | 'wait'): Promise<number> {
+      await records.requeue(id, runAt, again === 'attempt' ? 'kept' : again === 'wait' ? 'uncounted' : 'reset');
       return Math.max(0, runAt - clock.now());
     },
 
     /** At start: jobs a previous process left running (the instance lock says it is gone) are due now. */
-    releaseLeases(): void {
-      db.update(jobs).set({ leaseUntil: clock.now() }).where(eq(jobs.status, 'running')).run();
-    },
+    releaseLeases: (): Promise<void> => records.releaseLeases(clock.now()),
 
-    complete(id: string): void {
-      db.update(jobs).set({ status: 'done', leaseUntil: null, lastError: null, finishedAt: clock.now() }).where(eq(jobs.id, id)).run();
-    },
+    complete: (id: string): Promise<void> => records.complete(id, clock.now()),
 
     /**
-     * The store's queued job (of the kinds `which` picks) that is waiting after failed (or refused)
-     * attempts, the one due first: how many attempts failed and when the next is due. Null when none waits so.
+     * The store's queued job (of `kinds`) that is waiting after failed (or refused) attempts, the
+     * one due first: how many attempts failed and when the next is due. Null when none waits so.
      */
-    nextRetry(storeId: string, which: (kind: string) => boolean): { attempts: number; runAt: number } | null {
-      const waiting = db
-        .select({ kind: jobs.kind, attempts: jobs.attempts, runAt: jobs.runAt })
-        .from(jobs)
-        .where(and(eq(jobs.status, 'queued'), eq(jobs.storeId, storeId), sql`${jobs.attempts} > 0`))
-        .orderBy(jobs.runAt)
-        .all();
-      const job = waiting.find((candidate) => which(candidate.kind));
-      return job ? { attempts: job.attempts, runAt: job.runAt } : null;
-    },
+    nextRetry: (storeId: string, kinds: readonly string[]): Promise<{ attempts: number; runAt: number } | null> => records.nextRetry(storeId, kinds),
 
     /**
      * Drops the store's unfinished jobs (queued, or running: a run in hand is stopped by
-     * JobRunner.stopStore), all of them or those whose kind `which` picks; returns how many.
+     * JobRunner.stopStore), all of them or those of `kinds`; returns how many.
      */
-    dropUnfinished(storeId: string, which: (kind: string) => boolean = () => true): number {
-      const unfinished = db.select({ id: jobs.id, kind: jobs.kind }).from(jobs).where(and(eq(jobs.storeId, storeId), inArray(jobs.status, ['queued', 'running']))).all();
-      const dropped = unfinished.filter((job) => which(job.kind)).map((job) => job.id);
-      if (dropped.length > 0) db.delete(jobs).where(inArray(jobs.id, dropped)).run();
-      return dropped.length;
-    },
+    dropUnfinished: (storeId: string, kinds: readonly string[] | null = null): Promise<number> => records.dropUnfinished(storeId, kinds),
 
     /**
      * Schedule a retry with exponential backoff and jitter (about base, 2x base, 4x base ... capped;
      * with the defaults up to ~22 h over 12 attempts), or give up (`dead`, kept for the operator)
      * after the last attempt.
      */
-    fail(job: JobRow, error: string): void {
+    fail(job: Job, error: string): Promise<void> {
       const now = clock.now();
-      const dead = job.attempts >= maxAttempts;
-      db.update(jobs)
-        .set(
-          dead
-            ? { status: 'dead', leaseUntil: null, lastError: error, finishedAt: now }
-            : { status: 'queued', leaseUntil: null, lastError: error, runAt: now + backoffMs(job.attempts, baseDelayMs, maxDelayMs) },
-        )
-        .where(eq(jobs.id, job.id))
-        .run();
+      return records.fail(job.id, error, now, job.attempts >= maxAttempts ? null : now + backoffMs(job.attempts, baseDelayMs, maxDelayMs));
     },
-
   };
 }
 
@@ -185,7 +145,7 @@ export interface JobContinuation {
  * stops the store's work (StoreStopped: its jobs are dropped); every call and wait of the handler
  * must stop on it.
  */
-export type JobHandler = (job: JobRow, signal: AbortSignal) => Promise<void | JobContinuation>;
+export type JobHandler = (job: Job, signal: AbortSignal) => Promise<void | JobContinuation>;
 
 /** How long one run of a job may take by default: a quarter below the queue's 60 s lease, so no run outlives its lease. */
 export const DEFAULT_JOB_BUDGET_MS = 45_000;
@@ -204,7 +164,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
   let failures = 0;
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | null = null;
   /** The runs in hand, by the controller that stops them, with their job. */
-  const inFlight = new Map<AbortController, { job: JobRow; run: Promise<void> }>();
+  const inFlight = new Map<AbortController, { job: Job; run: Promise<void> }>();
 
   /**
    * A started runner wakes up when a continued job is due (between polls, for short waits such as a
@@ -230,19 +190,19 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
    * still running in the table, it is taken again when the next start releases the leases; by the
    * operator stopping its store's work, its row is dropped (JobQueue.dropUnfinished).
    */
-  function runJob(job: JobRow, handler: JobHandler | undefined): Promise<void> {
+  function runJob(job: Job, handler: JobHandler | undefined): Promise<void> {
     const controller = new AbortController();
     const budget = setTimeout(() => controller.abort(new OutOfTime(budgetMs)), budgetMs);
     const run = (async () => {
       try {
         if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
         const result = await handler(job, controller.signal);
-        if (result) wakeAfter(queue.requeue(job.id, result.runAgainAt, result.again));
-        else queue.complete(job.id);
+        if (result) wakeAfter(await queue.requeue(job.id, result.runAgainAt, result.again));
+        else await queue.complete(job.id);
       } catch (error) {
         if (controller.signal.reason instanceof Stopped) return;
         const message = (error as Error).message ?? String(error);
-        queue.fail(job, message);
+        await queue.fail(job, message);
         failures++;
         log({ level: 'warn', msg: 'job failed', job: job.id, kind: job.kind, attempt: job.attempts, error: message });
       } finally {
@@ -259,7 +219,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
     // The first job runs in a turn of its own, not in that of the request that queued it (notify).
     await yieldToEventLoop();
     if (stopped) return done;
-    for (let job = queue.claim(); job && !stopped; job = stopped ? null : queue.claim()) {
+    for (let job = await queue.claim(); job && !stopped; job = stopped ? null : await queue.claim()) {
       await runJob(job, handlers[job.kind]);
       done++;
       // A turn of the event loop between jobs: requests queued behind one job's last write do not also wait for the next job's first step.
@@ -282,7 +242,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
      * same budget, stop and bookkeeping; resolves with what `work` returned (undefined when it did not
      * end in a result, or when the runner is stopped: the job is then left to the next start).
      */
-    async runClaimed<T>(job: JobRow, work: (job: JobRow, signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
+    async runClaimed<T>(job: Job, work: (job: Job, signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
       if (stopped) return undefined;
       let outcome: T | undefined;
       await runJob(job, async (claimed, signal) => {
@@ -295,7 +255,7 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
      * once with StoreStopped(`why`), and no failure is counted. Resolves, with how many there were,
      * once each has ended (a step writing its page finishes that page's transactions first).
      */
-    async stopStore(storeId: string, why: string, which: (job: JobRow) => boolean = () => true): Promise<number> {
+    async stopStore(storeId: string, why: string, which: (job: Job) => boolean = () => true): Promise<number> {
       const runs = [...inFlight].filter(([, { job }]) => job.storeId === storeId && which(job));
       for (const [controller] of runs) controller.abort(new StoreStopped(why));
       await Promise.all(runs.map(([, { run }]) => run));
@@ -311,9 +271,10 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
     },
     start(pollMs = 1000): void {
       stopped = false;
-      if (!timer) queue.releaseLeases();
+      // The leases a previous process left are released before the first claim.
+      const released = timer ? null : queue.releaseLeases();
       timer ??= setInterval(() => void runDueJobs(), pollMs);
-      void runDueJobs();
+      void Promise.resolve(released).then(runDueJobs, (error) => log({ level: 'error', msg: 'releasing the leases of jobs left running failed', error: String(error) }));
     },
     /** No new run starts; the runs in hand are aborted (ShuttingDown) and waited for. Safe to call twice. */
     async stop(): Promise<void> {

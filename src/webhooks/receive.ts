@@ -1,5 +1,4 @@
 import type { Config } from '../config.ts';
-import type { StoreRow } from '../db/schema/index.ts';
 import { parseJsonBytes, readBodyLimited } from '../lib/body.ts';
 import type { Clock } from '../lib/clock.ts';
 import { safeEqual, sha256Hex } from '../lib/crypto.ts';
@@ -10,7 +9,7 @@ import { PLATFORM_A_HEADERS, isShopDomain, platformAEvent } from '../platforms/p
 import { PLATFORM_B_HEADERS, platformBEvent } from '../platforms/platform-b.ts';
 import { PLATFORM_C_HEADERS, isPlatformCPing, platformCDedupeKey, platformCEvent, sameSite } from '../platforms/platform-c.ts';
 import { isSignatureShaped, verifyBodySignature } from '../platforms/signature.ts';
-import type { StoreRegistry } from '../stores/registry.ts';
+import type { StoreRegistry, StoreRecord } from '../stores/registry.ts';
 import type { RefusalReason } from '../platforms/types.ts';
 import type { Dispatch, Outcome, Settled } from './dispatch.ts';
 
@@ -56,11 +55,11 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
    */
   async function readSignedBody(
     request: Request,
-    store: StoreRow | null,
-    secretOf: (store: StoreRow) => string | null,
+    store: StoreRecord | null,
+    secretOf: (store: StoreRecord) => string | null,
     signature: string,
     mismatch: () => ApiError,
-  ): Promise<{ store: StoreRow; body: Uint8Array }> {
+  ): Promise<{ store: StoreRecord; body: Uint8Array }> {
     const secret = store && secretOf(store);
     if (!store || !secret || !isSignatureShaped(signature)) throw mismatch();
     const body = await readBodyLimited(request, config.maxBodyBytes);
@@ -69,7 +68,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
   }
 
   /** The HMAC key for a platform-A store: its own app's client secret or svc's app secret; null when it takes no deliveries. */
-  function platformAKey(store: StoreRow): string | null {
+  function platformAKey(store: StoreRecord): string | null {
     const credentials = stores.credentialsOf(store);
     if (credentials.kind === 'own-app') return credentials.clientSecret;
     if (credentials.kind === 'via-app') {
@@ -90,7 +89,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const topic = headers.get(PLATFORM_A_HEADERS.topic)?.trim();
       if (!topic) throw malformed('missing_topic', 'missing X-Platform-A-Topic');
       const mismatch = () => unverified('the signature does not match the body for this shop domain');
-      const { store, body } = await readSignedBody(request, stores.findByRef('platform-a', domain), platformAKey, signature, mismatch);
+      const { store, body } = await readSignedBody(request, await stores.findByRef('platform-a', domain), platformAKey, signature, mismatch);
 
       const payload = object(parseJsonBytes(body, WEBHOOK_JSON_LIMITS));
       const eventId = headers.get(PLATFORM_A_HEADERS.eventId) ?? headers.get(PLATFORM_A_HEADERS.webhookId);
@@ -113,7 +112,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const storeId = request.headers.get(PLATFORM_B_HEADERS.storeId);
       const secret = request.headers.get(PLATFORM_B_HEADERS.secret);
       if (!storeId || !secret) throw unverified('missing X-Svc-Store-Id or X-Svc-Webhook-Secret');
-      const store = stores.get(storeId.slice(0, 64));
+      const store = await stores.get(storeId.slice(0, 64));
       const expected = store?.platform === 'platform-b' ? stores.webhookSecretOf(store) : null;
       if (!store || !expected || !safeEqual(expected, secret)) throw unverified('unknown store or wrong webhook secret');
       const body = await readBodyLimited(request, config.maxBodyBytes);
@@ -134,7 +133,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const headers = request.headers;
       const signature = headers.get(PLATFORM_C_HEADERS.signature);
       const topic = headers.get(PLATFORM_C_HEADERS.topic)?.trim();
-      const found = stores.get(storeId.slice(0, 64));
+      const found = await stores.get(storeId.slice(0, 64));
       const named = found?.platform === 'platform-c' ? found : null;
       // The creation ping is unsigned, form-encoded and has no topic: acknowledge, never treat as an event.
       // Only a store whose hooks svc is registering (or just registered) takes one; any other id gets
@@ -143,7 +142,7 @@ export function createReceivers({ config, clock, stores, dispatch }: ReceiveDeps
       const pingRefused = () => unverified('no platform-c store with this id awaits a creation ping');
       if (!signature && !topic) {
         if (!named) throw pingRefused();
-        if (!isPlatformCPing(await readBodyLimited(request, config.maxBodyBytes)) || !stores.confirmHooks(named.id)) throw pingRefused();
+        if (!isPlatformCPing(await readBodyLimited(request, config.maxBodyBytes)) || !(await stores.confirmHooks(named.id))) throw pingRefused();
         return receipt({ outcome: 'ping' });
       }
       if (!signature) throw unverified('missing X-Platform-C-Webhook-Signature');

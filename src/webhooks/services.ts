@@ -16,7 +16,13 @@ import { createReceivers } from './receive.ts';
 import { productFetchJobs } from './product-fetch.ts';
 import { removalJobs } from './removal.ts';
 import { createCatalogSync, type SyncLog } from '../sync/service.ts';
-import { sqliteProductRecords, sqliteProductRecordsSync } from '../storage/sqlite/catalog.ts';
+import { writePause } from '../lib/write-pause.ts';
+import { sqliteProductRecords } from '../storage/sqlite/catalog.ts';
+import { sqliteChangeFeed } from '../storage/sqlite/changes.ts';
+import { sqliteDeliveryRecords } from '../storage/sqlite/deliveries.ts';
+import { sqliteJobRecords } from '../storage/sqlite/jobs.ts';
+import { sqliteStoreRecords } from '../storage/sqlite/stores.ts';
+import { sqliteSyncStateRecords } from '../storage/sqlite/sync.ts';
 
 export interface WebhookServiceOptions {
   apiTimeoutMs?: number;
@@ -43,13 +49,11 @@ const logLine = (line: Record<string, unknown>) => console.error(JSON.stringify(
  * runner. Every platform call goes through one egress (platforms/egress.ts) and runs in a job.
  */
 export function createWebhookServices(database: AppDatabase, config: Config, clock: Clock, options: WebhookServiceOptions = {}) {
-  const stores = createStoreRegistry(database.db, createSecretBox(config.encryptionKey), clock);
-  const texts = descriptionTexts();
-  const catalog = createCatalog(sqliteProductRecords(database), clock, texts);
-  // The webhook group commit, the catalogue sync and a removal's confirmation write products inside
-  // their own SQLite transactions, so through SQLite's synchronous records (until they move too).
-  const catalogInTransactions = createCatalog(sqliteProductRecordsSync(database), clock, texts);
-  const queue = createJobQueue(database.db, clock, options.queue);
+  const storeRecords = sqliteStoreRecords(database);
+  const deliveries = sqliteDeliveryRecords(database);
+  const stores = createStoreRegistry(storeRecords, sqliteChangeFeed(database).tableStamp(['stores']), createSecretBox(config.encryptionKey), clock);
+  const catalog = createCatalog(sqliteProductRecords(database), clock, descriptionTexts());
+  const queue = createJobQueue(sqliteJobRecords(database), clock, options.queue);
   const log: SyncLog = options.log ?? ((level, msg, fields) => logLine({ ts: new Date(clock.now()).toISOString(), level, msg, ...fields }));
   const settings: PlatformSettings = {
     baseUrl: config.baseUrl,
@@ -60,11 +64,13 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     egress: createEgress({ allowPrivate: config.allowPrivateTargets, ...options.egress }),
   };
   const sync = createCatalogSync({
-    database,
+    records: sqliteSyncStateRecords(database),
     clock,
     stores,
-    catalog: catalogInTransactions,
+    catalog,
     queue,
+    // Paused while the WAL checkpointer catches up with the log.
+    writes: writePause(database.sqlite),
     settings,
     log,
     onQueued: () => runner.notify(),
@@ -73,13 +79,12 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
   });
   const connections = storeConnections({ stores, settings, sync });
   const removal = createStoreRemoval({
-    sqlite: database.sqlite,
+    records: storeRecords,
     stores,
-    queue,
-    sync,
+    clock,
     settings,
     stopRuns: (storeId, why) => runner.stopStore(storeId, why),
-    runNow: (kind, storeId, work) => runner.runClaimed(queue.enqueueClaimed(kind, storeId, {}), (_job, signal) => work(signal)),
+    runNow: async (kind, storeId, work) => runner.runClaimed(await queue.enqueueClaimed(kind, storeId, {}), (_job, signal) => work(signal)),
     onStopped: (storeId, removed) => dispatch.storeStopped(storeId, removed),
     unregisterWithinMs: options.unregisterWithinMs,
   });
@@ -87,7 +92,7 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     queue,
     {
       ...productFetchJobs({ stores, catalog, clock, settings }),
-      ...removalJobs({ sqlite: database.sqlite, stores, catalog: catalogInTransactions, clock, settings }),
+      ...removalJobs({ deliveries, stores, clock, settings }),
       ...sync.handlers,
       ...connections.handlers,
       ...removal.handlers,
@@ -101,12 +106,12 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     sync,
     removal,
     connections: {
-      run: (storeId, work) => runner.runClaimed(queue.enqueueClaimed(CONNECT_JOB, storeId, { ...work }), (job, signal) => connections.connect(job.storeId, work, signal)),
+      run: async (storeId, work) => runner.runClaimed(await queue.enqueueClaimed(CONNECT_JOB, storeId, { ...work }), (job, signal) => connections.connect(job.storeId, work, signal)),
       connectWithoutApi: (storeId, work) => connections.connect(storeId, work, new AbortController().signal),
     },
     answerWithinMs: options.connectAnswerMs ?? CONNECT_ANSWER_MS,
   });
-  const dispatch = createDispatcher({ db: database.db, sqlite: database.sqlite, clock, stores, catalog: catalogInTransactions, queue, onJobQueued: runner.notify });
+  const dispatch = createDispatcher({ deliveries, clock, stores, catalog, onJobQueued: runner.notify });
   const receivers = createReceivers({ config, clock, stores, dispatch });
   return { stores, catalog, queue, runner, sync, dispatch, receivers, storeAdmin, settings };
 }

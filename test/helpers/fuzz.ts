@@ -7,6 +7,7 @@ import path from 'node:path';
 import { makeTestApp, tempDir } from './app.ts';
 import { spawnServer, type SpawnedServer } from './server.ts';
 import { enrich, realisticProduct, seedStore, syncProduct } from './signals.ts';
+import { sqliteStoreRecordsSync } from '../../src/storage/sqlite/stores.ts';
 
 /** mulberry32: small, fast and the same on every machine, so a seed reproduces a run. */
 export function seededRandom(seed: number): () => number {
@@ -105,7 +106,7 @@ export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<Fuz
     const victimKey = (await t.keys.create({ scopes: ['admin'], name: 'fuzz victim' })).record.id;
     const faq = await t.request('/api/v1/admin/faqs', { method: 'POST', headers: { authorization: `Bearer ${admin.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ storeId: storeA, entityType: 'product', entityRef: product.productId, question: 'Q?', answer: 'A.' }) });
     const faqId = ((await faq.json()) as { id: string }).id;
-    const secretOf = (id: string) => t.webhooks.stores.webhookSecretOf(t.webhooks.stores.get(id)!)!;
+    const secretOf = (id: string) => t.webhooks.stores.webhookSecretOf(sqliteStoreRecordsSync(t.database).byId(id)!)!;
     credentials = {
       admin: admin.key,
       agent: await t.keyWith('probe:scan'),

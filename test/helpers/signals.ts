@@ -6,6 +6,8 @@ import { platformCProduct as mapC } from '../../src/platforms/platform-c.ts';
 import type { ProductData } from '../../src/catalog/product-data.ts';
 import { platformAProduct, platformASimpleProduct, platformBProduct, platformBVariantProduct, platformCProduct, platformCVariableProduct } from '../fakes/payloads.ts';
 import { bearer, jsonRequest, type TestApp } from './app.ts';
+import { answeredNow } from './storage.ts';
+import { sqliteStoreRecordsSync } from '../../src/storage/sqlite/stores.ts';
 
 /** A store straight in the registry (no platform calls): platform A through svc's app, B and C with their keys. */
 export function seedStore(t: TestApp, platform: Platform, ref: string, currency: string | null = 'USD'): string {
@@ -15,7 +17,7 @@ export function seedStore(t: TestApp, platform: Platform, ref: string, currency:
       : platform === 'platform-b'
         ? { kind: 'api-token' as const, storeHash: ref, accessToken: 'tok' }
         : { kind: 'rest-keys' as const, siteUrl: ref, consumerKey: 'ck', consumerSecret: 'cs' };
-  const row = t.webhooks.stores.create({ platform, domain: ref.replace(/^https?:\/\//, ''), currency, parsed: { credentials, platformRef: ref } });
+  const row = answeredNow(t.webhooks.stores.create({ platform, domain: ref.replace(/^https?:\/\//, ''), currency, parsed: { credentials, platformRef: ref } }));
   if (!row) throw new Error(`store ${ref} already exists`);
   return row.id;
 }
@@ -37,7 +39,7 @@ export function realisticProduct(platform: Platform, id: number, storeRef: strin
 }
 
 export function syncProduct(t: TestApp, storeId: string, product: ProductData): void {
-  const store = t.webhooks.stores.get(storeId)!;
+  const store = sqliteStoreRecordsSync(t.database).byId(storeId)!;
   t.webhooks.catalog.upsert(storeId, store.currency, product);
 }
 

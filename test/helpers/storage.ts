@@ -53,5 +53,23 @@ const postgresEngine: EngineUnderTest = {
   },
 };
 
+/** Plain SQL with `?` placeholders, on either engine (a bigint may come back as a string: read it with Number). */
+export async function query(opened: OpenedEngine, text: string, ...params: (string | number | null)[]): Promise<Record<string, unknown>[]> {
+  if (opened.kind === 'sqlite') return opened.database.sqlite.query(text).all(...params) as Record<string, unknown>[];
+  let n = 0;
+  return [...(await opened.client.sql.unsafe(text.replace(/\?/g, () => `$${++n}`), params))];
+}
+
 /** The engines this run can test: `describe.each(ENGINES)('... on $name', ...)`. */
 export const ENGINES: EngineUnderTest[] = TEST_DATABASE_URL ? [sqliteEngine, postgresEngine] : [sqliteEngine];
+
+/**
+ * The value of a records call on SQLite, which has answered by the time it returns (its work runs
+ * within the call: src/storage/sqlite/promised.ts): for test helpers that stay synchronous.
+ */
+export function answeredNow<T>(answer: T | Promise<T>): T {
+  if (!(answer instanceof Promise)) return answer;
+  if (Bun.peek.status(answer) === 'rejected') throw Bun.peek(answer);
+  if (Bun.peek.status(answer) !== 'fulfilled') throw new Error('the records call has not answered yet: await it');
+  return Bun.peek(answer) as T;
+}

@@ -15,7 +15,7 @@ export async function runSync(t: TestApp, storeId: string, timeoutMs = 15_000, a
   for (;;) {
     await t.webhooks.runner.runDueJobs();
     afterTurn?.();
-    const sync = t.webhooks.sync.view(storeId);
+    const sync = await t.webhooks.sync.view(storeId);
     if (sync.state !== 'running') return sync;
     if (Date.now() > deadline) throw new Error(`sync still running after ${timeoutMs} ms: ${JSON.stringify(sync)}`);
     await Bun.sleep(5);
@@ -59,6 +59,6 @@ export async function listAllProducts(t: TestApp, storeId: string): Promise<any[
  * stores) from the queue table.
  */
 export async function settleInitialSyncs(t: TestApp): Promise<void> {
-  for (const store of t.webhooks.stores.list()) await runSync(t, store.id);
+  for (const store of await t.webhooks.stores.list()) await runSync(t, store.id);
   t.database.sqlite.run("DELETE FROM jobs WHERE (kind LIKE 'catalog-sync.%' OR kind = 'store.connect') AND status = 'done'");
 }

@@ -5,7 +5,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import type { CatalogEntry } from '../../src/catalog/entries.ts';
 import type { CatalogEntryType, EntryData } from '../../src/catalog/entry-data.ts';
-import type { ProductData, ProductVariant } from '../../src/catalog/product-data.ts';
 import type { DescriptionText, StoredDescription } from '../../src/catalog/products.ts';
 import type { FaqEntry } from '../../src/faqs/store.ts';
 import type { CatalogEntryRecords, EnrichmentRecords, FaqRecords, ProductRecords } from '../../src/storage/content.ts';
@@ -13,7 +12,8 @@ import { postgresCatalogEntryRecords, postgresProductRecords } from '../../src/s
 import { postgresEnrichmentRecords, postgresFaqRecords } from '../../src/storage/postgres/content.ts';
 import { sqliteCatalogEntryRecords, sqliteProductRecords } from '../../src/storage/sqlite/catalog.ts';
 import { sqliteEnrichmentRecords, sqliteFaqRecords } from '../../src/storage/sqlite/content.ts';
-import { ENGINES, type OpenedEngine } from '../helpers/storage.ts';
+import { product, T0, variant } from '../helpers/catalog-data.ts';
+import { ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
 
 interface ContentRecords {
   faqs: FaqRecords;
@@ -31,13 +31,6 @@ function recordsOf(opened: OpenedEngine): ContentRecords {
   return { faqs: postgresFaqRecords(client), enrichments: postgresEnrichmentRecords(client), entries: postgresCatalogEntryRecords(client), products: postgresProductRecords(client) };
 }
 
-/** Plain SQL with `?` placeholders, on either engine (a bigint may come back as a string: read it with Number). */
-async function query(opened: OpenedEngine, text: string, ...params: (string | number)[]): Promise<Record<string, unknown>[]> {
-  if (opened.kind === 'sqlite') return opened.database.sqlite.query(text).all(...params) as Record<string, unknown>[];
-  let n = 0;
-  return [...(await opened.client.sql.unsafe(text.replace(/\?/g, () => `$${++n}`), params))];
-}
-
 /** A store row the content hangs off (foreign keys); stores have records of their own elsewhere. */
 async function seedStore(opened: OpenedEngine, id: string): Promise<void> {
   await query(
@@ -53,36 +46,9 @@ async function seedStore(opened: OpenedEngine, id: string): Promise<void> {
 const changeTimes = async (opened: OpenedEngine) =>
   Object.fromEntries((await query(opened, 'SELECT entity_ref AS ref, changed_at AS at FROM faq_entity_changes ORDER BY entity_ref')).map((row) => [row.ref, Number(row.at)]));
 
-const T0 = 1_767_225_600_000; // 2026-01-01, past 2^31 ms as every real time is
 
 function faq(id: string, overrides: Partial<FaqEntry> = {}): FaqEntry {
   return { id, storeId: 's1', entityType: 'product', entityRef: 'p1', question: `Q ${id}?`, answer: `<p>A ${id}</p>`, position: 0, status: 'approved', createdAt: T0, updatedAt: T0, ...overrides };
-}
-
-function variant(id: string, overrides: Partial<ProductVariant> = {}): ProductVariant {
-  return { variantId: id, title: `V ${id}`, sku: `SKU-${id}`, barcode: null, mpn: null, price: '10.00', compareAtPrice: null, availability: 'in_stock', options: { Size: id }, image: null, url: null, ...overrides };
-}
-
-function product(productId: string, updatedAt: number, overrides: Partial<ProductData> = {}): ProductData {
-  return {
-    productId,
-    handle: `handle-${productId}`,
-    title: `Product ${productId}`,
-    descriptionHtml: null,
-    price: '10.00',
-    availability: 'in_stock',
-    sku: null,
-    barcode: null,
-    mpn: null,
-    brand: 'Acme',
-    images: ['https://cdn.example/a.jpg'],
-    url: `https://shop.example/products/${productId}`,
-    options: ['Size'],
-    variants: [variant('v1'), variant('v2')],
-    updatedAt,
-    raw: { id: productId },
-    ...overrides,
-  };
 }
 
 const KNOWN: DescriptionText = { known: null };

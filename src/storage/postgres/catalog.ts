@@ -8,7 +8,7 @@ import { unlistedChunk } from '../../catalog/sweep.ts';
 import { newId } from '../../lib/ids.ts';
 import { keysetPage } from '../../lib/query.ts';
 import type { CatalogEntryRecords, ProductRecords } from '../content.ts';
-import type { PostgresClient } from './client.ts';
+import type { PostgresClient, PostgresQueries } from './client.ts';
 
 /** The value an upsert proposes for a column (`excluded.<column>`). */
 const proposed = (column: string) => sql.raw(`excluded.${column}`);
@@ -30,77 +30,81 @@ function rawJsonOf(product: ProductData): string | null {
   return product.raw == null ? null : JSON.stringify(product.raw);
 }
 
-/** Products on PostgreSQL (the same contract as src/storage/sqlite/catalog.ts). */
-export function postgresProductRecords({ db }: PostgresClient): ProductRecords {
-  const live = (storeId: string) => and(eq(products.storeId, storeId), isNull(products.removedAt));
+/**
+ * The product writes on `db`: the pool, or an open transaction they are part of (a webhook
+ * delivery group, a catalogue sync batch). `upsert` must run inside a transaction. With
+ * `lockUnlisted`, `unlistedAfter` locks the rows it reads to the end of that transaction (and reads
+ * them as any write that held them left them), so what it finds unlisted stays so until the
+ * transaction removes it.
+ */
+export function productWrites(db: PostgresQueries, { lockUnlisted = false } = {}): Pick<ProductRecords, 'upsert' | 'remove' | 'markListed' | 'unlistedAfter'> {
   return {
     // The product row and its variants change together or not at all. Concurrent writes of one
     // product queue on its row's lock (the upsert's), so each sees the other's committed row.
-    upsert: (storeId, currency, product, description, at) =>
-      db.transaction(async (tx) => {
-        let descriptionText: string | null;
-        if ('known' in description) descriptionText = description.known;
-        else {
-          const [stored] = await tx
-            .select({ html: products.descriptionHtml, text: products.descriptionText })
-            .from(products)
-            .where(and(eq(products.storeId, storeId), eq(products.productId, product.productId)));
-          descriptionText = description.derive(stored ?? null);
-        }
-        const [written] = await tx
-          .insert(products)
-          .values({
-            id: newId(),
-            storeId,
-            productId: product.productId,
-            handle: product.handle,
-            title: product.title,
-            descriptionHtml: product.descriptionHtml,
-            descriptionText,
-            price: product.price,
-            currency,
-            availability: product.availability,
-            sku: product.sku,
-            barcode: product.barcode,
-            mpn: product.mpn,
-            brand: product.brand,
-            images: product.images,
-            url: product.url,
-            options: product.options,
-            platformUpdatedAt: product.updatedAt,
-            // Stored as it came (jsonText would serialise it again).
-            raw: sql`${rawJsonOf(product)}`,
+    async upsert(storeId, currency, product, description, at) {
+      let descriptionText: string | null;
+      if ('known' in description) descriptionText = description.known;
+      else {
+        const [stored] = await db
+          .select({ html: products.descriptionHtml, text: products.descriptionText })
+          .from(products)
+          .where(and(eq(products.storeId, storeId), eq(products.productId, product.productId)));
+        descriptionText = description.derive(stored ?? null);
+      }
+      const [written] = await db
+        .insert(products)
+        .values({
+          id: newId(),
+          storeId,
+          productId: product.productId,
+          handle: product.handle,
+          title: product.title,
+          descriptionHtml: product.descriptionHtml,
+          descriptionText,
+          price: product.price,
+          currency,
+          availability: product.availability,
+          sku: product.sku,
+          barcode: product.barcode,
+          mpn: product.mpn,
+          brand: product.brand,
+          images: product.images,
+          url: product.url,
+          options: product.options,
+          platformUpdatedAt: product.updatedAt,
+          // Stored as it came (jsonText would serialise it again).
+          raw: sql`${rawJsonOf(product)}`,
+          removedAt: null,
+          syncedAt: at,
+          createdAt: at,
+        })
+        .onConflictDoUpdate({
+          target: [products.storeId, products.productId],
+          set: {
+            ...takeProposed(products, PRODUCT_DATA),
             removedAt: null,
-            syncedAt: at,
-            createdAt: at,
-          })
+            // synced_at only moves forward, by at least 1 ms per applied write: the row's version stamp.
+            syncedAt: sql`greatest(excluded.synced_at, ${products.syncedAt} + 1)`,
+          },
+          setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
+            OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
+        })
+        .returning({ id: products.id });
+      if (!written) return 'stale';
+      // Written in place by position, a row only when it differs; positions past the new list are deleted.
+      if (product.variants.length > 0) {
+        await db
+          .insert(productVariants)
+          .values(product.variants.map((variant, position) => ({ productRowId: written.id, position, ...variant })))
           .onConflictDoUpdate({
-            target: [products.storeId, products.productId],
-            set: {
-              ...takeProposed(products, PRODUCT_DATA),
-              removedAt: null,
-              // synced_at only moves forward, by at least 1 ms per applied write: the row's version stamp.
-              syncedAt: sql`greatest(excluded.synced_at, ${products.syncedAt} + 1)`,
-            },
-            setWhere: sql`(${products.removedAt} IS NULL AND excluded.platform_updated_at >= ${products.platformUpdatedAt})
-              OR (${products.removedAt} IS NOT NULL AND excluded.platform_updated_at > ${products.removedAt})`,
-          })
-          .returning({ id: products.id });
-        if (!written) return 'stale';
-        // Written in place by position, a row only when it differs; positions past the new list are deleted.
-        if (product.variants.length > 0) {
-          await tx
-            .insert(productVariants)
-            .values(product.variants.map((variant, position) => ({ productRowId: written.id, position, ...variant })))
-            .onConflictDoUpdate({
-              target: [productVariants.productRowId, productVariants.position],
-              set: takeProposed(productVariants, VARIANT_DATA),
-              setWhere: sql`${variantRow('product_variants')} IS DISTINCT FROM ${variantRow('excluded')}`,
-            });
-        }
-        await tx.delete(productVariants).where(and(eq(productVariants.productRowId, written.id), sql`${productVariants.position} >= ${product.variants.length}`));
-        return 'applied';
-      }),
+            target: [productVariants.productRowId, productVariants.position],
+            set: takeProposed(productVariants, VARIANT_DATA),
+            setWhere: sql`${variantRow('product_variants')} IS DISTINCT FROM ${variantRow('excluded')}`,
+          });
+      }
+      await db.delete(productVariants).where(and(eq(productVariants.productRowId, written.id), sql`${productVariants.position} >= ${product.variants.length}`));
+      return 'applied';
+    },
 
     async remove(storeId, productId, removedAt, confirmed, at) {
       const [written] = await db
@@ -120,7 +124,7 @@ export function postgresProductRecords({ db }: PostgresClient): ProductRecords {
     },
 
     async unlistedAfter(storeId, passStartedAt, after, limit) {
-      const rows = await db
+      const query = db
         .select({
           id: products.productId,
           unlisted: sql<boolean>`${products.removedAt} IS NULL AND (${products.listedAt} IS NULL OR ${products.listedAt} < ${passStartedAt}) AND ${products.syncedAt} < ${passStartedAt}`,
@@ -129,8 +133,18 @@ export function postgresProductRecords({ db }: PostgresClient): ProductRecords {
         .where(and(eq(products.storeId, storeId), gt(products.productId, after)))
         .orderBy(asc(products.productId))
         .limit(limit);
-      return unlistedChunk(rows, limit);
+      return unlistedChunk(lockUnlisted ? await query.for('update') : await query, limit);
     },
+  };
+}
+
+/** Products on PostgreSQL (the same contract as src/storage/sqlite/catalog.ts). */
+export function postgresProductRecords({ db }: Pick<PostgresClient, 'db'>): ProductRecords {
+  const live = (storeId: string) => and(eq(products.storeId, storeId), isNull(products.removedAt));
+  const writes = productWrites(db);
+  return {
+    ...writes,
+    upsert: (...args) => db.transaction((tx) => productWrites(tx).upsert(...args)),
 
     async get(storeId, productId) {
       const [product] = await db.select().from(products).where(and(live(storeId), eq(products.productId, productId))).limit(1);
@@ -173,9 +187,8 @@ export function postgresProductRecords({ db }: PostgresClient): ProductRecords {
   };
 }
 
-/** Categories and content pages on PostgreSQL (the same contract as src/storage/sqlite/catalog.ts). */
-export function postgresCatalogEntryRecords({ db }: PostgresClient): CatalogEntryRecords {
-  const ofType = (storeId: string, type: CatalogEntryType) => and(eq(catalogEntries.storeId, storeId), eq(catalogEntries.type, type));
+/** Category and page writes on `db`: the pool, or an open transaction they are part of (a catalogue sync batch). */
+export function entryWrites(db: PostgresQueries): Pick<CatalogEntryRecords, 'upsert' | 'remove' | 'unlistedAfter'> {
   return {
     async upsert(entries) {
       if (entries.length === 0) return;
@@ -203,6 +216,15 @@ export function postgresCatalogEntryRecords({ db }: PostgresClient): CatalogEntr
       const removed = await db.delete(catalogEntries).where(and(ofType(storeId, type), inArray(catalogEntries.entryId, entryIds))).returning({ id: catalogEntries.id });
       return removed.length;
     },
+  };
+}
+
+const ofType = (storeId: string, type: CatalogEntryType) => and(eq(catalogEntries.storeId, storeId), eq(catalogEntries.type, type));
+
+/** Categories and content pages on PostgreSQL (the same contract as src/storage/sqlite/catalog.ts). */
+export function postgresCatalogEntryRecords({ db }: Pick<PostgresClient, 'db'>): CatalogEntryRecords {
+  return {
+    ...entryWrites(db),
 
     async refsOf(storeId, type, ref) {
       const [found] = await db

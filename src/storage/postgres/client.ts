@@ -1,9 +1,13 @@
 import { SQL } from 'bun';
-import { drizzle, type BunSQLDatabase } from 'drizzle-orm/bun-sql';
+import { drizzle, type BunSQLDatabase, type BunSQLQueryResultHKT } from 'drizzle-orm/bun-sql';
+import type { PgDatabase } from 'drizzle-orm/pg-core';
 import * as schema from '../../db/postgres/schema/index.ts';
 
 /** Drizzle over Bun's PostgreSQL client, with svc's PostgreSQL schema. */
 export type PostgresDb = BunSQLDatabase<typeof schema> & { $client: SQL };
+
+/** What drizzle queries run on: the pool (each statement its own transaction) or an open transaction. */
+export type PostgresQueries = PgDatabase<BunSQLQueryResultHKT, typeof schema>;
 
 /** An open PostgreSQL engine: `db` for drizzle queries, `sql` for Bun's tagged statements (batched hot paths). */
 export interface PostgresClient {
