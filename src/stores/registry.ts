@@ -214,7 +214,8 @@ export function createStoreRegistry(records: StoreRecords, storeWrites: () => st
         },
         clock.now(),
       );
-      return saved === 'ref_taken' ? null : saved;
+      // The only string it answers is 'ref_taken' (another store holds that platform reference).
+      return typeof saved === 'string' ? null : saved;
     },
 
     /**
