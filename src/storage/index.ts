@@ -1,6 +1,8 @@
 import type { AuthRecords } from './auth.ts';
 import type { ChangeFeed } from './changes.ts';
 import type { CatalogEntryRecords, EnrichmentRecords, FaqRecords, ProductRecords } from './content.ts';
+import type { DatabaseHealth } from './health.ts';
+import type { Immediate } from './synchronous.ts';
 
 /** Which engine holds svc's state. */
 export type Engine = 'sqlite' | 'postgres';
@@ -19,4 +21,14 @@ export interface Storage {
   enrichments: EnrichmentRecords;
   catalogEntries: CatalogEntryRecords;
   products: ProductRecords;
+  /** The reads of the hot public GETs, answered at once where the engine can (SQLite), so those GETs answer without a promise there. */
+  hot: HotReads;
+  health: DatabaseHealth;
+}
+
+/** What the hot public GETs read beyond their caches (the widget's FAQs, the signals). */
+export interface HotReads {
+  faqs: Pick<Immediate<FaqRecords>, 'approved'>;
+  products: Pick<Immediate<ProductRecords>, 'refsOf' | 'variantsOf'>;
+  catalogEntries: Pick<Immediate<CatalogEntryRecords>, 'refsOf'>;
 }

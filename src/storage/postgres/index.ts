@@ -4,6 +4,7 @@ import { postgresAuthRecords } from './auth.ts';
 import { postgresCatalogEntryRecords, postgresProductRecords } from './catalog.ts';
 import { postgresChangeFeed, type PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
+import { postgresDatabaseHealth } from './health.ts';
 import { postgresEnrichmentRecords, postgresFaqRecords } from './content.ts';
 
 /** For each method of a records object: the tables it writes, or null for a method that only reads. */
@@ -39,9 +40,10 @@ const PRODUCT_TABLES = ['products', 'product_variants'];
 export function postgresStorage(client: PostgresClient): Storage & { changes: PostgresChangeFeed } {
   const changes = postgresChangeFeed(client);
   const auth: AuthRecords = postgresAuthRecords(client);
-  return {
+  const storage: Omit<Storage, 'hot'> & { changes: PostgresChangeFeed } = {
     engine: 'postgres',
     changes,
+    health: postgresDatabaseHealth(client),
     auth: {
       keys: announcingWrites(auth.keys, changes, { add: ['api_keys'], byHash: null, byId: null, revoke: ['api_keys'], list: null }),
       keyUsage: announcingWrites(auth.keyUsage, changes, { noteUse: ['api_key_usage'] }),
@@ -88,4 +90,6 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
       variantsOf: null,
     }),
   };
+  // Every read is a promise; the hot GETs wait for it.
+  return { ...storage, hot: { faqs: storage.faqs, products: storage.products, catalogEntries: storage.catalogEntries } };
 }
