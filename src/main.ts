@@ -16,6 +16,8 @@ import { MAX_PAGE } from './lib/query.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
 import { openPostgres } from './storage/postgres/open.ts';
+import { moveToPostgres } from './storage/postgres/copy-from-sqlite.ts';
+import { acquireInstanceLock } from './lib/instance-lock.ts';
 import { sqliteStorage } from './storage/sqlite/index.ts';
 import { sqliteStoreRecords } from './storage/sqlite/stores.ts';
 import { parseStoreSettings } from './stores/settings.ts';
@@ -33,6 +35,7 @@ const USAGE = `usage:
   svc leads rotate ID
   svc leads revoke ID
   svc leads list [--email PART]
+  svc migrate-to --database-url URL [--data-dir DIR]   (copies the SQLite database into an empty PostgreSQL one; with the server stopped)
   svc backup FILE
   svc restore FILE                  (with the server stopped)
   svc doctor [FILE]                 (checks the database, or a backup FILE; exit 1 when something is wrong)
@@ -47,6 +50,21 @@ ${PROBE_USAGE}`;
 
 /** A problem with how the command was called: exit code 2, like a bad flag. */
 class UsageError extends Error {}
+
+/**
+ * svc's own backup, restore and doctor work on the SQLite file; on PostgreSQL the server's tools do
+ * that work (docs/scaling.md): exit 1 with what to run instead.
+ */
+class PostgresToolsError extends Error {
+  constructor(command: 'backup' | 'restore' | 'doctor') {
+    const advice = {
+      backup: 'take backups with pg_dump (pg_dump --format=custom --file=svc.dump "$SVC_DATABASE_URL"), which copies a consistent snapshot while svc keeps serving',
+      restore: 'restore a pg_dump backup with pg_restore into an empty database (pg_restore --no-owner --dbname=<new database URL> svc.dump), then point SVC_DATABASE_URL at it',
+      doctor: "check it with PostgreSQL's own tools (pg_amcheck for corruption); svc migrate verifies the schema version",
+    }[command];
+    super(`svc ${command} works on the SQLite file; this svc uses PostgreSQL: ${advice} (docs/scaling.md)`);
+  }
+}
 
 const COMMON = {
   'data-dir': { type: 'string' },
@@ -243,6 +261,28 @@ async function storeAdminCommand(config: Config, sub: 'list' | 'remove' | 'sync-
   }
 }
 
+/**
+ * Copies the data directory's SQLite database into the (empty) PostgreSQL database of --database-url,
+ * every table in one transaction, checked by row counts; holds the data directory's instance lock
+ * meanwhile, so a server still running on it refuses to start and one running is refused here
+ * (writes made during the copy would not move). Prints what it copied; each table on stderr as it is done.
+ */
+async function migrateTo(config: Config, rest: string[]): Promise<void> {
+  if (rest.length) throw new UsageError('migrate-to takes no positional arguments');
+  if (!config.postgres) throw new UsageError('migrate-to needs --database-url (or SVC_DATABASE_URL): the PostgreSQL database to copy into');
+  if (!existsSync(config.databaseFile)) throw new UsageError(`there is no SQLite database at ${config.databaseFile} to copy (--data-dir)`);
+  const lock = acquireInstanceLock(config.dataDir, `svc migrate-to (pid ${process.pid}) since ${new Date().toISOString()}`);
+  try {
+    const started = performance.now();
+    const report = await withDatabase(config, (database) =>
+      moveToPostgres(database, config.postgres!, (table, rows) => console.error(JSON.stringify({ table, rows }))),
+    );
+    print({ from: config.databaseFile, ...report, seconds: Math.round((performance.now() - started) / 100) / 10 });
+  } finally {
+    lock.release();
+  }
+}
+
 function backup(config: Config, rest: string[]): void {
   const target = path.resolve(onlyPositional(rest, 'backup FILE'));
   if (existsSync(target)) throw new UsageError(`${target} already exists; refusing to overwrite it`);
@@ -279,6 +319,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'], 'redis-url': values['redis-url'], 'database-url': values['database-url'] }, process.env);
+  if (config.postgres && (command === 'backup' || command === 'restore' || command === 'doctor')) throw new PostgresToolsError(command);
+  if (command === 'migrate-to') return migrateTo(config, sub === undefined ? [] : [sub, ...rest]);
   // The commands below that have not moved to the storage seam yet run on SQLite only (issue 30).
   if (config.postgres && command !== 'migrate') throw new ConfigError(values['database-url'] !== undefined ? '--database-url' : 'SVC_DATABASE_URL', `svc ${command} does not run on PostgreSQL in this build yet; unset it to use SQLite in --data-dir`);
   switch (command) {
@@ -322,6 +364,10 @@ main(Bun.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof UsageError) {
     console.error(`svc: ${error.message}`);
     process.exit(2);
+  }
+  if (error instanceof PostgresToolsError) {
+    console.error(`svc: ${error.message}`);
+    process.exit(1);
   }
   if (error instanceof ApiError) {
     console.error(`svc: ${error.code}: ${error.detail}`);

@@ -20,3 +20,20 @@ describe('--database-url that cannot be reached', () => {
     expect(refused.stderr).not.toContain('Hidden-Pass-7');
   });
 });
+
+describe('backup, restore and doctor on PostgreSQL', () => {
+  // The advice is given before anything is connected to: nothing listens on port 1.
+  const url = 'postgres://svc:Hidden-Pass-7@127.0.0.1:1/svc';
+  test('svc backup explains pg_dump, svc restore refuses with pg_restore, svc doctor names the server\'s tools; exit 1, no password', async () => {
+    const expected = { backup: 'pg_dump --format=custom', restore: 'pg_restore --no-owner', doctor: 'pg_amcheck' };
+    for (const [command, advice] of Object.entries(expected)) {
+      const args = command === 'doctor' ? [command] : [command, '/tmp/svc-never-written.db'];
+      const refused = await runCli([...args, '--database-url', url]);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr.trim().split('\n')).toEqual([expect.stringContaining(`svc: svc ${command} works on the SQLite file; this svc uses PostgreSQL: `)]);
+      expect(refused.stderr).toContain(advice);
+      expect(refused.stderr).not.toContain('Hidden-Pass-7');
+    }
+  });
+});
