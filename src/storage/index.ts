@@ -1,6 +1,7 @@
 import type { AuthRecords } from './auth.ts';
 import type { ChangeFeed } from './changes.ts';
 import type { CatalogEntryRecords, EnrichmentRecords, FaqRecords, ProductRecords } from './content.ts';
+import type { RetentionRecords } from './retention.ts';
 
 /** Which engine holds svc's state. */
 export type Engine = 'sqlite' | 'postgres';
@@ -19,4 +20,5 @@ export interface Storage {
   enrichments: EnrichmentRecords;
   catalogEntries: CatalogEntryRecords;
   products: ProductRecords;
+  retention: RetentionRecords;
 }

@@ -5,6 +5,7 @@ import { postgresCatalogEntryRecords, postgresProductRecords } from './catalog.t
 import { postgresChangeFeed, type PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
 import { postgresEnrichmentRecords, postgresFaqRecords } from './content.ts';
+import { postgresRetentionRecords } from './retention.ts';
 
 /** For each method of a records object: the tables it writes, or null for a method that only reads. */
 type TablesWritten<Records> = { [Method in keyof Records]: readonly string[] | null };
@@ -87,5 +88,6 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
       list: null,
       variantsOf: null,
     }),
+    retention: announcingWrites(postgresRetentionRecords(client), changes, { deleteOldest: ['webhook_deliveries', 'jobs', 'store_events', 'order_signals', 'leads'] }),
   };
 }

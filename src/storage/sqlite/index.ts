@@ -4,6 +4,7 @@ import { sqliteAuthRecords } from './auth.ts';
 import { sqliteCatalogEntryRecords, sqliteProductRecords } from './catalog.ts';
 import { sqliteChangeFeed } from './changes.ts';
 import { sqliteEnrichmentRecords, sqliteFaqRecords } from './content.ts';
+import { sqliteRetentionRecords } from './retention.ts';
 
 /** The SQLite engine's storage, on the open database (its change feed sees every process's commits by itself). */
 export function sqliteStorage(database: AppDatabase): Storage {
@@ -15,5 +16,6 @@ export function sqliteStorage(database: AppDatabase): Storage {
     enrichments: sqliteEnrichmentRecords(database),
     catalogEntries: sqliteCatalogEntryRecords(database),
     products: sqliteProductRecords(database),
+    retention: sqliteRetentionRecords(database),
   };
 }
