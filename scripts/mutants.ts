@@ -1408,6 +1408,14 @@ export const mutants: Mutant[] = [
     tests: [T.storage],
   },
   {
+    id: 'storage-postgres-store-write-unannounced',
+    bug: "a store write through the PostgreSQL storage is classified as a read, so this process's store registry serves the old row until the notification arrives",
+    file: 'src/storage/postgres/index.ts',
+    original: "      setCurrency: ['stores'],",
+    replacement: '      setCurrency: null,',
+    tests: [T.storage],
+  },
+  {
     id: 'dashboard-reads-on-request-thread',
     bug: 'the dashboard reads run on the request thread (async wrappers around the reader), holding every request behind a long stats read',
     file: 'src/app.ts',

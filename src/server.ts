@@ -137,7 +137,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const storage = sqliteStorage(database);
   const widget = await buildWidget();
   const observability = createObservability(config.log);
-  const webhooks = createWebhookServices(database, config, systemClock, { log: observability.logger.log });
+  const webhooks = createWebhookServices(storage, config, systemClock, { log: observability.logger.log, writePause: writePause(database.sqlite) });
   // A changed or missing key would otherwise start fine and answer every delivery and store call 500.
   const sealed = await webhooks.stores.sealedCredentialsProblem();
   if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);

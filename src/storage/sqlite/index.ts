@@ -5,6 +5,10 @@ import { sqliteCatalogEntryRecords, sqliteProductRecords } from './catalog.ts';
 import { sqliteChangeFeed } from './changes.ts';
 import { sqliteEnrichmentRecords, sqliteFaqRecords } from './content.ts';
 import { sqliteRetentionRecords } from './retention.ts';
+import { sqliteDeliveryRecords } from './deliveries.ts';
+import { sqliteJobRecords } from './jobs.ts';
+import { sqliteStoreRecords } from './stores.ts';
+import { sqliteSyncStateRecords } from './sync.ts';
 
 /** The SQLite engine's storage, on the open database (its change feed sees every process's commits by itself). */
 export function sqliteStorage(database: AppDatabase): Storage {
@@ -16,6 +20,10 @@ export function sqliteStorage(database: AppDatabase): Storage {
     enrichments: sqliteEnrichmentRecords(database),
     catalogEntries: sqliteCatalogEntryRecords(database),
     products: sqliteProductRecords(database),
+    stores: sqliteStoreRecords(database),
+    syncs: sqliteSyncStateRecords(database),
+    jobs: sqliteJobRecords(database),
+    deliveries: sqliteDeliveryRecords(database),
     retention: sqliteRetentionRecords(database),
   };
 }
