@@ -49,6 +49,7 @@ import { createSessionStore } from './console/sessions.ts';
 import type { Storage } from './storage/index.ts';
 import { soleInstance, type Instance } from './lib/instance.ts';
 import { sqliteStorage } from './storage/sqlite/index.ts';
+import { writePause } from './lib/write-pause.ts';
 import { andThen, type MaybePromise } from './lib/maybe-promise.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
@@ -165,8 +166,8 @@ export function createApp(deps: AppDeps) {
   const clock = deps.clock ?? systemClock;
   const observability = deps.observability ?? createObservability(config.log);
   const { logger, metrics, observer } = observability;
-  const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const storage = deps.storage ?? sqliteStorage(database);
+  const webhooks = deps.webhooks ?? createWebhookServices(storage, config, clock, { writePause: writePause(database.sqlite) });
   const instance = deps.instance ?? soleInstance();
   const { changes } = storage;
   const storeOf = webhooks.stores.get;

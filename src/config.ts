@@ -42,7 +42,7 @@ export interface Config {
   scanRetentionDays: number;
   /** Hours between scheduled catalogue reconciliation passes per store; 0 turns them off. */
   syncIntervalHours: number;
-  /** Days other records are kept before the background sweep deletes them (src/db/retention.ts); 0 keeps them forever. */
+  /** Days other records are kept before the background sweep deletes them (src/retention/records.ts); 0 keeps them forever. */
   retention: { webhookDeliveryDays: number; jobDays: number; storeEventDays: number; orderSignalDays: number; unusedLeadDays: number };
   /** Most bytes of rendered signals held in memory (src/signals/service.ts). */
   signalCacheBytes: number;

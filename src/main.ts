@@ -233,7 +233,7 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
 async function syncCommand(config: Config, rest: string[]): Promise<void> {
   const id = onlyPositional(rest, 'store ID');
   await withDatabase(config, async (database) => {
-    const { stores, sync } = createWebhookServices(database, config, systemClock);
+    const { stores, sync } = createWebhookServices(sqliteStorage(database), config, systemClock);
     orNotFound(await stores.get(id), 'store', id);
     await sync.request(id);
     print({ id, sync: await sync.view(id) });
@@ -252,7 +252,7 @@ async function storeAdminCommand(config: Config, sub: 'list' | 'remove' | 'sync-
   const database = openDatabase(config.databaseFile);
   try {
     migrateDatabase(database);
-    const { storeAdmin } = createWebhookServices(database, config, systemClock);
+    const { storeAdmin } = createWebhookServices(sqliteStorage(database), config, systemClock);
     if (sub === 'list') print({ items: await storeAdmin.list() });
     else if (sub === 'remove') print(await storeAdmin.remove(id, values['keep-data'] ?? false));
     else print(await (sub === 'sync-pause' ? storeAdmin.pauseSync(id) : storeAdmin.resumeSync(id)));

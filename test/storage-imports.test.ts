@@ -38,7 +38,6 @@ const NOT_YET_MOVED = [
   'src/signals/discovery.ts',
   'src/signals/service.ts',
   'src/telemetry/writer.ts',
-  'src/webhooks/services.ts',
 ];
 
 /** The engines `source` (the text of `file`) imports, type-only imports too: a type from an engine is knowledge of it. */

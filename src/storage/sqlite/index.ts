@@ -5,6 +5,11 @@ import { sqliteCatalogEntryRecords, sqliteCatalogEntryRecordsSync, sqliteProduct
 import { sqliteChangeFeed } from './changes.ts';
 import { sqliteDatabaseHealth } from './health.ts';
 import { sqliteEnrichmentRecords, sqliteFaqRecords, sqliteFaqRecordsSync } from './content.ts';
+import { sqliteRetentionRecords } from './retention.ts';
+import { sqliteDeliveryRecords } from './deliveries.ts';
+import { sqliteJobRecords } from './jobs.ts';
+import { sqliteStoreRecords } from './stores.ts';
+import { sqliteSyncStateRecords } from './sync.ts';
 
 /** The SQLite engine's storage, on the open database (its change feed sees every process's commits by itself). */
 export function sqliteStorage(database: AppDatabase): Storage {
@@ -16,8 +21,13 @@ export function sqliteStorage(database: AppDatabase): Storage {
     enrichments: sqliteEnrichmentRecords(database),
     catalogEntries: sqliteCatalogEntryRecords(database),
     products: sqliteProductRecords(database),
-    // bun:sqlite answers synchronously.
     health: sqliteDatabaseHealth(database),
+    // bun:sqlite answers synchronously.
     hot: { faqs: sqliteFaqRecordsSync(database), products: sqliteProductRecordsSync(database), catalogEntries: sqliteCatalogEntryRecordsSync(database) },
+    stores: sqliteStoreRecords(database),
+    syncs: sqliteSyncStateRecords(database),
+    jobs: sqliteJobRecords(database),
+    deliveries: sqliteDeliveryRecords(database),
+    retention: sqliteRetentionRecords(database),
   };
 }
