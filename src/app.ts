@@ -23,10 +23,8 @@ import { createFaqStore } from './faqs/store.ts';
 import { signalProductRoutes, signalRoutes } from './signals/routes.ts';
 import { createSignalService } from './signals/service.ts';
 import { createDiscoveryService } from './signals/discovery.ts';
-import { createBadgeLookup } from './scans/queries.ts';
-import { createDashboardQueries } from './scans/dashboard-queries.ts';
 import { badgeRoute, badgeRoutes, dashboardRoutes } from './scans/routes.ts';
-import { backlogView, readRollupBacklog } from './scans/backlog.ts';
+import { backlogView } from './scans/backlog.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
@@ -63,6 +61,7 @@ import { lastRequestMemo } from './lib/last-request.ts';
 import { sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
 import { sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
 import { sqliteStoreRecordsSync } from './storage/sqlite/stores.ts';
+import { sqliteScanReadRecordsSync, sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
 import type { StoreRecord } from './stores/registry.ts';
 
 export interface AppDeps {
@@ -188,7 +187,7 @@ export function createApp(deps: AppDeps) {
   const leads = createLeadStore(storage.auth.leads, changes, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
-  const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
+  const writer = deps.scanWriter ?? createScanWriter(sqliteScanWriteRecordsSync(database), undefined, writerHooks(observability));
   const limiter = createTierLimiter(config, clock, deps.sharedLimits ?? null);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   // Asked by the rate limit or admission and again by the body budget: the peer address is a native
@@ -216,10 +215,10 @@ export function createApp(deps: AppDeps) {
   const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: storeNow, changeStamp, isOwnPage });
   metrics.addCollector(appCollector({ limiter, sharedLimits: deps.sharedLimits ?? null, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(database.sqlite, database.file));
-  const rollupBacklog = readRollupBacklog(database.stats());
-  // After stats(), which makes the rollups file ready for the Workers' connections.
-  const dashboard = createDashboardQueries(database.file);
-  database.onClose(dashboard.close);
+  // The scans' reads answered on the request thread (the badge, a hot GET; the backlog, at every scrape) are SQLite's synchronous ones.
+  const scanReads = sqliteScanReadRecordsSync(database);
+  const rollupBacklog = scanReads.backlog;
+  const dashboard = sqliteScanStorage(database).dashboard();
   metrics.addCollector(rollupBacklogCollector(rollupBacklog, clock));
   const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
   const unexpected = (request: Request) => (error: unknown) =>
@@ -283,7 +282,7 @@ export function createApp(deps: AppDeps) {
   // The widget's FAQs wait for storage when the widget key is not verified in memory.
   const publicFaqList = answeringLateErrors(publicFaqRoute(publicFaqs), (error, request) => errorAnswer(error, request));
   const signalProducts = signalProductRoutes(signals);
-  const badge = badgeRoute(createBadgeLookup(database.sqlite), changeStamp);
+  const badge = badgeRoute(scanReads.badge, changeStamp);
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
