@@ -23,7 +23,7 @@ import { loadConfig } from '../src/config.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
 import { loadGeo } from '../src/geo/lookup.ts';
-import { createScanRollups } from '../src/scans/rollups.ts';
+import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { buildWidget } from '../src/widget/bundle.ts';
 import { scanGenerator } from './lib/scans.ts';

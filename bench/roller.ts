@@ -4,7 +4,7 @@
 // types, grades A–F, a few % nulls, anywhere in a year), folded into the rollups by the server's
 // roller, then `--live` more scans arriving as today's telemetry does (scannedAt now), the steady
 // state of a busy server. For each: scans folded per second of CPU and rollup rows per scan (the
-// fold run on this thread, src/scans/roller.ts, timed by the thread's CPU clock), the longest batch,
+// fold run on this thread, src/storage/sqlite/scan-roller.ts, timed by the thread's CPU clock), the longest batch,
 // and how long the request thread was held while the server's Worker folded the same scans
 // (bench/lib/holds.ts, the import only: the Worker's batches must not hold it at all). A digest of the rollups
 // compares two versions of the roller on the same scans.
@@ -17,8 +17,8 @@ import { parseArgs } from 'node:util';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
 import { writePause } from '../src/lib/write-pause.ts';
 import { attachRollups, rollupsFileOf } from '../src/db/rollups-file.ts';
-import { createRoller } from '../src/scans/roller.ts';
-import { createScanRollups } from '../src/scans/rollups.ts';
+import { createRoller } from '../src/storage/sqlite/scan-roller.ts';
+import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { holdsRow, measureHolds, threadCpuMs } from './lib/holds.ts';
 import { realisticScanGenerator } from './lib/scans.ts';
 

@@ -29,9 +29,10 @@ import { STEP_BUDGET_MS } from '../src/lib/periodic.ts';
 import { writePause } from '../src/lib/write-pause.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
-import { createScanRollups } from '../src/scans/rollups.ts';
+import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { normalizeScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';
+import { sqliteScanWriteRecordsSync } from '../src/storage/sqlite/scans.ts';
 import { holdsRow, measureHolds, withGcLog, type Holds } from './lib/holds.ts';
 import { generateScans, SPAN_MS } from './lib/scans.ts';
 import { scanReport } from './scan-report.ts';
@@ -112,7 +113,7 @@ const walBefore = statSync(`${database.file}-wal`).size;
 sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)'); // (4) starts from an empty log
 let groups = 0;
 let largestGroup = 0;
-const writer = createScanWriter(sqlite, undefined, {
+const writer = createScanWriter(sqliteScanWriteRecordsSync(database), undefined, {
   onCommit: (rows) => {
     groups++;
     largestGroup = Math.max(largestGroup, rows);

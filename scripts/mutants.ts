@@ -1183,16 +1183,16 @@ export const mutants: Mutant[] = [
     id: 'writer-ack-at-enqueue',
     bug: 'a scan is acknowledged when queued, before its transaction commits',
     file: 'src/telemetry/writer.ts',
-    original: 'queue.push({ rows, skipDuplicates, resolve, reject });',
-    replacement: 'queue.push({ rows, skipDuplicates, resolve: () => {}, reject: () => {} });\n      resolve(rows.length);',
+    original: 'queue.push({ scans, receivedAt, skipDuplicates, resolve, reject });',
+    replacement: 'queue.push({ scans, receivedAt, skipDuplicates, resolve: () => {}, reject: () => {} });\n      resolve(scans.length);',
     tests: [T.scanWriter],
   },
   {
     id: 'writer-ack-inside-transaction',
     bug: 'each request is acknowledged inside the transaction, before COMMIT (a failed COMMIT still answers 204)',
-    file: 'src/telemetry/writer.ts',
-    original: 'for (const { rows, skipDuplicates } of entries) {',
-    replacement: 'for (const { rows, skipDuplicates, resolve } of entries) {\n      resolve(rows.length);',
+    file: 'src/storage/sqlite/scans.ts',
+    original: 'for (const { scans, receivedAt, skipDuplicates } of group) {',
+    replacement: 'for (const entry of group) {\n        const { scans, receivedAt, skipDuplicates } = entry;\n        (entry as unknown as { resolve(inserted: number): void }).resolve(scans.length);',
     tests: [T.scanWriter],
   },
   {
@@ -1206,25 +1206,25 @@ export const mutants: Mutant[] = [
   {
     id: 'writer-duplicate-key-scanned-at-only',
     bug: 'bulk duplicates are keyed on scannedAt alone',
-    file: 'src/telemetry/writer.ts',
-    original: "stored.get(row[SCANNED_AT_PARAM] as number, row[URL_PARAM] as string) !== null",
-    replacement: "sqlite.query('SELECT 1 FROM scans WHERE scanned_at = ?').get(row[SCANNED_AT_PARAM] as number) !== null",
+    file: 'src/storage/sqlite/scans.ts',
+    original: 'stored.get(scan.scannedAt, scan.url) !== null',
+    replacement: "sqlite.query('SELECT 1 FROM scans WHERE scanned_at = ?').get(scan.scannedAt) !== null",
     tests: [T.scanBulk],
   },
   {
     id: 'writer-duplicate-key-url-only',
     bug: 'bulk duplicates are keyed on url alone',
-    file: 'src/telemetry/writer.ts',
-    original: "stored.get(row[SCANNED_AT_PARAM] as number, row[URL_PARAM] as string) !== null",
-    replacement: "sqlite.query('SELECT 1 FROM scans WHERE url = ?').get(row[URL_PARAM] as string) !== null",
+    file: 'src/storage/sqlite/scans.ts',
+    original: 'stored.get(scan.scannedAt, scan.url) !== null',
+    replacement: "sqlite.query('SELECT 1 FROM scans WHERE url = ?').get(scan.url) !== null",
     tests: [T.scanBulk],
   },
   {
     id: 'writer-telemetry-deduplicated',
     bug: 'single telemetry scans skip duplicates too (the endpoint is not idempotent by spec)',
-    file: 'src/telemetry/writer.ts',
-    original: 'if (skipDuplicates && isStored(row)) continue;',
-    replacement: 'if (isStored(row)) continue;',
+    file: 'src/storage/sqlite/scans.ts',
+    original: 'if (skipDuplicates && isStored(scan)) continue;',
+    replacement: 'if (isStored(scan)) continue;',
     tests: [T.scanBulk],
   },
   {
@@ -1280,7 +1280,7 @@ export const mutants: Mutant[] = [
   {
     id: 'scans-list-misses-unrolled-rows',
     bug: 'a filtered list skips the scans above the rollup watermark',
-    file: 'src/scans/queries.ts',
+    file: 'src/storage/sqlite/scan-dashboard.ts',
     original: "const above = newestRows('scans NOT INDEXED', filters, cursor, take, [['rowid > ?', watermark]]);",
     replacement: 'const above: Row[] = [];',
     tests: [T.scanRollups],
@@ -1288,7 +1288,7 @@ export const mutants: Mutant[] = [
   {
     id: 'scans-list-counts-cut-days',
     bug: 'a day cut by a from/to bound or the cursor counts all its rolled-up matches, so older days are not read',
-    file: 'src/scans/queries.ts',
+    file: 'src/storage/sqlite/scan-dashboard.ts',
     original: 'if (day * DAY_MS >= lower && (day + 1) * DAY_MS <= upper) counted += scans;',
     replacement: 'counted += scans;',
     tests: [T.scanRollups],
@@ -1298,7 +1298,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-batch-cells-keep-measures',
     bug: "a batch's reused cell slots keep the measures of the batch before, so scans are counted twice",
-    file: 'src/scans/roller.ts',
+    file: 'src/scans/fold.ts',
     original: 'this.measures.fill(0, slot * MEASURES, (slot + 1) * MEASURES);',
     replacement: '',
     tests: [T.scanRollups],
@@ -1306,7 +1306,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-stored-measures-overwritten',
     bug: "a batch writes its cells' own measures over the stored ones, so the scans of earlier batches leave the stats",
-    file: 'src/scans/roller.ts',
+    file: 'src/storage/sqlite/scan-roller.ts',
     original: 'for (let i = 0; i < MEASURES; i++) cells.addToMeasure(slot, i, stored[MEASURE_COLUMNS[i]!] as number);',
     replacement: '',
     tests: [T.scanRollups],
@@ -1314,7 +1314,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-stored-sketch-overwritten',
     bug: "a batch writes its cells' own hostname sketches over the stored ones, so hostnames of earlier batches are no longer counted",
-    file: 'src/scans/roller.ts',
+    file: 'src/storage/sqlite/scan-roller.ts',
     original: 'sketch.mergeEncoded(stored.hostnames as Uint8Array);',
     replacement: '',
     tests: [T.scanRollups],
@@ -1322,7 +1322,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-expired-day-folded',
     bug: 'a scan of a day retention already dropped is folded into new cells, which outlive it',
-    file: 'src/scans/roller.ts',
+    file: 'src/scans/fold.ts',
     original: 'if (day >= daysFrom) {',
     replacement: 'if (day >= daysFrom || day < daysFrom) {',
     tests: [T.scanRollups],
@@ -1330,7 +1330,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-deleted-scans-stay-in-hostnames',
     bug: 'folded scans that retention deletes stay in their hostname\'s count',
-    file: 'src/scans/roller.ts',
+    file: 'src/storage/sqlite/scan-roller.ts',
     original: 'for (const row of deleted) if (row.rowid <= watermark) deletedHostnames.add(row);',
     replacement: 'for (const row of deleted) if (row.rowid < 0) deletedHostnames.add(row);',
     tests: [T.scanRollups],
@@ -1338,7 +1338,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-hostname-dimensions-not-counted',
     bug: "a scan counts under its hostname over all scans only, so a hostnames list filtered by country, platform, page type or grade misses the folded scans",
-    file: 'src/scans/roller.ts',
+    file: 'src/scans/fold.ts',
     original: 'if (value !== null) this.count(column, value, row.hostname, row.scanned_at);',
     replacement: '',
     tests: [T.scanRollups],
@@ -1346,7 +1346,7 @@ export const mutants: Mutant[] = [
   {
     id: 'hostnames-filtered-tail-unfiltered',
     bug: 'a hostnames list filtered by one dimension counts every scan above the watermark, whatever its value',
-    file: 'src/scans/queries.ts',
+    file: 'src/storage/sqlite/scan-dashboard.ts',
     original: "`UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ?${column === ALL_SCANS ? '' : ` AND ${column} = ?`}` +",
     replacement: "`UNION ALL SELECT hostname, 1, scanned_at FROM scans WHERE rowid > ? AND ? IS NOT NULL` +",
     tests: [T.scanRollups],
@@ -1354,7 +1354,7 @@ export const mutants: Mutant[] = [
   {
     id: 'hostnames-two-filters-from-rollups',
     bug: 'a hostnames list with two filters is read from the rollups of the first one alone',
-    file: 'src/scans/queries.ts',
+    file: 'src/storage/sqlite/scan-dashboard.ts',
     original: 'given.length === 1 ? hostnamesRolledUp.get(given[0]!) : undefined;',
     replacement: 'hostnamesRolledUp.get(given[0]!);',
     tests: [T.scanRollups],
@@ -1419,15 +1419,14 @@ export const mutants: Mutant[] = [
     id: 'dashboard-reads-on-request-thread',
     bug: 'the dashboard reads run on the request thread (async wrappers around the reader), holding every request behind a long stats read',
     file: 'src/app.ts',
-    original: 'const dashboard = createDashboardQueries(database.file);',
-    replacement:
-      "const dashboard = Object.assign(Object.fromEntries(Object.entries(require('./scans/queries.ts').createDashboardReader(database.stats())).map(([op, read]) => [op, async (...args: unknown[]) => (read as (...a: unknown[]) => unknown)(...args)])), { close: async () => {} }) as unknown as ReturnType<typeof createDashboardQueries>;",
+    original: 'const dashboard = sqliteScanStorage(database).dashboard();',
+    replacement: "const dashboard = Object.assign(Object.fromEntries(Object.entries(require('./storage/sqlite/scan-dashboard.ts').createDashboardReader(database.stats())).map(([op, read]) => [op, async (...args: unknown[]) => (read as (...a: unknown[]) => unknown)(...args)])), { close: async () => {} }) as unknown as ReturnType<ReturnType<typeof sqliteScanStorage>['dashboard']>;",
     tests: [T.dashboardWorkers],
   },
   {
     id: 'dashboard-close-drops-given-reads',
     bug: 'closing the dashboard Workers ends them at once, failing the reads already given',
-    file: 'src/scans/dashboard-queries.ts',
+    file: 'src/storage/sqlite/scan-dashboard-workers.ts',
     original: "await calls?.call({ op: 'close' }).catch(() => null);",
     replacement: '',
     tests: [T.dashboardWorkers],
@@ -1435,7 +1434,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-watermark-above-reused-rowid',
     bug: 'retention deleting the newest scan leaves the watermark above it, so the scan that reuses its rowid is never folded',
-    file: 'src/scans/roller.ts',
+    file: 'src/storage/sqlite/scan-roller.ts',
     original: 'if (highest < watermark) writeWatermark.run(highest);',
     replacement: '',
     tests: [T.scanRollups],
@@ -1443,7 +1442,7 @@ export const mutants: Mutant[] = [
   {
     id: 'roller-abort-ignored',
     bug: 'stopping the server does not end a sweep (or fold) running in the Worker, so a large one holds a graceful shutdown',
-    file: 'src/scans/roller-worker.ts',
+    file: 'src/storage/sqlite/scan-roller-worker.ts',
     original: '    stopping.abort();\n',
     replacement: '',
     tests: ['test/scan-retention.test.ts'],
@@ -3828,7 +3827,7 @@ export const mutants: Mutant[] = [
   {
     id: 'badge-orders-by-claimed-time',
     bug: "the badge shows the scan with the latest scannedAt, the scanner's own claim",
-    file: 'src/scans/queries.ts',
+    file: 'src/storage/sqlite/scans.ts',
     original: 'ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
     replacement: 'ORDER BY scanned_at DESC LIMIT 1',
     tests: [T.scanBadge],
@@ -3836,7 +3835,7 @@ export const mutants: Mutant[] = [
   {
     id: 'badge-ignores-trust',
     bug: 'an unverified lead\'s later scan replaces the badge of signed scans',
-    file: 'src/scans/queries.ts',
+    file: 'src/storage/sqlite/scans.ts',
     original: 'ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
     replacement: 'ORDER BY received_at DESC, rowid DESC LIMIT 1',
     tests: [T.scanBadge],
@@ -3860,7 +3859,7 @@ export const mutants: Mutant[] = [
   {
     id: 'badge-trust-not-stored',
     bug: 'the writer stores every scan with trust 0',
-    file: 'src/telemetry/writer.ts',
+    file: 'src/storage/sqlite/scans.ts',
     original: 'JSON.stringify(scan.data), scan.trust,',
     replacement: 'JSON.stringify(scan.data), 0,',
     tests: [T.scanBadge],
@@ -4101,7 +4100,7 @@ export const mutants: Mutant[] = [
   {
     id: 'retention-deletes-ignore-pause',
     bug: 'scan retention, in the roller\'s Worker, deletes scans while the WAL checkpointer pauses background writes, so the log cannot start over',
-    file: 'src/scans/roller.ts',
+    file: 'src/storage/sqlite/scan-roller.ts',
     original: 'batchRows, signal, { pause });',
     replacement: 'batchRows, signal, {});',
     tests: [T.scanRetention],
@@ -4133,7 +4132,7 @@ export const mutants: Mutant[] = [
   {
     id: 'rollups-log-never-restarts',
     bug: "the roller's checkpoint of the rollups file does not wait for the stats queries reading an older snapshot, so while dashboards are read its log never starts over and grows by every batch",
-    file: 'src/scans/roller.ts',
+    file: 'src/storage/sqlite/scan-roller.ts',
     original: 'wal_checkpoint(RESTART)',
     replacement: 'wal_checkpoint(PASSIVE)',
     tests: [T.scanRollups],
@@ -4770,7 +4769,7 @@ export const mutants: Mutant[] = [
   {
     id: 'rollup-backlog-count-off-by-one',
     bug: 'the backlog counts one scan fewer than wait (none when one waits)',
-    file: 'src/scans/backlog.ts',
+    file: 'src/storage/sqlite/scan-rollups.ts',
     original: 'scans: row.last - row.first + 1,',
     replacement: 'scans: row.last - row.first,',
     tests: [T.rollupBacklog],
@@ -4778,7 +4777,7 @@ export const mutants: Mutant[] = [
   {
     id: 'rollup-backlog-counts-from-the-watermark',
     bug: 'the backlog counts from the watermark, so scans retention deleted at its front still count',
-    file: 'src/scans/backlog.ts',
+    file: 'src/storage/sqlite/scan-rollups.ts',
     original: "'SELECT rowid AS first, received_at,",
     replacement: "'SELECT coalesce((SELECT watermark FROM scan_rollup_state WHERE id = 1), 0) + 1 AS first, received_at,",
     tests: [T.rollupBacklog],

@@ -23,10 +23,8 @@ import { createFaqStore } from './faqs/store.ts';
 import { signalProductRoutes, signalRoutes } from './signals/routes.ts';
 import { createSignalService } from './signals/service.ts';
 import { createDiscoveryService } from './signals/discovery.ts';
-import { createBadgeLookup } from './scans/queries.ts';
-import { createDashboardQueries } from './scans/dashboard-queries.ts';
 import { badgeRoute, badgeRoutes, dashboardRoutes } from './scans/routes.ts';
-import { backlogView, readRollupBacklog } from './scans/backlog.ts';
+import { backlogView } from './scans/backlog.ts';
 import { storeRoutes } from './stores/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 import { createWebhookServices, type WebhookServices } from './webhooks/services.ts';
@@ -63,6 +61,7 @@ import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
 import { sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
 import { sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
+import { sqliteScanReadRecordsSync, sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
 
 export interface AppDeps {
   config: Config;
@@ -176,7 +175,7 @@ export function createApp(deps: AppDeps) {
   const leads = createLeadStore(storage.auth.leads, changes, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
-  const writer = deps.scanWriter ?? createScanWriter(database.sqlite, undefined, writerHooks(observability));
+  const writer = deps.scanWriter ?? createScanWriter(sqliteScanWriteRecordsSync(database), undefined, writerHooks(observability));
   const limiter = createTierLimiter(config, clock, deps.sharedLimits ?? null);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   // Asked by the rate limit or admission and again by the body budget: the peer address is a native
@@ -204,10 +203,10 @@ export function createApp(deps: AppDeps) {
   const publicFaqs = createPublicFaqs({ faqs: storage.hot.faqs, keys, catalog: entityRefs(storage.hot.products, storage.hot.catalogEntries), storeOf, changeStamp: changes.anyChange(), isOwnPage });
   metrics.addCollector(appCollector({ limiter, sharedLimits: deps.sharedLimits ?? null, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(storage.health));
-  const rollupBacklog = readRollupBacklog(database.stats());
-  // After stats(), which makes the rollups file ready for the Workers' connections.
-  const dashboard = createDashboardQueries(database.file);
-  database.onClose(dashboard.close);
+  // The scans' reads answered on the request thread (the badge, a hot GET; the backlog, at every scrape) are SQLite's synchronous ones.
+  const scanReads = sqliteScanReadRecordsSync(database);
+  const rollupBacklog = scanReads.backlog;
+  const dashboard = sqliteScanStorage(database).dashboard();
   metrics.addCollector(rollupBacklogCollector(rollupBacklog, clock));
   const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
   const unexpected = (request: Request) => (error: unknown) =>
@@ -271,7 +270,7 @@ export function createApp(deps: AppDeps) {
   // The widget's FAQs wait for storage when the widget key is not verified in memory.
   const publicFaqList = answeringLateErrors(publicFaqRoute(publicFaqs), (error, request) => errorAnswer(error, request));
   const signalProducts = signalProductRoutes(signals);
-  const badge = badgeRoute(createBadgeLookup(database.sqlite), changeStamp);
+  const badge = badgeRoute(scanReads.badge, changeStamp);
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of

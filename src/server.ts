@@ -16,7 +16,7 @@ import { startCheckpointer } from './db/checkpoint.ts';
 import { createRecordRetention } from './retention/records.ts';
 import { sqliteStorage } from './storage/sqlite/index.ts';
 import { writePause } from './lib/write-pause.ts';
-import { createScanRollups } from './scans/rollups.ts';
+import { sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
 import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
 import { loadLandingPage } from './landing/routes.ts';
@@ -143,7 +143,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);
   const warnings = startWarnings(config, await webhooks.stores.list());
   const geo = await loadGeo(config.geoipDb);
-  const scanWriter = createScanWriter(database.sqlite, undefined, writerHooks(observability));
+  const scanWriter = createScanWriter(sqliteScanWriteRecordsSync(database), undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
   // Shared rate limits: the first connection attempt is awaited (a few seconds at most: each of its steps has 1 s), so a Redis that answers takes the first requests.
   const sharedLimits = config.redis ? createRedisBuckets(config.redis, observability.logger.log) : undefined;
@@ -183,7 +183,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue());
   if (config.syncIntervalHours > 0) reconciliation.start(5 * 60_000);
   started.push(() => reconciliation.stop());
-  const rollups = createScanRollups(database);
+  const rollups = sqliteScanStorage(database).roller();
   rollups.start();
   started.push(() => rollups.stop());
   const retention = createScanRetention(systemClock, config.scanRetentionDays, rollups);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test';
-import { createDashboardQueries } from '../src/scans/dashboard-queries.ts';
+import { createDashboardQueries } from '../src/storage/sqlite/scan-dashboard-workers.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit } from './helpers/probe.ts';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
-import { createScanRollups } from '../src/scans/rollups.ts';
+import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit, TELEMETRY } from './helpers/probe.ts';
 

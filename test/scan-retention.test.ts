@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite';
 import { fixedClock } from '../src/lib/clock.ts';
 import { writePause } from '../src/lib/write-pause.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
-import { createScanRollups } from '../src/scans/rollups.ts';
+import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit } from './helpers/probe.ts';
 

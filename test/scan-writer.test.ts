@@ -7,6 +7,7 @@ import { writePause } from '../src/lib/write-pause.ts';
 import { startServer } from '../src/server.ts';
 import { normalizeScan, type NormalizedScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';
+import { sqliteScanWriteRecordsSync } from '../src/storage/sqlite/scans.ts';
 import { sqliteAuthRecords } from '../src/storage/sqlite/auth.ts';
 import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
 import { makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
@@ -44,7 +45,7 @@ const rows = (database: AppDatabase) => (database.sqlite.query('SELECT count(*) 
 describe('group-commit writer (DESIGN §6)', () => {
   test('concurrent scans are committed together and each is answered after COMMIT', async () => {
     const database = freshDatabase();
-    const writer = createScanWriter(database.sqlite);
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database));
     await Promise.all(Array.from({ length: 50 }, (_, i) => writer.write(scan(`h${i}.example.com`), Date.now())));
     // A second connection sees every row: they are committed, not just queued.
     const reader = new Database(database.file, { readonly: true });
@@ -54,7 +55,7 @@ describe('group-commit writer (DESIGN §6)', () => {
 
   test('a full batch is written at once without waiting for the end of the tick', async () => {
     const database = freshDatabase();
-    const writer = createScanWriter(database.sqlite, 3);
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database), 3);
     const written = Array.from({ length: 7 }, () => writer.write(scan(), Date.now()));
     expect(rows(database)).toBe(6); // two full batches written synchronously; one row still queued
     await Promise.all(written);
@@ -64,7 +65,7 @@ describe('group-commit writer (DESIGN §6)', () => {
   test('while the WAL checkpointer pauses writes, rows wait; then they are committed in batches of at most the batch size', async () => {
     const database = freshDatabase();
     const commits: number[] = [];
-    const writer = createScanWriter(database.sqlite, 3, { onCommit: (n) => commits.push(n) });
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database), 3, { onCommit: (n) => commits.push(n) });
     const pause = writePause(database.sqlite);
     pause.pause();
     const written = Array.from({ length: 7 }, () => writer.write(scan(), Date.now()));
@@ -82,7 +83,7 @@ describe('group-commit writer (DESIGN §6)', () => {
     const database = freshDatabase();
     slowRows(database.sqlite);
     const events: string[] = [];
-    const writer = createScanWriter(database.sqlite, undefined, { onCommit: (n) => events.push(`commit ${n}`) });
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database), undefined, { onCommit: (n) => events.push(`commit ${n}`) });
     const pause = writePause(database.sqlite);
     pause.pause();
     const hosts = Array.from({ length: 12 }, (_, i) => `h${i}.example.com`);
@@ -112,7 +113,7 @@ describe('group-commit writer (DESIGN §6)', () => {
     slowRows(database.sqlite);
     let committed = 0;
     // A small batch size: a group considers only part of the queue, and leaves part of that part.
-    const writer = createScanWriter(database.sqlite, 4, { onCommit: (n) => (committed += n) });
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database), 4, { onCommit: (n) => (committed += n) });
     const pause = writePause(database.sqlite);
     pause.pause();
     const sent = Array.from({ length: 6 }, (_, i) => `backlog${i}.example.com`);
@@ -137,7 +138,7 @@ describe('group-commit writer (DESIGN §6)', () => {
 
   test('close() commits the rows still queued, even during a pause, and refuses new ones', async () => {
     const database = freshDatabase();
-    const writer = createScanWriter(database.sqlite);
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database));
     writePause(database.sqlite).pause();
     const pending = [writer.write(scan(), Date.now()), writer.write(scan(), Date.now())];
     writer.close();
@@ -151,7 +152,7 @@ describe('group-commit writer (DESIGN §6)', () => {
     database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
     const failures: number[] = [];
     const commits: number[] = [];
-    const writer = createScanWriter(database.sqlite, undefined, { onCommit: (n) => commits.push(n), onFailure: (n) => failures.push(n) });
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database), undefined, { onCommit: (n) => commits.push(n), onFailure: (n) => failures.push(n) });
     const results = await Promise.allSettled([
       writer.write(scan('a.example.com'), Date.now()),
       writer.write(scan('bad.example.com'), Date.now()),
@@ -194,7 +195,7 @@ function committedReader(file: string) {
 describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is committed)', () => {
   test('at the moment each write resolves, another connection already sees its row', async () => {
     const database = freshDatabase();
-    const writer = createScanWriter(database.sqlite, 3);
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database), 3);
     const seen = committedReader(database.file);
     const hosts = Array.from({ length: 8 }, (_, i) => `h${i}.example.com`);
     const visibleAtAck = await Promise.all(hosts.map((host) => writer.write(scan(host), Date.now()).then(() => seen(host))));
@@ -206,7 +207,7 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
   test('a COMMIT that fails is never acknowledged: every waiter of the batch is rejected and nothing is stored', async () => {
     const database = freshDatabase();
     const restore = failCommits(database.sqlite, 'scans');
-    const writer = createScanWriter(database.sqlite);
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database));
     const results = await Promise.allSettled([writer.write(scan('a.example.com'), Date.now()), writer.writeBulk([scan('b.example.com')], Date.now())]);
     expect(results.map((r) => (r.status === 'rejected' ? (r.reason as ApiError).code : r.status))).toEqual(['persistence_failed', 'persistence_failed']);
     expect(rows(database)).toBe(0);
@@ -220,7 +221,7 @@ describe('acknowledgement after COMMIT (DESIGN §6: a 204/200 means the data is 
     database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans WHEN NEW.hostname = 'bad.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
     failCommits(database.sqlite, 'scans');
     const failures: number[] = [];
-    const writer = createScanWriter(database.sqlite, undefined, { onFailure: (n) => failures.push(n) });
+    const writer = createScanWriter(sqliteScanWriteRecordsSync(database), undefined, { onFailure: (n) => failures.push(n) });
     const results = await Promise.allSettled([
       writer.write(scan('a.example.com'), Date.now()),
       writer.write(scan('bad.example.com'), Date.now()),

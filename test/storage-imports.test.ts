@@ -27,17 +27,9 @@ const NOT_YET_MOVED = [
   'src/lib/write-transaction.ts',
   'src/main.ts',
   'src/observability/service.ts',
-  'src/scans/backlog.ts',
-  'src/scans/dashboard-worker.ts',
-  'src/scans/queries.ts',
-  'src/scans/roller-worker.ts',
-  'src/scans/roller.ts',
-  'src/scans/rollups.ts',
-  'src/scans/stats.ts',
   'src/server.ts',
   'src/signals/discovery.ts',
   'src/signals/service.ts',
-  'src/telemetry/writer.ts',
 ];
 
 /** The engines `source` (the text of `file`) imports, type-only imports too: a type from an engine is knowledge of it. */

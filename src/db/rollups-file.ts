@@ -1,11 +1,11 @@
 import { Database } from 'bun:sqlite';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { PRESENCE_COLUMN_LIST } from '../scans/presence-columns.ts';
+import { PRESENT, REPORTED } from '../scans/presence-columns.ts';
 
 /**
  * The stats rollups live in a file of their own beside the database (`svc.db` -> `svc-rollups.db`),
- * written only by the roller's Worker (src/scans/roller-worker.ts). SQLite lets one connection
+ * written only by the roller's Worker (src/storage/sqlite/scan-roller-worker.ts). SQLite lets one connection
  * write a file at a time: in the database file, a roller transaction folding thousands of scans
  * would make every other write wait (and the request thread with it). In a file of its own, the
  * roller writes in large batches while the request thread writes the database and reads both.
@@ -18,10 +18,6 @@ export const ROLLUP_FILE_VERSION = 2;
 
 /** The schema name the rollup tables are attached as, on every connection that reads or writes them. */
 export const ROLLUPS = 'rollups';
-
-const PRESENCE_NAMES = PRESENCE_COLUMN_LIST.map((column) => column.slice('has_'.length));
-export const PRESENT = PRESENCE_NAMES.map((name) => `present_${name}`);
-export const REPORTED = PRESENCE_NAMES.map((name) => `reported_${name}`);
 
 /**
  * `scan_rollups`: additive measures of the scans up to the watermark, per UTC day or month and per

@@ -39,6 +39,7 @@ export interface Committed<Entry, Result> {
  */
 export function commitGroup<Entry, Result>(group: Entry[], transaction: (group: Entry[]) => Result[], outcome: GroupOutcome<Entry>): Committed<Entry, Result>;
 export function commitGroup<Entry, Result>(group: Entry[], transaction: (group: Entry[]) => Promise<Result[]>, outcome: GroupOutcome<Entry>): Promise<Committed<Entry, Result>>;
+export function commitGroup<Entry, Result>(group: Entry[], transaction: (group: Entry[]) => MaybePromise<Result[]>, outcome: GroupOutcome<Entry>): MaybePromise<Committed<Entry, Result>>;
 export function commitGroup<Entry, Result>(group: Entry[], transaction: (group: Entry[]) => MaybePromise<Result[]>, { refuse, fail }: GroupOutcome<Entry>): MaybePromise<Committed<Entry, Result>> {
   const nothing: Committed<Entry, Result> = { committed: [], results: [], left: [] };
   /** The entries to write again after the transaction over `entries` failed, or null when none is. */

@@ -1,16 +1,17 @@
 import type { Clock } from '../lib/clock.ts';
 import { periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
-import { RETENTION_BATCH_ROWS } from './roller.ts';
-import { dayOf, type ScanRollups } from './rollups.ts';
+import type { ScanRollups } from '../storage/scans.ts';
+import { RETENTION_BATCH_ROWS } from './fold.ts';
+import { dayOf } from './rollups.ts';
 
 const HOUR_MS = 3_600_000;
 
 /**
  * `SVC_SCAN_RETENTION_DAYS`: deletes scans whose UTC day ended more than the retention ago (whole
  * days, so the stats rollups of a day are dropped, never rebuilt from the scans left). The sweep
- * runs in the roller's Worker (src/scans/roller.ts retain): first the rollups of the expired days
- * go, then the scans, oldest first, in transactions of about 2 ms, so the request thread's writes
+ * is the roller's (ScanRollups.retain; on SQLite in its Worker): first the rollups of the expired
+ * days go, then the scans, oldest first, in short transactions, so the request thread's writes
  * interleave; stats never count a deleted scan.
  */
 export function createScanRetention(clock: Clock, days: number, rollups: ScanRollups, batchRows = RETENTION_BATCH_ROWS) {

@@ -1,21 +1,16 @@
-import type { Database } from 'bun:sqlite';
-import { PRESENT, REPORTED, ROLLUPS } from '../db/rollups-file.ts';
-import { PRESENCE_COLUMN_LIST } from './presence-columns.ts';
+// The stats rollups' model (DESIGN §5, issues 4 and 29), whatever engine keeps them: the cuboids,
+// the measures of a set of scans, days and months. Each engine's roller folds the scans into them
+// (src/scans/fold.ts), and its dashboard reads add the rows not folded yet (src/scans/stats.ts).
+import { PRESENCE_COLUMN_LIST, PRESENT, REPORTED } from './presence-columns.ts';
 import { PRESENCE_KEYS } from './vocabulary.ts';
 import { HyperLogLog, hllHash } from '../lib/hyperloglog.ts';
-import { periodicTask } from '../lib/periodic.ts';
 import { DAY_MS } from '../lib/time.ts';
-import { workerCalls, workerEntry } from '../lib/worker-calls.ts';
-import { writePause } from '../lib/write-pause.ts';
 
 /** The roller runs every second: a scan is folded about a second after it is stored. */
-const SECOND_MS = 1000;
+export const ROLL_EVERY_MS = 1000;
 
-/** The columns of a scan that the stats read (raw rows below and above the watermark alike). */
-export const RAW_STATS_COLUMNS = `rowid, scanned_at, hostname, country, platform, page_type, grade, percentage, ${PRESENCE_COLUMN_LIST.join(', ')}`;
-
+/** A scan's columns that the stats read (raw rows below and above the watermark alike), presence flags as 1, 0 or null. */
 export interface RawStatsRow {
-  rowid: number;
   scanned_at: number;
   hostname: string;
   country: string | null;
@@ -94,86 +89,14 @@ export function nextMonthOf(day: number): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / DAY_MS;
 }
 
-/** Day and month rows may start anywhere until retention first cuts one. */
-const ANY_DAY = Number.MIN_SAFE_INTEGER;
-const bound = (day: number | undefined) => (day === undefined || day === ANY_DAY ? -Infinity : day);
+/** What the rollup state stores as its first day and first month until retention first cuts one: day and month rows may start anywhere. */
+export const ANY_DAY = Number.MIN_SAFE_INTEGER;
+/** A stored first day (or month) as a bound: -Infinity while any day may have rows. */
+export const dayBound = (day: number | undefined) => (day === undefined || day === ANY_DAY ? -Infinity : day);
 
-/**
- * The rollup watermark, the first day with day rows and the first month with month rows (retention
- * dropped the ones before): one consistent read inside a transaction.
- */
-export function rollupState(sqlite: Database): { watermark: number; daysFrom: number; monthsFrom: number } {
-  const row = sqlite
-    .query<{ watermark: number; days_from: number; months_from: number }, []>(`SELECT watermark, days_from, months_from FROM ${ROLLUPS}.scan_rollup_state WHERE id = 1`)
-    .get();
-  return { watermark: row?.watermark ?? 0, daysFrom: bound(row?.days_from), monthsFrom: bound(row?.months_from) };
+/** The rollup watermark (below it every scan is folded), the first day with day rows and the first month with month rows (retention dropped the ones before). */
+export interface RollupState {
+  watermark: number;
+  daysFrom: number;
+  monthsFrom: number;
 }
-
-/**
- * The stats rollups (DESIGN §5, issues 4 and 29), folded by a Worker of their own
- * (src/scans/roller-worker.ts, src/scans/roller.ts) into the rollups file beside the database
- * (src/db/rollups-file.ts): the request thread never runs a fold, and the fold's writes never
- * hold the database's write lock. The telemetry write path stays as it was: a stats query adds the
- * rows above the watermark from the scans table itself. Scan retention runs in the same Worker, so
- * that the scans it deletes leave the rollups in the same transaction.
- */
-export function createScanRollups(database: { file: string; sqlite: Database; stats(): Database }, batchScans?: number) {
-  // The stats reader makes the rollups file ready (created, or started afresh) before the Worker attaches it.
-  database.stats();
-  const worker = workerCalls(new Worker(workerEntry('scans/roller-worker.ts')), 'scan roller');
-  const call = (message: Record<string, unknown>) => worker.call<number>(message);
-  const opened = call({ op: 'open', file: database.file, batchScans, pause: writePause(database.sqlite).shared });
-  // Ended before it opened (a test's teardown): nothing waits on it then.
-  opened.catch(() => {});
-  /** Runs `op` in the Worker; `signal` aborting ends it (and anything queued behind it) at its next step. */
-  const stoppable = async (op: Record<string, unknown>, signal: AbortSignal): Promise<number> => {
-    await opened;
-    if (signal.aborted) return 0;
-    const result = call(op);
-    const abort = () => void worker.call({ op: 'abort' }).catch(() => 0);
-    signal.addEventListener('abort', abort, { once: true });
-    try {
-      return await result;
-    } finally {
-      signal.removeEventListener('abort', abort);
-    }
-  };
-  const task = periodicTask('scan rollup', (signal) => stoppable({ op: 'fold' }, signal));
-  let closed: Promise<void> | null = null;
-  const terminate = () => worker.terminate('stopped');
-
-  return {
-    /** Resolves once the Worker has started and opened the database (a bench measures the folds of a started roller, as the server's is). */
-    ready: (): Promise<void> => opened.then(() => undefined),
-
-    /** Rowid of the last scan folded into the rollups (0: none). */
-    watermark: () => rollupState(database.stats()).watermark,
-
-    /** Fold every scan above the watermark now, batch by batch; resolves with how many. One run at a time. */
-    runOnce: task.runOnce,
-
-    /**
-     * Retention: delete every scan before `firstKeptDay` (whole UTC days) and its rollups, in the
-     * Worker (src/scans/roller.ts retain); resolves with the scans deleted.
-     */
-    retain: (firstKeptDay: number, signal: AbortSignal, batchRows?: number): Promise<number> => stoppable({ op: 'retain', firstKeptDay, batchRows }, signal),
-
-    /** Catch up now and then every `intervalMs` (every second by default). */
-    start: (intervalMs = SECOND_MS) => task.start(intervalMs),
-
-    /** Stop the timer, wait for a run in progress, close the Worker's connection and end it (graceful shutdown, before the database closes). */
-    stop(): Promise<void> {
-      closed ??= (async () => {
-        await task.stop();
-        await call({ op: 'close' }).catch(() => 0);
-        terminate();
-      })();
-      return closed;
-    },
-
-    /** End the Worker at once, whatever it is doing (its transaction rolls back): a test's teardown. */
-    terminate,
-  };
-}
-
-export type ScanRollups = ReturnType<typeof createScanRollups>;

@@ -6,7 +6,7 @@ import { syncRoute } from '../lib/sync-route.ts';
 import { answerInit, appRoute, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
 import { memoUntilChange } from '../lib/memo-until-change.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
-import type { BadgeLookup } from './queries.ts';
+import type { BadgeScan, DashboardQueries } from '../storage/scans.ts';
 import {
   badParameter,
   encodeCursor,
@@ -17,7 +17,6 @@ import {
   parseLimit,
   queryParams,
 } from './filters.ts';
-import type { DashboardQueries } from './dashboard-queries.ts';
 import type { BacklogView } from './backlog.ts';
 import { scanDocs as docs } from './docs.ts';
 
@@ -26,6 +25,9 @@ const TOP_HOSTNAMES = { fallback: 10, max: 100 };
 
 /** Shields' endpoint caching (DESIGN §7): badges may be five minutes stale at browsers and CDNs. */
 const BADGE_CACHE = 'max-age=300, s-maxage=300';
+
+/** The scan a hostname's badge shows, answered without a promise: the badge is a hot GET (ScanReadRecords.badge, in its synchronous form). */
+export type BadgeLookup = (hostname: string) => BadgeScan | null;
 
 /** Badge answers kept between commits, one per URL as sent (URLs come from clients). */
 const BADGE_ANSWERS = 1000;

@@ -1,9 +1,7 @@
-import type { Database } from 'bun:sqlite';
 import { GRADES, PRESENCE_KEYS } from './vocabulary.ts';
 import { DAY_MS } from '../lib/time.ts';
-import type { GroupBy, ScanFilters } from './filters.ts';
-import { ROLLUPS } from '../db/rollups-file.ts';
-import { dayOf, Measures, MONTH, monthOf, nextMonthOf, NONE, ROLLUP_DIMENSIONS, type RawStatsRow } from './rollups.ts';
+import type { GroupBy } from './filters.ts';
+import { dayOf, Measures, monthOf, NONE, type RawStatsRow } from './rollups.ts';
 
 type Key = string | number | null;
 type Row = Record<string, unknown>;
@@ -85,52 +83,5 @@ export class StatsGroups {
   }
 }
 
-/**
- * The cuboid holding exactly the filtered (and grouped) dimensions, and the clauses picking the
- * filtered values and grade among its rows.
- */
-export function rollupCellsOf(filters: ScanFilters, groupBy?: GroupBy): { cuboid: number; clauses: string[]; params: string[] } {
-  let cuboid = 0;
-  const clauses: string[] = [];
-  const params: string[] = [];
-  for (const { bit, column, filter } of ROLLUP_DIMENSIONS) {
-    const value = filters[filter];
-    if (value !== undefined) {
-      clauses.push(`${column} = ?`);
-      params.push(value);
-    }
-    if (value !== undefined || groupBy === filter) cuboid |= bit;
-  }
-  if (filters.grade !== undefined) {
-    clauses.push('grade = ?');
-    params.push(filters.grade);
-  }
-  return { cuboid, clauses, params };
-}
-
-/**
- * The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname: the cuboid
- * split by exactly the filtered and grouped dimensions, every other dimension '*'. Whole months come
- * from month rows (except for groupBy=day), the days around them from day rows.
- */
-export function readRollups(sqlite: Database, filters: ScanFilters, groupBy: GroupBy, firstDay: number, endDay: number, monthsFrom: number): Row[] {
-  const { cuboid, clauses, params } = rollupCellsOf(filters, groupBy);
-  const rows: Row[] = [];
-  const read = (level: number, from: number, to: number) => {
-    if (from >= to) return;
-    const bounded = [...(Number.isFinite(from) ? [['day >= ?', from]] : []), ...(Number.isFinite(to) ? [['day < ?', to]] : [])] as [string, number][];
-    const where = ['cuboid = ?', ...clauses, ...bounded.map(([clause]) => clause)].join(' AND ');
-    const query = sqlite.query<Row, (string | number)[]>(`SELECT * FROM ${ROLLUPS}.scan_rollups WHERE ${where}`);
-    for (const row of query.iterate(cuboid | level, ...params, ...bounded.map(([, bound]) => bound))) rows.push(row);
-  };
-  const monthFrom = Math.max(monthsFrom, Number.isFinite(firstDay) ? (monthOf(firstDay) === firstDay ? firstDay : nextMonthOf(firstDay)) : -Infinity);
-  const monthTo = Number.isFinite(endDay) ? monthOf(endDay) : Infinity;
-  if (groupBy === 'day' || monthFrom >= monthTo) {
-    read(0, firstDay, endDay);
-    return rows;
-  }
-  read(0, firstDay, monthFrom);
-  read(MONTH, monthFrom, monthTo);
-  read(0, monthTo, endDay);
-  return rows;
-}
+/** One group of a stats answer. */
+export type StatsGroup = ReturnType<StatsGroups['result']>[number];

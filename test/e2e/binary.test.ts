@@ -60,7 +60,7 @@ test("the compiled binary's change stamp reads a mapping of the WAL index: a key
 
 // The roller runs in a Worker, a second entry point of the build (scripts/build.ts): the binary must
 // start it from its embedded copy and fold scans into the rollups file.
-// The dashboard's reads run in Workers too (src/scans/dashboard-queries.ts), a third entry point.
+// The dashboard's reads run in Workers too (src/storage/sqlite/scan-dashboard-workers.ts), a third entry point.
 test("the compiled binary's roller Worker folds scans into the rollups file, and its dashboard Workers answer the stats", async () => {
   const dataDir = path.join(tmp.dir, 'data-roller');
   const created = (await runCli(['keys', 'create', '--scopes', 'probe:scan,dashboard:read', '--data-dir', dataDir], { command: [binary] })).json;

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser } from 'playwright-core';
 import { fixedClock } from '../../src/lib/clock.ts';
-import { createScanRollups } from '../../src/scans/rollups.ts';
+import { createScanRollups } from '../../src/storage/sqlite/scan-rollups.ts';
 import { makeTestApp, type TestApp } from '../helpers/app.ts';
 import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, launchChromium, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT } from '../helpers/cli.ts';

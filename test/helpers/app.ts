@@ -6,7 +6,7 @@ import { createKeyStore, type KeyStore, type Scope } from '../../src/auth/keys.t
 import { createLeadStore, type LeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
-import { createScanRollups, type ScanRollups } from '../../src/scans/rollups.ts';
+import { createScanRollups, type SqliteScanRollups as ScanRollups } from '../../src/storage/sqlite/scan-rollups.ts';
 import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
 import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';

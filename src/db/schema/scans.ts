@@ -3,7 +3,7 @@ import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core
 /**
  * One row per accepted telemetry scan (spec §2.1, §2.4). Indexed columns hold what the dashboard
  * filters and groups on; `signals`, `quality` and `data` keep the JSON as accepted. The client IP
- * is never stored. Written by the group-commit writer (src/telemetry/writer.ts) with a raw
+ * is never stored. Written by the group-commit writer (src/telemetry/writer.ts, through src/storage/sqlite/scans.ts) with a raw
  * prepared statement: keep its column list in step with this table.
  */
 export const scans = sqliteTable(
@@ -54,7 +54,7 @@ export const scans = sqliteTable(
     index('scans_badge_idx').on(table.hostname, table.trust, table.receivedAt),
     // Time first: new scans land at the right-hand edge of this index instead of at random pages
     // (a url-first index measured ~35% slower per insert). It serves the newest-first list (with
-    // its filters checked in the index; the rollups say which days hold matches, src/scans/queries.ts),
+    // its filters checked in the index; the rollups say which days hold matches, src/storage/sqlite/scan-dashboard.ts),
     // time ranges (stats edges, retention) and the bulk duplicate check on (scanned_at, url).
     index('scans_scanned_at_url_idx').on(table.scannedAt, table.url, table.country, table.platform, table.pageType, table.grade),
   ],

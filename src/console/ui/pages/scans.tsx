@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { ScanSummary } from '../../../scans/queries.ts';
+import type { ScanSummary } from '../../../scans/views.ts';
 import { GRADES, PAGE_TYPES, SCAN_PLATFORMS } from '../../../scans/vocabulary.ts';
 import { api, type Page } from '../api.ts';
 import type { PageProps } from '../app.tsx';

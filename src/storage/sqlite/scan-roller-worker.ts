@@ -1,10 +1,10 @@
-// The scan roller's Worker (src/scans/rollups.ts createScanRollups): its own connection to the
+// The scan roller's Worker (scan-rollups.ts createScanRollups): its own connection to the
 // database, with the rollups file attached, on which it folds scans and runs scan retention
-// (src/scans/roller.ts). Requests are run one at a time, in the order they came.
+// (scan-roller.ts). Requests are run one at a time, in the order they came.
 import { Database } from 'bun:sqlite';
-import { sharedWritePause } from '../lib/write-pause.ts';
-import { attachRollups, ROLLUPS } from '../db/rollups-file.ts';
-import { BUSY_TIMEOUT_MS, createRoller, type Roller } from './roller.ts';
+import { sharedWritePause } from '../../lib/write-pause.ts';
+import { attachRollups, ROLLUPS } from '../../db/rollups-file.ts';
+import { BUSY_TIMEOUT_MS, createRoller, type Roller } from './scan-roller.ts';
 
 declare const self: Worker;
 

@@ -1,14 +1,14 @@
 import type { Database } from 'bun:sqlite';
-import { PRESENCE_COLUMNS } from './presence-columns.ts';
-import { PRESENCE_KEYS, type PresenceKey } from './vocabulary.ts';
-import { DAY_MS } from '../lib/time.ts';
-import type { Cursor, GroupBy, ScanFilters } from './filters.ts';
-import { ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, RAW_STATS_COLUMNS, rollupState, type RawStatsRow } from './rollups.ts';
-import { ROLLUPS } from '../db/rollups-file.ts';
-import { readRollups, rollupCellsOf, StatsGroups } from './stats.ts';
+import { DAY_MS } from '../../lib/time.ts';
+import type { Cursor, GroupBy, ScanFilters } from '../../scans/filters.ts';
+import { ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, MONTH, monthOf, nextMonthOf, ROLLUP_DIMENSIONS, type RawStatsRow } from '../../scans/rollups.ts';
+import { StatsGroups, type StatsGroup } from '../../scans/stats.ts';
+import { hostnameCountOf, summaryOf, SUMMARY_COLUMNS, type HostnameCount, type ScanDetail, type ScanPage, type SummaryRow } from '../../scans/views.ts';
+import { ROLLUPS } from '../../db/rollups-file.ts';
+import { RAW_STATS_COLUMNS, rollupState } from './scan-rollups.ts';
 
 type Param = string | number;
-type Row = Record<string, string | number | null>;
+type Row = SummaryRow;
 type HostnameRow = { hostname: string; scans: number; last: number };
 
 const FILTER_COLUMNS = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' } as const;
@@ -48,51 +48,62 @@ function whereOf(filters: ScanFilters, cursor: Cursor | null = null, extra: [str
   return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }
 
-const LIST_COLUMNS =
-  'id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, ' +
-  `svc_detected, svc_version, vertical, ${PRESENCE_KEYS.map((k) => PRESENCE_COLUMNS[k]).join(', ')}`;
+const LIST_COLUMNS = SUMMARY_COLUMNS.join(', ');
 
-const iso = (ms: number) => new Date(ms).toISOString();
-const bool = (value: string | number | null | undefined) => (value === null || value === undefined ? null : value === 1);
-
-/** A scan as the dashboard lists it: every column except the stored JSON. */
-function summaryOf(row: Row) {
-  return {
-    id: row.id as string,
-    hostname: row.hostname as string,
-    url: row.url as string,
-    scannedAt: iso(row.scanned_at as number),
-    receivedAt: iso(row.received_at as number),
-    country: row.country,
-    platform: row.platform === null ? null : { platform: row.platform, confidence: row.platform_confidence },
-    pageType: row.page_type,
-    grade: row.grade as string,
-    percentage: row.percentage as number,
-    svc: { detected: bool(row.svc_detected), version: row.svc_version },
-    vertical: row.vertical,
-    signalPresence: Object.fromEntries(PRESENCE_KEYS.map((k) => [k, bool(row[PRESENCE_COLUMNS[k]])])) as Record<PresenceKey, boolean | null>,
-  };
+/**
+ * The cuboid holding exactly the filtered (and grouped) dimensions, and the clauses picking the
+ * filtered values and grade among its rows.
+ */
+export function rollupCellsOf(filters: ScanFilters, groupBy?: GroupBy): { cuboid: number; clauses: string[]; params: string[] } {
+  let cuboid = 0;
+  const clauses: string[] = [];
+  const params: string[] = [];
+  for (const { bit, column, filter } of ROLLUP_DIMENSIONS) {
+    const value = filters[filter];
+    if (value !== undefined) {
+      clauses.push(`${column} = ?`);
+      params.push(value);
+    }
+    if (value !== undefined || groupBy === filter) cuboid |= bit;
+  }
+  if (filters.grade !== undefined) {
+    clauses.push('grade = ?');
+    params.push(filters.grade);
+  }
+  return { cuboid, clauses, params };
 }
 
-export type ScanSummary = ReturnType<typeof summaryOf>;
-
-/** The grade and percentage of the scan a hostname's badge shows, or null. */
-export type BadgeLookup = (hostname: string) => { grade: string; percentage: number } | null;
-
-/** The grade and percentage of the scan a hostname's badge shows, or null: one index seek, on the request thread (the badge is a hot route). */
-export function createBadgeLookup(sqlite: Database): BadgeLookup {
-  const latest = sqlite.prepare<{ grade: string; percentage: number }, [string]>(
-    // The most trusted scan, then the most recently received (telemetry/payload.ts ScanTrust): from
-    // the end of scans_badge_idx; rowid breaks ties within one bulk request, in its order.
-    'SELECT grade, percentage FROM scans INDEXED BY scans_badge_idx WHERE hostname = ? ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
-  );
-  return (hostname) => latest.get(hostname);
+/**
+ * The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname: the cuboid
+ * split by exactly the filtered and grouped dimensions, every other dimension '*'. Whole months come
+ * from month rows (except for groupBy=day), the days around them from day rows.
+ */
+function readRollups(sqlite: Database, filters: ScanFilters, groupBy: GroupBy, firstDay: number, endDay: number, monthsFrom: number): Record<string, unknown>[] {
+  const { cuboid, clauses, params } = rollupCellsOf(filters, groupBy);
+  const rows: Record<string, unknown>[] = [];
+  const read = (level: number, from: number, to: number) => {
+    if (from >= to) return;
+    const bounded = [...(Number.isFinite(from) ? [['day >= ?', from]] : []), ...(Number.isFinite(to) ? [['day < ?', to]] : [])] as [string, number][];
+    const where = ['cuboid = ?', ...clauses, ...bounded.map(([clause]) => clause)].join(' AND ');
+    const query = sqlite.query<Record<string, unknown>, (string | number)[]>(`SELECT * FROM ${ROLLUPS}.scan_rollups WHERE ${where}`);
+    for (const row of query.iterate(cuboid | level, ...params, ...bounded.map(([, bound]) => bound))) rows.push(row);
+  };
+  const monthFrom = Math.max(monthsFrom, Number.isFinite(firstDay) ? (monthOf(firstDay) === firstDay ? firstDay : nextMonthOf(firstDay)) : -Infinity);
+  const monthTo = Number.isFinite(endDay) ? monthOf(endDay) : Infinity;
+  if (groupBy === 'day' || monthFrom >= monthTo) {
+    read(0, firstDay, endDay);
+    return rows;
+  }
+  read(0, firstDay, monthFrom);
+  read(MONTH, monthFrom, monthTo);
+  read(0, monthTo, endDay);
+  return rows;
 }
 
 /**
  * The dashboard's reads of the scans and their rollups, on a query-only connection with the rollups
  * file attached (src/db/rollups-file.ts). They run in the dashboard's Workers
- * (src/scans/dashboard-queries.ts), off the request thread. Statements are compiled once and cached by bun:sqlite.
+ * (scan-dashboard-workers.ts), off the request thread. Statements are compiled once and cached by bun:sqlite.
  */
 export function createDashboardReader(stats: Database) {
   // The hostnames list over all scans, or with one dimension filter: from the per-hostname rollups
@@ -174,7 +185,7 @@ export function createDashboardReader(stats: Database) {
      * One page, newest first; `next` is where the following page starts (null on the last page).
      * Read in one transaction, so the rollups and the rows agree (see newestMatching).
      */
-    list: stats.transaction((filters: ScanFilters, cursor: Cursor | null, limit: number): { items: ScanSummary[]; next: Cursor | null } => {
+    list: stats.transaction((filters: ScanFilters, cursor: Cursor | null, limit: number): ScanPage => {
       const rows = newestMatching(filters, cursor, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -188,7 +199,7 @@ export function createDashboardReader(stats: Database) {
      * rollups plus the scans above the watermark; with other filters, from index entries alone
      * (both indexes carry every filter column).
      */
-    topHostnames(filters: ScanFilters, limit: number): { hostname: string; scans: number; lastScannedAt: string }[] {
+    topHostnames(filters: ScanFilters, limit: number): HostnameCount[] {
       const given = (Object.keys(filters) as (keyof ScanFilters)[]).filter((name) => filters[name] !== undefined);
       const rolledUp = given.length === 0 ? hostnamesRolledUp.get(null) : given.length === 1 ? hostnamesRolledUp.get(given[0]!) : undefined;
       let rows: HostnameRow[];
@@ -199,11 +210,11 @@ export function createDashboardReader(stats: Database) {
           .query<HostnameRow, Param[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`)
           .all(...params, limit);
       }
-      return rows.map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: iso(row.last) }));
+      return rows.map(hostnameCountOf);
     },
 
     /** The full record, the stored JSON included, or null. */
-    get(id: string) {
+    get(id: string): ScanDetail | null {
       const row = byId.get(id);
       if (!row) return null;
       const json = (column: string) => JSON.parse(row[column] as string) as Record<string, unknown>;
@@ -217,7 +228,7 @@ export function createDashboardReader(stats: Database) {
      * `from`/`to` edges and the scans above the watermark. Read in one transaction, so the watermark,
      * the rollups and the rows agree.
      */
-    stats: stats.transaction((filters: ScanFilters, groupBy: GroupBy) => {
+    stats: stats.transaction((filters: ScanFilters, groupBy: GroupBy): StatsGroup[] => {
       const groups = new StatsGroups(groupBy, filters.hostname !== undefined);
       if (filters.hostname !== undefined) {
         const { where, params } = whereOf(filters);

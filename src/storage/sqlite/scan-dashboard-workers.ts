@@ -1,6 +1,6 @@
-import { workerCalls, workerEntry } from '../lib/worker-calls.ts';
-import type { DashboardRead } from './dashboard-worker.ts';
-import type { DashboardReader } from './queries.ts';
+import { workerCalls, workerEntry } from '../../lib/worker-calls.ts';
+import type { DashboardQueries } from '../scans.ts';
+import type { DashboardRead } from './scan-dashboard-worker.ts';
 
 /**
  * Workers answering the dashboard's reads. Two: a long read (a year of stats by day, some tens of
@@ -11,14 +11,8 @@ export const DASHBOARD_WORKERS = 2;
 
 type Calls = ReturnType<typeof workerCalls>;
 
-/** DashboardReader's methods, answered asynchronously. */
-export type DashboardQueries = { [Read in DashboardRead]: (...args: Parameters<DashboardReader[Read]>) => Promise<ReturnType<DashboardReader[Read]>> } & {
-  /** Ends the Workers once the reads they were given are answered; later reads are refused. */
-  close(): Promise<void>;
-};
-
 /**
- * The dashboard's reads (src/scans/queries.ts createDashboardReader), run in Workers of their own:
+ * The dashboard's reads (scan-dashboard.ts createDashboardReader), run in Workers of their own:
  * merging rollup sketches and reading raw rows costs tens of ms of CPU for a long range, which on the
  * request thread would hold every request behind it (telemetry included), and the reads of a busy
  * ingest would wait behind telemetry in turn. Each Worker opens its own query-only connection to
@@ -29,7 +23,7 @@ export function createDashboardQueries(databaseFile: string, size = DASHBOARD_WO
   const workers: (Calls | null)[] = Array.from({ length: size }, () => null);
   let closed = false;
   const spawn = (): Calls => {
-    const calls = workerCalls(new Worker(workerEntry('scans/dashboard-worker.ts'), { ref: false }), 'dashboard reader');
+    const calls = workerCalls(new Worker(workerEntry('storage/sqlite/scan-dashboard-worker.ts'), { ref: false }), 'dashboard reader');
     // Its first read waits behind this in the Worker's queue; a failed open fails that read.
     calls.call({ op: 'open', file: databaseFile }).catch(() => {});
     return calls;
