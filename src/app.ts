@@ -61,8 +61,6 @@ import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
-import { sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
-import { sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
 
 export interface AppDeps {
   config: Config;
@@ -193,11 +191,8 @@ export function createApp(deps: AppDeps) {
   const faqs = createFaqStore(storage.faqs, clock);
   const enrichments = createEnrichmentStore(storage.enrichments, clock);
   const changeStamp = createChangeStamp(database.sqlite);
-  // The signals and the public FAQ read are hot GETs, answered without a promise: SQLite's synchronous reads.
-  const faqsSync = sqliteFaqRecordsSync(database);
-  const productsSync = sqliteProductRecordsSync(database);
-  const signals = createSignalService({ sqlite: database.sqlite, faqs: faqsSync, variantsOf: productsSync.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
-  const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
+  const signals = createSignalService({ reads: storage.hot, changes, baseUrl: config.baseUrl, cacheBytes: config.signalCacheBytes });
+  const discovery = createDiscoveryService({ records: storage.hot.discovery, changes, baseUrl: config.baseUrl });
   const ownOrigins = ownOriginsOf(config);
   const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
   const entries = createCatalogEntries(storage.catalogEntries, clock);
@@ -270,7 +265,8 @@ export function createApp(deps: AppDeps) {
   const embed = embedRoute(widget);
   // The widget's FAQs wait for storage when the widget key is not verified in memory.
   const publicFaqList = answeringLateErrors(publicFaqRoute(publicFaqs), (error, request) => errorAnswer(error, request));
-  const signalProducts = signalProductRoutes(signals);
+  // A signal not cached waits for storage where it answers with a promise (not on SQLite).
+  const signalProducts = signalProductRoutes(signals, (error, request) => errorAnswer(error, request));
   const badge = badgeRoute(createBadgeLookup(database.sqlite), changeStamp);
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
@@ -299,7 +295,7 @@ export function createApp(deps: AppDeps) {
     .use(waitingForAdmission(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, jsonBody })))
     .use(waitingForAdmission(adminFaqRoutes({ faqs, storeOf, jsonBody })))
     .use(publicFaqRoutes(publicFaqList))
-    .use(signalRoutes(signalProducts, discovery))
+    .use(signalRoutes(signalProducts, discovery, (error, request) => errorAnswer(error, request)))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(
       telemetryRoutes({

@@ -35,8 +35,6 @@ const NOT_YET_MOVED = [
   'src/scans/rollups.ts',
   'src/scans/stats.ts',
   'src/server.ts',
-  'src/signals/discovery.ts',
-  'src/signals/service.ts',
   'src/telemetry/writer.ts',
 ];
 
