@@ -161,6 +161,8 @@ describe.each(ENGINES)('signal records ($name)', (engine) => {
     }
     await storage.products.upsert('s1', 'EUR', product('unenriched', T0), { known: null }, T0);
     await moved();
+    await storage.enrichments.put('s1', (await storage.products.get('s1', '9'))!.id, { ...ENRICHMENT, summary: 'Resummarised.' }, T0);
+    await moved();
     expect((await storage.hot.discovery.listed('s1')).map((p) => p.productId)).toEqual(['10', '9', 'B', 'a', 'b']);
     const [first] = await storage.hot.discovery.listed('s1');
     expect(first).toEqual({ productId: '10', title: 'Product 10', summary: 'Sturdy.', syncedAt: first!.syncedAt, enrichedAt: T0, faqChangedAt: null });
