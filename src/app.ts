@@ -10,7 +10,6 @@ import { healthRoutes } from './health/routes.ts';
 import { jsonBodyParser, payloadTooLarge, useBodyBudget } from './lib/body.ts';
 import { createBodyBudget } from './lib/body-budget.ts';
 import { addressKey, clientAddress, type PeerAddress } from './lib/client-ip.ts';
-import { createChangeStamp } from './lib/change-stamp.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { ApiError, errorResponse } from './lib/errors.ts';
 import { createCatalogEntries, entityRefs } from './catalog/entries.ts';
@@ -59,8 +58,6 @@ import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
-import { sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
-import { sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
 import { sqliteScanReadRecordsSync, sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
 
 export interface AppDeps {
@@ -191,12 +188,8 @@ export function createApp(deps: AppDeps) {
   const admission = probeAdmission({ keys, leads, limiter, clientIp, noteTier: observer.noteTier, cors: probeCorsGrant?.grant });
   const faqs = createFaqStore(storage.faqs, clock);
   const enrichments = createEnrichmentStore(storage.enrichments, clock);
-  const changeStamp = createChangeStamp(database.sqlite);
-  // The signals and the public FAQ read are hot GETs, answered without a promise: SQLite's synchronous reads.
-  const faqsSync = sqliteFaqRecordsSync(database);
-  const productsSync = sqliteProductRecordsSync(database);
-  const signals = createSignalService({ sqlite: database.sqlite, faqs: faqsSync, variantsOf: productsSync.variantsOf, baseUrl: config.baseUrl, changeStamp, cacheBytes: config.signalCacheBytes });
-  const discovery = createDiscoveryService({ sqlite: database.sqlite, baseUrl: config.baseUrl, changeStamp });
+  const signals = createSignalService({ reads: storage.hot, changes, baseUrl: config.baseUrl, cacheBytes: config.signalCacheBytes });
+  const discovery = createDiscoveryService({ records: storage.hot.discovery, changes, baseUrl: config.baseUrl });
   const ownOrigins = ownOriginsOf(config);
   const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
   const entries = createCatalogEntries(storage.catalogEntries, clock);
@@ -269,8 +262,9 @@ export function createApp(deps: AppDeps) {
   const embed = embedRoute(widget);
   // The widget's FAQs wait for storage when the widget key is not verified in memory.
   const publicFaqList = answeringLateErrors(publicFaqRoute(publicFaqs), (error, request) => errorAnswer(error, request));
-  const signalProducts = signalProductRoutes(signals);
-  const badge = badgeRoute(scanReads.badge, changeStamp);
+  // A signal not cached waits for storage where it answers with a promise (not on SQLite).
+  const signalProducts = signalProductRoutes(signals, (error, request) => errorAnswer(error, request));
+  const badge = badgeRoute(scanReads.badge, changes.anyChange());
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
@@ -298,7 +292,7 @@ export function createApp(deps: AppDeps) {
     .use(waitingForAdmission(enrichmentRoutes({ enrichments, catalog: webhooks.catalog, storeExists, jsonBody })))
     .use(waitingForAdmission(adminFaqRoutes({ faqs, storeOf, jsonBody })))
     .use(publicFaqRoutes(publicFaqList))
-    .use(signalRoutes(signalProducts, discovery))
+    .use(signalRoutes(signalProducts, discovery, (error, request) => errorAnswer(error, request)))
     .use(webhookRoutes(webhooks.receivers, metrics.webhookDelivery))
     .use(
       telemetryRoutes({

@@ -26,8 +26,6 @@ const NOT_YET_MOVED = [
   'src/lib/write-pause.ts',
   'src/lib/write-transaction.ts',
   'src/main.ts',
-  'src/signals/discovery.ts',
-  'src/signals/service.ts',
 ];
 
 /** The engines `source` (the text of `file`) imports, type-only imports too: a type from an engine is knowledge of it. */

@@ -12,3 +12,8 @@ export type MaybePromise<T> = T | Promise<T>;
 export function andThen<T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
+
+/** Both values: at once when both are here, else a promise of both. */
+export function both<A, B>(first: MaybePromise<A>, second: MaybePromise<B>): MaybePromise<[A, B]> {
+  return first instanceof Promise || second instanceof Promise ? Promise.all([first, second]) : [first, second];
+}

@@ -9,14 +9,12 @@ import type { RetentionRecords } from '../storage/retention.ts';
 export const RECORD_RETENTION_BATCH_ROWS = 500;
 const HOUR_MS = 3_600_000;
 
-/** What each retention setting deletes (RetentionRecords.deleteOldest says which rows of each kind count). */
+/** What each retention setting deletes (RetentionRecords.deleteOldest says which rows of each kind count: finished jobs, unused leads). */
 const RULES = [
   { setting: 'webhookDeliveryDays', kind: 'webhook_deliveries' },
-  // Only finished work: queued and running jobs (and retries waiting for their turn) are never touched.
   { setting: 'jobDays', kind: 'finished_jobs' },
   { setting: 'storeEventDays', kind: 'store_events' },
   { setting: 'orderSignalDays', kind: 'order_signals' },
-  // Sign-ups never verified that never sent a scan: their token was never used.
   { setting: 'unusedLeadDays', kind: 'unused_leads' },
 ] as const satisfies readonly { setting: keyof Config['retention']; kind: string }[];
 

@@ -1,6 +1,9 @@
-import type { Database } from 'bun:sqlite';
 import type { Platform } from '../stores/types.ts';
 import { ApiError } from '../lib/errors.ts';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
+import type { ChangeFeed } from '../storage/changes.ts';
+import type { DiscoveryRecords } from '../storage/signals.ts';
+import type { Immediate } from '../storage/synchronous.ts';
 import { markdownText, markdownUrl } from './markdown.ts';
 import { signalLinks, storeBase, type SignalLinks } from './render.ts';
 import { renderedSignal, type RenderedSignal } from './service.ts';
@@ -8,7 +11,8 @@ import { renderedSignal, type RenderedSignal } from './service.ts';
 /** Products per sitemap file: four URLs each stays under the protocol's 50,000 URLs (and far under 50 MB). */
 export const SITEMAP_PRODUCTS_PER_FILE = 10_000;
 
-interface StoreRow {
+/** A store as its discovery files show it. */
+export interface DiscoveryStore {
   id: string;
   platform: Platform;
   domain: string;
@@ -16,7 +20,8 @@ interface StoreRow {
   withdrawnAt: number | null;
 }
 
-interface ListedProduct {
+/** An enriched, live product as the discovery files list it. */
+export interface ListedProduct {
   productId: string;
   title: string;
   summary: string;
@@ -28,28 +33,13 @@ interface ListedProduct {
 interface StoreCache {
   /** The store's platform: a hit answers only under that platform's path. */
   platform: Platform;
-  dbStamp: number;
-  /** Changes whenever anything a discovery file shows may have changed (see STORE_STAMP_SQL). */
+  /** The change stamp the read that last validated the cache was asked at. */
+  stamp: number;
+  /** Changes whenever anything a discovery file shows may have changed (DiscoveryRecords.storeStamp). */
   storeStamp: string;
   products: ListedProduct[] | null;
   documents: Map<string, RenderedSignal>;
 }
-
-const STORE_SQL = 'SELECT id, platform, domain, status, signals_withdrawn_at AS withdrawnAt FROM stores WHERE id = $storeId';
-// Every write that can change what is listed or its lastmod moves one of these sums: product syncs and
-// removals move synced_at, enrichment writes updated_at, FAQ writes changed_at (each by at least 1 ms).
-const STORE_STAMP_SQL = `SELECT
-  (SELECT count(*) || ':' || total(synced_at) FROM products WHERE store_id = $storeId) || '|' ||
-  (SELECT count(*) || ':' || total(updated_at) FROM product_enrichments WHERE store_id = $storeId) || '|' ||
-  (SELECT count(*) || ':' || total(changed_at) FROM faq_entity_changes WHERE store_id = $storeId AND entity_type = 'product') || '|' ||
-  (SELECT updated_at FROM stores WHERE id = $storeId) AS stamp`;
-const PRODUCTS_SQL = `
-SELECT p.product_id AS productId, p.title, e.summary, p.synced_at AS syncedAt, e.updated_at AS enrichedAt,
-  (SELECT max(c.changed_at) FROM faq_entity_changes c WHERE c.store_id = p.store_id AND c.entity_type = 'product' AND c.entity_ref IN (p.product_id, p.handle)) AS faqChangedAt
-FROM products p JOIN product_enrichments e ON e.product_row_id = p.id
-WHERE p.store_id = $storeId AND p.removed_at IS NULL
-ORDER BY p.product_id`;
-const SIGNAL_STORES_SQL = `SELECT id, platform FROM stores WHERE status = 'active' AND signals_withdrawn_at IS NULL ORDER BY created_at, id`;
 
 const lastModifiedOf = (p: ListedProduct) => Math.max(p.syncedAt, p.enrichedAt, p.faqChangedAt ?? 0);
 /** W3C datetime, seconds precision, as the sitemap protocol shows it. */
@@ -70,7 +60,7 @@ function sitemapIndex(entries: { loc: string; lastmod: number }[]): string {
 }
 
 /** The four signal URLs of each product, each with the product's Last-Modified. */
-function productUrls(baseUrl: string, store: StoreRow, products: ListedProduct[]): { loc: string; lastmod: number }[] {
+function productUrls(baseUrl: string, store: DiscoveryStore, products: ListedProduct[]): { loc: string; lastmod: number }[] {
   return products.flatMap((p) => {
     const links: SignalLinks = signalLinks(baseUrl, store.platform, store.id, p.productId);
     const lastmod = lastModifiedOf(p);
@@ -79,7 +69,7 @@ function productUrls(baseUrl: string, store: StoreRow, products: ListedProduct[]
 }
 
 /** llms.txt: H1 the store, a `>` summary, one `- [title](.md): summary` line per product, the sitemap as optional. */
-function llmsTxt(baseUrl: string, store: StoreRow, products: ListedProduct[]): string {
+function llmsTxt(baseUrl: string, store: DiscoveryStore, products: ListedProduct[]): string {
   const links = (p: ListedProduct) => signalLinks(baseUrl, store.platform, store.id, p.productId);
   const lines = [
     `# ${markdownText(store.domain)}`,
@@ -111,44 +101,44 @@ export function parseDiscoveryFile(file: string): DiscoveryFile | null {
 export const DISCOVERY_CONTENT_TYPES = { sitemap: 'application/xml; charset=utf-8', llms: 'text/plain; charset=utf-8', robots: 'text/plain; charset=utf-8' } as const;
 
 /**
- * The store-level discovery files, cached per store like the signals: while the database change stamp
- * is unchanged nothing is read; when it moved, a cheap per-store stamp decides whether the product
- * list must be read again.
+ * The store-level discovery files, cached per store like the signals: while the storage's change
+ * stamp stands nothing is read (a hit answers at once; on SQLite every answer does); when it moved,
+ * a cheap per-store stamp decides whether the product list must be read again.
  */
-export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string; changeStamp: () => number }) {
-  const storeQuery = deps.sqlite.query<StoreRow, { $storeId: string }>(STORE_SQL);
-  const stampQuery = deps.sqlite.query<{ stamp: string }, { $storeId: string }>(STORE_STAMP_SQL);
-  const productsQuery = deps.sqlite.query<ListedProduct, { $storeId: string }>(PRODUCTS_SQL);
-  const signalStores = deps.sqlite.query<{ id: string; platform: Platform }, []>(SIGNAL_STORES_SQL);
+export function createDiscoveryService(deps: { records: Immediate<DiscoveryRecords>; changes: ChangeFeed; baseUrl: string }) {
+  const { records } = deps;
+  const changeStamp = deps.changes.anyChange();
   const caches = new Map<string, StoreCache>();
-  let robots: { dbStamp: number; rendered: RenderedSignal } | null = null;
+  let robots: { stamp: number; rendered: RenderedSignal } | null = null;
   const CACHE_LIMIT = 1000;
 
-  function storeOf(platform: Platform, storeId: string): StoreRow {
-    const store = storeQuery.get({ $storeId: storeId });
+  function served(platform: Platform, storeId: string, store: DiscoveryStore | null): DiscoveryStore {
     if (!store || store.platform !== platform) throw new ApiError(404, 'not_found', `no ${platform} store ${JSON.stringify(storeId)}`);
     if (store.withdrawnAt !== null) throw new ApiError(410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its signals are withdrawn');
     if (store.status !== 'active') throw new ApiError(404, 'not_found', `store ${JSON.stringify(storeId)} is inactive`);
     return store;
   }
 
-  function cacheOf(store: StoreRow, dbStamp: number): StoreCache {
+  /** The store's cache, validated by reads asked at `stamp` (kept under that stamp, never a later one: a write while storage answers moves the stamp past it). */
+  function cacheOf(store: DiscoveryStore, stamp: number): MaybePromise<StoreCache> {
     const storeId = store.id;
-    let cache = caches.get(storeId);
-    if (cache?.dbStamp === dbStamp) return cache;
-    const storeStamp = stampQuery.get({ $storeId: storeId })!.stamp;
-    if (cache && cache.storeStamp === storeStamp) {
-      cache.dbStamp = dbStamp;
-      return cache;
-    }
-    cache = { platform: store.platform, dbStamp, storeStamp, products: null, documents: new Map() };
-    caches.delete(storeId);
-    if (caches.size >= CACHE_LIMIT) caches.delete(caches.keys().next().value!);
-    caches.set(storeId, cache);
-    return cache;
+    const cache = caches.get(storeId);
+    if (cache?.stamp === stamp) return cache;
+    return andThen(records.storeStamp(storeId), (storeStamp) => {
+      const current = caches.get(storeId);
+      if (current && current.storeStamp === storeStamp) {
+        current.stamp = stamp;
+        return current;
+      }
+      const fresh: StoreCache = { platform: store.platform, stamp, storeStamp, products: null, documents: new Map() };
+      caches.delete(storeId);
+      if (caches.size >= CACHE_LIMIT) caches.delete(caches.keys().next().value!);
+      caches.set(storeId, fresh);
+      return fresh;
+    });
   }
 
-  function build(store: StoreRow, file: DiscoveryFile, products: ListedProduct[]): string {
+  function build(store: DiscoveryStore, file: DiscoveryFile, products: ListedProduct[]): string {
     if (file.kind === 'llms') return llmsTxt(deps.baseUrl, store, products);
     const pages = Math.max(1, Math.ceil(products.length / SITEMAP_PRODUCTS_PER_FILE));
     const slice = (page: number) => products.slice((page - 1) * SITEMAP_PRODUCTS_PER_FILE, page * SITEMAP_PRODUCTS_PER_FILE);
@@ -163,35 +153,41 @@ export function createDiscoveryService(deps: { sqlite: Database; baseUrl: string
 
   return {
     /** A store's sitemap.xml (or one of its pages) or llms.txt: 404 unknown or inactive store, 410 withdrawn. */
-    render(platform: Platform, storeId: string, file: DiscoveryFile): RenderedSignal {
-      const dbStamp = deps.changeStamp();
+    render(platform: Platform, storeId: string, file: DiscoveryFile): MaybePromise<RenderedSignal> {
+      const stamp = changeStamp();
       const key = file.kind === 'llms' ? 'llms' : `sitemap-${file.page ?? 0}`;
       const cached = caches.get(storeId);
-      if (cached?.dbStamp === dbStamp && cached.platform === platform) {
+      if (cached?.stamp === stamp && cached.platform === platform) {
         const hit = cached.documents.get(key);
         if (hit) return hit;
       }
-      const store = storeOf(platform, storeId);
-      const cache = cacheOf(store, dbStamp);
-      let rendered = cache.documents.get(key);
-      if (!rendered) {
-        cache.products ??= productsQuery.all({ $storeId: storeId });
-        const body = build(store, file, cache.products);
-        const lastModified = cache.products.reduce((latest, p) => Math.max(latest, lastModifiedOf(p)), 0);
-        rendered = renderedSignal(body, lastModified);
-        cache.documents.set(key, rendered);
-      }
-      return rendered;
+      return andThen(records.store(storeId), (found) => {
+        const store = served(platform, storeId, found);
+        return andThen(cacheOf(store, stamp), (cache) => {
+          const done = cache.documents.get(key);
+          if (done) return done;
+          return andThen(cache.products ?? records.listed(storeId), (products) => {
+            cache.products = products;
+            const body = build(store, file, products);
+            const lastModified = products.reduce((latest, p) => Math.max(latest, lastModifiedOf(p)), 0);
+            const rendered = renderedSignal(body, lastModified);
+            cache.documents.set(key, rendered);
+            return rendered;
+          });
+        });
+      });
     },
 
     /** robots.txt: everything may be crawled; the sitemap of every store whose signals are served. */
-    robots(): RenderedSignal {
-      const dbStamp = deps.changeStamp();
-      if (robots?.dbStamp === dbStamp) return robots.rendered;
-      const sitemaps = signalStores.all().map((s) => `Sitemap: ${storeBase(deps.baseUrl, s.platform, s.id)}/sitemap.xml`);
-      const body = ['User-agent: *', 'Disallow:', '', ...sitemaps, ''].join('\n');
-      robots = { dbStamp, rendered: renderedSignal(body, 0) };
-      return robots.rendered;
+    robots(): MaybePromise<RenderedSignal> {
+      const stamp = changeStamp();
+      if (robots?.stamp === stamp) return robots.rendered;
+      return andThen(records.servedStores(), (stores) => {
+        const sitemaps = stores.map((s) => `Sitemap: ${storeBase(deps.baseUrl, s.platform, s.id)}/sitemap.xml`);
+        const body = ['User-agent: *', 'Disallow:', '', ...sitemaps, ''].join('\n');
+        robots = { stamp, rendered: renderedSignal(body, 0) };
+        return robots.rendered;
+      });
     },
   };
 }

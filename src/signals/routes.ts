@@ -7,7 +7,8 @@ import { CONTENT_TYPES, SIGNAL_FORMATS, type SignalFormat } from './render.ts';
 import type { RenderedSignal, SignalService } from './service.ts';
 import { signalDocs as docs } from './docs.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import { answerInit, appRoute, plainResponse, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import { answerInit, answeringLateErrors, appRoute, plainResponse, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 
 const CACHE_CONTROL = 'public, max-age=300';
 
@@ -53,15 +54,28 @@ function answerRendered(request: Request, rendered: RenderedSignal, contentType:
   return respond(rendered.body, headers.ok);
 }
 
-/** A rendered answer, or the refusal of what `render` threw. */
-function serve(request: Request, contentType: string, render: () => RenderedSignal): Response {
-  let rendered: RenderedSignal;
+/** How the app answers an error it did not expect (a storage failure while a late answer was read). */
+export type FailedAnswer = (error: unknown, request: Request) => Response;
+
+/**
+ * The answer of what rendering gave. One that waited for storage is built with `plainResponse`
+ * (`respond` serves the request in hand only while the answer runs).
+ */
+function answerOf(request: Request, rendered: MaybePromise<RenderedSignal>, contentType: string, respond: Respond): Response | Promise<Response> {
+  if (rendered instanceof Promise) return rendered.then((late) => answerRendered(request, late, contentType, plainResponse), renderRefusal);
+  return answerRendered(request, rendered, contentType, respond);
+}
+
+/** A rendered answer through the app, or the refusal of what `render` threw; a late failure is answered by `fail` (Elysia does not answer a rejected promise of a route composed without one). */
+function serve(request: Request, contentType: string, render: () => MaybePromise<RenderedSignal>, fail: FailedAnswer): Response | Promise<Response> {
+  let rendered: MaybePromise<RenderedSignal>;
   try {
     rendered = render();
   } catch (error) {
     return renderRefusal(error);
   }
-  return answerRendered(request, rendered, contentType, plainResponse);
+  const answered = answerOf(request, rendered, contentType, plainResponse);
+  return answered instanceof Promise ? answered.catch((error: unknown) => fail(error, request)) : answered;
 }
 
 const NOT_A_SIGNAL = 'signal URLs end in .jsonld, .llm, .md or .meta';
@@ -75,24 +89,24 @@ export interface PlatformSignalRoutes {
   oneStore: HotRoute;
 }
 
-/** The product signal URLs of every platform, the busiest public GETs. */
-export function signalProductRoutes(signals: SignalService): PlatformSignalRoutes[] {
+/** The product signal URLs of every platform, the busiest public GETs; what a late answer throws is answered by `fail`. */
+export function signalProductRoutes(signals: SignalService, fail: FailedAnswer): PlatformSignalRoutes[] {
   return PLATFORMS.map((platform) => {
-    const answer = (request: Request, params: Record<string, string>, respond: Respond) => {
+    const productAnswer = (request: Request, params: Record<string, string>, respond: Respond) => {
       const parsed = parseFile(params.file!);
       if (!parsed) return errorResponse(404, 'not_found', NOT_A_SIGNAL);
-      let rendered: RenderedSignal;
+      let rendered: MaybePromise<RenderedSignal>;
       try {
         rendered = signals.render(platform, parsed.productId, parsed.format, params.storeId ?? null);
       } catch (error) {
         return renderRefusal(error);
       }
-      return answerRendered(request, rendered, CONTENT_TYPES[parsed.format], respond);
+      return answerOf(request, rendered, CONTENT_TYPES[parsed.format], respond);
     };
     return {
       platform,
-      anyStore: { path: `/api/v1/${platform}/products/:file`, answer },
-      oneStore: { path: `/api/v1/${platform}/stores/:storeId/products/:file`, answer },
+      anyStore: answeringLateErrors({ path: `/api/v1/${platform}/products/:file`, answer: productAnswer }, fail),
+      oneStore: answeringLateErrors({ path: `/api/v1/${platform}/stores/:storeId/products/:file`, answer: productAnswer }, fail),
     };
   });
 }
@@ -103,14 +117,14 @@ export function signalProductRoutes(signals: SignalService): PlatformSignalRoute
  * - GET /api/v1/{platform}/stores/{storeId}/sitemap.xml, sitemap-<n>.xml, llms.txt
  * - GET /robots.txt (the sitemaps of every store whose signals are served)
  */
-export function signalRoutes(products: PlatformSignalRoutes[], discovery: DiscoveryService) {
+export function signalRoutes(products: PlatformSignalRoutes[], discovery: DiscoveryService, fail: FailedAnswer) {
   const storeFile = (platform: Platform) =>
     syncRoute((request, params: { file: string; storeId: string }) => {
       const file = parseDiscoveryFile(params.file);
       if (!file) return errorResponse(404, 'not_found', 'store discovery files are sitemap.xml and llms.txt');
-      return serve(request, DISCOVERY_CONTENT_TYPES[file.kind], () => discovery.render(platform, params.storeId, file));
+      return serve(request, DISCOVERY_CONTENT_TYPES[file.kind], () => discovery.render(platform, params.storeId, file), fail);
     });
-  const app = new Elysia({ name: 'signals' }).get('/robots.txt', syncRoute((request) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots)), { detail: docs.robots });
+  const app = new Elysia({ name: 'signals' }).get('/robots.txt', syncRoute((request) => serve(request, DISCOVERY_CONTENT_TYPES.robots, discovery.robots, fail)), { detail: docs.robots });
   for (const { platform, anyStore, oneStore } of products) {
     app.get(anyStore.path, appRoute(anyStore), { detail: docs.product(platform) });
     app.get(oneStore.path, appRoute(oneStore), { detail: docs.storeProduct(platform) });

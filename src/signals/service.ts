@@ -1,16 +1,17 @@
-import type { Database } from 'bun:sqlite';
-import type { Availability } from '../catalog/product-data.ts';
 import type { Platform } from '../stores/types.ts';
-import type { FaqRecords, ProductRecords } from '../storage/content.ts';
-import type { Synchronous } from '../storage/synchronous.ts';
+import type { HotReads } from '../storage/index.ts';
+import type { ChangeFeed } from '../storage/changes.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
 import { htmlToBlocks, stripControlCharacters } from '../lib/html.ts';
+import { andThen, both, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { StoreSettings } from '../stores/settings.ts';
+import type { Availability, ProductVariant } from '../catalog/product-data.ts';
+import type { PublicFaq } from '../faqs/store.ts';
 import { renderSignal, signalLinks, type SignalFormat, type SignalSource } from './render.ts';
 
 /** One enriched, live catalogue row of the requested platform product id, with its store and version stamps. */
-interface Candidate {
+export interface SignalCandidate {
   rowId: string;
   storeId: string;
   productId: string;
@@ -24,21 +25,23 @@ interface Candidate {
   barcode: string | null;
   mpn: string | null;
   brand: string | null;
-  images: string;
+  images: string[];
   url: string | null;
-  options: string;
+  options: string[];
   syncedAt: number;
   storeStatus: 'active' | 'inactive';
   withdrawnAt: number | null;
   storeCurrency: string | null;
   storeDomain: string;
-  storeSettings: string;
+  storeSettings: StoreSettings;
   storeUpdatedAt: number;
   summary: string;
-  highlights: string;
-  attributes: string;
+  highlights: string[];
+  attributes: Record<string, string>;
   enrichedAt: number;
+  /** When the product's FAQs last changed (null: never). */
   faqChangedAt: number | null;
+  /** Moves with every change of the product's FAQs (a sum of their change times). */
   faqStamp: number;
 }
 
@@ -59,8 +62,8 @@ export function renderedSignal(body: string, lastModified: number): RenderedSign
 }
 
 interface CacheEntry {
-  /** Database change stamp when the entry was last validated: while unchanged, nothing needs reading. */
-  dbStamp: number;
+  /** The change stamp the read that last validated the entry was asked at: while it stands, nothing needs reading. */
+  stamp: number;
   rowId: string;
   /** The product's own version (product, enrichment, FAQ and store change times). */
   version: string;
@@ -76,29 +79,13 @@ interface CacheEntry {
  */
 const CACHE_LIMIT = 5000;
 
-// A product's FAQs are filed under its platform id or its handle. `total` of the change stamps is a
-// version (any stamp moving moves it); `max` is the Last-Modified contribution.
-const FAQ_CHANGES = `FROM faq_entity_changes c WHERE c.store_id = p.store_id AND c.entity_type = 'product' AND c.entity_ref IN (p.product_id, p.handle)`;
-const CANDIDATES_SQL = `
-SELECT p.id AS rowId, p.store_id AS storeId, p.product_id AS productId, p.handle, p.title, p.description_html AS descriptionHtml,
-  p.price, p.currency AS productCurrency, p.availability, p.sku, p.barcode, p.mpn, p.brand, p.images, p.url, p.options, p.synced_at AS syncedAt,
-  s.status AS storeStatus, s.signals_withdrawn_at AS withdrawnAt, s.currency AS storeCurrency, s.domain AS storeDomain, s.settings AS storeSettings,
-  s.updated_at AS storeUpdatedAt,
-  e.summary, e.highlights, e.attributes, e.updated_at AS enrichedAt,
-  (SELECT max(c.changed_at) ${FAQ_CHANGES}) AS faqChangedAt,
-  (SELECT total(c.changed_at) ${FAQ_CHANGES}) AS faqStamp
-FROM stores s
-JOIN products p ON p.store_id = s.id AND p.product_id = $productId AND p.removed_at IS NULL
-JOIN product_enrichments e ON e.product_row_id = p.id
-WHERE s.platform = $platform AND ($storeId IS NULL OR s.id = $storeId)`;
-
 /**
  * Picks the product a signal URL names. Only enriched, live products count. Among them, the one of an
  * active store is served; two active stores of the platform with the same enriched product id are
  * ambiguous (404, never one merchant's data under the other's URL: the store-scoped URL names each
  * without ambiguity); none active but one withdrawn by `app/uninstalled` is 410; otherwise 404.
  */
-function choose(candidates: Candidate[], what: string): Candidate {
+function choose(candidates: SignalCandidate[], what: string): SignalCandidate {
   const active = candidates.filter((c) => c.storeStatus === 'active' && c.withdrawnAt === null);
   if (active.length === 1) return active[0]!;
   if (active.length > 1) throw new ApiError(404, 'not_found', `${what} is enriched in more than one store; its signal URL is ambiguous (use /api/v1/{platform}/stores/{storeId}/products/{id})`);
@@ -107,19 +94,18 @@ function choose(candidates: Candidate[], what: string): Candidate {
 }
 
 export interface SignalServiceDeps {
-  sqlite: Database;
-  /** SQLite's synchronous reads, as `sqlite`'s: the signal GETs answer without a promise (test/hot-paths.test.ts). */
-  faqs: Pick<Synchronous<FaqRecords>, 'approved'>;
-  /** The variants of catalogue rows. */
-  variantsOf: Synchronous<ProductRecords>['variantsOf'];
+  /** The signals' reads (candidates, variants, approved FAQs): SQLite's answer without a promise, so a signal GET does too (test/hot-paths.test.ts); elsewhere only a miss waits. */
+  reads: Pick<HotReads, 'signals' | 'products' | 'faqs'>;
+  /** The storage's change feed: while its stamp of any change stands, a cached product is served without a read. */
+  changes: ChangeFeed;
   baseUrl: string;
-  changeStamp: () => number;
   /** Most bytes of rendered bodies kept in the cache. */
   cacheBytes: number;
 }
 
 export function createSignalService(deps: SignalServiceDeps) {
-  const candidates = deps.sqlite.query<Candidate, { $platform: string; $productId: string; $storeId: string | null }>(CANDIDATES_SQL);
+  const { reads } = deps;
+  const changeStamp = deps.changes.anyChange();
   const cache = new Map<string, CacheEntry>();
   let cachedBytes = 0;
 
@@ -136,28 +122,52 @@ export function createSignalService(deps: SignalServiceDeps) {
     }
   };
 
-  /** Validate (or build) the cache entry of a product against the database. */
-  function refresh(platform: Platform, productId: string, storeId: string | null, key: string, dbStamp: number): { entry: CacheEntry; row: Candidate } {
-    const what = `${platform} product ${JSON.stringify(productId)}${storeId === null ? '' : ` of store ${JSON.stringify(storeId)}`}`;
-    const row = choose(candidates.all({ $platform: platform, $productId: productId, $storeId: storeId }), what);
+  /**
+   * The cache entry of `row`, validated by a read asked at `stamp`: kept under that stamp (never a
+   * later one), so a write that committed while storage answered has moved the stamp past it and
+   * the next request reads again.
+   */
+  function validated(key: string, row: SignalCandidate, stamp: number): CacheEntry {
     const version = `${row.syncedAt}:${row.enrichedAt}:${row.faqStamp}:${row.storeUpdatedAt}`;
     let entry = cache.get(key);
     if (entry && entry.rowId === row.rowId && entry.version === version) {
-      entry.dbStamp = dbStamp;
+      entry.stamp = stamp;
     } else {
-      entry = { dbStamp, rowId: row.rowId, version, rendered: {}, bytes: 0 };
+      entry = { stamp, rowId: row.rowId, version, rendered: {}, bytes: 0 };
       forget(key);
       cache.set(key, entry);
       trim();
     }
-    return { entry, row };
+    return entry;
   }
 
-  function sourceOf(row: Candidate, platform: Platform): SignalSource {
+  /** The rendered `format` of `row`, kept in `entry` while it is still the key's entry. */
+  function rendered(entry: CacheEntry, key: string, row: SignalCandidate, platform: Platform, format: SignalFormat): MaybePromise<RenderedSignal> {
+    const done = entry.rendered[format];
+    if (done) return done;
+    return andThen(sourceOf(row, platform), (source) => {
+      const body = renderSignal(format, source, signalLinks(deps.baseUrl, platform, row.storeId, row.productId));
+      const made = renderedSignal(body, source.updatedAt);
+      entry.rendered[format] = made;
+      const bytes = made.body.size;
+      entry.bytes += bytes;
+      if (cache.get(key) === entry) {
+        cachedBytes += bytes;
+        trim();
+      }
+      return made;
+    });
+  }
+
+  function sourceOf(row: SignalCandidate, platform: Platform): MaybePromise<SignalSource> {
     const refs = row.handle !== null ? [row.productId, row.handle] : [row.productId];
+    return andThen(both(reads.products.variantsOf([row.rowId]), reads.faqs.approved(row.storeId, 'product', refs)), ([variants, faqs]) => sourceFrom(row, platform, variants.get(row.rowId) ?? [], faqs));
+  }
+
+  function sourceFrom(row: SignalCandidate, platform: Platform, stored: ProductVariant[], faqs: PublicFaq[]): SignalSource {
     // Catalogue text comes from the platform as sent: no control character reaches any format.
     const clean = (text: string | null) => (text === null ? null : stripControlCharacters(text));
-    const variants = (deps.variantsOf([row.rowId]).get(row.rowId) ?? []).map((v) => ({
+    const variants = stored.map((v) => ({
       ...v,
       title: clean(v.title),
       sku: clean(v.sku),
@@ -179,44 +189,35 @@ export function createSignalService(deps: SignalServiceDeps) {
       barcode: clean(row.barcode),
       mpn: clean(row.mpn),
       brand: clean(row.brand),
-      images: JSON.parse(row.images),
+      images: row.images,
       url: row.url,
-      options: (JSON.parse(row.options) as string[]).map(stripControlCharacters),
+      options: row.options.map(stripControlCharacters),
       variants,
-      settings: JSON.parse(row.storeSettings) as StoreSettings,
+      settings: row.storeSettings,
       summary: row.summary,
-      highlights: JSON.parse(row.highlights),
-      attributes: JSON.parse(row.attributes),
-      faqs: deps.faqs.approved(row.storeId, 'product', refs),
+      highlights: row.highlights,
+      attributes: row.attributes,
+      faqs,
       updatedAt: Math.max(row.syncedAt, row.enrichedAt, row.faqChangedAt ?? 0),
     };
   }
 
   return {
     /**
-     * The rendered signal, from the cache while neither the database nor the product's version moved.
+     * The rendered signal, from the cache while neither the storage's change stamp nor the product's
+     * version moved: at once on a hit (and always on SQLite), a promise only when storage must answer.
      * `storeId` null: the product-id URL (any store of the platform); else the store-scoped URL.
      */
-    render(platform: Platform, productId: string, format: SignalFormat, storeId: string | null = null): RenderedSignal {
+    render(platform: Platform, productId: string, format: SignalFormat, storeId: string | null = null): MaybePromise<RenderedSignal> {
       const key = `${platform}\n${productId}\n${storeId ?? ''}`;
-      const dbStamp = deps.changeStamp();
+      const stamp = changeStamp();
       const cached = cache.get(key);
-      if (cached?.dbStamp === dbStamp && cached.rendered[format]) return cached.rendered[format];
-      const { entry, row } = refresh(platform, productId, storeId, key, dbStamp);
-      let rendered = entry.rendered[format];
-      if (!rendered) {
-        const source = sourceOf(row, platform);
-        const body = renderSignal(format, source, signalLinks(deps.baseUrl, platform, row.storeId, row.productId));
-        rendered = renderedSignal(body, source.updatedAt);
-        entry.rendered[format] = rendered;
-        const bytes = rendered.body.size;
-        entry.bytes += bytes;
-        if (cache.get(key) === entry) {
-          cachedBytes += bytes;
-          trim();
-        }
-      }
-      return rendered;
+      if (cached?.stamp === stamp && cached.rendered[format]) return cached.rendered[format];
+      const what = `${platform} product ${JSON.stringify(productId)}${storeId === null ? '' : ` of store ${JSON.stringify(storeId)}`}`;
+      return andThen(reads.signals.candidates(platform, productId, storeId), (candidates) => {
+        const row = choose(candidates, what);
+        return rendered(validated(key, row, stamp), key, row, platform, format);
+      });
     },
 
     /** What the cache holds now (for /metrics). */

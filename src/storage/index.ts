@@ -5,6 +5,7 @@ import type { DatabaseHealth } from './health.ts';
 import type { Immediate } from './synchronous.ts';
 import type { RetentionRecords } from './retention.ts';
 import type { DeliveryRecords, JobRecords, StoreRecords, SyncStateRecords } from './stores.ts';
+import type { DiscoveryRecords, SignalRecords } from './signals.ts';
 
 /** Which engine holds svc's state. */
 export type Engine = 'sqlite' | 'postgres';
@@ -38,4 +39,6 @@ export interface HotReads {
   faqs: Pick<Immediate<FaqRecords>, 'approved'>;
   products: Pick<Immediate<ProductRecords>, 'refsOf' | 'variantsOf'>;
   catalogEntries: Pick<Immediate<CatalogEntryRecords>, 'refsOf'>;
+  signals: Immediate<SignalRecords>;
+  discovery: Immediate<DiscoveryRecords>;
 }

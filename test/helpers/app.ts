@@ -21,6 +21,7 @@ import type { SharedBuckets } from '../../src/ratelimit/tiers.ts';
 import { sqliteAuthRecords } from '../../src/storage/sqlite/auth.ts';
 import { sqliteChangeFeed } from '../../src/storage/sqlite/changes.ts';
 import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
+import type { Storage } from '../../src/storage/index.ts';
 import { writePause } from '../../src/lib/write-pause.ts';
 
 import { buildMmdb } from './mmdb.ts';
@@ -99,6 +100,8 @@ export interface TestAppOptions {
   peerAddress?: PeerAddress;
   /** Rate-limit buckets shared with other apps (Redis, test/helpers/redis.ts); the caller closes them. */
   sharedLimits?: SharedBuckets;
+  /** The storage the app is given, from the SQLite storage of its database (to answer as another engine would). */
+  storage?: (sqlite: Storage) => Storage;
 }
 
 /** An app over a real SQLite file in a temp directory, migrated, with an optional fixed clock. */
@@ -116,7 +119,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const observability = createObservability(config.log, (text) => {
     logText += text;
   });
-  const storage = sqliteStorage(database);
+  const storage = (options.storage ?? ((sqlite) => sqlite))(sqliteStorage(database));
   const webhooks = createWebhookServices(storage, config, clock, {
     log: observability.logger.log,
     writePause: writePause(database.sqlite),

@@ -1,6 +1,7 @@
 // Catalogue data as the platforms' mappers produce it, for the storage contract tests
-// (test/storage/): a product with two variants, and a time past 2^31 ms as every real time is.
+// (test/storage/): a store, a product with two variants, and a time past 2^31 ms as every real time is.
 import type { ProductData, ProductVariant } from '../../src/catalog/product-data.ts';
+import type { StoreRecord } from '../../src/stores/registry.ts';
 
 export const T0 = 1_767_225_600_000; // 2026-01-01
 
@@ -26,6 +27,34 @@ export function product(productId: string, updatedAt: number, overrides: Partial
     variants: [variant('v1'), variant('v2')],
     updatedAt,
     raw: { id: productId },
+    ...overrides,
+  };
+}
+
+/** An active platform-C store with sealed credentials, created at T0. */
+export function store(id: string, overrides: Partial<StoreRecord> = {}): StoreRecord {
+  return {
+    id,
+    platform: 'platform-c',
+    domain: `${id}.example`,
+    platformRef: `https://${id}.example`,
+    currency: 'EUR',
+    status: 'active',
+    credentialKind: 'rest-keys',
+    credentials: `enc:v1:sealed-credentials-of-${id}`,
+    webhookSecret: `enc:v1:sealed-secret-of-${id}`,
+    hookStatus: 'pending',
+    hookError: null,
+    hookTopics: [],
+    hooksRegisteredAt: null,
+    hooksConfirmedAt: null,
+    deactivatedAt: null,
+    signalsWithdrawnAt: null,
+    disconnectedAt: null,
+    syncPausedAt: null,
+    settings: {},
+    createdAt: T0,
+    updatedAt: T0,
     ...overrides,
   };
 }

@@ -6,6 +6,9 @@ import path from 'node:path';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { openPostgresClient, type PostgresClient } from '../../src/storage/postgres/client.ts';
+import type { Storage } from '../../src/storage/index.ts';
+import { postgresStorage } from '../../src/storage/postgres/index.ts';
+import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
 import { createTestDatabase, TEST_DATABASE_URL } from './postgres.ts';
 
 /** A migrated, empty engine for one test. */
@@ -58,6 +61,27 @@ export async function query(opened: OpenedEngine, text: string, ...params: (stri
   if (opened.kind === 'sqlite') return opened.database.sqlite.query(text).all(...params) as Record<string, unknown>[];
   let n = 0;
   return [...(await opened.client.sql.unsafe(text.replace(/\?/g, () => `$${++n}`), params))];
+}
+
+/**
+ * An instance's storage on the engine's database: its own connections and change feed (listening,
+ * on PostgreSQL), as another svc would open it; `close` ends them.
+ */
+export async function storageOn(opened: OpenedEngine): Promise<{ storage: Storage; close(): Promise<void> }> {
+  if (opened.kind === 'sqlite') {
+    const database = openDatabase(opened.database.file);
+    return { storage: sqliteStorage(database), close: async () => database.close() };
+  }
+  const client = openPostgresClient(opened.url, { max: 4 });
+  const storage = postgresStorage(client);
+  await storage.changes.ready;
+  return {
+    storage,
+    close: async () => {
+      await storage.changes.close();
+      await client.close();
+    },
+  };
 }
 
 /** The engines this run can test: `describe.each(ENGINES)('... on $name', ...)`. */

@@ -7,35 +7,16 @@ import { createRecordRetention } from '../../src/retention/records.ts';
 import { fixedClock } from '../../src/lib/clock.ts';
 import { DAY_MS } from '../../src/lib/time.ts';
 import type { RetentionRecords } from '../../src/storage/retention.ts';
-import { postgresStorage } from '../../src/storage/postgres/index.ts';
-import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
-import { ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
+import { store } from '../helpers/catalog-data.ts';
+import { ENGINES, query, storageOn, type OpenedEngine } from '../helpers/storage.ts';
 
 const closing: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
 });
 
-/** The engine's retention records, as its storage composes them. */
-function retentionOf(opened: OpenedEngine): RetentionRecords {
-  if (opened.kind === 'sqlite') return sqliteStorage(opened.database).retention;
-  const storage = postgresStorage(opened.client);
-  closing.push(() => storage.changes.close());
-  return storage.retention;
-}
-
 const ids = async (opened: OpenedEngine, table: string) => (await query(opened, `SELECT id FROM ${table} ORDER BY id`)).map((row) => row.id);
 
-async function addStore(opened: OpenedEngine, id: string) {
-  await query(
-    opened,
-    `INSERT INTO stores (id, platform, domain, platform_ref, status, credential_kind, credentials, hook_status, hook_topics, settings, created_at, updated_at)
-     VALUES (?, 'platform-c', ?, ?, 'active', 'rest-keys', 'plain:{}', 'pending', '[]', '{}', 0, 0)`,
-    id,
-    `${id}.example`,
-    `https://${id}.example`,
-  );
-}
 const addDelivery = (opened: OpenedEngine, id: string, at: number) =>
   query(opened, "INSERT INTO webhook_deliveries (id, store_id, platform, topic, outcome, received_at) VALUES (?, 's1', 'platform-c', 'product.updated', 'applied', ?)", id, at);
 const addOrderSignal = (opened: OpenedEngine, id: string, at: number) => query(opened, "INSERT INTO order_signals (id, store_id, topic, order_id, received_at) VALUES (?, 's1', 'order.created', '7', ?)", id, at);
@@ -46,15 +27,18 @@ const addLead = (opened: OpenedEngine, id: string, verified: boolean, firstScanA
   query(opened, `INSERT INTO leads (id, email, verified, first_scan_at, created_at) VALUES (?, ?, ${verified}, ?, ?)`, id, `${id}@example.com`, firstScanAt, createdAt);
 
 describe.each(ENGINES)('record retention records ($name)', (engine) => {
+  /** The engine, and its retention records as its storage composes them. */
   async function open() {
     const opened = await engine.open();
     closing.push(opened.close);
-    return { opened, retention: retentionOf(opened) };
+    const { storage, close } = await storageOn(opened);
+    closing.push(close);
+    return { opened, storage, retention: storage.retention };
   }
 
   test('each kind deletes its rows older than the cutoff, none newer, none of another kind, and answers how many', async () => {
-    const { opened, retention } = await open();
-    await addStore(opened, 's1');
+    const { opened, storage, retention } = await open();
+    await storage.stores.add(store('s1'));
     for (const [id, at] of [['a', 100], ['b', 199], ['c', 200], ['d', 300]] as const) {
       await addDelivery(opened, id, at);
       await addOrderSignal(opened, id, at);

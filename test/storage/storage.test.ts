@@ -2,33 +2,19 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { createKeyStore } from '../../src/auth/keys.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import type { Storage } from '../../src/storage/index.ts';
-import { openPostgresClient, type PostgresClient } from '../../src/storage/postgres/client.ts';
-import { postgresStorage } from '../../src/storage/postgres/index.ts';
-import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
-import { openDatabase } from '../../src/db/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createWebhookServices } from '../../src/webhooks/services.ts';
-import { ENGINES, type OpenedEngine } from '../helpers/storage.ts';
+import { ENGINES, storageOn, type OpenedEngine } from '../helpers/storage.ts';
 
 const closing: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
 });
 
-/** An instance's storage on the engine's database: its own connections and change feed, as another svc would open it. */
-async function storageOn(opened: OpenedEngine): Promise<Storage> {
-  if (opened.kind === 'sqlite') {
-    const database = openDatabase(opened.database.file);
-    closing.push(async () => database.close());
-    return sqliteStorage(database);
-  }
-  const client: PostgresClient = openPostgresClient(opened.url, { max: 2 });
-  const storage = postgresStorage(client);
-  await storage.changes.ready;
-  closing.push(async () => {
-    await storage.changes.close();
-    await client.close();
-  });
+/** An instance's storage on the engine's database (test/helpers/storage.ts), closed after the test. */
+async function storageOf(opened: OpenedEngine): Promise<Storage> {
+  const { storage, close } = await storageOn(opened);
+  closing.push(close);
   return storage;
 }
 
@@ -40,7 +26,7 @@ async function open(engine: (typeof ENGINES)[number]): Promise<OpenedEngine> {
 
 describe.each(ENGINES)('the storage ($name)', (engine) => {
   test('a key revoked through it is refused at once by the keys store in front of it (its cache moves with the write)', async () => {
-    const storage = await storageOn(await open(engine));
+    const storage = await storageOf(await open(engine));
     const keys = createKeyStore(storage.auth, storage.changes, systemClock);
     const { key, record } = await keys.create({ scopes: ['admin'], name: 'ops' });
     expect((await keys.verify(key))?.id).toBe(record.id);
@@ -61,7 +47,7 @@ describe.each(ENGINES)('the storage ($name)', (engine) => {
     const opened = await open(engine);
     // On PostgreSQL the change feed would also hear the revoke's notification: without its trigger it hears nothing.
     if (opened.kind === 'postgres') await opened.client.sql`DROP TRIGGER api_keys_changes ON api_keys`;
-    const storage = await storageOn(opened);
+    const storage = await storageOf(opened);
     const keys = createKeyStore(storage.auth, storage.changes, systemClock);
     const { key, record } = await keys.create({ scopes: ['admin'], name: 'ops' });
     expect((await keys.verify(key))?.id).toBe(record.id);
@@ -71,7 +57,7 @@ describe.each(ENGINES)('the storage ($name)', (engine) => {
 
   test('a key revoked through another instance on the same database is refused within a second', async () => {
     const opened = await open(engine);
-    const [here, there] = [await storageOn(opened), await storageOn(opened)];
+    const [here, there] = [await storageOf(opened), await storageOf(opened)];
     const keysHere = createKeyStore(here.auth, here.changes, systemClock);
     const keysThere = createKeyStore(there.auth, there.changes, systemClock);
     const { key, record } = await keysThere.create({ scopes: ['admin'], name: 'ops' });
@@ -89,7 +75,7 @@ describe.each(ENGINES)('the storage ($name)', (engine) => {
     const opened = await open(engine);
     // Without its trigger, the feed hears nothing of the stores table: only the write's own announcement moves the stamp.
     if (opened.kind === 'postgres') await opened.client.sql`DROP TRIGGER stores_changes ON stores`;
-    const storage = await storageOn(opened);
+    const storage = await storageOf(opened);
     const services = createWebhookServices(storage, loadConfig({ 'data-dir': '/nonexistent' }, {}), systemClock);
     const credentials = { kind: 'rest-keys' as const, siteUrl: 'https://shop.example', consumerKey: 'ck', consumerSecret: 'cs' };
     const created = await services.stores.create({ platform: 'platform-c', domain: 'shop.example', currency: 'EUR', parsed: { credentials, platformRef: 'https://shop.example' } });

@@ -28,7 +28,7 @@ import { createDispatcher } from '../../src/webhooks/dispatch.ts';
 import { createStoreRegistry } from '../../src/stores/registry.ts';
 import { createSecretBox } from '../../src/lib/secrets.ts';
 import { queuedJob, type NewJob } from '../../src/webhooks/queue.ts';
-import { product, T0 } from '../helpers/catalog-data.ts';
+import { product, store, T0 } from '../helpers/catalog-data.ts';
 import { ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
 
 /** The domain's records on the engine opened, with the catalogue's (to read back what they write). */
@@ -37,33 +37,6 @@ const recordsOf = (opened: OpenedEngine): { stores: StoreRecords; syncs: SyncSta
     ? { stores: sqliteStoreRecords(opened.database), syncs: sqliteSyncStateRecords(opened.database), jobs: sqliteJobRecords(opened.database), deliveries: sqliteDeliveryRecords(opened.database), products: sqliteProductRecords(opened.database) }
     : { stores: postgresStoreRecords(opened.client), syncs: postgresSyncStateRecords(opened.client), jobs: postgresJobRecords(opened.client), deliveries: postgresDeliveryRecords(opened.client), products: postgresProductRecords(opened.client) };
 type Records = ReturnType<typeof recordsOf>;
-
-function store(id: string, overrides: Partial<StoreRecord> = {}): StoreRecord {
-  return {
-    id,
-    platform: 'platform-c',
-    domain: `${id}.example`,
-    platformRef: `https://${id}.example`,
-    currency: 'EUR',
-    status: 'active',
-    credentialKind: 'rest-keys',
-    credentials: `enc:v1:sealed-credentials-of-${id}`,
-    webhookSecret: `enc:v1:sealed-secret-of-${id}`,
-    hookStatus: 'pending',
-    hookError: null,
-    hookTopics: [],
-    hooksRegisteredAt: null,
-    hooksConfirmedAt: null,
-    deactivatedAt: null,
-    signalsWithdrawnAt: null,
-    disconnectedAt: null,
-    syncPausedAt: null,
-    settings: {},
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides,
-  };
-}
 
 const prepared = (data: ProductData): PreparedProduct => ({ product: data, description: { known: null } });
 

@@ -7,6 +7,7 @@ import type { PostgresClient } from './client.ts';
 import { postgresDatabaseHealth } from './health.ts';
 import { postgresEnrichmentRecords, postgresFaqRecords } from './content.ts';
 import { postgresRetentionRecords } from './retention.ts';
+import { postgresDiscoveryRecords, postgresSignalRecords } from './signals.ts';
 import { postgresDeliveryRecords } from './deliveries.ts';
 import { postgresJobRecords } from './jobs.ts';
 import { postgresStoreRecords } from './stores.ts';
@@ -153,5 +154,8 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
     retention: announcingWrites(postgresRetentionRecords(client), changes, { deleteOldest: ['webhook_deliveries', 'jobs', 'store_events', 'order_signals', 'leads'] }),
   };
   // Every read is a promise; the hot GETs wait for it.
-  return { ...storage, hot: { faqs: storage.faqs, products: storage.products, catalogEntries: storage.catalogEntries } };
+  return {
+    ...storage,
+    hot: { faqs: storage.faqs, products: storage.products, catalogEntries: storage.catalogEntries, signals: postgresSignalRecords(client), discovery: postgresDiscoveryRecords(client) },
+  };
 }

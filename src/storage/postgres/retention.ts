@@ -1,18 +1,8 @@
-import type { ExpiringKind } from '../../retention/records.ts';
+import { expiringRows } from '../expiring-rows.ts';
 import type { RetentionRecords } from '../retention.ts';
 import type { PostgresClient } from './client.ts';
 
-/**
- * The rows of each kind that expire (as on SQLite, src/storage/sqlite/retention.ts): `table` rows
- * matching `where` whose `column` is before the cutoff, each with an index over exactly these rows.
- */
-const EXPIRING = {
-  webhook_deliveries: { table: 'webhook_deliveries', column: 'received_at', where: '' },
-  finished_jobs: { table: 'jobs', column: 'finished_at', where: "status IN ('done', 'dead') AND " },
-  store_events: { table: 'store_events', column: 'occurred_at', where: '' },
-  order_signals: { table: 'order_signals', column: 'received_at', where: '' },
-  unused_leads: { table: 'leads', column: 'created_at', where: 'verified = false AND first_scan_at IS NULL AND ' },
-} as const satisfies Record<ExpiringKind, { table: string; column: string; where: string }>;
+const EXPIRING = expiringRows('false');
 
 /** Record retention's deletes on PostgreSQL (the same contract as src/storage/sqlite/retention.ts): one statement, its own transaction. */
 export function postgresRetentionRecords({ sql }: Pick<PostgresClient, 'sql'>): RetentionRecords {

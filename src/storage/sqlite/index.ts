@@ -6,6 +6,7 @@ import { sqliteChangeFeed } from './changes.ts';
 import { sqliteDatabaseHealth } from './health.ts';
 import { sqliteEnrichmentRecords, sqliteFaqRecords, sqliteFaqRecordsSync } from './content.ts';
 import { sqliteRetentionRecords } from './retention.ts';
+import { sqliteDiscoveryRecordsSync, sqliteSignalRecordsSync } from './signals.ts';
 import { sqliteDeliveryRecords } from './deliveries.ts';
 import { sqliteJobRecords } from './jobs.ts';
 import { sqliteStoreRecords } from './stores.ts';
@@ -23,7 +24,13 @@ export function sqliteStorage(database: AppDatabase): Storage {
     products: sqliteProductRecords(database),
     health: sqliteDatabaseHealth(database),
     // bun:sqlite answers synchronously.
-    hot: { faqs: sqliteFaqRecordsSync(database), products: sqliteProductRecordsSync(database), catalogEntries: sqliteCatalogEntryRecordsSync(database) },
+    hot: {
+      faqs: sqliteFaqRecordsSync(database),
+      products: sqliteProductRecordsSync(database),
+      catalogEntries: sqliteCatalogEntryRecordsSync(database),
+      signals: sqliteSignalRecordsSync(database),
+      discovery: sqliteDiscoveryRecordsSync(database),
+    },
     stores: sqliteStoreRecords(database),
     syncs: sqliteSyncStateRecords(database),
     jobs: sqliteJobRecords(database),

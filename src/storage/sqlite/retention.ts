@@ -1,21 +1,12 @@
 import type { AppDatabase } from '../../db/index.ts';
 import type { ExpiringKind } from '../../retention/records.ts';
+import { expiringRows } from '../expiring-rows.ts';
 import type { RetentionRecords } from '../retention.ts';
 import type { Synchronous } from '../synchronous.ts';
 import { promised } from './promised.ts';
 
-/**
- * The rows of each kind that expire: `table` rows matching `where` whose `column` is before the
- * cutoff. Each has an index over exactly these rows (src/db/schema), so a batch reads only what it
- * deletes, oldest first, however large the table.
- */
-const EXPIRING = {
-  webhook_deliveries: { table: 'webhook_deliveries', column: 'received_at', where: '' },
-  finished_jobs: { table: 'jobs', column: 'finished_at', where: "status IN ('done', 'dead') AND " },
-  store_events: { table: 'store_events', column: 'occurred_at', where: '' },
-  order_signals: { table: 'order_signals', column: 'received_at', where: '' },
-  unused_leads: { table: 'leads', column: 'created_at', where: 'verified = 0 AND first_scan_at IS NULL AND ' },
-} as const satisfies Record<ExpiringKind, { table: string; column: string; where: string }>;
+// `verified = 0`, as the partial index of unused leads spells it (so the planner takes the index).
+const EXPIRING = expiringRows('0');
 
 /** Record retention's deletes on SQLite, answered synchronously (each statement its own transaction). */
 export function sqliteRetentionRecordsSync({ sqlite }: Pick<AppDatabase, 'sqlite'>): Synchronous<RetentionRecords> {
