@@ -13,6 +13,7 @@ import type { ScanStorage, ScansToWrite } from '../../src/storage/scans.ts';
 import { postgresScanStorage } from '../../src/storage/postgres/scans.ts';
 import { sqliteScanStorage } from '../../src/storage/sqlite/scans.ts';
 import type { NormalizedScan } from '../../src/telemetry/payload.ts';
+import { createScanWriter } from '../../src/telemetry/writer.ts';
 import { ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
 
 /** 2026-06-10T00:00:00Z: scans are dated around it. */
@@ -106,6 +107,40 @@ describe.each(ENGINES)('scans records on $name', (engine) => {
     const answered = await storage.writes.commitGroup([telemetry([scan()]), telemetry([scan()]), telemetry([scan()])], twoRequests);
     expect(answered).toEqual([1, 1]);
     expect(await count()).toBe(2);
+  });
+
+  test('the group-commit writer over records that answer with a promise commits one group at a time, in order, each answered after its COMMIT; close() waits for the last', async () => {
+    await open();
+    let inFlight = 0;
+    let most = 0;
+    const groups: number[] = [];
+    const writer = createScanWriter(
+      {
+        async commitGroup(group, slice) {
+          most = Math.max(most, ++inFlight);
+          try {
+            return await storage.writes.commitGroup(group, slice);
+          } finally {
+            inFlight--;
+          }
+        },
+      },
+      8,
+      { onCommit: (rows) => groups.push(rows) },
+    );
+    const committed: number[] = [];
+    const written = Array.from({ length: 40 }, (_, i) => writer.write(scan({ url: `https://shop.example.com/${i}` }), T0 + i).then(() => committed.push(i)));
+    const bulkWritten = writer.writeBulk([scan({ url: 'https://shop.example.com/0' }), scan({ url: 'https://shop.example.com/new' })], T0);
+    await writer.close();
+    // Everything queued before close() is committed once it resolves, and nothing is taken after.
+    expect(await count()).toBe(41);
+    expect(await Promise.all(written)).toHaveLength(40);
+    expect(await bulkWritten).toBe(1);
+    expect(committed).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(most).toBe(1);
+    expect(groups.length).toBeGreaterThan(1);
+    expect(groups.reduce((sum, rows) => sum + rows, 0)).toBe(42);
+    await expect(writer.write(scan(), T0)).rejects.toThrow();
   });
 
   test('a request whose rows the database refuses is refused alone (EntryFailed with its index): nothing of the group is kept', async () => {
