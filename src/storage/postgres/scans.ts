@@ -4,16 +4,18 @@ import { newId } from '../../lib/ids.ts';
 import { DAY_MS } from '../../lib/time.ts';
 import type { Cursor, GroupBy, ScanFilters } from '../../scans/filters.ts';
 import { PRESENCE_COLUMN_LIST, PRESENT, REPORTED } from '../../scans/presence-columns.ts';
-import { ALL_SCANS, HOSTNAME_DIMENSIONS, MONTH, monthOf, nextMonthOf, ROLLUP_DIMENSIONS, type RawStatsRow } from '../../scans/rollups.ts';
+import { ALL_SCANS, HOSTNAME_DIMENSIONS, type RawStatsRow } from '../../scans/rollups.ts';
 import { StatsGroups, type StatsGroup } from '../../scans/stats.ts';
 import { hostnameCountOf, summaryOf, SUMMARY_COLUMNS, type ScanDetail, type ScanPage, type SummaryRow } from '../../scans/views.ts';
 import type { DashboardQueries, ScanReadRecords, ScansToWrite, ScanStorage, ScanWriteRecords } from '../scans.ts';
+import { rollupReads, scanWhere, type Param } from '../scan-sql.ts';
 import type { PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
 import { valuesKeptOut } from './errors.ts';
 import { postgresScanRollups, rollupState } from './scan-rollups.ts';
 
-type Param = string | number | boolean | null;
+/** A value bound to a statement. */
+type Value = Param | boolean | null;
 
 /**
  * The advisory locks bulk writers take on the (url, scannedAt) pairs they write, in the two-integer
@@ -23,7 +25,7 @@ type Param = string | number | boolean | null;
 export const SCAN_PAIR_LOCKS = 0x73766302;
 
 /** Text with `?` placeholders run as a statement with `$n` ones. */
-const run = (sql: SQL, text: string, params: Param[]) => {
+const run = (sql: SQL, text: string, params: Value[]) => {
   let n = 0;
   return sql.unsafe(text.replace(/\?/g, () => `$${++n}`), params);
 };
@@ -39,12 +41,12 @@ const INSERT = `INSERT INTO scans (${COLUMNS.map(([name]) => name).join(', ')}) 
 
 /** The scans to insert, as one array per column. */
 class Columns {
-  readonly arrays: Param[][] = COLUMNS.map(() => []);
+  readonly arrays: Value[][] = COLUMNS.map(() => []);
   size = 0;
 
   add(scan: ScansToWrite['scans'][number], receivedAt: number): void {
     const p = scan.presence;
-    const values: Param[] = [
+    const values: Value[] = [
       newId(), scan.hostname, scan.url, scan.scannedAt, receivedAt, scan.country, scan.platform, scan.platformConfidence, scan.pageType,
       scan.grade, scan.percentage, scan.svcDetected, scan.svcVersion, scan.vertical, p.title, p.description, p.jsonLd, p.openGraph,
       p.h1, p.canonical, p.robots, JSON.stringify(scan.signals), JSON.stringify(scan.quality), JSON.stringify(scan.data), scan.trust,
@@ -150,39 +152,9 @@ export function postgresScanReadRecords({ sql }: Pick<PostgresClient, 'sql'>): S
   };
 }
 
-const FILTER_COLUMNS = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' } as const;
-
-/** WHERE clause (`?` placeholders) and parameters of the dashboard filters, the cursor and `extra` clauses. */
-function whereOf(filters: ScanFilters, cursor: Cursor | null = null, extra: [string, Param][] = []): { where: string; params: Param[] } {
-  const clauses: string[] = [];
-  const params: Param[] = [];
-  for (const [field, column] of Object.entries(FILTER_COLUMNS) as [keyof typeof FILTER_COLUMNS, string][]) {
-    const value = filters[field];
-    if (value !== undefined) {
-      clauses.push(`${column} = ?`);
-      params.push(value);
-    }
-  }
-  if (filters.from !== undefined) {
-    clauses.push('scanned_at >= ?');
-    params.push(filters.from);
-  }
-  if (filters.to !== undefined) {
-    clauses.push('scanned_at < ?');
-    params.push(filters.to);
-  }
-  if (cursor) {
-    // Keyset: strictly after the cursor row in (scanned_at DESC, id DESC) order, ids compared byte
-    // by byte (COLLATE "C") as SQLite compares them, whatever the database's collation.
-    clauses.push('scanned_at <= ? AND (scanned_at < ? OR id COLLATE "C" < ?)');
-    params.push(cursor.scannedAt, cursor.scannedAt, cursor.id);
-  }
-  for (const [clause, param] of extra) {
-    clauses.push(clause);
-    params.push(param);
-  }
-  return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
-}
+/** Ids compared byte by byte, as SQLite compares them, whatever the database's collation. */
+const ID = 'id COLLATE "C"';
+const whereOf = (filters: ScanFilters, cursor: Cursor | null = null, extra: [string, Param][] = []) => scanWhere(filters, cursor, extra, ID);
 
 /** Epoch-ms and count columns come back as JS numbers (Bun answers bigint as text), flags as they are. */
 const LIST_COLUMNS = SUMMARY_COLUMNS.map((column) => (column === 'scanned_at' || column === 'received_at' ? `${column}::float8 AS ${column}` : column)).join(', ');
@@ -202,39 +174,10 @@ export function postgresDashboardQueries({ sql }: Pick<PostgresClient, 'sql'>): 
   };
   const snapshot = <T>(read: (tx: SQL) => Promise<T>): Promise<T> => sql.begin('isolation level repeatable read read only', read);
 
-  /** The rollup rows of whole days [firstDay, endDay) of the cuboid of the filtered and grouped dimensions (SQLite's readRollups). */
+  /** The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname (rollupReads). */
   async function readRollups(tx: SQL, filters: ScanFilters, groupBy: GroupBy, firstDay: number, endDay: number, monthsFrom: number): Promise<Record<string, unknown>[]> {
-    let cuboid = 0;
-    const clauses: string[] = [];
-    const params: Param[] = [];
-    for (const { bit, column, filter } of ROLLUP_DIMENSIONS) {
-      const value = filters[filter];
-      if (value !== undefined) {
-        clauses.push(`${column} = ?`);
-        params.push(value);
-      }
-      if (value !== undefined || groupBy === filter) cuboid |= bit;
-    }
-    if (filters.grade !== undefined) {
-      clauses.push('grade = ?');
-      params.push(filters.grade);
-    }
     const rows: Record<string, unknown>[] = [];
-    const read = async (level: number, from: number, to: number) => {
-      if (from >= to) return;
-      const bounded = [...(Number.isFinite(from) ? [['day >= ?', from]] : []), ...(Number.isFinite(to) ? [['day < ?', to]] : [])] as [string, number][];
-      const where = ['cuboid = ?', ...clauses, ...bounded.map(([clause]) => clause)].join(' AND ');
-      rows.push(...(await run(tx, `SELECT ${ROLLUP_COLUMNS} FROM scan_rollups WHERE ${where}`, [cuboid | level, ...params, ...bounded.map(([, bound]) => bound)])));
-    };
-    const monthFrom = Math.max(monthsFrom, Number.isFinite(firstDay) ? (monthOf(firstDay) === firstDay ? firstDay : nextMonthOf(firstDay)) : -Infinity);
-    const monthTo = Number.isFinite(endDay) ? monthOf(endDay) : Infinity;
-    if (groupBy === 'day' || monthFrom >= monthTo) {
-      await read(0, firstDay, endDay);
-      return rows;
-    }
-    await read(0, firstDay, monthFrom);
-    await read(MONTH, monthFrom, monthTo);
-    await read(0, monthTo, endDay);
+    for (const { where, params } of rollupReads(filters, groupBy, firstDay, endDay, monthsFrom)) rows.push(...(await run(tx, `SELECT ${ROLLUP_COLUMNS} FROM scan_rollups WHERE ${where}`, params)));
     return rows;
   }
 
@@ -242,7 +185,7 @@ export function postgresDashboardQueries({ sql }: Pick<PostgresClient, 'sql'>): 
     async list(filters, cursor, limit): Promise<ScanPage> {
       open();
       const { where, params } = whereOf(filters, cursor);
-      const rows = (await run(sql, `SELECT ${LIST_COLUMNS} FROM scans ${where} ORDER BY scanned_at DESC, id COLLATE "C" DESC LIMIT ?`, [...params, limit + 1])) as SummaryRow[];
+      const rows = (await run(sql, `SELECT ${LIST_COLUMNS} FROM scans ${where} ORDER BY scanned_at DESC, ${ID} DESC LIMIT ?`, [...params, limit + 1])) as SummaryRow[];
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return { items: page.map(summaryOf), next: rows.length > limit && last ? { scannedAt: last.scanned_at, id: last.id } : null };
