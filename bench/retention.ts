@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
-import { createRecordRetention } from '../src/db/retention.ts';
+import { createRecordRetention } from '../src/retention/records.ts';
+import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
 import { holdsRow, measureHolds } from './lib/holds.ts';
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { rows: { type: 'string', default: '200000' } } });
@@ -71,7 +72,7 @@ baselineDb.close();
 const sweptDb = copy('swept.db');
 let deleted = 0;
 const swept = await measureHolds(async () => {
-  deleted = await createRecordRetention(sweptDb.sqlite, { now: () => NOW }, DAYS).runOnce();
+  deleted = await createRecordRetention(sqliteRetentionRecords(sweptDb), { now: () => NOW }, DAYS).runOnce();
 });
 const left = (sweptDb.sqlite.query('SELECT count(*) AS n FROM webhook_deliveries').get() as { n: number }).n;
 sweptDb.close();

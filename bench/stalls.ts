@@ -23,8 +23,10 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startCheckpointer } from '../src/db/checkpoint.ts';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
-import { createRecordRetention } from '../src/db/retention.ts';
+import { createRecordRetention } from '../src/retention/records.ts';
+import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
 import { STEP_BUDGET_MS } from '../src/lib/periodic.ts';
+import { writePause } from '../src/lib/write-pause.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
 import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
@@ -105,7 +107,7 @@ const scanRetention = await measured(2, async () => {
 let deletedRecords = 0;
 const recordRetention = await measured(3, async () => {
   const days = { webhookDeliveryDays: 30, jobDays: 0, storeEventDays: 0, orderSignalDays: 0, unusedLeadDays: 0 };
-  deletedRecords = await createRecordRetention(sqlite, clock, days).runOnce();
+  deletedRecords = await createRecordRetention(sqliteRetentionRecords({ sqlite }), clock, days, { pause: writePause(sqlite) }).runOnce();
 });
 const walBefore = statSync(`${database.file}-wal`).size;
 sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)'); // (4) starts from an empty log

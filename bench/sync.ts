@@ -15,6 +15,8 @@ import { createEgress } from '../src/platforms/egress.ts';
 import { platformCClient } from '../src/platforms/platform-c.ts';
 import { parseCredentials } from '../src/stores/credentials.ts';
 import { createWebhookServices } from '../src/webhooks/services.ts';
+import { sqliteStorage } from '../src/storage/sqlite/index.ts';
+import { writePause } from '../src/lib/write-pause.ts';
 import { spawnServer } from './lib/harness.ts';
 import { holdsRow, measureHolds } from './lib/holds.ts';
 
@@ -41,7 +43,7 @@ const database = openDatabase(config.databaseFile);
 migrateDatabase(database);
 // As the server runs it: WAL checkpoints in a Worker, not inside a job's COMMIT.
 const checkpointer = await startCheckpointer(database.sqlite, database.file, console.error);
-const services = createWebhookServices(database, config, systemClock, { log: () => {} });
+const services = createWebhookServices(sqliteStorage(database), config, systemClock, { log: () => {}, writePause: writePause(database.sqlite) });
 const store = (await services.stores.create({ platform: 'platform-c', domain: 'bench.example.com', currency: 'USD', parsed: parseCredentials('platform-c', 'bench.example.com', { siteUrl, ...keys }, config.platformAShopSuffix) }))!;
 const importRun = await measureHolds(async () => {
   await services.sync.start(store.id, 'connect');

@@ -30,7 +30,7 @@ const build = Bun.spawnSync(
     // binary took limit=9999 where `bun src/main.ts` answers 400 (test/e2e/binary.test.ts).
     // Each Worker (the roller's, the dashboard's) is an entry point of its own: the binary starts it from its embedded copy.
     process.execPath, 'build', '--compile', '--minify-syntax', '--minify-whitespace', 'src/main.ts', 'src/storage/sqlite/scan-roller-worker.ts', 'src/storage/sqlite/scan-dashboard-worker.ts',
-    '--asset', './drizzle', '--asset', './widget',
+    '--asset', './drizzle', '--asset', './drizzle-pg', '--asset', './widget',
     '--define', `SVC_BUILD_COMMIT=${JSON.stringify(commit)}`,
     '--define', `SVC_BUILD_DATE=${JSON.stringify(buildDate)}`,
     '--outfile', outfile,

@@ -47,6 +47,7 @@ import { createSessionStore } from './console/sessions.ts';
 import type { Storage } from './storage/index.ts';
 import { soleInstance, type Instance } from './lib/instance.ts';
 import { sqliteStorage } from './storage/sqlite/index.ts';
+import { writePause } from './lib/write-pause.ts';
 import { andThen, type MaybePromise } from './lib/maybe-promise.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
@@ -58,11 +59,9 @@ import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
-import { sqliteCatalogEntryRecordsSync, sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
+import { sqliteProductRecordsSync } from './storage/sqlite/catalog.ts';
 import { sqliteFaqRecordsSync } from './storage/sqlite/content.ts';
-import { sqliteStoreRecordsSync } from './storage/sqlite/stores.ts';
 import { sqliteScanReadRecordsSync, sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
-import type { StoreRecord } from './stores/registry.ts';
 
 export interface AppDeps {
   config: Config;
@@ -166,21 +165,10 @@ export function createApp(deps: AppDeps) {
   const clock = deps.clock ?? systemClock;
   const observability = deps.observability ?? createObservability(config.log);
   const { logger, metrics, observer } = observability;
-  const webhooks = deps.webhooks ?? createWebhookServices(database, config, clock);
   const storage = deps.storage ?? sqliteStorage(database);
+  const webhooks = deps.webhooks ?? createWebhookServices(storage, config, clock, { writePause: writePause(database.sqlite) });
   const instance = deps.instance ?? soleInstance();
   const { changes } = storage;
-  // The public FAQ read is a hot GET answered without a promise (test/hot-paths.test.ts): a store
-  // the registry has cached answers at once, one it must read (a promise) is read through SQLite's
-  // synchronous records instead, as that GET's FAQs and catalogue are (until hot routes may answer
-  // with a promise).
-  const storesSync = sqliteStoreRecordsSync(database);
-  const storeNow = (id: string): StoreRecord | null => {
-    const found = webhooks.stores.get(id);
-    if (!(found instanceof Promise)) return found;
-    found.catch(() => {}); // the synchronous read below fails the same way
-    return storesSync.byId(id);
-  };
   const storeOf = webhooks.stores.get;
   const storeExists = (id: string) => andThen(storeOf(id), (row) => row !== null);
   const keys = createKeyStore(storage.auth, changes, clock, storeExists);
@@ -212,9 +200,9 @@ export function createApp(deps: AppDeps) {
   const ownOrigins = ownOriginsOf(config);
   const isOwnPage = (request: Request) => fromOwnPage(request, ownOrigins);
   const entries = createCatalogEntries(storage.catalogEntries, clock);
-  const publicFaqs = createPublicFaqs({ faqs: faqsSync, keys, catalog: entityRefs(productsSync, sqliteCatalogEntryRecordsSync(database)), storeOf: storeNow, changeStamp, isOwnPage });
+  const publicFaqs = createPublicFaqs({ faqs: storage.hot.faqs, keys, catalog: entityRefs(storage.hot.products, storage.hot.catalogEntries), storeOf, changeStamp: changes.anyChange(), isOwnPage });
   metrics.addCollector(appCollector({ limiter, sharedLimits: deps.sharedLimits ?? null, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
-  metrics.addCollector(databaseCollector(database.sqlite, database.file));
+  metrics.addCollector(databaseCollector(storage.health));
   // The scans' reads answered on the request thread (the badge, a hot GET; the backlog, at every scrape) are SQLite's synchronous ones.
   const scanReads = sqliteScanReadRecordsSync(database);
   const rollupBacklog = scanReads.backlog;
@@ -294,10 +282,10 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request }) => toErrorResponse(code, error, request, errorContext(request)))
     .onTransform(access.admitRouted)
     .use(
-      healthRoutes(database.sqlite, clock, {
+      healthRoutes(storage.health, clock, {
         // The /metrics rule: a key with metrics:read (or admin) sees what an operator watches.
         authorized: (request) => request.headers.has('authorization') && andThen(metricsKey(request), Boolean),
-        read: () => ({ instance: { id: instance.id, role: instance.role() }, rollupBacklog: rollupBacklogNow(), rateLimits: limiter.backend() }),
+        read: async () => ({ instance: { id: instance.id, role: instance.role() }, database: await storage.health.figures(), rollupBacklog: rollupBacklogNow(), rateLimits: limiter.backend() }),
       }),
     )
     .use(waitingForAdmission(metricsRoutes(metrics)))

@@ -42,7 +42,7 @@ export interface Config {
   scanRetentionDays: number;
   /** Hours between scheduled catalogue reconciliation passes per store; 0 turns them off. */
   syncIntervalHours: number;
-  /** Days other records are kept before the background sweep deletes them (src/db/retention.ts); 0 keeps them forever. */
+  /** Days other records are kept before the background sweep deletes them (src/retention/records.ts); 0 keeps them forever. */
   retention: { webhookDeliveryDays: number; jobDays: number; storeEventDays: number; orderSignalDays: number; unusedLeadDays: number };
   /** Most bytes of rendered signals held in memory (src/signals/service.ts). */
   signalCacheBytes: number;
@@ -61,6 +61,12 @@ export interface Config {
    * (SVC_REDIS_TIMEOUT_MS); null: each instance keeps its own buckets.
    */
   redis: { url: string; takeTimeoutMs: number } | null;
+  /**
+   * The PostgreSQL database that holds svc's state instead of the SQLite file in `dataDir`
+   * (--database-url / SVC_DATABASE_URL), with at most `poolMax` connections from this instance
+   * (SVC_DATABASE_POOL); null: SQLite.
+   */
+  postgres: { url: string; poolMax: number } | null;
 }
 
 /** Names the offending setting; the CLI prints it as one line and exits non-zero. */
@@ -74,7 +80,7 @@ export class ConfigError extends Error {
   }
 }
 
-export type Flags = { http?: string; 'data-dir'?: string; 'base-url'?: string; 'redis-url'?: string };
+export type Flags = { http?: string; 'data-dir'?: string; 'base-url'?: string; 'redis-url'?: string; 'database-url'?: string };
 export type Env = Record<string, string | undefined>;
 
 interface Source {
@@ -177,22 +183,28 @@ function parseOrigins(src: Source): string[] {
 }
 
 /**
- * A `redis://` or `rediss://` (TLS) URL: `[user:password@]host[:port][/db]`. A refusal never quotes
- * the value, which may hold the password.
+ * A service URL that may hold a password, kept when `fits` accepts it; a refusal says what was
+ * `expected` and never quotes the value.
  */
-function parseRedisUrl(src: Source): string {
-  const expected = 'expected redis://[user:password@]host[:port][/db] or rediss://... (the value is not repeated here: it may hold a password)';
+function parseSecretUrl(src: Source, expected: string, fits: (url: URL) => boolean): string {
+  const refusal = () => new ConfigError(src.setting, `expected ${expected} (the value is not repeated here: it may hold a password)`);
   let url: URL;
   try {
     url = new URL(src.value.trim());
   } catch {
-    throw new ConfigError(src.setting, expected);
+    throw refusal();
   }
-  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^(\/\d{0,2})?$/.test(url.pathname) || url.search || url.hash) {
-    throw new ConfigError(src.setting, expected);
-  }
+  if (url.hostname === '' || url.hash || !fits(url)) throw refusal();
   return url.href;
 }
+
+/** A `redis://` or `rediss://` (TLS) URL: `[user:password@]host[:port][/db]`. */
+const parseRedisUrl = (src: Source) =>
+  parseSecretUrl(src, 'redis://[user:password@]host[:port][/db] or rediss://...', (url) => (url.protocol === 'redis:' || url.protocol === 'rediss:') && /^(\/\d{0,2})?$/.test(url.pathname) && !url.search);
+
+/** A `postgres://` or `postgresql://` URL: `[user[:password]@]host[:port]/database[?sslmode=...]`. */
+const parsePostgresUrl = (src: Source) =>
+  parseSecretUrl(src, 'postgres://[user[:password]@]host[:port]/database', (url) => (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && /^\/[^/]+$/.test(url.pathname));
 
 function nonEmpty(src: Source): string {
   if (src.value.trim() === '') throw new ConfigError(src.setting, 'must not be empty');
@@ -264,6 +276,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
   const corsSrc = pick(flags, null, env, 'SVC_PROBE_CORS_ORIGINS');
   const privateSrc = pick(flags, null, env, 'SVC_ALLOW_PRIVATE_TARGETS');
   const redisSrc = pick(flags, 'redis-url', env, 'SVC_REDIS_URL');
+  const postgresSrc = pick(flags, 'database-url', env, 'SVC_DATABASE_URL');
 
   return {
     http,
@@ -312,5 +325,6 @@ export function loadConfig(flags: Flags, env: Env): Config {
     site: { name: siteText(pick(flags, null, env, 'SVC_SITE_NAME'), 80) ?? 'svc', contact: siteText(pick(flags, null, env, 'SVC_SITE_CONTACT'), 300) },
     sessionIdleMinutes: int('SVC_SESSION_IDLE_MINUTES', 720, 1, 525_600),
     redis: redisSrc ? { url: parseRedisUrl(redisSrc), takeTimeoutMs: int('SVC_REDIS_TIMEOUT_MS', 5, 1, 1000) } : null,
+    postgres: postgresSrc ? { url: parsePostgresUrl(postgresSrc), poolMax: int('SVC_DATABASE_POOL', 10, 1, 1000) } : null,
   };
 }

@@ -15,15 +15,18 @@ import { ApiError, orNotFound } from './lib/errors.ts';
 import { MAX_PAGE } from './lib/query.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
+import { openPostgres } from './storage/postgres/open.ts';
+import { moveToPostgres } from './storage/postgres/copy-from-sqlite.ts';
+import { acquireInstanceLock } from './lib/instance-lock.ts';
 import { sqliteStorage } from './storage/sqlite/index.ts';
 import { sqliteStoreRecords } from './storage/sqlite/stores.ts';
 import { parseStoreSettings } from './stores/settings.ts';
 import { createWebhookServices } from './webhooks/services.ts';
 
 const USAGE = `usage:
-  svc serve   [--http H:P] [--data-dir DIR] [--base-url URL] [--redis-url URL]
-  svc version                       (or svc --version)
-  svc migrate [--data-dir DIR]
+  svc serve   [--http H:P] [--data-dir DIR | --database-url URL] [--base-url URL] [--redis-url URL]
+  svc version [--database-url URL]  (or svc --version; names the engine and its schema version)
+  svc migrate [--data-dir DIR | --database-url URL]
   svc keys create --scopes s1,s2 [--domains d1,d2] [--store STORE_ID] [--name NAME]
   svc keys list                     (every key, oldest first, with when it was last used)
   svc keys revoke ID
@@ -32,6 +35,7 @@ const USAGE = `usage:
   svc leads rotate ID
   svc leads revoke ID
   svc leads list [--email PART]
+  svc migrate-to --database-url URL [--data-dir DIR]   (copies the SQLite database into an empty PostgreSQL one; with the server stopped)
   svc backup FILE
   svc restore FILE                  (with the server stopped)
   svc doctor [FILE]                 (checks the database, or a backup FILE; exit 1 when something is wrong)
@@ -47,11 +51,27 @@ ${PROBE_USAGE}`;
 /** A problem with how the command was called: exit code 2, like a bad flag. */
 class UsageError extends Error {}
 
+/**
+ * svc's own backup, restore and doctor work on the SQLite file; on PostgreSQL the server's tools do
+ * that work (docs/scaling.md): exit 1 with what to run instead.
+ */
+class PostgresToolsError extends Error {
+  constructor(command: 'backup' | 'restore' | 'doctor') {
+    const advice = {
+      backup: 'take backups with pg_dump (pg_dump --format=custom --file=svc.dump "$SVC_DATABASE_URL"), which copies a consistent snapshot while svc keeps serving',
+      restore: 'restore a pg_dump backup with pg_restore into an empty database (pg_restore --no-owner --dbname=<new database URL> svc.dump), then point SVC_DATABASE_URL at it',
+      doctor: "check it with PostgreSQL's own tools (pg_amcheck for corruption); svc migrate verifies the schema version",
+    }[command];
+    super(`svc ${command} works on the SQLite file; this svc uses PostgreSQL: ${advice} (docs/scaling.md)`);
+  }
+}
+
 const COMMON = {
   'data-dir': { type: 'string' },
   http: { type: 'string' },
   'base-url': { type: 'string' },
   'redis-url': { type: 'string' },
+  'database-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -213,7 +233,7 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
 async function syncCommand(config: Config, rest: string[]): Promise<void> {
   const id = onlyPositional(rest, 'store ID');
   await withDatabase(config, async (database) => {
-    const { stores, sync } = createWebhookServices(database, config, systemClock);
+    const { stores, sync } = createWebhookServices(sqliteStorage(database), config, systemClock);
     orNotFound(await stores.get(id), 'store', id);
     await sync.request(id);
     print({ id, sync: await sync.view(id) });
@@ -232,12 +252,34 @@ async function storeAdminCommand(config: Config, sub: 'list' | 'remove' | 'sync-
   const database = openDatabase(config.databaseFile);
   try {
     migrateDatabase(database);
-    const { storeAdmin } = createWebhookServices(database, config, systemClock);
+    const { storeAdmin } = createWebhookServices(sqliteStorage(database), config, systemClock);
     if (sub === 'list') print({ items: await storeAdmin.list() });
     else if (sub === 'remove') print(await storeAdmin.remove(id, values['keep-data'] ?? false));
     else print(await (sub === 'sync-pause' ? storeAdmin.pauseSync(id) : storeAdmin.resumeSync(id)));
   } finally {
     database.close();
+  }
+}
+
+/**
+ * Copies the data directory's SQLite database into the (empty) PostgreSQL database of --database-url,
+ * every table in one transaction, checked by row counts; holds the data directory's instance lock
+ * meanwhile, so a server still running on it refuses to start and one running is refused here
+ * (writes made during the copy would not move). Prints what it copied; each table on stderr as it is done.
+ */
+async function migrateTo(config: Config, rest: string[]): Promise<void> {
+  if (rest.length) throw new UsageError('migrate-to takes no positional arguments');
+  if (!config.postgres) throw new UsageError('migrate-to needs --database-url (or SVC_DATABASE_URL): the PostgreSQL database to copy into');
+  if (!existsSync(config.databaseFile)) throw new UsageError(`there is no SQLite database at ${config.databaseFile} to copy (--data-dir)`);
+  const lock = acquireInstanceLock(config.dataDir, `svc migrate-to (pid ${process.pid}) since ${new Date().toISOString()}`);
+  try {
+    const started = performance.now();
+    const report = await withDatabase(config, (database) =>
+      moveToPostgres(database, config.postgres!, (table, rows) => console.error(JSON.stringify({ table, rows }))),
+    );
+    print({ from: config.databaseFile, ...report, seconds: Math.round((performance.now() - started) / 100) / 10 });
+  } finally {
+    lock.release();
   }
 }
 
@@ -263,7 +305,8 @@ async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parse(argv);
   const [command, sub, ...rest] = positionals;
   if (values.version || command === 'version') {
-    print(buildInfo());
+    // The engine a start with these settings would use; nothing is connected to.
+    print(buildInfo((values['database-url'] ?? process.env.SVC_DATABASE_URL) ? 'postgres' : 'sqlite'));
     return;
   }
   if (values.help || !command) {
@@ -275,13 +318,23 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = await probeCommand(sub, rest, values, process.env);
     return;
   }
-  const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'], 'redis-url': values['redis-url'] }, process.env);
+  const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'], 'redis-url': values['redis-url'], 'database-url': values['database-url'] }, process.env);
+  if (config.postgres && (command === 'backup' || command === 'restore' || command === 'doctor')) throw new PostgresToolsError(command);
+  if (command === 'migrate-to') return migrateTo(config, sub === undefined ? [] : [sub, ...rest]);
+  // The commands below that have not moved to the storage seam yet run on SQLite only (issue 30).
+  if (config.postgres && command !== 'migrate') throw new ConfigError(values['database-url'] !== undefined ? '--database-url' : 'SVC_DATABASE_URL', `svc ${command} does not run on PostgreSQL in this build yet; unset it to use SQLite in --data-dir`);
   switch (command) {
     case 'serve':
       if (sub !== undefined) throw new UsageError('serve takes no positional arguments');
       return serve(config);
     case 'migrate': {
       if (sub !== undefined) throw new UsageError('migrate takes no positional arguments');
+      if (config.postgres) {
+        const opened = await openPostgres(config.postgres, 'svc migrate');
+        await opened.close();
+        print({ database: opened.shown, ...opened.migrations });
+        return;
+      }
       const database = openDatabase(config.databaseFile);
       try {
         print({ database: config.databaseFile, ...migrateDatabase(database) });
@@ -311,6 +364,10 @@ main(Bun.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof UsageError) {
     console.error(`svc: ${error.message}`);
     process.exit(2);
+  }
+  if (error instanceof PostgresToolsError) {
+    console.error(`svc: ${error.message}`);
+    process.exit(1);
   }
   if (error instanceof ApiError) {
     console.error(`svc: ${error.code}: ${error.detail}`);

@@ -13,7 +13,9 @@ import { acquireInstanceLock } from './lib/instance-lock.ts';
 import { checkpointCollector, createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { startCheckpointer } from './db/checkpoint.ts';
-import { createRecordRetention } from './db/retention.ts';
+import { createRecordRetention } from './retention/records.ts';
+import { sqliteStorage } from './storage/sqlite/index.ts';
+import { writePause } from './lib/write-pause.ts';
 import { sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
 import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
@@ -132,9 +134,10 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const database = openDatabase(config.databaseFile);
   started.push(database.close);
   const { applied } = migrateDatabase(database);
+  const storage = sqliteStorage(database);
   const widget = await buildWidget();
   const observability = createObservability(config.log);
-  const webhooks = createWebhookServices(database, config, systemClock, { log: observability.logger.log });
+  const webhooks = createWebhookServices(storage, config, systemClock, { log: observability.logger.log, writePause: writePause(database.sqlite) });
   // A changed or missing key would otherwise start fine and answer every delivery and store call 500.
   const sealed = await webhooks.stores.sealedCredentialsProblem();
   if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);
@@ -152,6 +155,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const app = createApp({
     config,
     database,
+    storage,
     widget,
     webhooks,
     geo,
@@ -185,7 +189,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const retention = createScanRetention(systemClock, config.scanRetentionDays, rollups);
   retention.start();
   started.push(() => retention.stop());
-  const records = createRecordRetention(database.sqlite, systemClock, config.retention);
+  const records = createRecordRetention(storage.retention, systemClock, config.retention, { pause: writePause(database.sqlite) });
   records.start();
   started.push(() => records.stop());
 

@@ -2,7 +2,8 @@ import { Database } from 'bun:sqlite';
 import { afterEach, describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import { createVerifiedCache } from '../src/auth/verified-cache.ts';
-import { createRecordRetention } from '../src/db/retention.ts';
+import { createRecordRetention } from '../src/retention/records.ts';
+import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
 import { createTableWriteStamp } from '../src/lib/table-writes.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { DAY_MS } from '../src/lib/time.ts';
@@ -83,7 +84,7 @@ describe('leads found by token kept in memory', () => {
     const unsent = () => t.request(TELEMETRY, { method: 'POST', headers: { 'content-type': 'application/json', 'x-probe-token': apiToken }, body: '{}' });
     expect((await unsent()).status).toBe(400);
     clock.advance((t.config.retention.unusedLeadDays + 1) * DAY_MS);
-    expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(1);
+    expect(await createRecordRetention(sqliteRetentionRecords(t.database), clock, t.config.retention).runOnce()).toBe(1);
     const refused = await unsent();
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_token');

@@ -93,6 +93,21 @@ describe('config', () => {
     expectInvalid(() => loadConfig({}, { SVC_REDIS_URL: 'redis://host', SVC_REDIS_TIMEOUT_MS: '0' }), 'SVC_REDIS_TIMEOUT_MS');
   });
 
+  test('--database-url / SVC_DATABASE_URL: a postgres:// or postgresql:// URL naming a database, SQLite by default; SVC_DATABASE_POOL bounds its connections; a refusal never repeats the value (it may hold the password)', () => {
+    expect(loadConfig({}, {}).postgres).toBeNull();
+    expect(loadConfig({}, { SVC_DATABASE_URL: 'postgres://svc:pw@10.0.0.5:5432/svc' }).postgres).toEqual({ url: 'postgres://svc:pw@10.0.0.5:5432/svc', poolMax: 10 });
+    expect(loadConfig({ 'database-url': 'postgresql://svc:pw@db.internal/svc?sslmode=require' }, { SVC_DATABASE_URL: 'postgres://other/x', SVC_DATABASE_POOL: '25' }).postgres).toEqual({
+      url: 'postgresql://svc:pw@db.internal/svc?sslmode=require',
+      poolMax: 25,
+    });
+    for (const value of ['mysql://svc:Secret-1@host/svc', 'postgres://svc:Secret-1@host:notaport/svc', 'postgres://svc:Secret-1@host:5432', 'postgres://svc:Secret-1@host:5432/', 'postgres://svc:Secret-1@host/a/b', 'postgres://svc:Secret-1@/svc', 'Secret-1']) {
+      expectInvalid(() => loadConfig({}, { SVC_DATABASE_URL: value }), 'SVC_DATABASE_URL');
+      expect(refusalOf(() => loadConfig({}, { SVC_DATABASE_URL: value }))).not.toContain('Secret-1');
+    }
+    expectInvalid(() => loadConfig({ 'database-url': 'postgres://svc:Secret-1@host:99999/svc' }, {}), '--database-url');
+    for (const pool of ['0', '1001', 'ten']) expectInvalid(() => loadConfig({}, { SVC_DATABASE_URL: 'postgres://host/svc', SVC_DATABASE_POOL: pool }), 'SVC_DATABASE_POOL');
+  });
+
   test('flags win over SVC_* environment variables', () => {
     const config = loadConfig({ http: '0.0.0.0:8080', 'data-dir': '/tmp/x' }, { SVC_HTTP: '127.0.0.1:1', SVC_DATA_DIR: '/tmp/y' });
     expect(config.http).toEqual({ hostname: '0.0.0.0', port: 8080 });

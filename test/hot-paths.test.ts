@@ -67,7 +67,7 @@ describe('hot public GETs answered ahead of the app (lib/hot-route.ts, as the se
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe('hot-1');
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(t.observability.metrics.render()).toContain(`svc_http_requests_total{route="${PRODUCT}",method="GET",status="2xx"}`);
+    expect(await t.observability.metrics.render()).toContain(`svc_http_requests_total{route="${PRODUCT}",method="GET",status="2xx"}`);
   });
 
   test('a 304 and a HEAD answered ahead are counted under their own status class and method, with the request id and nosniff', async () => {
@@ -81,7 +81,7 @@ describe('hot public GETs answered ahead of the app (lib/hot-route.ts, as the se
     expect([first.status, unchanged.status, head.status]).toEqual([200, 304, 200]);
     expect([unchanged.headers.get('x-request-id'), head.headers.get('x-request-id')]).toEqual(['hot-304', 'hot-head']);
     for (const res of [first, unchanged, head]) expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    const metrics = t.observability.metrics.render();
+    const metrics = await t.observability.metrics.render();
     expect(metrics).toContain('svc_http_requests_total{route="/api/v1/public/probe/badge",method="GET",status="3xx"} 1');
     expect(metrics).toContain('svc_http_requests_total{route="/api/v1/public/probe/badge",method="HEAD",status="2xx"} 1');
     expect(t.logLines().filter((line) => line.requestId === 'hot-304' || line.requestId === 'hot-head').map((line) => [line.method, line.status, line.route])).toEqual([

@@ -121,7 +121,7 @@ describe('GET /metrics', () => {
 });
 
 describe('two-label counters (scans ingested, webhook deliveries)', () => {
-  test('each combination of label values is its own series, counted across calls, listed in order of first use; zero scans add nothing', () => {
+  test('each combination of label values is its own series, counted across calls, listed in order of first use; zero scans add nothing', async () => {
     const metrics = createMetrics();
     metrics.scansIngested('agent', 'telemetry', 1);
     metrics.scansIngested('authed', 'telemetry', 2);
@@ -132,7 +132,7 @@ describe('two-label counters (scans ingested, webhook deliveries)', () => {
     metrics.webhookDelivery('platform-b', 'applied');
     metrics.webhookDelivery('platform-a', 'applied');
     metrics.webhookDelivery('platform-a', 'unverified_webhook');
-    const lines = metrics.render().split('\n').filter((line) => /^svc_(scans_ingested|webhook_deliveries)_total\{/.test(line));
+    const lines = (await metrics.render()).split('\n').filter((line) => /^svc_(scans_ingested|webhook_deliveries)_total\{/.test(line));
     expect(lines).toEqual([
       'svc_scans_ingested_total{tier="agent",endpoint="telemetry"} 5',
       'svc_scans_ingested_total{tier="authed",endpoint="telemetry"} 2',

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
-import { createRecordRetention } from '../src/db/retention.ts';
+import { createRecordRetention, type RecordRetentionOptions } from '../src/retention/records.ts';
+import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { platformAProduct } from './fakes/payloads.ts';
 import { jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
@@ -27,6 +28,8 @@ async function app(env: Record<string, string> = WINDOWS) {
   t = await makeTestApp({ clock, env: { SVC_PLATFORM_A_APP_SECRET: APP_SECRET, SVC_RATE_ANONYMOUS: '1000', ...env } });
   return seedStore(t, 'platform-a', SHOP);
 }
+/** The app's record retention, as the server runs it. */
+const recordRetention = (options?: RecordRetentionOptions) => createRecordRetention(sqliteRetentionRecords(t.database), clock, t.config.retention, options);
 const count = (table: string, where = '1') => (t.database.sqlite.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
 
 let orderId = 1;
@@ -50,7 +53,7 @@ async function signUp(email: string): Promise<string> {
 describe('record retention (SVC_*_RETENTION_DAYS)', () => {
   test('webhook deliveries, order signals and store events older than their windows are deleted, newer ones kept', async () => {
     await app();
-    const retention = createRecordRetention(t.database.sqlite, clock, t.config.retention);
+    const retention = recordRetention();
     await deliveries();
     clock.advance(29 * DAY);
     await deliveries();
@@ -84,7 +87,7 @@ describe('record retention (SVC_*_RETENTION_DAYS)', () => {
     await queue.complete(recent.id);
 
     clock.set(T0 + 21 * DAY); // two jobs finished 21 days ago, one 2 days ago; the unfinished ones are 21 days old
-    expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(2);
+    expect(await recordRetention().runOnce()).toBe(2);
     expect(t.database.sqlite.query('SELECT json_extract(payload, "$.productId") AS id, status FROM jobs ORDER BY id').all()).toEqual([
       { id: '3', status: 'queued' },
       { id: '4', status: 'queued' },
@@ -104,7 +107,7 @@ describe('record retention (SVC_*_RETENTION_DAYS)', () => {
     await signUp('recent@example.com');
 
     clock.advance(2 * DAY); // the first three are 11 days old, the last 2
-    expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(1);
+    expect(await recordRetention().runOnce()).toBe(1);
     const left = t.database.sqlite.query<{ email: string }, []>('SELECT email FROM leads ORDER BY email').all().map((row) => row.email);
     expect(left).toEqual(['recent@example.com', 'scanner@example.com', 'verified@example.com']);
     // The lead that scanned still authenticates.
@@ -116,7 +119,7 @@ describe('record retention (SVC_*_RETENTION_DAYS)', () => {
     await deliveries();
     await signUp('unused@example.com');
     clock.advance(10_000 * DAY);
-    expect(await createRecordRetention(t.database.sqlite, clock, t.config.retention).runOnce()).toBe(0);
+    expect(await recordRetention().runOnce()).toBe(0);
     expect([count('webhook_deliveries'), count('order_signals'), count('store_events'), count('leads')]).toEqual([3, 1, 1, 1]);
   });
 
@@ -129,7 +132,7 @@ describe('record retention (SVC_*_RETENTION_DAYS)', () => {
     await app();
     for (let i = 0; i < 3; i++) await deliveries(); // 9 delivery rows
     clock.advance(31 * DAY);
-    const sweep = createRecordRetention(t.database.sqlite, clock, t.config.retention, 2).runOnce();
+    const sweep = recordRetention({ batchRows: 2 }).runOnce();
     expect(count('webhook_deliveries')).toBe(7); // only the first batch ran before the sweep yielded
     await deliveries(); // a delivery commits in between
     await sweep;

@@ -118,7 +118,8 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
     expect(anonymous).not.toHaveProperty('details');
 
     // Without --redis-url the rate limits are each instance's own (test/ratelimit-redis.test.ts has the other backend).
-    const expected = { instance: { id: expect.any(String), role: 'leader' }, rollupBacklog: { scans: 2, oldestReceivedAt: new Date(T0).toISOString(), ageSeconds: 4, slowsDashboard: false }, rateLimits: { backend: 'in-process' } };
+    const database = { engine: 'sqlite', jobs: { queued: 0, running: 0, done: 0, dead: 0 }, databaseBytes: expect.any(Number), walBytes: expect.any(Number) };
+    const expected = { instance: { id: expect.any(String), role: 'leader' }, database, rollupBacklog: { scans: 2, oldestReceivedAt: new Date(T0).toISOString(), ageSeconds: 4, slowsDashboard: false }, rateLimits: { backend: 'in-process' } };
     for (const key of [await t.keyWith('metrics:read'), await t.keyWith('admin')]) {
       const answer = await t.request('/healthz', { headers: bearer(key) });
       expect(answer.status).toBe(200);
@@ -127,7 +128,7 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
 
     await t.rollups().runOnce();
     const rolled = await (await t.request('/healthz', { headers: bearer(await t.keyWith('metrics:read')) })).json();
-    expect(rolled.details).toEqual({ instance: { id: expect.any(String), role: 'leader' }, rollupBacklog: { scans: 0, oldestReceivedAt: null, ageSeconds: 0, slowsDashboard: false }, rateLimits: { backend: 'in-process' } });
+    expect(rolled.details).toEqual({ instance: { id: expect.any(String), role: 'leader' }, database, rollupBacklog: { scans: 0, oldestReceivedAt: null, ageSeconds: 0, slowsDashboard: false }, rateLimits: { backend: 'in-process' } });
   });
 
   test('healthz refuses a key that is not valid (401) or lacks metrics:read (403), as /metrics does, rather than hide the details', async () => {

@@ -5,7 +5,8 @@ import { newId } from '../lib/ids.ts';
 import { withoutNulFields } from '../lib/text.ts';
 import { isoOrNull } from '../lib/time.ts';
 import type { CatalogEntryRecords, ProductRecords } from '../storage/content.ts';
-import type { Synchronous } from '../storage/synchronous.ts';
+import type { Immediate } from '../storage/synchronous.ts';
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 
 /** A category or content page as stored: its platform data, and when sync last listed and wrote it (epoch ms). */
 export interface CatalogEntry {
@@ -90,11 +91,11 @@ export function refsOfFound(found: { id: string; handle: string | null } | null,
 
 /** Every identifier a storefront entity of any FAQ type goes by (platform id and handle), for FAQ lookups. */
 export interface EntityRefs {
-  refsOf(storeId: string, type: FaqEntityType, ref: string): string[];
+  refsOf(storeId: string, type: FaqEntityType, ref: string): MaybePromise<string[]>;
 }
 
-/** Over SQLite's synchronous records: the public FAQ read answers without a promise (a hot GET: test/hot-paths.test.ts). */
-export const entityRefs = (catalog: Pick<Synchronous<ProductRecords>, 'refsOf'>, entries: Pick<Synchronous<CatalogEntryRecords>, 'refsOf'>): EntityRefs => ({
+/** At once where the engine can (SQLite): the public FAQ read then answers without a promise (a hot GET: test/hot-paths.test.ts). */
+export const entityRefs = (catalog: Pick<Immediate<ProductRecords>, 'refsOf'>, entries: Pick<Immediate<CatalogEntryRecords>, 'refsOf'>): EntityRefs => ({
   refsOf: (storeId, type, ref) => (type === 'product' ? catalog.refsOf(storeId, ref) : entries.refsOf(storeId, type, ref)),
 });
 

@@ -4,18 +4,19 @@ import type { EntityRefs } from '../catalog/entries.ts';
 import { FAQ_ENTITY_TYPES, type FaqEntityType } from './types.ts';
 import { ApiError } from '../lib/errors.ts';
 import { etagOf } from '../lib/http-cache.ts';
-import type { MaybePromise } from '../lib/maybe-promise.ts';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
 import { authorizeWidget, hostAllowed, hostOf } from './access.ts';
 import type { FaqRecords } from '../storage/content.ts';
-import type { Synchronous } from '../storage/synchronous.ts';
+import type { Immediate } from '../storage/synchronous.ts';
 
 export interface PublicFaqDeps {
-  /** SQLite's synchronous read, as `catalog`'s: this hot GET answers without a promise (test/hot-paths.test.ts). */
-  faqs: Pick<Synchronous<FaqRecords>, 'approved'>;
+  /** At once where the engine can (SQLite), as `catalog`'s: this hot GET then answers without a promise (test/hot-paths.test.ts). */
+  faqs: Pick<Immediate<FaqRecords>, 'approved'>;
   keys: KeyStore;
   /** The ids and handles a product, category or page goes by: FAQs are found under either. */
   catalog: EntityRefs;
-  storeOf: (id: string) => StoreRecord | null;
+  storeOf: (id: string) => MaybePromise<StoreRecord | null>;
+  /** Moves on any commit: a cached answer is served only while it holds still. */
   changeStamp: () => number;
   /** True when a page served by svc itself made the request (the console's widget preview). */
   isOwnPage: (request: Request) => boolean;
@@ -125,19 +126,23 @@ export function createPublicFaqs({ faqs, keys, catalog, storeOf, changeStamp, is
       const verified = authorizeWidget(keys, request.headers, isOwnPage(request));
       return verified instanceof Promise ? verified.then(answerFor) : answerFor(verified);
 
-      function answerFor(key: ApiKey & { storeId: string }): PublicFaqAnswer {
+      function answerFor(key: ApiKey & { storeId: string }): MaybePromise<PublicFaqAnswer> {
         // From here the caller is verified, so its errors may be read cross-origin.
         const fail = (status: number, code: string, detail: string) => new ApiError(status, code, detail, origin ? { 'Access-Control-Allow-Origin': origin } : {});
         const { type, ref } = entityOf(entityUrl, fail);
-        const store = storeOf(key.storeId);
-        if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its content is withdrawn');
-        if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
-        const refs = catalog.refsOf(store.id, type, ref);
-        const json = JSON.stringify({ entity: { type, ref }, items: faqs.approved(store.id, type, refs) });
+        return andThen(storeOf(key.storeId), (store) => {
+          if (store?.signalsWithdrawnAt) throw fail(410, 'signals_withdrawn', 'the store uninstalled svc or was disconnected; its content is withdrawn');
+          if (!store || store.status !== 'active') throw fail(404, 'not_found', 'the store of this key is not active');
+          return andThen(catalog.refsOf(store.id, type, ref), (refs) => andThen(faqs.approved(store.id, type, refs), (items) => answered(key, JSON.stringify({ entity: { type, ref }, items }))));
+        });
+      }
+
+      function answered(key: ApiKey, json: string): PublicFaqAnswer {
         const etag = etagOf(json);
         const body = new Blob([json]);
         cache.delete(cacheKey!);
-        if (query === -1 || url.length - query <= CACHED_QUERY_CHARS) {
+        // Kept only when nothing was committed while storage answered: the answer may predate that commit.
+        if ((query === -1 || url.length - query <= CACHED_QUERY_CHARS) && changeStamp() === dbStamp) {
           if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
           cache.set(cacheKey!, { dbStamp, keyId: key.id, allowedDomains: key.allowedDomains, origins: new Map(), body, etag });
         }

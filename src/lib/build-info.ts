@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import packageJson from '../../package.json' with { type: 'json' };
 import { ASSET_ROOT } from './paths.ts';
+import type { Engine } from '../storage/index.ts';
 
 // Replaced by `npm run build` (scripts/build.ts, `bun build --define`); undefined when running from source.
 declare const SVC_BUILD_COMMIT: string | undefined;
@@ -13,7 +14,9 @@ export interface BuildInfo {
   commit: string;
   /** ISO-8601 time of `npm run build`; null when running from source. */
   buildDate: string | null;
-  /** How many migrations this build carries: the schema version it creates and understands. */
+  /** Which engine holds the state: `sqlite` (the embedded default) or `postgres`. */
+  engine: Engine;
+  /** How many migrations this build carries for that engine: the schema version it creates and understands. */
   schemaVersion: number;
 }
 
@@ -53,20 +56,29 @@ function resolveRef(ref: string, gitDirs: string[]): string | null {
   return null;
 }
 
-/** Number of migrations in drizzle/ (embedded in the binary). */
-export function bundledSchemaVersion(): number {
-  const journal = JSON.parse(readFileSync(path.join(ASSET_ROOT, 'drizzle', 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
+/** Where each engine's migrations are (embedded in the binary). */
+const MIGRATION_FOLDERS: Record<Engine, string> = { sqlite: 'drizzle', postgres: 'drizzle-pg' };
+
+/** Number of migrations this build carries for `engine` (drizzle/ or drizzle-pg/). */
+export function bundledSchemaVersion(engine: Engine = 'sqlite'): number {
+  const journal = JSON.parse(readFileSync(path.join(ASSET_ROOT, MIGRATION_FOLDERS[engine], 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] };
   return journal.entries.length;
 }
 
-let cached: BuildInfo | null = null;
+const cached = new Map<Engine, BuildInfo>();
 
-export function buildInfo(): BuildInfo {
-  cached ??= {
-    version: packageJson.version,
-    commit: typeof SVC_BUILD_COMMIT === 'string' ? SVC_BUILD_COMMIT : sourceCommit(),
-    buildDate: typeof SVC_BUILD_DATE === 'string' ? SVC_BUILD_DATE : null,
-    schemaVersion: bundledSchemaVersion(),
-  };
-  return cached;
+/** The running build, with `engine` and the schema version this build carries for it. */
+export function buildInfo(engine: Engine = 'sqlite'): BuildInfo {
+  let info = cached.get(engine);
+  if (info === undefined) {
+    info = {
+      version: packageJson.version,
+      commit: typeof SVC_BUILD_COMMIT === 'string' ? SVC_BUILD_COMMIT : sourceCommit(),
+      buildDate: typeof SVC_BUILD_DATE === 'string' ? SVC_BUILD_DATE : null,
+      engine,
+      schemaVersion: bundledSchemaVersion(engine),
+    };
+    cached.set(engine, info);
+  }
+  return info;
 }

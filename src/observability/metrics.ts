@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../lib/maybe-promise.ts';
 /**
  * In-process metrics in the Prometheus text format (version 0.0.4). Every label value comes from a
  * closed set svc defines (route templates, methods, status classes, tiers, outcome codes), never from
@@ -147,8 +148,8 @@ export function createMetrics() {
   const webhookDeliveries = new LabeledCounter('svc_webhook_deliveries_total', 'Inbound webhook deliveries, by platform and outcome (an outcome of the 200 answer, or the error code).', ['platform', 'outcome']);
   const writerBatchRows = new Histogram('svc_scan_writer_batch_rows', 'Rows per group-commit transaction of the scan writer.', [], BATCH_ROW_BUCKETS);
   const writerCommitSeconds = new Histogram('svc_scan_writer_commit_seconds', 'Duration of each group-commit transaction of the scan writer.', [], LATENCY_BUCKETS);
-  /** Sections computed at scrape time (database sizes, queue depth, limiter size...). */
-  const collectors: (() => string)[] = [];
+  /** Sections computed at scrape time (database sizes, queue depth, limiter size...); a promise where storage must be asked. */
+  const collectors: (() => MaybePromise<string>)[] = [];
 
   /** The series of a route template and method, created on its first request. */
   const seriesOf = (route: string, method: string): RouteSeries => {
@@ -182,10 +183,11 @@ export function createMetrics() {
       writerBatchRows.observe([], rows);
       writerCommitSeconds.observe([], seconds);
     },
-    addCollector(collect: () => string): void {
+    addCollector(collect: () => MaybePromise<string>): void {
       collectors.push(collect);
     },
-    render(): string {
+    async render(): Promise<string> {
+      const collected = await Promise.all(collectors.map((collect) => collect()));
       let requests = header('svc_http_requests_total', 'counter', 'HTTP requests answered, by route template, method and status class.');
       let latency = header('svc_http_request_duration_seconds', 'histogram', 'Time from receiving a request to its response, by route template and method.');
       for (const [route, byMethod] of routes) {
@@ -196,7 +198,7 @@ export function createMetrics() {
           latency += series.latency.render('svc_http_request_duration_seconds', ['route', 'method'], [route, method]);
         }
       }
-      return [requests, latency, scansIngested.render(), webhookDeliveries.render(), writerBatchRows.render(), writerCommitSeconds.render(), ...collectors.map((collect) => collect())].join('');
+      return [requests, latency, scansIngested.render(), webhookDeliveries.render(), writerBatchRows.render(), writerCommitSeconds.render(), ...collected].join('');
     },
   };
 }

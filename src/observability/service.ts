@@ -1,25 +1,25 @@
-import type { Database } from 'bun:sqlite';
 import type { Checkpointer } from '../db/checkpoint.ts';
 import { buildInfo } from '../lib/build-info.ts';
-import { fileBytes } from '../lib/paths.ts';
+import { JOB_STATUSES, type DatabaseHealth } from '../storage/health.ts';
 import type { Clock } from '../lib/clock.ts';
 import { backlogAgeSeconds, type RollupBacklog } from '../scans/backlog.ts';
 import type { SharedBuckets, TierLimiter } from '../ratelimit/tiers.ts';
+import type { Engine } from '../storage/index.ts';
 import { createLogger, type LogSettings } from './log.ts';
 import { createMetrics, sample } from './metrics.ts';
 import { createRequestObserver } from './requests.ts';
 
 /** The process's logger, metrics and request observer: one of each per server (tests make their own). */
-export function createObservability(settings: LogSettings, write?: (text: string) => void) {
+export function createObservability(settings: LogSettings, write?: (text: string) => void, engine: Engine = 'sqlite') {
   const logger = createLogger(settings, write);
   const metrics = createMetrics();
   const observer = createRequestObserver({ metrics, logger });
-  const info = buildInfo();
+  const info = buildInfo(engine);
   const startedAt = Date.now() / 1000;
   metrics.addCollector(() =>
     [
       sample('svc_build_info', 'gauge', 'Always 1; the labels name the running build.', [
-        { labels: { version: info.version, commit: info.commit, schema_version: String(info.schemaVersion) }, value: 1 },
+        { labels: { version: info.version, commit: info.commit, engine: info.engine, schema_version: String(info.schemaVersion) }, value: 1 },
       ]),
       sample('svc_log_lines_suppressed_total', 'counter', 'Log lines dropped by the line budget (SVC_LOG_RATE).', [{ value: logger.suppressedTotal }]),
       sample('process_resident_memory_bytes', 'gauge', 'Resident set size.', [{ value: process.memoryUsage.rss() }]),
@@ -48,21 +48,28 @@ export function checkpointCollector(checkpointer: Checkpointer): () => string {
     ].join('');
 }
 
-const JOB_STATUSES = ['queued', 'running', 'done', 'dead'] as const;
-
-/** Scrape-time gauges of the database: file sizes and the job queue by status. */
-export function databaseCollector(sqlite: Database, file: string): () => string {
-  const jobsByStatus = sqlite.query<{ status: string; n: number }, []>('SELECT status, count(*) AS n FROM jobs GROUP BY status');
-  const jobRows = () => {
-    const counts = new Map(jobsByStatus.all().map((row) => [row.status, row.n]));
-    return JOB_STATUSES.map((status) => ({ labels: { status }, value: counts.get(status) ?? 0 }));
-  };
-  return () =>
-    [
-      sample('svc_database_bytes', 'gauge', 'Size of the SQLite database file.', [{ value: fileBytes(file) }]),
-      sample('svc_database_wal_bytes', 'gauge', 'Size of the SQLite write-ahead log.', [{ value: fileBytes(`${file}-wal`) }]),
-      sample('svc_jobs', 'gauge', 'Background jobs by status (queued and running: the queue depth; dead: gave up after the last attempt).', jobRows()),
+/** Scrape-time gauges of the engine: the job queue by status, and the database file sizes (SQLite) or this instance's connection pool (PostgreSQL). */
+export function databaseCollector(health: DatabaseHealth): () => Promise<string> {
+  return async () => {
+    const figures = await health.figures();
+    const engine =
+      figures.engine === 'sqlite'
+        ? [
+            sample('svc_database_bytes', 'gauge', 'Size of the SQLite database file.', [{ value: figures.databaseBytes }]),
+            sample('svc_database_wal_bytes', 'gauge', 'Size of the SQLite write-ahead log.', [{ value: figures.walBytes }]),
+          ]
+        : [
+            sample('svc_database_pool_max', 'gauge', 'Most connections this instance opens to PostgreSQL (SVC_DATABASE_POOL).', [{ value: figures.pool.max }]),
+            sample('svc_database_pool_connections', 'gauge', "This instance's open connections to PostgreSQL, by state (busy: running a statement).", [
+              { labels: { state: 'busy' }, value: figures.pool.busy },
+              { labels: { state: 'idle' }, value: figures.pool.open - figures.pool.busy },
+            ]),
+          ];
+    return [
+      ...engine,
+      sample('svc_jobs', 'gauge', 'Background jobs by status (queued and running: the queue depth; dead: gave up after the last attempt).', JOB_STATUSES.map((status) => ({ labels: { status }, value: figures.jobs[status] }))),
     ].join('');
+  };
 }
 
 /** Scrape-time gauges of the rollup backlog (src/scans/backlog.ts): one global figure each, nothing per client. */

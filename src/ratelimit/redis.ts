@@ -1,5 +1,6 @@
 import { RedisClient } from 'bun';
 import { backoffMs } from '../lib/backoff.ts';
+import { passwordScrubber, urlShown } from '../lib/url-credentials.ts';
 import { bucketDecision, WINDOW_MS } from './buckets.ts';
 import type { SharedBuckets, Tier, TierDecision } from './tiers.ts';
 
@@ -69,13 +70,6 @@ const STALL_MS = 1000;
 const RECONNECT_BASE_MS = 100;
 const RECONNECT_MAX_MS = 2000;
 
-/** The URL as it may be shown (start line, logs): without its user name and password. */
-export function redisUrlShown(url: string): string {
-  const shown = new URL(url);
-  shown.username = '';
-  shown.password = '';
-  return shown.href;
-}
 
 type Log = (level: 'info' | 'error', msg: string, fields: Record<string, unknown>) => void;
 
@@ -88,15 +82,6 @@ interface Link {
   quietSince: number;
   /** Set once a take ran out of time: gives the connection up if Redis stays silent for STALL_MS. */
   stallWatch: Timer | null;
-}
-
-/** A percent-encoded URL part decoded, or as it is when it does not decode. */
-function decodedOr(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
 
 /** A server error reply naming a script Redis does not hold (after a restart or SCRIPT FLUSH). */
@@ -120,11 +105,9 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
  * line, nor any error, carries the URL's password.
  */
 export function createRedisBuckets({ url, takeTimeoutMs }: { url: string; takeTimeoutMs: number }, log: Log) {
-  const shown = redisUrlShown(url);
-  const parsed = new URL(url);
-  const secrets = [parsed.password, decodedOr(parsed.password)].filter((secret) => secret.length > 0);
+  const shown = urlShown(url);
   /** An error's message with the password cut out, should a message ever carry it. */
-  const scrub = (error: unknown) => secrets.reduce((text, secret) => text.split(secret).join('***'), String((error as Error)?.message ?? error)).slice(0, 300);
+  const scrub = passwordScrubber(url);
 
   /** The connection takes go to; null while Redis is unreachable (takes then fall back at once). */
   let link: Link | null = null;

@@ -1,6 +1,10 @@
 import type { AuthRecords } from './auth.ts';
 import type { ChangeFeed } from './changes.ts';
 import type { CatalogEntryRecords, EnrichmentRecords, FaqRecords, ProductRecords } from './content.ts';
+import type { DatabaseHealth } from './health.ts';
+import type { Immediate } from './synchronous.ts';
+import type { RetentionRecords } from './retention.ts';
+import type { DeliveryRecords, JobRecords, StoreRecords, SyncStateRecords } from './stores.ts';
 
 /** Which engine holds svc's state. */
 export type Engine = 'sqlite' | 'postgres';
@@ -8,8 +12,8 @@ export type Engine = 'sqlite' | 'postgres';
 /**
  * Everything svc keeps, behind one seam (issue 30): each domain's records and the change feed that
  * the caches in front of them watch, with one implementation per engine (src/storage/sqlite/index.ts,
- * src/storage/postgres/index.ts). The domains not moved yet (stores, sync and jobs; the scans) still
- * take the SQLite database itself.
+ * src/storage/postgres/index.ts). The domain not moved yet (the scans) still takes the SQLite
+ * database itself.
  */
 export interface Storage {
   engine: Engine;
@@ -19,4 +23,19 @@ export interface Storage {
   enrichments: EnrichmentRecords;
   catalogEntries: CatalogEntryRecords;
   products: ProductRecords;
+  stores: StoreRecords;
+  syncs: SyncStateRecords;
+  jobs: JobRecords;
+  deliveries: DeliveryRecords;
+  retention: RetentionRecords;
+  /** The reads of the hot public GETs, answered at once where the engine can (SQLite), so those GETs answer without a promise there. */
+  hot: HotReads;
+  health: DatabaseHealth;
+}
+
+/** What the hot public GETs read beyond their caches (the widget's FAQs, the signals). */
+export interface HotReads {
+  faqs: Pick<Immediate<FaqRecords>, 'approved'>;
+  products: Pick<Immediate<ProductRecords>, 'refsOf' | 'variantsOf'>;
+  catalogEntries: Pick<Immediate<CatalogEntryRecords>, 'refsOf'>;
 }

@@ -1,6 +1,5 @@
 import { createCatalog, descriptionTexts } from '../catalog/products.ts';
 import type { Config } from '../config.ts';
-import type { AppDatabase } from '../db/index.ts';
 import type { Clock } from '../lib/clock.ts';
 import { createSecretBox } from '../lib/secrets.ts';
 import type { PlatformSettings } from '../platforms/clients.ts';
@@ -16,13 +15,8 @@ import { createReceivers } from './receive.ts';
 import { productFetchJobs } from './product-fetch.ts';
 import { removalJobs } from './removal.ts';
 import { createCatalogSync, type SyncLog } from '../sync/service.ts';
-import { writePause } from '../lib/write-pause.ts';
-import { sqliteProductRecords } from '../storage/sqlite/catalog.ts';
-import { sqliteChangeFeed } from '../storage/sqlite/changes.ts';
-import { sqliteDeliveryRecords } from '../storage/sqlite/deliveries.ts';
-import { sqliteJobRecords } from '../storage/sqlite/jobs.ts';
-import { sqliteStoreRecords } from '../storage/sqlite/stores.ts';
-import { sqliteSyncStateRecords } from '../storage/sqlite/sync.ts';
+import type { WritePause } from '../lib/write-pause.ts';
+import type { Storage } from '../storage/index.ts';
 
 export interface WebhookServiceOptions {
   apiTimeoutMs?: number;
@@ -39,21 +33,23 @@ export interface WebhookServiceOptions {
   egress?: { resolve?: Resolve; fetch?: Fetch };
   /** Where catalogue sync writes its phase lines (the app's logger); JSON lines on stderr otherwise. */
   log?: SyncLog;
+  /** The engine's pause of the writes that can wait (SQLite's, while its WAL checkpointer catches up with the log): the sync's batches wait it out. */
+  writePause?: Pick<WritePause, 'paused' | 'afterPause'>;
 }
 
 const logLine = (line: Record<string, unknown>) => console.error(JSON.stringify(line));
 
 /**
- * Stores, catalogue, delivery dispatch, the store admin and the background job runner over one
- * database. Built once per process: the app serves requests with it and the server starts/stops its
+ * Stores, catalogue, delivery dispatch, the store admin and the background job runner over the
+ * storage. Built once per process: the app serves requests with it and the server starts/stops its
  * runner. Every platform call goes through one egress (platforms/egress.ts) and runs in a job.
  */
-export function createWebhookServices(database: AppDatabase, config: Config, clock: Clock, options: WebhookServiceOptions = {}) {
-  const storeRecords = sqliteStoreRecords(database);
-  const deliveries = sqliteDeliveryRecords(database);
-  const stores = createStoreRegistry(storeRecords, sqliteChangeFeed(database).tableStamp(['stores']), createSecretBox(config.encryptionKey), clock);
-  const catalog = createCatalog(sqliteProductRecords(database), clock, descriptionTexts());
-  const queue = createJobQueue(sqliteJobRecords(database), clock, options.queue);
+export function createWebhookServices(storage: Storage, config: Config, clock: Clock, options: WebhookServiceOptions = {}) {
+  const storeRecords = storage.stores;
+  const deliveries = storage.deliveries;
+  const stores = createStoreRegistry(storeRecords, storage.changes.tableStamp(['stores']), createSecretBox(config.encryptionKey), clock);
+  const catalog = createCatalog(storage.products, clock, descriptionTexts());
+  const queue = createJobQueue(storage.jobs, clock, options.queue);
   const log: SyncLog = options.log ?? ((level, msg, fields) => logLine({ ts: new Date(clock.now()).toISOString(), level, msg, ...fields }));
   const settings: PlatformSettings = {
     baseUrl: config.baseUrl,
@@ -64,13 +60,12 @@ export function createWebhookServices(database: AppDatabase, config: Config, clo
     egress: createEgress({ allowPrivate: config.allowPrivateTargets, ...options.egress }),
   };
   const sync = createCatalogSync({
-    records: sqliteSyncStateRecords(database),
+    records: storage.syncs,
     clock,
     stores,
     catalog,
     queue,
-    // Paused while the WAL checkpointer catches up with the log.
-    writes: writePause(database.sqlite),
+    writes: options.writePause,
     settings,
     log,
     onQueued: () => runner.notify(),

@@ -77,7 +77,8 @@ describe('every instance names itself', () => {
 });
 
 describe('versions', () => {
-  const BUILD_FIELDS = { version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: expect.stringMatching(/^([0-9a-f]{40}(-dirty)?|unknown)$/), schemaVersion: expect.any(Number) };
+  const BUILD_FIELDS = { version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: expect.stringMatching(/^([0-9a-f]{40}(-dirty)?|unknown)$/), engine: 'sqlite', schemaVersion: expect.any(Number) };
+  const migrations = async (folder: string) => (await Bun.file(path.resolve(import.meta.dir, '../..', folder, 'meta/_journal.json')).json()).entries.length;
 
   test('svc --version and svc version print version, commit, build date and schema version', async () => {
     const flag = await runCli(['--version']);
@@ -86,8 +87,16 @@ describe('versions', () => {
     expect(flag.json).toEqual({ ...BUILD_FIELDS, buildDate: null });
     expect(command.json).toEqual(flag.json);
     // Running from source: the checkout's commit; the schema version is the number of bundled migrations.
-    const journal = await Bun.file(path.resolve(import.meta.dir, '../../drizzle/meta/_journal.json')).json();
-    expect(flag.json.schemaVersion).toBe(journal.entries.length);
+    expect(flag.json.schemaVersion).toBe(await migrations('drizzle'));
+  }, SPAWNS_TIMEOUT);
+
+  test('svc version names the engine a start would use, with that engine\'s schema version, without connecting to it', async () => {
+    // Nothing listens on port 1: version does not connect.
+    const flag = await runCli(['version', '--database-url', 'postgres://svc:secret@127.0.0.1:1/svc']);
+    expect(flag.code).toBe(0);
+    expect(flag.json).toEqual({ ...BUILD_FIELDS, buildDate: null, engine: 'postgres', schemaVersion: await migrations('drizzle-pg') });
+    const env = await runCli(['version'], { env: { SVC_DATABASE_URL: 'postgres://svc:secret@127.0.0.1:1/svc' } });
+    expect(env.json).toEqual(flag.json);
   }, SPAWNS_TIMEOUT);
 
   test('the start line and /healthz carry the same build fields', async () => {

@@ -20,6 +20,8 @@ import type { PageBundle } from '../../src/lib/page-bundle.ts';
 import type { SharedBuckets } from '../../src/ratelimit/tiers.ts';
 import { sqliteAuthRecords } from '../../src/storage/sqlite/auth.ts';
 import { sqliteChangeFeed } from '../../src/storage/sqlite/changes.ts';
+import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
+import { writePause } from '../../src/lib/write-pause.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -114,8 +116,10 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const observability = createObservability(config.log, (text) => {
     logText += text;
   });
-  const webhooks = createWebhookServices(database, config, clock, {
+  const storage = sqliteStorage(database);
+  const webhooks = createWebhookServices(storage, config, clock, {
     log: observability.logger.log,
+    writePause: writePause(database.sqlite),
     ...options.webhooks,
     egress: { resolve: noResolver, fetch: loopbackOnly, ...options.webhooks?.egress },
   });
@@ -125,6 +129,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     widget: await testWidget(),
     clock,
     webhooks,
+    storage,
     geo: options.geo ?? testGeo(),
     peerAddress: options.peerAddress ?? (() => '127.0.0.1'),
     observability,

@@ -6,6 +6,8 @@ import { openPostgresClient, type PostgresClient } from '../../src/storage/postg
 import { postgresStorage } from '../../src/storage/postgres/index.ts';
 import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
 import { openDatabase } from '../../src/db/index.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createWebhookServices } from '../../src/webhooks/services.ts';
 import { ENGINES, type OpenedEngine } from '../helpers/storage.ts';
 
 const closing: (() => Promise<void>)[] = [];
@@ -81,5 +83,21 @@ describe.each(ENGINES)('the storage ($name)', (engine) => {
       if (!refused) await Bun.sleep(20);
     }
     expect(refused).toBe(true);
+  });
+
+  test('the stores domain runs on it: a store created through the webhook services is found, and a write through the storage is seen at once by their registry', async () => {
+    const opened = await open(engine);
+    // Without its trigger, the feed hears nothing of the stores table: only the write's own announcement moves the stamp.
+    if (opened.kind === 'postgres') await opened.client.sql`DROP TRIGGER stores_changes ON stores`;
+    const storage = await storageOn(opened);
+    const services = createWebhookServices(storage, loadConfig({ 'data-dir': '/nonexistent' }, {}), systemClock);
+    const credentials = { kind: 'rest-keys' as const, siteUrl: 'https://shop.example', consumerKey: 'ck', consumerSecret: 'cs' };
+    const created = await services.stores.create({ platform: 'platform-c', domain: 'shop.example', currency: 'EUR', parsed: { credentials, platformRef: 'https://shop.example' } });
+    expect((await services.stores.get(created!.id))?.currency).toBe('EUR');
+    expect(services.stores.get(created!.id)).not.toBeInstanceOf(Promise); // kept in memory
+    await storage.stores.setCurrency(created!.id, 'USD', Date.now());
+    expect((await services.stores.get(created!.id))?.currency).toBe('USD');
+    const job = await services.queue.enqueue('platform-c.fetch-product', created!.id, { productId: '1' });
+    expect((await storage.jobs.claim(Date.now() + 1000, Date.now() + 60_000, null))?.id).toBe(job.id);
   });
 });

@@ -1,4 +1,5 @@
 import { SQL, type ReservedSQL } from 'bun';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { drizzle } from 'drizzle-orm/bun-sql';
 import { migrate } from 'drizzle-orm/bun-sql/migrator';
@@ -13,6 +14,19 @@ export const POSTGRES_MIGRATIONS_FOLDER = path.join(ASSET_ROOT, 'drizzle-pg');
  * by accident. Passed as text and cast: a JS number cannot hold it exactly.
  */
 export const MIGRATION_LOCK_KEY = '8319946213264719873';
+
+/** The database was migrated by a newer svc: this one refuses it rather than misread it. */
+export class PostgresSchemaTooNewError extends Error {
+  override name = 'PostgresSchemaTooNewError';
+  constructor(databaseVersion: number, binaryVersion: number) {
+    super(`the PostgreSQL database has schema version ${databaseVersion}, newer than this svc's ${binaryVersion}: it was migrated by a newer svc; run that version`);
+  }
+}
+
+/** Migrations in the folder's journal. */
+function bundledMigrations(folder: string): number {
+  return (JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
+}
 
 /** Migrations recorded in drizzle's table, 0 before the first migration created it. */
 async function recordedMigrations(session: ReservedSQL): Promise<number> {
@@ -41,6 +55,9 @@ export async function migratePostgres(url: string, migrationsFolder: string = PO
       await session`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY}::bigint)`;
       try {
         const before = await recordedMigrations(session);
+        const bundled = bundledMigrations(migrationsFolder);
+        // Migrating down is not a thing: a newer svc's schema may hold what this one would break.
+        if (before > bundled) throw new PostgresSchemaTooNewError(before, bundled);
         await migrate(drizzle({ client: session }), { migrationsFolder });
         const total = await recordedMigrations(session);
         return { applied: total - before, total };

@@ -57,7 +57,7 @@ export const leads = sqliteTable(
     uniqueIndex('leads_email_unique').on(table.email).where(sql`repeat_of IS NULL`),
     // The admin listing pages newest first.
     index('leads_created_idx').on(table.createdAt, table.id),
-    // Retention of sign-ups that were never verified and never sent a scan (src/db/retention.ts).
+    // Retention of sign-ups that were never verified and never sent a scan (src/retention/records.ts).
     index('leads_unused_idx').on(table.createdAt).where(sql`verified = 0 AND first_scan_at IS NULL`),
   ],
 );

@@ -72,7 +72,7 @@ export const jobs = sqliteTable(
   },
   (table) => [
     index('jobs_due_idx').on(table.status, table.runAt).where(sql`status IN ('queued', 'running')`),
-    // Retention of finished work (src/db/retention.ts); queued and running jobs are never in it.
+    // Retention of finished work (src/retention/records.ts); queued and running jobs are never in it.
     index('jobs_finished_idx').on(table.finishedAt).where(sql`status IN ('done', 'dead')`),
   ],
 );

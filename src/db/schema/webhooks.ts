@@ -26,7 +26,7 @@ export const webhookDeliveries = sqliteTable(
   (table) => [
     // The dedupe point: every delivery looks itself up here (src/webhooks/dispatch.ts).
     uniqueIndex('webhook_deliveries_dedupe_idx').on(table.storeId, table.dedupeKey).where(sql`dedupe_key IS NOT NULL`),
-    // Retention deletes the oldest first (src/db/retention.ts).
+    // Retention deletes the oldest first (src/retention/records.ts).
     index('webhook_deliveries_received_idx').on(table.receivedAt),
   ],
 );
@@ -43,7 +43,7 @@ export const orderSignals = sqliteTable(
     receivedAt: integer('received_at').notNull(),
   },
   (table) => [
-    // Retention deletes the oldest first (src/db/retention.ts).
+    // Retention deletes the oldest first (src/retention/records.ts).
     index('order_signals_received_idx').on(table.receivedAt),
     // Whether another store of svc's platform-A app holds an order (src/webhooks/dispatch.ts).
     index('order_signals_order_idx').on(table.orderId),

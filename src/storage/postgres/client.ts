@@ -13,12 +13,18 @@ export type PostgresQueries = PgDatabase<BunSQLQueryResultHKT, typeof schema>;
 export interface PostgresClient {
   sql: SQL;
   db: PostgresDb;
+  /** The most connections the pool opens, and the name they carry on the server. */
+  pool: { max: number; applicationName: string };
   close(): Promise<void>;
 }
 
-/** A pool of at most `max` connections to the database at `url` (connections open on first use). */
-export function openPostgresClient(url: string, options: { max?: number } = {}): PostgresClient {
-  const sql = new SQL({ url, max: options.max ?? 10 });
+/**
+ * A pool of at most `max` connections to the database at `url` (connections open on first use),
+ * each named `applicationName` on the server (pg_stat_activity: which instance holds which connection).
+ */
+export function openPostgresClient(url: string, options: { max?: number; applicationName?: string } = {}): PostgresClient {
+  const pool = { max: options.max ?? 10, applicationName: options.applicationName ?? 'svc' };
+  const sql = new SQL({ url, max: pool.max, connection: { application_name: pool.applicationName } });
   const db = drizzle({ client: sql, schema }) as PostgresDb;
-  return { sql, db, close: () => sql.close() };
+  return { sql, db, pool, close: () => sql.close() };
 }

@@ -4,7 +4,14 @@ import { postgresAuthRecords } from './auth.ts';
 import { postgresCatalogEntryRecords, postgresProductRecords } from './catalog.ts';
 import { postgresChangeFeed, type PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
+import { postgresDatabaseHealth } from './health.ts';
 import { postgresEnrichmentRecords, postgresFaqRecords } from './content.ts';
+import { postgresRetentionRecords } from './retention.ts';
+import { postgresDeliveryRecords } from './deliveries.ts';
+import { postgresJobRecords } from './jobs.ts';
+import { postgresStoreRecords } from './stores.ts';
+import { postgresSyncStateRecords } from './sync.ts';
+import { STORE_DELETES } from '../store-holdings.ts';
 
 /** For each method of a records object: the tables it writes, or null for a method that only reads. */
 type TablesWritten<Records> = { [Method in keyof Records]: readonly string[] | null };
@@ -34,14 +41,22 @@ function announcingWrites<Records extends object>(records: Records, feed: Postgr
 
 const FAQ_TABLES = ['faq_entries', 'faq_entity_changes'];
 const PRODUCT_TABLES = ['products', 'product_variants'];
+const STORE_TABLES = ['stores', 'store_events'];
+/** Every table a store's removal deletes from (store-holdings.ts), and the console sessions that go with its keys. */
+const REMOVED_WITH_A_STORE = [...new Set(STORE_DELETES.map((statement) => /^DELETE FROM (\w+)/.exec(statement)![1]!)), 'console_sessions'];
+/** What a sync page or sweep step writes with its pass's bookkeeping: products (with their variants), categories and pages. */
+const SYNC_WRITE_TABLES = ['catalog_syncs', ...PRODUCT_TABLES, 'catalog_entries'];
+/** What a delivery group may write beside its log: the catalogue, jobs, the store's deactivation and events, order signals. */
+const DELIVERY_TABLES = ['webhook_deliveries', ...PRODUCT_TABLES, 'jobs', ...STORE_TABLES, 'order_signals'];
 
 /** The PostgreSQL engine's storage on `client`, with its change feed (listening once `changes.ready` resolves). */
 export function postgresStorage(client: PostgresClient): Storage & { changes: PostgresChangeFeed } {
   const changes = postgresChangeFeed(client);
   const auth: AuthRecords = postgresAuthRecords(client);
-  return {
+  const storage: Omit<Storage, 'hot'> & { changes: PostgresChangeFeed } = {
     engine: 'postgres',
     changes,
+    health: postgresDatabaseHealth(client),
     auth: {
       keys: announcingWrites(auth.keys, changes, { add: ['api_keys'], byHash: null, byId: null, revoke: ['api_keys'], list: null }),
       keyUsage: announcingWrites(auth.keyUsage, changes, { noteUse: ['api_key_usage'] }),
@@ -87,5 +102,56 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
       list: null,
       variantsOf: null,
     }),
+    stores: announcingWrites(postgresStoreRecords(client), changes, {
+      byId: null,
+      byRef: null,
+      list: null,
+      add: ['stores'],
+      saveCredentials: ['stores'],
+      sealedValues: null,
+      setHooks: ['stores'],
+      setCurrency: ['stores'],
+      saveSettings: ['stores'],
+      disconnect: STORE_TABLES,
+      deactivate: STORE_TABLES,
+      stop: [...STORE_TABLES, 'catalog_syncs', 'jobs'],
+      holdings: null,
+      removeAll: REMOVED_WITH_A_STORE,
+      finishDisconnect: ['stores', 'jobs'],
+    }),
+    syncs: announcingWrites(postgresSyncStateRecords(client), changes, {
+      get: null,
+      of: null,
+      running: null,
+      begin: ['catalog_syncs', 'jobs'],
+      noteError: ['catalog_syncs'],
+      fail: ['catalog_syncs'],
+      pause: ['stores', 'jobs'],
+      resume: ['stores', 'jobs'],
+      applyPage: SYNC_WRITE_TABLES,
+      sweepStep: SYNC_WRITE_TABLES,
+      sweptThrough: SYNC_WRITE_TABLES,
+    }),
+    jobs: announcingWrites(postgresJobRecords(client), changes, {
+      enqueue: ['jobs'],
+      enqueueOnce: ['jobs'],
+      claim: ['jobs'],
+      requeue: ['jobs'],
+      releaseLeases: ['jobs'],
+      complete: ['jobs'],
+      fail: ['jobs'],
+      nextRetry: null,
+      dropUnfinished: ['jobs'],
+    }),
+    deliveries: announcingWrites(postgresDeliveryRecords(client), changes, {
+      commitGroup: DELIVERY_TABLES,
+      settle: ['webhook_deliveries'],
+      duplicatesOf: null,
+      applyRemoval: [...PRODUCT_TABLES, 'webhook_deliveries'],
+      refuseRemoval: ['webhook_deliveries'],
+    }),
+    retention: announcingWrites(postgresRetentionRecords(client), changes, { deleteOldest: ['webhook_deliveries', 'jobs', 'store_events', 'order_signals', 'leads'] }),
   };
+  // Every read is a promise; the hot GETs wait for it.
+  return { ...storage, hot: { faqs: storage.faqs, products: storage.products, catalogEntries: storage.catalogEntries } };
 }

@@ -1,0 +1,184 @@
+import type { Database } from 'bun:sqlite';
+import type { TransactionSQL } from 'bun';
+import type { AppDatabase } from '../../db/index.ts';
+import { migratePostgres } from '../../db/postgres/migrate.ts';
+import { urlShown } from '../../lib/url-credentials.ts';
+import { openPostgresClient, type PostgresClient } from './client.ts';
+import { reachPostgres } from './reach.ts';
+
+/** PostgreSQL takes at most 65,535 parameters per statement; a batch stays under it. */
+const MAX_PARAMETERS = 60_000;
+/** Rows per INSERT at most, however few the columns. */
+const MAX_BATCH_ROWS = 2_000;
+/** A large table reports its progress every this many rows (and every table once it is copied). */
+const PROGRESS_ROWS = 100_000;
+
+/** The SQLite database cannot be moved as it is: the schemas differ, or the target is not empty. */
+export class CopyRefusedError extends Error {
+  override name = 'CopyRefusedError';
+}
+
+/** One table of the target, as PostgreSQL describes it. */
+interface TargetTable {
+  name: string;
+  /** Column name → PostgreSQL data type. */
+  columns: Map<string, string>;
+  /** Identity columns, whose sequence must continue after the copied values. */
+  identities: string[];
+  /** Tables this one's foreign keys reference (copied first). */
+  references: Set<string>;
+}
+
+export interface CopyReport {
+  /** Rows copied per table, in the order they were copied; each equals the source's count. */
+  tables: Record<string, number>;
+  rows: number;
+  /** NUL characters dropped from text values (PostgreSQL's text cannot hold U+0000; SQLite's can). */
+  nulsDropped: number;
+}
+
+async function targetTables(sql: TransactionSQL): Promise<TargetTable[]> {
+  const tables = new Map<string, TargetTable>();
+  for (const row of await sql`SELECT table_name, column_name, data_type, is_identity FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`) {
+    let table = tables.get(row.table_name);
+    if (!table) tables.set(row.table_name, (table = { name: row.table_name, columns: new Map(), identities: [], references: new Set() }));
+    table.columns.set(row.column_name, row.data_type);
+    if (row.is_identity === 'YES') table.identities.push(row.column_name);
+  }
+  const references = await sql`
+    SELECT DISTINCT tc.table_name AS from_table, ccu.table_name AS to_table
+    FROM information_schema.table_constraints tc
+    JOIN information_schema.constraint_column_usage ccu ON ccu.constraint_name = tc.constraint_name AND ccu.constraint_schema = tc.constraint_schema
+    WHERE tc.constraint_type = 'FOREIGN KEY' AND tc.table_schema = 'public'`;
+  for (const { from_table, to_table } of references) if (from_table !== to_table) tables.get(from_table)?.references.add(to_table);
+  return [...tables.values()];
+}
+
+/** The tables, each after those it references. */
+function referencedFirst(tables: TargetTable[]): TargetTable[] {
+  const byName = new Map(tables.map((table) => [table.name, table]));
+  const ordered: TargetTable[] = [];
+  const placed = new Set<string>();
+  const place = (table: TargetTable, path: string[]) => {
+    if (placed.has(table.name)) return;
+    if (path.includes(table.name)) throw new CopyRefusedError(`the foreign keys of ${[...path, table.name].join(' → ')} form a cycle`);
+    for (const name of table.references) place(byName.get(name)!, [...path, table.name]);
+    placed.add(table.name);
+    ordered.push(table);
+  };
+  for (const table of [...tables].sort((a, b) => a.name.localeCompare(b.name))) place(table, []);
+  return ordered;
+}
+
+/** SQLite's own tables and drizzle's migration record are not svc's state. */
+const isStateTable = (name: string) => !name.startsWith('sqlite_') && name !== '__drizzle_migrations';
+
+/**
+ * Copies every table of svc's SQLite database into an empty, migrated PostgreSQL database, in one
+ * PostgreSQL transaction, from one read snapshot of the SQLite file: either all of it arrives, with
+ * each table's row count checked against the source's before the commit, or nothing does.
+ * Columns the PostgreSQL schema has beyond SQLite's keep their defaults (the scans' transaction id:
+ * every copied scan is then waiting to be rolled up, and the roller folds them all); identity
+ * sequences continue after the copied values.
+ */
+export async function copySqliteToPostgres(source: Database, client: PostgresClient, progress: (table: string, rows: number) => void = () => {}): Promise<CopyReport> {
+  const sourceTables = new Map(
+    source
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .filter(({ name }) => isStateTable(name))
+      .map(({ name }) => [name, source.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${name}')`).all().map((column) => column.name)]),
+  );
+  const report: CopyReport = { tables: {}, rows: 0, nulsDropped: 0 };
+  // One read transaction on SQLite: every table as of one moment, whatever else writes meanwhile.
+  source.exec('BEGIN');
+  try {
+    await client.sql.begin(async (sql) => {
+      const tables = referencedFirst(await targetTables(sql));
+      const missing = [...sourceTables.keys()].filter((name) => !tables.some((table) => table.name === name));
+      if (missing.length > 0) throw new CopyRefusedError(`the PostgreSQL schema lacks table(s) ${missing.join(', ')}: is it migrated by the same svc version?`);
+      for (const table of tables) {
+        const columns = sourceTables.get(table.name);
+        if (!columns) throw new CopyRefusedError(`the SQLite database lacks table ${table.name}: migrate it with this svc first (svc migrate)`);
+        const strange = columns.filter((column) => !table.columns.has(column));
+        if (strange.length > 0) throw new CopyRefusedError(`table ${table.name}: the PostgreSQL schema lacks column(s) ${strange.join(', ')}`);
+        const [{ any }] = await sql.unsafe(`SELECT EXISTS (SELECT 1 FROM "${table.name}") AS any`);
+        if (any) throw new CopyRefusedError(`the PostgreSQL database already holds rows in ${table.name}: migrate-to copies into an empty database only`);
+      }
+      for (const table of tables) {
+        const columns = sourceTables.get(table.name)!;
+        const copied = await copyTable(source, sql, table, columns, report, (rows) => progress(table.name, rows));
+        const expected = source.query<{ n: number }, []>(`SELECT count(*) AS n FROM "${table.name}"`).get()!.n;
+        const [{ n }] = await sql.unsafe(`SELECT count(*)::bigint AS n FROM "${table.name}"`);
+        if (copied !== expected || Number(n) !== expected) throw new Error(`table ${table.name}: ${expected} rows in SQLite, ${Number(n)} arrived; nothing was committed`);
+        for (const column of table.identities) {
+          await sql.unsafe(`SELECT setval(pg_get_serial_sequence('"${table.name}"', '${column}'), COALESCE(max("${column}"), 1), max("${column}") IS NOT NULL) FROM "${table.name}"`);
+        }
+        report.tables[table.name] = expected;
+        report.rows += expected;
+      }
+    });
+  } finally {
+    source.exec('ROLLBACK');
+  }
+  return report;
+}
+
+/** Converts one SQLite value to what the PostgreSQL column of `type` takes. */
+function converter(type: string, report: CopyReport): (value: unknown) => unknown {
+  if (type === 'boolean') return (value) => (value === null ? null : value === 1 || value === true);
+  if (type === 'text') {
+    return (value) => {
+      if (typeof value !== 'string' || !value.includes('\u0000')) return value;
+      report.nulsDropped += value.split('\u0000').length - 1;
+      return value.replaceAll('\u0000', '');
+    };
+  }
+  return (value) => value;
+}
+
+/** Copies one table in multi-row INSERTs; returns how many rows it read. */
+async function copyTable(source: Database, sql: TransactionSQL, table: TargetTable, columns: string[], report: CopyReport, progress: (rows: number) => void): Promise<number> {
+  const convert = columns.map((column) => converter(table.columns.get(column)!, report));
+  const batchRows = Math.max(1, Math.min(MAX_BATCH_ROWS, Math.floor(MAX_PARAMETERS / columns.length)));
+  const columnList = columns.map((column) => `"${column}"`).join(', ');
+  const insert = (rows: unknown[][]) => {
+    let n = 0;
+    const values = rows.map((row) => `(${row.map(() => `$${++n}`).join(', ')})`).join(', ');
+    return sql.unsafe(`INSERT INTO "${table.name}" (${columnList}) VALUES ${values}`, rows.flat());
+  };
+  let batch: unknown[][] = [];
+  let copied = 0;
+  let reported = 0;
+  // Row by row (iterate), so memory holds one batch, whatever the table's size.
+  for (const row of source.query<Record<string, unknown>, []>(`SELECT ${columnList} FROM "${table.name}"`).iterate()) {
+    batch.push(columns.map((column, i) => convert[i]!(row[column])));
+    if (batch.length === batchRows) {
+      await insert(batch);
+      copied += batch.length;
+      batch = [];
+      if (copied - reported >= PROGRESS_ROWS) progress((reported = copied));
+    }
+  }
+  if (batch.length > 0) {
+    await insert(batch);
+    copied += batch.length;
+  }
+  progress(copied);
+  return copied;
+}
+
+/**
+ * `svc migrate-to`: svc's SQLite database (open, migrated to this build) copied into the PostgreSQL
+ * database of `settings`, which is reached and migrated first and must hold no rows.
+ */
+export async function moveToPostgres(database: AppDatabase, settings: { url: string }, progress?: (table: string, rows: number) => void): Promise<CopyReport & { to: string }> {
+  await reachPostgres(settings.url);
+  await migratePostgres(settings.url);
+  const client = openPostgresClient(settings.url, { max: 1, applicationName: 'svc migrate-to' });
+  try {
+    return { to: urlShown(settings.url), ...(await copySqliteToPostgres(database.sqlite, client, progress)) };
+  } finally {
+    await client.close();
+  }
+}
