@@ -9,8 +9,8 @@ import type { PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
 import { withoutValues } from './errors.ts';
 
-/** The tables a fold writes (the change feed is told after each batch). */
-const ROLLUP_TABLES = ['scan_rollups', 'scan_hostname_rollups', 'scan_rollup_state'];
+/** The rollup tables, which only PostgreSQL's schema holds (derived from the scans: never copied); a fold writes them (the change feed is told after each batch). */
+export const ROLLUP_TABLES = ['scan_rollups', 'scan_hostname_rollups', 'scan_rollup_state'];
 
 /** The rollup state (one row): the watermark is a transaction id, below which every scan is folded. */
 export async function rollupState(sql: SQL): Promise<RollupState> {
