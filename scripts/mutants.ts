@@ -2966,6 +2966,22 @@ export const mutants: Mutant[] = [
     replacement: '',
     tests: [T.memo],
   },
+  {
+    id: 'cache-badge-late-answer-kept-across-commit',
+    bug: 'a badge read from storage that answered late (PostgreSQL) is kept though a scan committed while it was read, so the old badge is served until the next commit',
+    file: 'src/lib/memo-until-change.ts',
+    original: '      if (current() === asked) keep(argument, late);',
+    replacement: '      keep(argument, late);',
+    tests: [T.memo],
+  },
+  {
+    id: 'cache-badge-late-answer-never-kept',
+    bug: 'a badge read from storage that answered late (PostgreSQL) is never kept, so every request for it asks the database',
+    file: 'src/lib/memo-until-change.ts',
+    original: '      if (current() === asked) keep(argument, late);',
+    replacement: '',
+    tests: [T.memo, T.scanBadge],
+  },
   // ── hot paths: routes Elysia composes without a promise ──────────────────────────────────────────
   {
     id: 'hot-route-handler-looks-async',

@@ -270,7 +270,7 @@ export function createApp(deps: AppDeps) {
   // The widget's FAQs wait for storage when the widget key is not verified in memory.
   const publicFaqList = answeringLateErrors(publicFaqRoute(publicFaqs), (error, request) => errorAnswer(error, request));
   const signalProducts = signalProductRoutes(signals);
-  const badge = badgeRoute(scanReads.badge, changeStamp);
+  const badge = answeringLateErrors(badgeRoute(scanReads.badge, changeStamp), (error, request) => errorAnswer(error, request));
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of
