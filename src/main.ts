@@ -8,18 +8,17 @@ import { createLeadStore } from './auth/leads.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { backupDatabase, restoreDatabase } from './db/backup.ts';
 import { examineDatabase } from './db/doctor.ts';
-import { migrateDatabase, openDatabase, type AppDatabase } from './db/index.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { systemClock } from './lib/clock.ts';
 import { ApiError, orNotFound } from './lib/errors.ts';
 import { MAX_PAGE } from './lib/query.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
-import { openPostgres } from './storage/postgres/open.ts';
 import { moveToPostgres } from './storage/postgres/copy-from-sqlite.ts';
 import { acquireInstanceLock } from './lib/instance-lock.ts';
-import { sqliteStorage } from './storage/sqlite/index.ts';
-import { sqliteStoreRecords } from './storage/sqlite/stores.ts';
+import type { Storage } from './storage/index.ts';
+import { openEngine } from './storage/open.ts';
+import { openSqlite } from './storage/sqlite/open.ts';
 import { parseStoreSettings } from './stores/settings.ts';
 import { createWebhookServices } from './webhooks/services.ts';
 
@@ -106,14 +105,13 @@ function onlyPositional(positionals: string[], what: string): string {
   return positionals[0];
 }
 
-/** Runs `run` on the migrated database, closed once `run` is done (and what it returned has settled). */
-async function withDatabase<T>(config: Config, run: (database: AppDatabase) => T | Promise<T>): Promise<T> {
-  const database = openDatabase(config.databaseFile);
+/** Runs `run` on the storage of the configured engine, migrated, closed once `run` is done (and what it returned has settled). */
+async function withStorage<T>(config: Config, run: (storage: Storage) => T | Promise<T>): Promise<T> {
+  const engine = await openEngine(config, 'svc cli');
   try {
-    migrateDatabase(database);
-    return await run(database);
+    return await run(engine.storage);
   } finally {
-    database.close();
+    await engine.close();
   }
 }
 
@@ -137,10 +135,8 @@ async function serve(config: Config): Promise<void> {
 }
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
-  return withDatabase(config, async (database) => {
-    const stores = sqliteStoreRecords(database);
-    const storage = sqliteStorage(database);
-    const keys = createKeyStore(storage.auth, storage.changes, systemClock, async (id) => (await stores.byId(id)) !== null);
+  return withStorage(config, async (storage) => {
+    const keys = createKeyStore(storage.auth, storage.changes, systemClock, async (id) => (await storage.stores.byId(id)) !== null);
     if (sub === 'create') {
       if (rest.length) throw new UsageError('keys create takes no positional arguments');
       const scopes = list(values.scopes);
@@ -161,8 +157,7 @@ function keysCommand(config: Config, sub: string | undefined, rest: string[], va
 }
 
 function leadsCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
-  return withDatabase(config, async (database) => {
-    const storage = sqliteStorage(database);
+  return withStorage(config, async (storage) => {
     const leads = createLeadStore(storage.auth.leads, storage.changes, systemClock);
     if (sub === 'list') {
       if (rest.length) throw new UsageError('leads list takes no positional arguments');
@@ -218,8 +213,7 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
       throw new UsageError(`the settings are not valid JSON: ${(error as Error).message}`);
     }
   }
-  await withDatabase(config, async (database) => {
-    const stores = sqliteStoreRecords(database);
+  await withStorage(config, async ({ stores }) => {
     const store = orNotFound(await stores.byId(id), 'store', id);
     const settings = verb === 'get' ? store.settings : orNotFound(await stores.saveSettings(id, parseStoreSettings(input), systemClock.now()), 'store', id).settings;
     print({ id, settings });
@@ -232,8 +226,8 @@ async function storesCommand(config: Config, sub: string | undefined, rest: stri
  */
 async function syncCommand(config: Config, rest: string[]): Promise<void> {
   const id = onlyPositional(rest, 'store ID');
-  await withDatabase(config, async (database) => {
-    const { stores, sync } = createWebhookServices(sqliteStorage(database), config, systemClock);
+  await withStorage(config, async (storage) => {
+    const { stores, sync } = createWebhookServices(storage, config, systemClock);
     orNotFound(await stores.get(id), 'store', id);
     await sync.request(id);
     print({ id, sync: await sync.view(id) });
@@ -249,16 +243,12 @@ async function storeAdminCommand(config: Config, sub: 'list' | 'remove' | 'sync-
   if (sub === 'list' && rest.length) throw new UsageError('stores list takes no positional arguments');
   if (values['keep-data'] !== undefined && sub !== 'remove') throw new UsageError('--keep-data goes with svc stores remove only');
   const id = sub === 'list' ? '' : onlyPositional(rest, 'store ID');
-  const database = openDatabase(config.databaseFile);
-  try {
-    migrateDatabase(database);
-    const { storeAdmin } = createWebhookServices(sqliteStorage(database), config, systemClock);
+  await withStorage(config, async (storage) => {
+    const { storeAdmin } = createWebhookServices(storage, config, systemClock);
     if (sub === 'list') print({ items: await storeAdmin.list() });
     else if (sub === 'remove') print(await storeAdmin.remove(id, values['keep-data'] ?? false));
     else print(await (sub === 'sync-pause' ? storeAdmin.pauseSync(id) : storeAdmin.resumeSync(id)));
-  } finally {
-    database.close();
-  }
+  });
 }
 
 /**
@@ -274,9 +264,13 @@ async function migrateTo(config: Config, rest: string[]): Promise<void> {
   const lock = acquireInstanceLock(config.dataDir, `svc migrate-to (pid ${process.pid}) since ${new Date().toISOString()}`);
   try {
     const started = performance.now();
-    const report = await withDatabase(config, (database) =>
-      moveToPostgres(database, config.postgres!, (table, rows) => console.error(JSON.stringify({ table, rows }))),
-    );
+    const source = openSqlite(config.databaseFile);
+    let report;
+    try {
+      report = await moveToPostgres(source.database, config.postgres, (table, rows) => console.error(JSON.stringify({ table, rows })));
+    } finally {
+      await source.close();
+    }
     print({ from: config.databaseFile, ...report, seconds: Math.round((performance.now() - started) / 100) / 10 });
   } finally {
     lock.release();
@@ -321,26 +315,17 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'], 'redis-url': values['redis-url'], 'database-url': values['database-url'] }, process.env);
   if (config.postgres && (command === 'backup' || command === 'restore' || command === 'doctor')) throw new PostgresToolsError(command);
   if (command === 'migrate-to') return migrateTo(config, sub === undefined ? [] : [sub, ...rest]);
-  // The commands below that have not moved to the storage seam yet run on SQLite only (issue 30).
-  if (config.postgres && command !== 'migrate') throw new ConfigError(values['database-url'] !== undefined ? '--database-url' : 'SVC_DATABASE_URL', `svc ${command} does not run on PostgreSQL in this build yet; unset it to use SQLite in --data-dir`);
+  // The server has not moved to the storage seam whole yet: it runs on SQLite only (issue 30).
+  if (config.postgres && command === 'serve') throw new ConfigError(values['database-url'] !== undefined ? '--database-url' : 'SVC_DATABASE_URL', 'svc serve does not run on PostgreSQL in this build yet; unset it to use SQLite in --data-dir');
   switch (command) {
     case 'serve':
       if (sub !== undefined) throw new UsageError('serve takes no positional arguments');
       return serve(config);
     case 'migrate': {
       if (sub !== undefined) throw new UsageError('migrate takes no positional arguments');
-      if (config.postgres) {
-        const opened = await openPostgres(config.postgres, 'svc migrate');
-        await opened.close();
-        print({ database: opened.shown, ...opened.migrations });
-        return;
-      }
-      const database = openDatabase(config.databaseFile);
-      try {
-        print({ database: config.databaseFile, ...migrateDatabase(database) });
-      } finally {
-        database.close();
-      }
+      const engine = await openEngine(config, 'svc migrate');
+      await engine.close();
+      print({ database: engine.shown, ...engine.migrations });
       return;
     }
     case 'keys':

@@ -2,7 +2,6 @@ import { soleInstance } from './lib/instance.ts';
 import { createApp } from './app.ts';
 import type { StoreRecord } from './stores/registry.ts';
 import { ConfigError, listenUrl, withListenPort, type Config } from './config.ts';
-import { migrateDatabase, openDatabase } from './db/index.ts';
 import { systemClock } from './lib/clock.ts';
 import { periodicTask } from './lib/periodic.ts';
 import { createWebhookServices } from './webhooks/services.ts';
@@ -10,12 +9,10 @@ import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
 import { acquireInstanceLock } from './lib/instance-lock.ts';
-import { checkpointCollector, createObservability, writerHooks } from './observability/service.ts';
+import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
-import { startCheckpointer } from './db/checkpoint.ts';
 import { createRecordRetention } from './retention/records.ts';
-import { sqliteStorage } from './storage/sqlite/index.ts';
-import { writePause } from './lib/write-pause.ts';
+import { openSqlite } from './storage/sqlite/open.ts';
 import { sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
 import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
@@ -44,7 +41,7 @@ export class ListenError extends Error {
 
 /** Starts the WAL checkpointer; a stand-in lets tests fail a start after it listens. */
 export interface StartOptions {
-  startCheckpointer?: typeof startCheckpointer;
+  startCheckpointer?: Parameters<typeof openSqlite>[1];
 }
 
 /** One thing a start has started, undone by a failed start and by shutdown. */
@@ -131,13 +128,13 @@ export async function startServer(requested: Config, options: StartOptions = {})
 }
 
 async function serve(config: Config, listening: Bun.Server<undefined>, started: Undo[], options: StartOptions): Promise<RunningServer> {
-  const database = openDatabase(config.databaseFile);
-  started.push(database.close);
-  const { applied } = migrateDatabase(database);
-  const storage = sqliteStorage(database);
+  const instance = soleInstance();
+  const engine = openSqlite(config.databaseFile, options.startCheckpointer);
+  const { database, storage, writePause } = engine;
+  started.push(engine.close);
   const widget = await buildWidget();
-  const observability = createObservability(config.log);
-  const webhooks = createWebhookServices(storage, config, systemClock, { log: observability.logger.log, writePause: writePause(database.sqlite) });
+  const observability = createObservability(config.log, undefined, storage.engine);
+  const webhooks = createWebhookServices(storage, config, systemClock, { log: observability.logger.log, writePause });
   // A changed or missing key would otherwise start fine and answer every delivery and store call 500.
   const sealed = await webhooks.stores.sealedCredentialsProblem();
   if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);
@@ -151,7 +148,6 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     started.push(() => sharedLimits.close());
     await sharedLimits.ready;
   }
-  const instance = soleInstance();
   const app = createApp({
     config,
     database,
@@ -170,10 +166,10 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   // The hot public GETs, matched by Bun's own router before `fetch` (lib/hot-route.ts).
   const routes = aheadOfTheApp(app, observability.observer, fetch);
   listening.reload({ routes, fetch });
-  // WAL checkpoints in a Worker, so no request's COMMIT copies the WAL into the database file.
-  const checkpointer = await (options.startCheckpointer ?? startCheckpointer)(database.sqlite, database.file, observability.logger.log);
-  started.push(() => checkpointer.stop());
-  observability.metrics.addCollector(checkpointCollector(checkpointer));
+  // What the engine keeps running beside svc: SQLite's WAL checkpointer, in a Worker.
+  const upkeep = await engine.startUpkeep(observability.logger.log);
+  started.push(() => upkeep.stop());
+  observability.metrics.addCollector(upkeep.collect);
   // Undone after every background task has stopped (they come later): rows still queued are committed before the checkpointer and the database stop.
   started.push(() => scanWriter.close());
   // Background work (store connections, catalogue sync, product fetches) queued in the database, including any left by a previous run.
@@ -189,7 +185,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const retention = createScanRetention(systemClock, config.scanRetentionDays, rollups);
   retention.start();
   started.push(() => retention.stop());
-  const records = createRecordRetention(storage.retention, systemClock, config.retention, { pause: writePause(database.sqlite) });
+  const records = createRecordRetention(storage.retention, systemClock, config.retention, { pause: writePause });
   records.start();
   started.push(() => records.stop());
 
@@ -207,5 +203,5 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     return stopping;
   };
 
-  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: applied, rateLimits: sharedLimits?.shown ?? 'in-process', instance: instance.id, warnings, shutdown };
+  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: engine.migrations.applied, rateLimits: sharedLimits?.shown ?? 'in-process', instance: instance.id, warnings, shutdown };
 }

@@ -26,8 +26,6 @@ const NOT_YET_MOVED = [
   'src/lib/write-pause.ts',
   'src/lib/write-transaction.ts',
   'src/main.ts',
-  'src/observability/service.ts',
-  'src/server.ts',
   'src/signals/discovery.ts',
   'src/signals/service.ts',
 ];

@@ -1,4 +1,3 @@
-import type { Checkpointer } from '../db/checkpoint.ts';
 import { buildInfo } from '../lib/build-info.ts';
 import { JOB_STATUSES, type DatabaseHealth } from '../storage/health.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -37,15 +36,6 @@ export function writerHooks({ metrics, logger }: Observability) {
     onCommit: metrics.writerCommit,
     onFailure: (rows: number, error: unknown) => logger.log('error', 'scan batch failed', { rows, error: String(error).slice(0, 500) }),
   };
-}
-
-/** Scrape-time figures of the WAL checkpointer: the times it started the log over, and its longest write pause. */
-export function checkpointCollector(checkpointer: Checkpointer): () => string {
-  return () =>
-    [
-      sample('svc_wal_restarts_total', 'counter', 'Times the write-ahead log, past its threshold, was copied up to its last commit so the next one started it over.', [{ value: checkpointer.restarts }]),
-      sample('svc_wal_pause_longest_seconds', 'gauge', 'Longest pause of the writes that can wait (group commits) while the checkpointer caught up with the log.', [{ value: checkpointer.longestPauseMs / 1000 }]),
-    ].join('');
 }
 
 /** Scrape-time gauges of the engine: the job queue by status, and the database file sizes (SQLite) or this instance's connection pool (PostgreSQL). */

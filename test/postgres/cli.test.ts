@@ -55,4 +55,25 @@ describePostgres('svc on PostgreSQL, from the command line', () => {
       await sql.close();
     }
   });
+
+  test('keys, leads and stores commands work on PostgreSQL as on SQLite: what one command writes, the next reads', async () => {
+    const env = { SVC_DATABASE_URL: database.url };
+    const created = await runCli(['keys', 'create', '--scopes', 'admin', '--name', 'ops'], { env });
+    expect(created.code).toBe(0);
+    const { id, key, scopes } = created.json;
+    expect([typeof id, key, scopes]).toEqual(['string', expect.stringMatching(/^sk_live_/), ['admin']]);
+    const listed = await runCli(['keys', 'list'], { env });
+    expect(listed.json.items.map((item: { id: string }) => item.id)).toEqual([id]);
+    const revoked = await runCli(['keys', 'revoke', id], { env });
+    expect([revoked.code, revoked.stderr]).toEqual([0, '']);
+    expect(revoked.json).toEqual({ id, revokedAt: expect.any(String) });
+    // A key bound to a store that does not exist is refused, as on SQLite.
+    expect((await runCli(['keys', 'create', '--scopes', 'products:read', '--store', 'st_missing'], { env })).code).toBe(1);
+
+    const lead = await runCli(['leads', 'create', '--email', 'owner@example.com', '--verified'], { env });
+    expect(lead.json).toMatchObject({ id: expect.any(String), apiToken: expect.any(String), verified: true });
+    expect((await runCli(['leads', 'list', '--email', 'owner'], { env })).json.items.map((item: { email: string }) => item.email)).toEqual(['owner@example.com']);
+    expect((await runCli(['stores', 'list'], { env })).json).toEqual({ items: [] });
+    expect((await runCli(['stores', 'settings', 'get', 'st_missing'], { env })).code).toBe(1);
+  });
 });
