@@ -264,7 +264,7 @@ export function createApp(deps: AppDeps) {
   const publicFaqList = answeringLateErrors(publicFaqRoute(publicFaqs), (error, request) => errorAnswer(error, request));
   // A signal not cached waits for storage where it answers with a promise (not on SQLite).
   const signalProducts = signalProductRoutes(signals, (error, request) => errorAnswer(error, request));
-  const badge = badgeRoute(scanReads.badge, changes.anyChange());
+  const badge = answeringLateErrors(badgeRoute(scanReads.badge, changes.anyChange()), (error, request) => errorAnswer(error, request));
   const hotRoutes: HotRoute[] = [embed, publicFaqList, ...signalProducts.flatMap((routes) => [routes.anyStore, routes.oneStore]), badge];
 
   // normalize: false makes `additionalProperties: false` schemas reject unknown fields instead of

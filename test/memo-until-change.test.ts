@@ -44,3 +44,31 @@ describe('memoUntilChange', () => {
     expect(computed).toEqual(['a', 'b', 'bad', 'bad', 'b', 'a']);
   });
 });
+
+describe('memoUntilChange with answers that come later (storage asked: PostgreSQL)', () => {
+  test('an answer that comes with a promise is kept once it has come, only if nothing committed while it was read; a failed one is not kept', async () => {
+    let stamp = 1;
+    let asked = 0;
+    const memo = memoUntilChange(() => stamp, 10, async (host) => {
+      asked++;
+      if (host === 'bad') throw new Error('bad host');
+      return `${host}@${stamp}`;
+    });
+    const first = memo('a');
+    expect(first).toBeInstanceOf(Promise);
+    expect(await first).toBe('a@1');
+    expect(memo('a')).toBe('a@1');
+    expect(asked).toBe(1);
+    // A commit while it is read: the answer is given, not kept.
+    const during = memo('b');
+    stamp = 2;
+    // Another request sees the commit first.
+    expect(await memo('a')).toBe('a@2');
+    expect(await during).toBe('b@1');
+    expect(await memo('b')).toBe('b@2');
+    expect(memo('b')).toBe('b@2');
+    await expect(memo('bad') as Promise<string>).rejects.toThrow('bad host');
+    await expect(memo('bad') as Promise<string>).rejects.toThrow('bad host');
+    expect(asked).toBe(6);
+  });
+});

@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { Window } from 'happy-dom';
 import { fixedClock } from '../src/lib/clock.ts';
 import { badgeSvg } from '../src/scans/badge.ts';
+import { plainResponse } from '../src/lib/hot-route.ts';
+import { badgeRoute } from '../src/scans/routes.ts';
 import { verdana11Width } from '../src/scans/verdana.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
@@ -126,6 +128,22 @@ describe('badge (spec §4.2, DESIGN §5)', () => {
     expect((await t.request(`${BADGE}?domain=shop.example.com`, { headers: { 'if-none-match': etag } })).status).toBe(200);
     const json = await t.request(`${BADGE}?domain=shop.example.com&format=json`);
     expect(json.headers.get('etag')).not.toBe(etag);
+  });
+
+  test('a badge whose scan storage answers with a promise (PostgreSQL) is answered as well, with its ETag, and kept until the next commit', async () => {
+    let lookups = 0;
+    const route = badgeRoute(async () => (lookups++, { grade: 'A', percentage: 91.6 }), () => 1);
+    const url = `http://localhost${BADGE}?domain=shop.example.com&format=json`;
+    const late = route.answer(new Request(url), {}, plainResponse);
+    expect(late).toBeInstanceOf(Promise);
+    const response = await late;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ message: 'A 92%', color: 'brightgreen' });
+    const etag = response.headers.get('etag')!;
+    const again = route.answer(new Request(url, { headers: { 'If-None-Match': etag } }), {}, plainResponse);
+    expect(again).not.toBeInstanceOf(Promise);
+    expect((again as Response).status).toBe(304);
+    expect(lookups).toBe(1);
   });
 
   test('a missing or invalid domain is 400 naming the parameter', async () => {

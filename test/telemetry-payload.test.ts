@@ -138,6 +138,12 @@ describe('spec §2.1 defaults', () => {
     expect(row.data).toEqual({});
   });
 
+  test('the free text of a scan (vertical, svc.version) is stored without NUL characters, as every engine can store it', async () => {
+    const row = await store(scanPayload({ url: 'https://nul.example.com/', vertical: 'te\u0000a', svc: { detected: true, version: '1.\u00002' } }));
+    expect(row).toMatchObject({ vertical: 'tea', svc_version: '1.2' });
+    expect(normalizeScan({ hostname: 'nul.example.com', signals: {}, vertical: '\u0000' }, NOW)).toMatchObject({ ok: true, scan: { vertical: null } });
+  });
+
   test('the server strips query and hash from url', async () => {
     expect((await store(scanPayload({ url: 'https://shop.example.com/p?utm=1&x=2#reviews' }))).url).toBe('https://shop.example.com/p');
   });

@@ -3,7 +3,8 @@ import { orNotFound } from '../lib/errors.ts';
 import { etagOf, matchesIfNoneMatch } from '../lib/http-cache.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
 import { syncRoute } from '../lib/sync-route.ts';
-import { answerInit, appRoute, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import { answerInit, appRoute, plainResponse, type AnswerInit, type HotRoute, type Respond } from '../lib/hot-route.ts';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
 import { memoUntilChange } from '../lib/memo-until-change.ts';
 import { badgeFor, badgeJson, badgeSvg } from './badge.ts';
 import type { BadgeScan, DashboardQueries } from '../storage/scans.ts';
@@ -26,8 +27,11 @@ const TOP_HOSTNAMES = { fallback: 10, max: 100 };
 /** Shields' endpoint caching (DESIGN §7): badges may be five minutes stale at browsers and CDNs. */
 const BADGE_CACHE = 'max-age=300, s-maxage=300';
 
-/** The scan a hostname's badge shows, answered without a promise: the badge is a hot GET (ScanReadRecords.badge, in its synchronous form). */
-export type BadgeLookup = (hostname: string) => BadgeScan | null;
+/**
+ * The scan a hostname's badge shows (ScanReadRecords.badge, answered at once where the engine can:
+ * the badge is a hot GET, answered without a promise on SQLite).
+ */
+export type BadgeLookup = (hostname: string) => MaybePromise<BadgeScan | null>;
 
 /** Badge answers kept between commits, one per URL as sent (URLs come from clients). */
 const BADGE_ANSWERS = 1000;
@@ -41,7 +45,7 @@ interface BadgeAnswer {
 }
 
 /** The public badge of a hostname's latest scan: SVG (default) or the shields endpoint JSON. */
-function badgeAnswer(url: string, latestOf: BadgeLookup): BadgeAnswer {
+function badgeAnswer(url: string, latestOf: BadgeLookup): MaybePromise<BadgeAnswer> {
   const params = queryParams(url, ['domain', 'format']);
   const domainParam = params.get('domain');
   if (domainParam === undefined) throw badParameter('domain', 'required, the host name of the site (domain=shop.example.com)');
@@ -50,24 +54,30 @@ function badgeAnswer(url: string, latestOf: BadgeLookup): BadgeAnswer {
   const format = params.get('format') ?? 'svg';
   if (format !== 'svg' && format !== 'json') throw badParameter('format', 'expected svg or json');
 
-  const badge = badgeFor(latestOf(domain));
-  const body = format === 'svg' ? badgeSvg(badge) : JSON.stringify(badgeJson(badge));
-  const etag = etagOf(body);
-  const headers = { 'Cache-Control': BADGE_CACHE, ETag: etag };
-  const type = format === 'svg' ? 'image/svg+xml; charset=utf-8' : 'application/json;charset=utf-8';
-  return { body: new Blob([body]), etag, notModified: answerInit(304, headers), ok: answerInit(200, { ...headers, 'Content-Type': type }) };
+  return andThen(latestOf(domain), (latest) => {
+    const badge = badgeFor(latest);
+    const body = format === 'svg' ? badgeSvg(badge) : JSON.stringify(badgeJson(badge));
+    const etag = etagOf(body);
+    const headers = { 'Cache-Control': BADGE_CACHE, ETag: etag };
+    const type = format === 'svg' ? 'image/svg+xml; charset=utf-8' : 'application/json;charset=utf-8';
+    return { body: new Blob([body]), etag, notModified: answerInit(304, headers), ok: answerInit(200, { ...headers, 'Content-Type': type }) };
+  });
 }
 
 /**
  * GET /api/v1/public/probe/badge. A badge changes only with a commit (a new scan), so each URL's
  * whole answer is kept until the database changes (`changeStamp`, moved by any process's commit).
+ * An answer that waits for storage is a promise that may reject: compose the route with
+ * answeringLateErrors (src/lib/hot-route.ts).
  */
 export function badgeRoute(latestOf: BadgeLookup, changeStamp: () => number): HotRoute {
   const answerOf = memoUntilChange(changeStamp, BADGE_ANSWERS, (url) => badgeAnswer(url, latestOf));
+  const reply = (request: Request, badge: BadgeAnswer, respond: Respond) =>
+    matchesIfNoneMatch(request, badge.etag) ? respond(null, badge.notModified) : respond(badge.body, badge.ok);
   const answer = (request: Request, _params: unknown, respond: Respond) => {
     const badge = answerOf(request.url);
-    if (matchesIfNoneMatch(request, badge.etag)) return respond(null, badge.notModified);
-    return respond(badge.body, badge.ok);
+    // `respond` serves the request in hand only while the answer runs: a late one is built plainly.
+    return badge instanceof Promise ? badge.then((late) => reply(request, late, plainResponse)) : reply(request, badge, respond);
   };
   return { path: '/api/v1/public/probe/badge', answer };
 }

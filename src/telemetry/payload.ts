@@ -1,6 +1,7 @@
 import { GRADES, PAGE_TYPES, PRESENCE_KEYS, SCAN_PLATFORMS, type PresenceKey } from '../scans/vocabulary.ts';
 import { countryCode } from '../lib/country.ts';
 import { normalizeHostname } from '../lib/hostname.ts';
+import { withoutNul } from '../lib/text.ts';
 import { parseTimestamp } from '../lib/time.ts';
 
 // Spec §2.1–2.3 and DESIGN §7: `hostname` and `signals` are required (400 when missing or invalid);
@@ -200,7 +201,8 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
   if (isObject(rawSvc)) {
     const { detected, version } = rawSvc;
     if (typeof detected === 'boolean') svcDetected = detected;
-    if (isText(version, LIMITS.version)) svcVersion = version;
+    // Free text is stored without NUL characters, which PostgreSQL's text refuses (lib/text.ts).
+    if (isText(version, LIMITS.version)) svcVersion = withoutNul(version);
     svcAccepted = onlyKeys(rawSvc, 'detected', 'version') && (detected === undefined || svcDetected !== null) && (version === undefined || svcVersion !== null);
   }
   keepRaw(data, 'svc', rawSvc, svcAccepted);
@@ -242,7 +244,7 @@ export function normalizeScan(input: unknown, now: number): ScanValidation {
   keepRaw(data, 'country', rawCountry, country !== null);
 
   const rawVertical = input.vertical;
-  const vertical = typeof rawVertical === 'string' && rawVertical.length <= LIMITS.vertical && rawVertical.trim() !== '' ? rawVertical.trim() : null;
+  const vertical = typeof rawVertical === 'string' && rawVertical.length <= LIMITS.vertical && withoutNul(rawVertical).trim() !== '' ? withoutNul(rawVertical).trim() : null;
   keepRaw(data, 'vertical', rawVertical, vertical !== null);
 
   return {

@@ -5,6 +5,7 @@ import { migratePostgres } from '../../db/postgres/migrate.ts';
 import { urlShown } from '../../lib/url-credentials.ts';
 import { openPostgresClient, type PostgresClient } from './client.ts';
 import { reachPostgres } from './reach.ts';
+import { ROLLUP_TABLES } from './scan-rollups.ts';
 
 /** PostgreSQL takes at most 65,535 parameters per statement; a batch stays under it. */
 const MAX_PARAMETERS = 60_000;
@@ -94,7 +95,8 @@ export async function copySqliteToPostgres(source: Database, client: PostgresCli
   source.exec('BEGIN');
   try {
     await client.sql.begin(async (sql) => {
-      const tables = referencedFirst(await targetTables(sql));
+      // The rollups are PostgreSQL's own and derived: its roller folds every copied scan (from the migration's watermark 0).
+      const tables = referencedFirst((await targetTables(sql)).filter((table) => !ROLLUP_TABLES.includes(table.name)));
       const missing = [...sourceTables.keys()].filter((name) => !tables.some((table) => table.name === name));
       if (missing.length > 0) throw new CopyRefusedError(`the PostgreSQL schema lacks table(s) ${missing.join(', ')}: is it migrated by the same svc version?`);
       for (const table of tables) {

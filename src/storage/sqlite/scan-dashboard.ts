@@ -1,102 +1,28 @@
 import type { Database } from 'bun:sqlite';
 import { DAY_MS } from '../../lib/time.ts';
 import type { Cursor, GroupBy, ScanFilters } from '../../scans/filters.ts';
-import { ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, MONTH, monthOf, nextMonthOf, ROLLUP_DIMENSIONS, type RawStatsRow } from '../../scans/rollups.ts';
+import { ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, type RawStatsRow } from '../../scans/rollups.ts';
 import { StatsGroups, type StatsGroup } from '../../scans/stats.ts';
 import { hostnameCountOf, summaryOf, SUMMARY_COLUMNS, type HostnameCount, type ScanDetail, type ScanPage, type SummaryRow } from '../../scans/views.ts';
 import { ROLLUPS } from '../../db/rollups-file.ts';
+import { rollupCellsOf, rollupReads, scanWhere, type Param } from '../scan-sql.ts';
 import { RAW_STATS_COLUMNS, rollupState } from './scan-rollups.ts';
 
-type Param = string | number;
 type Row = SummaryRow;
 type HostnameRow = { hostname: string; scans: number; last: number };
 
-const FILTER_COLUMNS = { hostname: 'hostname', country: 'country', platform: 'platform', pageType: 'page_type', grade: 'grade' } as const;
 /** The scans table read through one of its two dashboard indexes (src/db/schema/scans.ts), named so the plan never depends on statistics. */
 const BY_HOSTNAME = 'scans INDEXED BY scans_hostname_scanned_at_idx';
 const BY_TIME = 'scans INDEXED BY scans_scanned_at_url_idx';
 
-/** WHERE clause and parameters of the dashboard filters (and `extra` clauses). Column names are fixed here; values are bound. */
-function whereOf(filters: ScanFilters, cursor: Cursor | null = null, extra: [string, Param][] = []): { where: string; params: Param[] } {
-  const clauses: string[] = [];
-  const params: Param[] = [];
-  for (const [field, column] of Object.entries(FILTER_COLUMNS) as [keyof typeof FILTER_COLUMNS, string][]) {
-    const value = filters[field];
-    if (value !== undefined) {
-      clauses.push(`${column} = ?`);
-      params.push(value);
-    }
-  }
-  if (filters.from !== undefined) {
-    clauses.push('scanned_at >= ?');
-    params.push(filters.from);
-  }
-  if (filters.to !== undefined) {
-    clauses.push('scanned_at < ?');
-    params.push(filters.to);
-  }
-  if (cursor) {
-    // Keyset: strictly after the cursor row in (scanned_at DESC, id DESC) order. The leading
-    // range on scanned_at lets SQLite seek in the (…, scanned_at) index instead of filtering.
-    clauses.push('scanned_at <= ? AND (scanned_at < ? OR id < ?)');
-    params.push(cursor.scannedAt, cursor.scannedAt, cursor.id);
-  }
-  for (const [clause, param] of extra) {
-    clauses.push(clause);
-    params.push(param);
-  }
-  return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
-}
-
 const LIST_COLUMNS = SUMMARY_COLUMNS.join(', ');
 
-/**
- * The cuboid holding exactly the filtered (and grouped) dimensions, and the clauses picking the
- * filtered values and grade among its rows.
- */
-export function rollupCellsOf(filters: ScanFilters, groupBy?: GroupBy): { cuboid: number; clauses: string[]; params: string[] } {
-  let cuboid = 0;
-  const clauses: string[] = [];
-  const params: string[] = [];
-  for (const { bit, column, filter } of ROLLUP_DIMENSIONS) {
-    const value = filters[filter];
-    if (value !== undefined) {
-      clauses.push(`${column} = ?`);
-      params.push(value);
-    }
-    if (value !== undefined || groupBy === filter) cuboid |= bit;
-  }
-  if (filters.grade !== undefined) {
-    clauses.push('grade = ?');
-    params.push(filters.grade);
-  }
-  return { cuboid, clauses, params };
-}
-
-/**
- * The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname: the cuboid
- * split by exactly the filtered and grouped dimensions, every other dimension '*'. Whole months come
- * from month rows (except for groupBy=day), the days around them from day rows.
- */
+/** The rollup rows of whole days [firstDay, endDay) for a stats query without a hostname (rollupReads). */
 function readRollups(sqlite: Database, filters: ScanFilters, groupBy: GroupBy, firstDay: number, endDay: number, monthsFrom: number): Record<string, unknown>[] {
-  const { cuboid, clauses, params } = rollupCellsOf(filters, groupBy);
   const rows: Record<string, unknown>[] = [];
-  const read = (level: number, from: number, to: number) => {
-    if (from >= to) return;
-    const bounded = [...(Number.isFinite(from) ? [['day >= ?', from]] : []), ...(Number.isFinite(to) ? [['day < ?', to]] : [])] as [string, number][];
-    const where = ['cuboid = ?', ...clauses, ...bounded.map(([clause]) => clause)].join(' AND ');
-    const query = sqlite.query<Record<string, unknown>, (string | number)[]>(`SELECT * FROM ${ROLLUPS}.scan_rollups WHERE ${where}`);
-    for (const row of query.iterate(cuboid | level, ...params, ...bounded.map(([, bound]) => bound))) rows.push(row);
-  };
-  const monthFrom = Math.max(monthsFrom, Number.isFinite(firstDay) ? (monthOf(firstDay) === firstDay ? firstDay : nextMonthOf(firstDay)) : -Infinity);
-  const monthTo = Number.isFinite(endDay) ? monthOf(endDay) : Infinity;
-  if (groupBy === 'day' || monthFrom >= monthTo) {
-    read(0, firstDay, endDay);
-    return rows;
+  for (const { where, params } of rollupReads(filters, groupBy, firstDay, endDay, monthsFrom)) {
+    for (const row of sqlite.query<Record<string, unknown>, Param[]>(`SELECT * FROM ${ROLLUPS}.scan_rollups WHERE ${where}`).iterate(...params)) rows.push(row);
   }
-  read(0, firstDay, monthFrom);
-  read(MONTH, monthFrom, monthTo);
-  read(0, monthTo, endDay);
   return rows;
 }
 
@@ -128,7 +54,7 @@ export function createDashboardReader(stats: Database) {
   const byId = stats.prepare<Row, [string]>(`SELECT ${LIST_COLUMNS}, signals, quality, data FROM scans WHERE id = ?`);
 
   const newestRows = (source: string, filters: ScanFilters, cursor: Cursor | null, take: number, extra: [string, Param][] = []): Row[] => {
-    const { where, params } = whereOf(filters, cursor, extra);
+    const { where, params } = scanWhere(filters, cursor, extra);
     return stats.query<Row, Param[]>(`SELECT ${LIST_COLUMNS} FROM ${source} ${where} ORDER BY scanned_at DESC, id DESC LIMIT ?`).all(...params, take);
   };
 
@@ -205,7 +131,7 @@ export function createDashboardReader(stats: Database) {
       let rows: HostnameRow[];
       if (rolledUp) rows = rolledUp(given.length === 0 ? ALL_SCANS : String(filters[given[0]!]), limit);
       else {
-        const { where, params } = whereOf(filters);
+        const { where, params } = scanWhere(filters);
         rows = stats
           .query<HostnameRow, Param[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT ?`)
           .all(...params, limit);
@@ -231,7 +157,7 @@ export function createDashboardReader(stats: Database) {
     stats: stats.transaction((filters: ScanFilters, groupBy: GroupBy): StatsGroup[] => {
       const groups = new StatsGroups(groupBy, filters.hostname !== undefined);
       if (filters.hostname !== undefined) {
-        const { where, params } = whereOf(filters);
+        const { where, params } = scanWhere(filters);
         groups.addRows(stats.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM scans ${where}`).all(...params));
         return groups.result();
       }
@@ -240,7 +166,7 @@ export function createDashboardReader(stats: Database) {
       const firstDay = filters.from === undefined ? -Infinity : Math.ceil(filters.from / DAY_MS);
       const endDay = filters.to === undefined ? Infinity : Math.floor(filters.to / DAY_MS);
       const raw = (source: string, from: number | undefined, to: number | undefined, rowid: string) => {
-        const { where, params } = whereOf({ ...filters, from, to }, null, [[rowid, mark]]);
+        const { where, params } = scanWhere({ ...filters, from, to }, null, [[rowid, mark]]);
         groups.addRows(stats.query<RawStatsRow, Param[]>(`SELECT ${RAW_STATS_COLUMNS} FROM ${source} ${where}`).all(...params));
       };
       // Above the watermark: a rowid range (no index, or the planner walks a filter's index instead).

@@ -30,3 +30,8 @@ export const jsonText = customType<{ data: unknown; driverData: string }>({
   toDriver: (value) => JSON.stringify(value),
   fromDriver: (value) => JSON.parse(value),
 });
+
+/** Bytes (`bytea`), as SQLite's `blob`: a rollup cell's hostname sketch. */
+export const bytes = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+});

@@ -5,6 +5,7 @@ export * from './stores.ts';
 export * from './catalog.ts';
 export * from './webhooks.ts';
 export * from './scans.ts';
+export * from './scan-rollups.ts';
 export * from './content.ts';
 export * from './console.ts';
 export * from './health.ts';

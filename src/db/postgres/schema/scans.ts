@@ -1,9 +1,12 @@
+import { sql } from 'drizzle-orm';
 import { boolean, doublePrecision, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { int8, jsonText } from './columns.ts';
 
 // The twins of src/db/schema/scans.ts (what each table and column means, and why each index exists,
-// is documented there). SQLite's scans table also has its implicit rowid, which the rollup watermark
-// counts in; PostgreSQL has none, and what replaces it is the engine's choice (issue 30), not a column here yet.
+// is documented there), with one column of PostgreSQL's own: SQLite's scans table has its implicit
+// rowid, which the rollup watermark counts in; PostgreSQL has none, and a sequence would not do (its
+// values are taken at insert and commit in any order, so a watermark over them could pass a row
+// whose transaction commits later). Here the watermark is a transaction id: `xact`.
 
 export const scans = pgTable(
   'scans',
@@ -33,10 +36,20 @@ export const scans = pgTable(
     quality: jsonText('quality').$type<Record<string, unknown>>().notNull(),
     data: jsonText('data').$type<Record<string, unknown>>().notNull(),
     trust: integer('trust').notNull().default(0),
+    /**
+     * The id of the transaction that wrote the row (PostgreSQL only: test/db-schema-parity.test.ts).
+     * The roller folds the rows below the oldest transaction still running (every transaction below
+     * it has ended), so a transaction that wrote first and commits last holds the watermark back
+     * and its rows are folded late, never skipped (src/storage/postgres/scan-rollups.ts).
+     */
+    xact: int8('xact').notNull().default(sql`(pg_current_xact_id()::text)::bigint`),
   },
   (table) => [
     index('scans_hostname_scanned_at_idx').on(table.hostname, table.scannedAt, table.country, table.platform, table.pageType, table.grade),
     index('scans_badge_idx').on(table.hostname, table.trust, table.receivedAt),
     index('scans_scanned_at_url_idx').on(table.scannedAt, table.url, table.country, table.platform, table.pageType, table.grade),
+    // The rows of a range of transactions (the roller's batch, the stats above the watermark): BRIN,
+    // a few bytes per range of pages, cheap to keep since `xact` grows with insertion order.
+    index('scans_xact_idx').using('brin', table.xact),
   ],
 );
