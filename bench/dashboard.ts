@@ -19,6 +19,7 @@ import { createKeyStore } from '../src/auth/keys.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { sqliteAuthRecords } from '../src/storage/sqlite/auth.ts';
 import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
+import { sqliteStorage } from '../src/storage/sqlite/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
@@ -58,7 +59,7 @@ try {
   database.sqlite.exec('ANALYZE');
 
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
-  const app = createApp({ config, database, widget: await buildWidget(), geo: await loadGeo(null), pages });
+  const app = createApp({ config, storage: sqliteStorage(database), widget: await buildWidget(), geo: await loadGeo(null), pages });
   const key = (await createKeyStore(sqliteAuthRecords(database), sqliteChangeFeed(database), systemClock).create({ name: 'bench', scopes: ['dashboard:read'] })).key;
   const auth = { authorization: `Bearer ${key}` };
   const get = (p: string, headers: Record<string, string> = auth) => app.handle(new Request(`http://localhost${p}`, { headers }));

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { migrateDatabase, openDatabase } from '../src/db/index.ts';
-import { writePause } from '../src/lib/write-pause.ts';
+import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { attachRollups, rollupsFileOf } from '../src/db/rollups-file.ts';
 import { createRoller } from '../src/storage/sqlite/scan-roller.ts';
 import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';

@@ -26,7 +26,7 @@ import { migrateDatabase, openDatabase } from '../src/db/index.ts';
 import { createRecordRetention } from '../src/retention/records.ts';
 import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
 import { STEP_BUDGET_MS } from '../src/lib/periodic.ts';
-import { writePause } from '../src/lib/write-pause.ts';
+import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
 import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';

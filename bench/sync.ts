@@ -16,7 +16,7 @@ import { platformCClient } from '../src/platforms/platform-c.ts';
 import { parseCredentials } from '../src/stores/credentials.ts';
 import { createWebhookServices } from '../src/webhooks/services.ts';
 import { sqliteStorage } from '../src/storage/sqlite/index.ts';
-import { writePause } from '../src/lib/write-pause.ts';
+import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { spawnServer } from './lib/harness.ts';
 import { holdsRow, measureHolds } from './lib/holds.ts';
 

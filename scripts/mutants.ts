@@ -1469,7 +1469,7 @@ export const mutants: Mutant[] = [
   {
     id: 'restore-keeps-rollups',
     bug: 'a restore keeps the rollups of the scans that were there, so the stats count scans the restored database does not hold',
-    file: 'src/db/backup.ts',
+    file: 'src/storage/sqlite/backup.ts',
     original: '    removeRollupsFile(databaseFile);\n',
     replacement: '',
     tests: ['test/e2e/restore.test.ts'],
@@ -1835,7 +1835,7 @@ export const mutants: Mutant[] = [
   {
     id: 'stores-cache-ignores-other-connections',
     bug: 'the table write stamp behind the in-memory store cache ignores commits by other processes, so a secret changed there is not used until a restart',
-    file: 'src/lib/table-writes.ts',
+    file: 'src/storage/sqlite/table-writes.ts',
     original: 'const read = () => `${ownWrites.get()!.n}:${dataVersion.get()!.data_version}`;',
     replacement: 'const read = () => `${ownWrites.get()!.n}`;',
     tests: [T.webhooksA],
@@ -1843,7 +1843,7 @@ export const mutants: Mutant[] = [
   {
     id: 'stores-cache-ignores-own-writes',
     bug: "the table write stamp behind the in-memory store cache ignores updates made through the server's own connection (a secret rotated by the admin API)",
-    file: 'src/lib/table-writes.ts',
+    file: 'src/storage/sqlite/table-writes.ts',
     original: 'AFTER ${write} ON main.${table} BEGIN',
     replacement: "AFTER ${write} ON main.${table} WHEN ${write === 'INSERT' ? 1 : 0} BEGIN",
     tests: [T.webhooksA],
@@ -1851,7 +1851,7 @@ export const mutants: Mutant[] = [
   {
     id: 'stores-cache-stamp-never-reread',
     bug: 'the table write stamp is read once and then served from memory even after commits move the change stamp, so a rotated secret is never noticed',
-    file: 'src/lib/table-writes.ts',
+    file: 'src/storage/sqlite/table-writes.ts',
     original: '      checkedAt = now;\n      stamp = read();\n',
     replacement: '      checkedAt = now;\n',
     tests: [T.webhooksA],
@@ -2786,7 +2786,7 @@ export const mutants: Mutant[] = [
   {
     id: 'cache-stamp-header-unread',
     bug: 'the change stamp never looks at the WAL-index header, so no commit (own or the CLI\'s) moves it',
-    file: 'src/lib/change-stamp.ts',
+    file: 'src/storage/sqlite/change-stamp.ts',
     original: 'for (let i = 0; i < HEADER_WORDS; i++) {',
     replacement: 'for (let i = 0; i < 0; i++) {',
     tests: [T.changeStamp, T.faqs, T.signals],
@@ -2794,7 +2794,7 @@ export const mutants: Mutant[] = [
   {
     id: 'cache-stamp-header-not-remembered',
     bug: 'the change stamp does not remember the header it saw, so it moves on every call (every request revalidates)',
-    file: 'src/lib/change-stamp.ts',
+    file: 'src/storage/sqlite/change-stamp.ts',
     original: '        seen.set(header);\n',
     replacement: '',
     tests: [T.changeStamp],
@@ -2802,7 +2802,7 @@ export const mutants: Mutant[] = [
   {
     id: 'cache-stamp-mapping-unused',
     bug: 'the change stamp never maps the WAL index, so every hot GET pays a pread system call for the header',
-    file: 'src/lib/change-stamp.ts',
+    file: 'src/storage/sqlite/change-stamp.ts',
     original: '  if (mapped) shm.mapping ??= mapHeader(shm.fd);\n',
     replacement: '',
     tests: [T.changeStamp],
@@ -2810,7 +2810,7 @@ export const mutants: Mutant[] = [
   {
     id: 'cache-stamp-not-unmapped-on-close',
     bug: "closing the database leaves the change stamp's mapping of -shm in place (one leaked mapping per closed connection)",
-    file: 'src/lib/change-stamp.ts',
+    file: 'src/storage/sqlite/change-stamp.ts',
     original: '  if (shm.mapping !== null) libc!.munmap(shm.mapping.address, MAPPED_BYTES);\n',
     replacement: '',
     tests: [T.changeStamp],
@@ -3278,7 +3278,7 @@ export const mutants: Mutant[] = [
   {
     id: 'instance-lock-dropped-after-recording',
     bug: 'the data-directory lock is released once its holder is recorded, so a second svc can serve the same directory',
-    file: 'src/lib/instance-lock.ts',
+    file: 'src/storage/sqlite/instance-lock.ts',
     original: "  db.exec('COMMIT');\n  try {\n    db.exec('BEGIN IMMEDIATE');\n  } catch {\n    return refuse();\n  }",
     replacement: "  db.exec('COMMIT');",
     tests: [T.instance],
@@ -3375,7 +3375,7 @@ export const mutants: Mutant[] = [
   {
     id: 'restore-copy-unchecked',
     bug: 'restore swaps in the copy without checking its schema (refused only after the database was replaced)',
-    file: 'src/db/backup.ts',
+    file: 'src/storage/sqlite/backup.ts',
     original: 'checkedFile(staging, source, (copy) => assertSvcSchema(copy, source));',
     replacement: 'checkedFile(staging, source, () => undefined);',
     tests: [T.restore],
@@ -3383,7 +3383,7 @@ export const mutants: Mutant[] = [
   {
     id: 'doctor-ok-ignores-schema',
     bug: 'svc doctor says ok (exit 0) when the schema differs',
-    file: 'src/db/doctor.ts',
+    file: 'src/storage/sqlite/doctor.ts',
     original: 'ok: parts.integrity.ok && parts.schemaVersion.ok && parts.schema.ok,',
     replacement: 'ok: parts.integrity.ok && parts.schemaVersion.ok,',
     tests: [T.restore],
@@ -4313,7 +4313,7 @@ export const mutants: Mutant[] = [
   {
     id: 'write-transaction-deferred',
     bug: 'a transaction that reads before it writes starts DEFERRED, so a write by another connection in between fails it with SQLITE_BUSY',
-    file: 'src/lib/write-transaction.ts',
+    file: 'src/storage/sqlite/write-transaction.ts',
     original: 'return sqlite.transaction(fn).immediate;',
     replacement: 'return sqlite.transaction(fn);',
     tests: [T.scanBulk, T.webhooksA],

@@ -4,7 +4,6 @@ import { createLeadStore } from './auth/leads.ts';
 import { authorizeBearer, scopeCheck } from './auth/guard.ts';
 import { adminAuthRoutes, publicLeadRoutes } from './auth/routes.ts';
 import type { Config } from './config.ts';
-import type { AppDatabase } from './db/index.ts';
 import type { GeoLookup } from './geo/lookup.ts';
 import { healthRoutes } from './health/routes.ts';
 import { jsonBodyParser, payloadTooLarge, useBodyBudget } from './lib/body.ts';
@@ -45,8 +44,6 @@ import { consoleSessionAuth, consoleSessionLookup, consoleSessionRoutes, session
 import { createSessionStore } from './console/sessions.ts';
 import type { Storage } from './storage/index.ts';
 import { soleInstance, type Instance } from './lib/instance.ts';
-import { sqliteStorage } from './storage/sqlite/index.ts';
-import { writePause } from './lib/write-pause.ts';
 import { andThen, type MaybePromise } from './lib/maybe-promise.ts';
 import { consolePageRoutes } from './console/routes.ts';
 import { landingRoutes } from './landing/routes.ts';
@@ -58,11 +55,11 @@ import { apiDocRoutes } from './apidocs/routes.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { answeringLateErrors, type HotRoute } from './lib/hot-route.ts';
 import { lastRequestMemo } from './lib/last-request.ts';
-import { sqliteScanReadRecordsSync, sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
 
 export interface AppDeps {
   config: Config;
-  database: AppDatabase;
+  /** The records of every domain, on the engine the server opened (src/storage/open.ts). */
+  storage: Storage;
   widget: WidgetBundle;
   /** Country lookup for scans without a valid `country` (src/geo). */
   geo: GeoLookup;
@@ -79,8 +76,6 @@ export interface AppDeps {
   pages: { landing: PageBundle; console: PageBundle };
   /** Rate-limit buckets every instance shares (Redis, with --redis-url); without, each instance keeps its own. */
   sharedLimits?: SharedBuckets;
-  /** The records of the domains behind the storage seam; SQLite's on `database` unless given. */
-  storage?: Storage;
   /** This process among the service's instances (its id and role, in /healthz); the only one, as leader, unless given. */
   instance?: Instance;
 }
@@ -158,12 +153,11 @@ function requestGate(checks: RequestCheck[]) {
 
 /** Compose the capabilities into one app. No I/O happens here: everything arrives through deps. */
 export function createApp(deps: AppDeps) {
-  const { config, database, widget } = deps;
+  const { config, storage, widget } = deps;
   const clock = deps.clock ?? systemClock;
   const observability = deps.observability ?? createObservability(config.log);
   const { logger, metrics, observer } = observability;
-  const storage = deps.storage ?? sqliteStorage(database);
-  const webhooks = deps.webhooks ?? createWebhookServices(storage, config, clock, { writePause: writePause(database.sqlite) });
+  const webhooks = deps.webhooks ?? createWebhookServices(storage, config, clock, { writePause: storage.hot.scanWrites.pause });
   const instance = deps.instance ?? soleInstance();
   const { changes } = storage;
   const storeOf = webhooks.stores.get;
@@ -172,7 +166,7 @@ export function createApp(deps: AppDeps) {
   const leads = createLeadStore(storage.auth.leads, changes, clock);
   const maxBodyBytes = config.maxBodyBytes;
   const storeAdmin = webhooks.storeAdmin;
-  const writer = deps.scanWriter ?? createScanWriter(sqliteScanWriteRecordsSync(database), undefined, writerHooks(observability));
+  const writer = deps.scanWriter ?? createScanWriter(storage.hot.scanWrites, undefined, writerHooks(observability));
   const limiter = createTierLimiter(config, clock, deps.sharedLimits ?? null);
   const peerAddress: PeerAddress = deps.peerAddress ?? ((request) => app.server?.requestIP(request)?.address ?? null);
   // Asked by the rate limit or admission and again by the body budget: the peer address is a native
@@ -196,12 +190,12 @@ export function createApp(deps: AppDeps) {
   const publicFaqs = createPublicFaqs({ faqs: storage.hot.faqs, keys, catalog: entityRefs(storage.hot.products, storage.hot.catalogEntries), storeOf, changeStamp: changes.anyChange(), isOwnPage });
   metrics.addCollector(appCollector({ limiter, sharedLimits: deps.sharedLimits ?? null, jobs: webhooks.runner, signalCache: signals.cacheSize, bodies: bodyBudget }));
   metrics.addCollector(databaseCollector(storage.health));
-  // The scans' reads answered on the request thread (the badge, a hot GET; the backlog, at every scrape) are SQLite's synchronous ones.
-  const scanReads = sqliteScanReadRecordsSync(database);
+  // The scans' reads answered on the request thread (the badge, a hot GET; the backlog, at every scrape): at once on SQLite.
+  const scanReads = storage.hot.scans;
   const rollupBacklog = scanReads.backlog;
-  const dashboard = sqliteScanStorage(database).dashboard();
+  const dashboard = storage.scans.dashboard();
   metrics.addCollector(rollupBacklogCollector(rollupBacklog, clock));
-  const rollupBacklogNow = () => backlogView(rollupBacklog(), clock.now());
+  const rollupBacklogNow = () => andThen(rollupBacklog(), (backlog) => backlogView(backlog, clock.now()));
   const unexpected = (request: Request) => (error: unknown) =>
     logger.log('error', 'unhandled error', { requestId: observer.requestIdOf(request), error: String(error).slice(0, 500) });
   const sessions = createSessionStore(storage.auth.sessions, keys, clock, config.sessionIdleMinutes * 60_000);
@@ -279,7 +273,7 @@ export function createApp(deps: AppDeps) {
       healthRoutes(storage.health, clock, {
         // The /metrics rule: a key with metrics:read (or admin) sees what an operator watches.
         authorized: (request) => request.headers.has('authorization') && andThen(metricsKey(request), Boolean),
-        read: async () => ({ instance: { id: instance.id, role: instance.role() }, database: await storage.health.figures(), rollupBacklog: rollupBacklogNow(), rateLimits: limiter.backend() }),
+        read: async () => ({ instance: { id: instance.id, role: instance.role() }, database: await storage.health.figures(), rollupBacklog: await rollupBacklogNow(), rateLimits: limiter.backend() }),
       }),
     )
     .use(waitingForAdmission(metricsRoutes(metrics)))

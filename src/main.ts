@@ -6,8 +6,8 @@ import { parseArgs } from 'node:util';
 import { createKeyStore } from './auth/keys.ts';
 import { createLeadStore } from './auth/leads.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { backupDatabase, restoreDatabase } from './db/backup.ts';
-import { examineDatabase } from './db/doctor.ts';
+import { backupDatabase, restoreDatabase } from './storage/sqlite/backup.ts';
+import { examineDatabase } from './storage/sqlite/doctor.ts';
 import { buildInfo } from './lib/build-info.ts';
 import { systemClock } from './lib/clock.ts';
 import { ApiError, orNotFound } from './lib/errors.ts';
@@ -15,7 +15,7 @@ import { MAX_PAGE } from './lib/query.ts';
 import { PROBE_USAGE, probeCommand } from './probe/command.ts';
 import { startServer } from './server.ts';
 import { moveToPostgres } from './storage/postgres/copy-from-sqlite.ts';
-import { acquireInstanceLock } from './lib/instance-lock.ts';
+import { acquireInstanceLock } from './storage/sqlite/instance-lock.ts';
 import type { Storage } from './storage/index.ts';
 import { openEngine } from './storage/open.ts';
 import { openSqlite } from './storage/sqlite/open.ts';
@@ -131,7 +131,7 @@ async function serve(config: Config): Promise<void> {
   // Handlers first, then the "listening" line: a supervisor may signal as soon as it reads it.
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
-  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: config.databaseFile, migrationsApplied: server.migrationsApplied, rateLimits: server.rateLimits, instance: server.instance, ...buildInfo() });
+  print({ status: 'listening', url: server.url, baseUrl: server.baseUrl, database: server.database, migrationsApplied: server.migrationsApplied, rateLimits: server.rateLimits, instance: server.instance, ...buildInfo(server.engine) });
 }
 
 function keysCommand(config: Config, sub: string | undefined, rest: string[], values: Parsed['values']): Promise<void> {
@@ -315,8 +315,6 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig({ http: values.http, 'data-dir': values['data-dir'], 'base-url': values['base-url'], 'redis-url': values['redis-url'], 'database-url': values['database-url'] }, process.env);
   if (config.postgres && (command === 'backup' || command === 'restore' || command === 'doctor')) throw new PostgresToolsError(command);
   if (command === 'migrate-to') return migrateTo(config, sub === undefined ? [] : [sub, ...rest]);
-  // The server has not moved to the storage seam whole yet: it runs on SQLite only (issue 30).
-  if (config.postgres && command === 'serve') throw new ConfigError(values['database-url'] !== undefined ? '--database-url' : 'SVC_DATABASE_URL', 'svc serve does not run on PostgreSQL in this build yet; unset it to use SQLite in --data-dir');
   switch (command) {
     case 'serve':
       if (sub !== undefined) throw new UsageError('serve takes no positional arguments');

@@ -8,12 +8,12 @@ import { createWebhookServices } from './webhooks/services.ts';
 import { loadGeo } from './geo/lookup.ts';
 import { bulkBodyLimit } from './telemetry/pipeline.ts';
 import { createScanWriter } from './telemetry/writer.ts';
-import { acquireInstanceLock } from './lib/instance-lock.ts';
+import { acquireInstanceLock } from './storage/sqlite/instance-lock.ts';
 import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { createRecordRetention } from './retention/records.ts';
-import { openSqlite } from './storage/sqlite/open.ts';
-import { sqliteScanStorage, sqliteScanWriteRecordsSync } from './storage/sqlite/scans.ts';
+import { openEngine, type SqliteOptions } from './storage/open.ts';
+import type { Engine } from './storage/index.ts';
 import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
 import { loadLandingPage } from './landing/routes.ts';
@@ -24,6 +24,9 @@ export interface RunningServer {
   url: string;
   baseUrl: string;
   migrationsApplied: number;
+  /** Which engine holds the state, and the database as it may be shown: the SQLite file, or the PostgreSQL URL without its credentials. */
+  engine: Engine;
+  database: string;
   /** Where the rate limits are kept: `in-process`, or the Redis URL without its credentials. */
   rateLimits: string;
   /** This instance's id (src/lib/instance.ts), as /healthz names it. */
@@ -41,7 +44,7 @@ export class ListenError extends Error {
 
 /** Starts the WAL checkpointer; a stand-in lets tests fail a start after it listens. */
 export interface StartOptions {
-  startCheckpointer?: Parameters<typeof openSqlite>[1];
+  startCheckpointer?: SqliteOptions['checkpointer'];
 }
 
 /** One thing a start has started, undone by a failed start and by shutdown. */
@@ -117,8 +120,11 @@ export async function startServer(requested: Config, options: StartOptions = {})
   const config = requested.http.port === 0 ? withListenPort(requested, listener.port!) : requested;
   const started: Undo[] = [() => listener.stop(true)];
   try {
-    const lock = acquireInstanceLock(config.dataDir, `pid ${process.pid}, serving ${listenUrl(config.http)} since ${new Date().toISOString()}`);
-    started.push(lock.release);
+    // One svc per SQLite data directory; instances sharing a PostgreSQL database need no such lock.
+    if (!config.postgres) {
+      const lock = acquireInstanceLock(config.dataDir, `pid ${process.pid}, serving ${listenUrl(config.http)} since ${new Date().toISOString()}`);
+      started.push(lock.release);
+    }
     return await serve(config, listener, started, options);
   } catch (error) {
     // The start's own failure is the one reported; one of undoing it is logged.
@@ -129,18 +135,19 @@ export async function startServer(requested: Config, options: StartOptions = {})
 
 async function serve(config: Config, listening: Bun.Server<undefined>, started: Undo[], options: StartOptions): Promise<RunningServer> {
   const instance = soleInstance();
-  const engine = openSqlite(config.databaseFile, options.startCheckpointer);
-  const { database, storage, writePause } = engine;
+  // Its connections carry the instance's name on a PostgreSQL server (pg_stat_activity).
+  const engine = await openEngine(config, `svc ${instance.id}`, { checkpointer: options.startCheckpointer });
+  const { storage, writePause } = engine;
   started.push(engine.close);
   const widget = await buildWidget();
   const observability = createObservability(config.log, undefined, storage.engine);
   const webhooks = createWebhookServices(storage, config, systemClock, { log: observability.logger.log, writePause });
   // A changed or missing key would otherwise start fine and answer every delivery and store call 500.
   const sealed = await webhooks.stores.sealedCredentialsProblem();
-  if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${config.databaseFile} do not open (${sealed}); start with the key that sealed them`);
+  if (sealed) throw new ConfigError('SVC_ENCRYPTION_KEY', `the store credentials in ${engine.shown} do not open (${sealed}); start with the key that sealed them`);
   const warnings = startWarnings(config, await webhooks.stores.list());
   const geo = await loadGeo(config.geoipDb);
-  const scanWriter = createScanWriter(sqliteScanWriteRecordsSync(database), undefined, writerHooks(observability));
+  const scanWriter = createScanWriter(storage.hot.scanWrites, undefined, writerHooks(observability));
   const pages = { landing: await loadLandingPage(), console: await loadConsolePage() };
   // Shared rate limits: the first connection attempt is awaited (a few seconds at most: each of its steps has 1 s), so a Redis that answers takes the first requests.
   const sharedLimits = config.redis ? createRedisBuckets(config.redis, observability.logger.log) : undefined;
@@ -150,7 +157,6 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   }
   const app = createApp({
     config,
-    database,
     storage,
     widget,
     webhooks,
@@ -179,7 +185,7 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue());
   if (config.syncIntervalHours > 0) reconciliation.start(5 * 60_000);
   started.push(() => reconciliation.stop());
-  const rollups = sqliteScanStorage(database).roller();
+  const rollups = storage.scans.roller();
   rollups.start();
   started.push(() => rollups.stop());
   const retention = createScanRetention(systemClock, config.scanRetentionDays, rollups);
@@ -203,5 +209,5 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
     return stopping;
   };
 
-  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: engine.migrations.applied, rateLimits: sharedLimits?.shown ?? 'in-process', instance: instance.id, warnings, shutdown };
+  return { url: listenUrl({ hostname: listening.hostname ?? config.http.hostname, port: listening.port ?? config.http.port }), baseUrl: config.baseUrl, migrationsApplied: engine.migrations.applied, engine: storage.engine, database: engine.shown, rateLimits: sharedLimits?.shown ?? 'in-process', instance: instance.id, warnings, shutdown };
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createVerifiedCache } from '../src/auth/verified-cache.ts';
 import { createRecordRetention } from '../src/retention/records.ts';
 import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
-import { createTableWriteStamp } from '../src/lib/table-writes.ts';
+import { createTableWriteStamp } from '../src/storage/sqlite/table-writes.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { DAY_MS } from '../src/lib/time.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';

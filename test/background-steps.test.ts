@@ -5,7 +5,7 @@ import path from 'node:path';
 import { startCheckpointer } from '../src/db/checkpoint.ts';
 import { openDatabase, type AppDatabase } from '../src/db/index.ts';
 import { inBatches, periodicTask, STEP_BUDGET_MS } from '../src/lib/periodic.ts';
-import { writePause } from '../src/lib/write-pause.ts';
+import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { checkpointCollector } from '../src/storage/sqlite/open.ts';
 import { tempDir } from './helpers/app.ts';
 import { readInTransactions } from './helpers/readers.ts';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../src/db/index.ts';
-import { createChangeStamp } from '../src/lib/change-stamp.ts';
+import { createChangeStamp } from '../src/storage/sqlite/change-stamp.ts';
 import { tempDir } from './helpers/app.ts';
 
 // The stamp every read cache revalidates against (signals, discovery, public FAQs, key and token

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { createKeyUsage, KEY_USE_INTERVAL_MS } from '../src/auth/key-usage.ts';
 import { sqliteAuthRecords } from '../src/storage/sqlite/auth.ts';
 import { fixedClock } from '../src/lib/clock.ts';
-import { writePause } from '../src/lib/write-pause.ts';
+import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { signedInit, scanPayload, TELEMETRY } from './helpers/probe.ts';
 import { seedStore } from './helpers/signals.ts';
@@ -111,7 +111,7 @@ describe('last use of API keys', () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
     const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
-    // The counter the verified-key cache reads (lib/table-writes.ts): it moves with every write to api_keys.
+    // The counter the verified-key cache reads (src/storage/sqlite/table-writes.ts): it moves with every write to api_keys.
     const apiKeyWrites = () => t.database.sqlite.query<{ n: number }, []>('SELECT n FROM temp.api_keys_writes').get()!.n;
     const before = apiKeyWrites();
     const used = writes();

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import { fixedClock } from '../src/lib/clock.ts';
-import { writePause } from '../src/lib/write-pause.ts';
+import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
 import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';

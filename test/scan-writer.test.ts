@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite';
 import { loadConfig } from '../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../src/db/index.ts';
 import { ApiError } from '../src/lib/errors.ts';
-import { writePause } from '../src/lib/write-pause.ts';
+import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { startServer } from '../src/server.ts';
 import { normalizeScan, type NormalizedScan } from '../src/telemetry/payload.ts';
 import { createScanWriter } from '../src/telemetry/writer.ts';

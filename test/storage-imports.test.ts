@@ -13,20 +13,6 @@ const ROOT = path.resolve(import.meta.dir, '..');
 /** Where an engine may be imported. */
 const ENGINE_DIRS = ['src/storage/sqlite/', 'src/storage/postgres/', 'src/db/'];
 
-/**
- * Modules that still reach an engine because their domain has not moved behind the seam yet. The
- * list only shrinks: a domain that moves takes its files off it (this test fails while a listed
- * file no longer needs to be here).
- */
-const NOT_YET_MOVED = [
-  'src/app.ts',
-  'src/lib/change-stamp.ts',
-  'src/lib/instance-lock.ts',
-  'src/lib/table-writes.ts',
-  'src/lib/write-pause.ts',
-  'src/lib/write-transaction.ts',
-  'src/main.ts',
-];
 
 /** The engines `source` (the text of `file`) imports, type-only imports too: a type from an engine is knowledge of it. */
 function enginesIn(file: string, source: string): string[] {
@@ -53,23 +39,18 @@ const sourceFiles = () => [...new Glob('src/**/*.{ts,tsx}').scanSync(ROOT)].sort
 const mayImportEngines = (file: string) => ENGINE_DIRS.some((dir) => file.startsWith(dir));
 
 describe('the storage seam: only the engine implementations import an engine', () => {
-  test('no module outside src/storage/sqlite/, src/storage/postgres/ and src/db/ imports an engine, but those not yet moved', () => {
+  test('no module outside src/storage/sqlite/, src/storage/postgres/ and src/db/ imports an engine', () => {
     const files = sourceFiles();
     expect(files.length).toBeGreaterThan(100);
     // Sanity: the rule sees the engines where they are imported.
     const engineImports = files.filter(mayImportEngines).flatMap(enginesImportedBy);
     for (const engine of ['bun:sqlite', 'drizzle-orm', 'drizzle-orm/bun-sql', 'SQL (bun)']) expect(engineImports).toContain(engine);
     const reaching = files
-      .filter((file) => !mayImportEngines(file) && !NOT_YET_MOVED.includes(file))
+      .filter((file) => !mayImportEngines(file))
       .flatMap((file) => enginesImportedBy(file).map((engine) => `  ${file}: ${engine}`));
     if (reaching.length > 0) {
       throw new Error(`these modules import an engine; take the records interface of their domain (src/storage/<domain>.ts) instead, and put the query in both engines (CONTRIBUTING.md, "Storage seam"):\n${reaching.join('\n')}`);
     }
-  });
-
-  test('every module on the not-yet-moved list exists and still imports an engine (a moved one leaves the list)', () => {
-    const stale = NOT_YET_MOVED.filter((file) => !sourceFiles().includes(file) || enginesImportedBy(file).length === 0);
-    expect(stale).toEqual([]);
   });
 
   test('the rule sees every way of importing an engine', () => {

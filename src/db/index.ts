@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite';
-import { closeChangeStamps } from '../lib/change-stamp.ts';
+import { closeChangeStamps } from '../storage/sqlite/change-stamp.ts';
 import path from 'node:path';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';

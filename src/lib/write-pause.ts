@@ -1,5 +1,3 @@
-import type { Database } from 'bun:sqlite';
-
 /**
  * A short pause of the writes of one connection that can wait. Under steady writes a WAL
  * checkpoint never catches up with the last COMMIT, so no writer ever starts the log over and it
@@ -42,19 +40,8 @@ export function sharedWritePause(flag: Int32Array): Pick<WritePause, 'paused' | 
   };
 }
 
-/** One pause per connection, shared by its writers and its checkpointer (collected with the connection). */
-const pauses = new WeakMap<Database, WritePause>();
-
-export function writePause(sqlite: Database): WritePause {
-  let pause = pauses.get(sqlite);
-  if (!pause) {
-    pause = createWritePause();
-    pauses.set(sqlite, pause);
-  }
-  return pause;
-}
-
-function createWritePause(): WritePause {
+/** A pause of the writes that can wait, with the shared flag other threads' writers read. */
+export function createWritePause(): WritePause {
   let paused = false;
   let waiting: (() => void)[] = [];
   const shared = new Int32Array(new SharedArrayBuffer(4));

@@ -1,3 +1,4 @@
+import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
 import { buildInfo } from '../lib/build-info.ts';
 import { JOB_STATUSES, type DatabaseHealth } from '../storage/health.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -63,14 +64,12 @@ export function databaseCollector(health: DatabaseHealth): () => Promise<string>
 }
 
 /** Scrape-time gauges of the rollup backlog (src/scans/backlog.ts): one global figure each, nothing per client. */
-export function rollupBacklogCollector(backlog: () => RollupBacklog, clock: Clock): () => string {
-  return () => {
-    const waiting = backlog();
-    return [
+export function rollupBacklogCollector(backlog: () => MaybePromise<RollupBacklog>, clock: Clock): () => MaybePromise<string> {
+  return () =>
+    andThen(backlog(), (waiting) => [
       sample('svc_rollup_backlog_scans', 'gauge', 'Accepted scans not yet folded into the dashboard rollups; every stats answer reads them one by one.', [{ value: waiting.scans }]),
       sample('svc_rollup_backlog_age_seconds', 'gauge', 'Seconds the oldest scan not yet rolled up has waited (0 when none waits).', [{ value: backlogAgeSeconds(waiting, clock.now()) }]),
-    ].join('');
-  };
+    ].join(''));
 }
 
 interface AppState {

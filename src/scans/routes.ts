@@ -90,7 +90,7 @@ export function badgeRoutes(badge: HotRoute) {
  * Dashboard read endpoints (DESIGN §5), for `dashboard:read` (or `admin`), as each route declares
  * (its apiDoc). `rollupBacklog` is the backlog now, as the API shows it (src/scans/backlog.ts).
  */
-export function dashboardRoutes(reader: DashboardQueries, rollupBacklog: () => BacklogView) {
+export function dashboardRoutes(reader: DashboardQueries, rollupBacklog: () => MaybePromise<BacklogView>) {
   return new Elysia({ name: 'dashboard', prefix: '/api/v1/dashboard' })
     .get('/scans', async ({ request }) => {
       const params = queryParams(request.url, [...FILTER_PARAMS, 'cursor', 'limit']);

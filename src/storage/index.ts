@@ -6,6 +6,7 @@ import type { Immediate } from './synchronous.ts';
 import type { RetentionRecords } from './retention.ts';
 import type { DeliveryRecords, JobRecords, StoreRecords, SyncStateRecords } from './stores.ts';
 import type { DiscoveryRecords, SignalRecords } from './signals.ts';
+import type { ScanReadRecords, ScanStorage, ScanWriteRecords, WritesPause } from './scans.ts';
 
 /** Which engine holds svc's state. */
 export type Engine = 'sqlite' | 'postgres';
@@ -13,8 +14,7 @@ export type Engine = 'sqlite' | 'postgres';
 /**
  * Everything svc keeps, behind one seam (issue 30): each domain's records and the change feed that
  * the caches in front of them watch, with one implementation per engine (src/storage/sqlite/index.ts,
- * src/storage/postgres/index.ts). The domain not moved yet (the scans) still takes the SQLite
- * database itself.
+ * src/storage/postgres/index.ts).
  */
 export interface Storage {
   engine: Engine;
@@ -29,6 +29,7 @@ export interface Storage {
   jobs: JobRecords;
   deliveries: DeliveryRecords;
   retention: RetentionRecords;
+  scans: ScanStorage;
   /** The reads of the hot public GETs, answered at once where the engine can (SQLite), so those GETs answer without a promise there. */
   hot: HotReads;
   health: DatabaseHealth;
@@ -41,4 +42,8 @@ export interface HotReads {
   catalogEntries: Pick<Immediate<CatalogEntryRecords>, 'refsOf'>;
   signals: Immediate<SignalRecords>;
   discovery: Immediate<DiscoveryRecords>;
+  /** The badge (a hot GET) and the rollup backlog (/metrics, /healthz, the dashboard). */
+  scans: Immediate<ScanReadRecords>;
+  /** What the telemetry writer commits its groups to (SQLite: within the turn), and the pause they wait out where the engine has one. */
+  scanWrites: Immediate<ScanWriteRecords> & { pause?: WritesPause };
 }

@@ -25,7 +25,12 @@ export interface OpenedEngine {
  * The engine the configuration names: PostgreSQL at `config.postgres.url` (its connections named
  * `applicationName` on the server), else SQLite in the data directory.
  */
-export async function openEngine(config: Config, applicationName: string, sqliteOptions: { checkpointer?: Parameters<typeof openSqlite>[1] } = {}): Promise<OpenedEngine> {
+/** How the SQLite engine is opened: `checkpointer` stands in for its WAL checkpointer (tests fail a start after it). */
+export interface SqliteOptions {
+  checkpointer?: Parameters<typeof openSqlite>[1];
+}
+
+export async function openEngine(config: Config, applicationName: string, sqliteOptions: SqliteOptions = {}): Promise<OpenedEngine> {
   if (!config.postgres) return openSqlite(config.databaseFile, sqliteOptions.checkpointer);
   const opened = await openPostgres(config.postgres, applicationName);
   return {

@@ -22,7 +22,7 @@ import { sqliteAuthRecords } from '../../src/storage/sqlite/auth.ts';
 import { sqliteChangeFeed } from '../../src/storage/sqlite/changes.ts';
 import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
 import type { Storage } from '../../src/storage/index.ts';
-import { writePause } from '../../src/lib/write-pause.ts';
+import { writePause } from '../../src/storage/sqlite/write-pause.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -128,7 +128,6 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   });
   const app = createApp({
     config,
-    database,
     widget: await testWidget(),
     clock,
     webhooks,

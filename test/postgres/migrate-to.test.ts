@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import { fixedClock } from '../../src/lib/clock.ts';
-import { acquireInstanceLock } from '../../src/lib/instance-lock.ts';
+import { acquireInstanceLock } from '../../src/storage/sqlite/instance-lock.ts';
 import { makeTestApp, tempDir, type TestApp } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../helpers/postgres.ts';

@@ -5,6 +5,7 @@ import { postgresCatalogEntryRecords, postgresProductRecords } from './catalog.t
 import { postgresChangeFeed, type PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
 import { postgresDatabaseHealth } from './health.ts';
+import { postgresScanStorage } from './scans.ts';
 import { postgresEnrichmentRecords, postgresFaqRecords } from './content.ts';
 import { postgresRetentionRecords } from './retention.ts';
 import { postgresDiscoveryRecords, postgresSignalRecords } from './signals.ts';
@@ -152,10 +153,20 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
       refuseRemoval: ['webhook_deliveries'],
     }),
     retention: announcingWrites(postgresRetentionRecords(client), changes, { deleteOldest: ['webhook_deliveries', 'jobs', 'store_events', 'order_signals', 'leads'] }),
+    // The scans' records tell the feed of their commits themselves (a group commit, a fold, a retention batch).
+    scans: postgresScanStorage(client, changes),
   };
   // Every read is a promise; the hot GETs wait for it.
   return {
     ...storage,
-    hot: { faqs: storage.faqs, products: storage.products, catalogEntries: storage.catalogEntries, signals: postgresSignalRecords(client), discovery: postgresDiscoveryRecords(client) },
+    hot: {
+      faqs: storage.faqs,
+      products: storage.products,
+      catalogEntries: storage.catalogEntries,
+      signals: postgresSignalRecords(client),
+      discovery: postgresDiscoveryRecords(client),
+      scans: storage.scans.reads,
+      scanWrites: storage.scans.writes,
+    },
   };
 }

@@ -5,7 +5,7 @@ import type { SessionRecord } from '../../console/sessions.ts';
 import type { AppDatabase } from '../../db/index.ts';
 import { leadListing } from '../../db/lead-listing.ts';
 import { apiKeys, apiKeyUsage, leads } from '../../db/schema/index.ts';
-import { writePause } from '../../lib/write-pause.ts';
+import { writePause } from './write-pause.ts';
 import type { AuthRecords, KeyRecords, KeyUsageRecords, LeadRecords, SessionRecords } from '../auth.ts';
 
 /** How SQLite finds a part of an address: as given, with no pattern characters (LIKE would take % and _ as such). */

@@ -9,7 +9,7 @@ import { toVariant, type StoredDescription } from '../../catalog/products.ts';
 import { unlistedChunk } from '../../catalog/sweep.ts';
 import { newId } from '../../lib/ids.ts';
 import { keysetPage } from '../../lib/query.ts';
-import { writeTransaction } from '../../lib/write-transaction.ts';
+import { writeTransaction } from './write-transaction.ts';
 import type { CatalogEntryRecords, ProductRecords } from '../content.ts';
 import type { Synchronous } from '../synchronous.ts';
 import { promised } from './promised.ts';

@@ -1,7 +1,7 @@
 import type { AppDatabase } from '../../db/index.ts';
 import { applyEach } from '../../lib/group-commit.ts';
 import { newId } from '../../lib/ids.ts';
-import { writeTransaction } from '../../lib/write-transaction.ts';
+import { writeTransaction } from './write-transaction.ts';
 import type { RefusalReason } from '../../platforms/types.ts';
 import { asApplied, removalKey, type DeliveryEffect, type DeliveryToCommit, type Outcome, type Settled } from '../../webhooks/deliveries.ts';
 import { queuedJob } from '../../webhooks/queue.ts';

@@ -11,6 +11,7 @@ import { sqliteDeliveryRecords } from './deliveries.ts';
 import { sqliteJobRecords } from './jobs.ts';
 import { sqliteStoreRecords } from './stores.ts';
 import { sqliteSyncStateRecords } from './sync.ts';
+import { sqliteScanReadRecordsSync, sqliteScanStorage, sqliteScanWriteRecordsSync } from './scans.ts';
 
 /** The SQLite engine's storage, on the open database (its change feed sees every process's commits by itself). */
 export function sqliteStorage(database: AppDatabase): Storage {
@@ -30,11 +31,14 @@ export function sqliteStorage(database: AppDatabase): Storage {
       catalogEntries: sqliteCatalogEntryRecordsSync(database),
       signals: sqliteSignalRecordsSync(database),
       discovery: sqliteDiscoveryRecordsSync(database),
+      scans: sqliteScanReadRecordsSync(database),
+      scanWrites: sqliteScanWriteRecordsSync(database),
     },
     stores: sqliteStoreRecords(database),
     syncs: sqliteSyncStateRecords(database),
     jobs: sqliteJobRecords(database),
     deliveries: sqliteDeliveryRecords(database),
     retention: sqliteRetentionRecords(database),
+    scans: sqliteScanStorage(database),
   };
 }

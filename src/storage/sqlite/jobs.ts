@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { AppDatabase } from '../../db/index.ts';
 import { jobs } from '../../db/schema/index.ts';
-import { writeTransaction } from '../../lib/write-transaction.ts';
+import { writeTransaction } from './write-transaction.ts';
 import type { JobRecords } from '../stores.ts';
 import type { Synchronous } from '../synchronous.ts';
 import { promised } from './promised.ts';

@@ -1,6 +1,6 @@
 import { startCheckpointer, type Checkpointer } from '../../db/checkpoint.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../db/index.ts';
-import { writePause } from '../../lib/write-pause.ts';
+import { writePause } from './write-pause.ts';
 import { sample } from '../../observability/metrics.ts';
 import type { OpenedEngine, UpkeepLog } from '../open.ts';
 import { sqliteStorage } from './index.ts';

@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import { ROLLUPS } from '../../db/rollups-file.ts';
 import { periodicTask } from '../../lib/periodic.ts';
 import { workerCalls, workerEntry } from '../../lib/worker-calls.ts';
-import { writePause } from '../../lib/write-pause.ts';
+import { writePause } from './write-pause.ts';
 import { PRESENCE_COLUMN_LIST } from '../../scans/presence-columns.ts';
 import { dayBound, ROLL_EVERY_MS, type RollupState } from '../../scans/rollups.ts';
 import type { RollupBacklog } from '../../scans/backlog.ts';

@@ -1,14 +1,15 @@
 import type { AppDatabase } from '../../db/index.ts';
 import { EntryFailed } from '../../lib/group-commit.ts';
 import { newId } from '../../lib/ids.ts';
-import { writePause } from '../../lib/write-pause.ts';
-import { writeTransaction } from '../../lib/write-transaction.ts';
+import { writePause } from './write-pause.ts';
+import { writeTransaction } from './write-transaction.ts';
 import type { NormalizedScan } from '../../telemetry/payload.ts';
 import type { ScanReadRecords, ScanStorage, ScanWriteRecords, WritesPause } from '../scans.ts';
 import type { Synchronous } from '../synchronous.ts';
 import { promised } from './promised.ts';
 import { createDashboardQueries } from './scan-dashboard-workers.ts';
 import { createScanRollups, readRollupBacklog } from './scan-rollups.ts';
+import type { RollupBacklog } from '../../scans/backlog.ts';
 
 const COLUMNS = [
   'id', 'hostname', 'url', 'scanned_at', 'received_at', 'country', 'platform', 'platform_confidence', 'page_type',
@@ -75,9 +76,12 @@ export function sqliteScanReadRecordsSync(database: Pick<AppDatabase, 'sqlite' |
     // the end of scans_badge_idx; rowid breaks ties within one bulk request, in its order.
     'SELECT grade, percentage FROM scans INDEXED BY scans_badge_idx WHERE hostname = ? ORDER BY trust DESC, received_at DESC, rowid DESC LIMIT 1',
   );
+  // Prepared at the first read: the stats reader opens (and creates) the rollups file, which a
+  // command that reads no scans (svc leads list after a restore) must not do.
+  let backlog: (() => RollupBacklog) | null = null;
   return {
     badge: (hostname) => latest.get(hostname),
-    backlog: readRollupBacklog(database.stats()),
+    backlog: () => (backlog ??= readRollupBacklog(database.stats()))(),
   };
 }
 

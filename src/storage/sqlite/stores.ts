@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { AppDatabase, Db } from '../../db/index.ts';
 import { catalogSyncs, storeEvents, stores } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
-import { writeTransaction } from '../../lib/write-transaction.ts';
+import { writeTransaction } from './write-transaction.ts';
 import type { StoreHoldings } from '../../stores/removal.ts';
 import { HOLDINGS_SQL, STORE_DELETES } from '../store-holdings.ts';
 import type { StoreRecords } from '../stores.ts';

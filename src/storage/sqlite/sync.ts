@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { AppDatabase } from '../../db/index.ts';
 import { catalogSyncs, stores } from '../../db/schema/index.ts';
 import type { UnlistedChunk } from '../../catalog/sweep.ts';
-import { writeTransaction } from '../../lib/write-transaction.ts';
+import { writeTransaction } from './write-transaction.ts';
 import type { PassRef } from '../../sync/state.ts';
 import { queuedJob } from '../../webhooks/queue.ts';
 import type { SweepTarget, SyncStateRecords } from '../stores.ts';

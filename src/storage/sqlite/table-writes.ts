@@ -7,7 +7,7 @@ import { createChangeStamp } from './change-stamp.ts';
  * milliseconds). Any write to them through this connection moves a counter kept by temporary
  * triggers (whatever code wrote it, rolled back or not); a commit by any other connection (the CLI,
  * another process) moves SQLite's `data_version`. It can only over-invalidate, never miss a change.
- * Both are asked only when the change stamp moved (lib/change-stamp.ts: one pread, moved by any
+ * Both are asked only when the change stamp moved (change-stamp.ts: one pread, moved by any
  * commit), or inside an open transaction, whose writes move neither until it commits.
  * `name` names the counter table: one per set of tables on a connection.
  */

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite';
 import path from 'node:path';
-import { ensureDataDirectory } from './paths.ts';
+import { ensureDataDirectory } from '../../lib/paths.ts';
 
 /** Another live process holds the data directory (a running server, or a restore in progress). */
 export class InstanceLockedError extends Error {
