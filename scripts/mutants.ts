@@ -3934,8 +3934,8 @@ export const mutants: Mutant[] = [
     id: 'scans-pg-list-ties-unordered',
     bug: 'on PostgreSQL, scans of the same scannedAt come in no set order, so keyset pages skip and repeat them',
     file: 'src/storage/postgres/scans.ts',
-    original: 'ORDER BY scanned_at DESC, ${ID} DESC LIMIT ?`, [...params, limit + 1]',
-    replacement: 'ORDER BY scanned_at DESC LIMIT ?`, [...params, limit + 1]',
+    original: 'ORDER BY scans.scanned_at DESC, scans.${ID} DESC LIMIT ?`, [...params, limit + 1]',
+    replacement: 'ORDER BY scans.scanned_at DESC LIMIT ?`, [...params, limit + 1]',
     tests: [T.scansRecords],
   },
   {

@@ -21,12 +21,12 @@ export async function rollupState(sql: SQL): Promise<RollupState> {
 /** A scan's columns the fold reads (presence flags as 1, 0 or null, as the fold adds them up). */
 const FOLD_COLUMNS = `scanned_at::float8 AS scanned_at, hostname, country, platform, page_type, grade, percentage, ${PRESENCE_COLUMN_LIST.map((column) => `${column}::int AS ${column}`).join(', ')}`;
 const KEY_TYPES = ['int', 'text', 'text', 'text', 'text', 'int'];
-const keyOf = (key: (string | number)[]) => key.join('\u0000');
 const CELL_KEY = CELL_COLUMNS.join(', ');
 const unnestKeys = CELL_COLUMNS.map((_, i) => `$${i + 1}::${KEY_TYPES[i]}[]`).join(', ');
+/** The stored rows of the cells given, each with its position among them (1-based): no key is built or compared in JS. */
 const STORED_CELLS =
-  `SELECT ${CELL_KEY}, ${MEASURE_COLUMNS.map((column) => `${column}::float8 AS ${column}`).join(', ')}, hostnames FROM scan_rollups ` +
-  `WHERE (${CELL_KEY}) IN (SELECT * FROM unnest(${unnestKeys}))`;
+  `SELECT k.at::int AS at, ${MEASURE_COLUMNS.map((column) => `r.${column}::float8 AS ${column}`).join(', ')}, r.hostnames ` +
+  `FROM unnest(${unnestKeys}) WITH ORDINALITY AS k(${CELL_KEY}, at) JOIN scan_rollups AS r USING (${CELL_KEY})`;
 const WRITE_COLUMNS = [...CELL_COLUMNS, ...MEASURE_COLUMNS, 'hostnames'];
 const WRITE_TYPES = [...KEY_TYPES, 'bigint', 'float8', ...MEASURE_COLUMNS.slice(2).map(() => 'bigint'), 'bytea'];
 const WRITE_CELLS =
@@ -61,23 +61,22 @@ export function postgresScanRollups(client: Pick<PostgresClient, 'sql'>, changes
     const order = folded.ordered();
     for (let start = 0; start < order.length; start += CELLS_PER_STATEMENT) {
       const slots = order.subarray(start, start + CELLS_PER_STATEMENT);
-      const keys = CELL_COLUMNS.map(() => [] as (string | number)[]);
-      const slotOf = new Map<string, number>();
-      for (const slot of slots) {
-        const key = folded.keyOf(slot);
-        key.forEach((value, i) => keys[i]!.push(value));
-        slotOf.set(keyOf(key), slot);
+      const keys = CELL_COLUMNS.map(() => new Array<string | number>(slots.length));
+      for (let n = 0; n < slots.length; n++) {
+        const key = folded.keyOf(slots[n]!);
+        for (let i = 0; i < key.length; i++) keys[i]![n] = key[i]!;
       }
       for (const stored of await tx.unsafe(STORED_CELLS, keys)) {
-        const slot = slotOf.get(keyOf(CELL_COLUMNS.map((column) => stored[column])))!;
+        const slot = slots[stored.at - 1]!;
         for (let i = 0; i < MEASURES; i++) cells.addToMeasure(slot, i, stored[MEASURE_COLUMNS[i]!]);
         cells.sketch(slot).mergeEncoded(stored.hostnames);
       }
-      const measures = MEASURE_COLUMNS.map(() => [] as number[]);
-      const sketches: Uint8Array[] = [];
-      for (const slot of slots) {
-        for (let i = 0; i < MEASURES; i++) measures[i]!.push(cells.measure(slot, i));
-        sketches.push(cells.sketch(slot).encode());
+      const measures = MEASURE_COLUMNS.map(() => new Array<number>(slots.length));
+      const sketches = new Array<Uint8Array>(slots.length);
+      for (let n = 0; n < slots.length; n++) {
+        const slot = slots[n]!;
+        for (let i = 0; i < MEASURES; i++) measures[i]![n] = cells.measure(slot, i);
+        sketches[n] = cells.sketch(slot).encode();
       }
       await tx.unsafe(WRITE_CELLS, [...keys, ...measures, sketches]);
     }
