@@ -61,7 +61,7 @@ async function measure(pid: number, url: string, flags: string[] = []): Promise<
 const bodies = Array.from({ length: 64 }, (_, i) => JSON.stringify(scanReport(i, new Date().toISOString())));
 const engines: Record<string, Record<string, Measured>> = {};
 for (const engine of ['sqlite', 'postgres'] as const) {
-  const env: Record<string, string> = { SVC_DATA_DIR: path.join(work, engine), SVC_RATE_AGENT: '10000000', SVC_RATE_ANONYMOUS: '10000000', SVC_RATE_ANONYMOUS_GLOBAL: '10000000' };
+  const env: Record<string, string> = { SVC_DATA_DIR: path.join(work, engine), SVC_RATE_AGENT: '10000000', SVC_RATE_ANONYMOUS: '1000000', SVC_RATE_ANONYMOUS_GLOBAL: '10000000' };
   if (engine === 'postgres') env.SVC_DATABASE_URL = await newDatabase();
   const key = cli(['keys', 'create', '--scopes', 'probe:scan', '--name', 'bench'], env).key as string;
   const svc = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0'], env);
