@@ -166,7 +166,7 @@ async function copyTable(source: Database, sql: TransactionSQL, table: TargetTab
     await insert(batch);
     copied += batch.length;
   }
-  progress(copied);
+  if (copied !== reported || copied === 0) progress(copied);
   return copied;
 }
 
