@@ -1,4 +1,4 @@
-import { soleInstance } from './lib/instance.ts';
+import { newInstanceId, type Instance } from './lib/instance.ts';
 import { createApp } from './app.ts';
 import type { StoreRecord } from './stores/registry.ts';
 import { ConfigError, listenUrl, withListenPort, type Config } from './config.ts';
@@ -12,7 +12,7 @@ import { acquireInstanceLock } from './storage/sqlite/instance-lock.ts';
 import { createObservability, writerHooks } from './observability/service.ts';
 import { createScanRetention } from './scans/retention.ts';
 import { createRecordRetention } from './retention/records.ts';
-import { openEngine, type SqliteOptions } from './storage/open.ts';
+import { openEngine, type Leadership, type SqliteOptions } from './storage/open.ts';
 import type { Engine } from './storage/index.ts';
 import { buildWidget } from './widget/bundle.ts';
 import { loadConsolePage } from './console/routes.ts';
@@ -134,7 +134,9 @@ export async function startServer(requested: Config, options: StartOptions = {})
 }
 
 async function serve(config: Config, listening: Bun.Server<undefined>, started: Undo[], options: StartOptions): Promise<RunningServer> {
-  const instance = soleInstance();
+  // Its role is its engine's leadership's (below): until that answers, it follows.
+  let leadership: Leadership | null = null;
+  const instance: Instance = { id: newInstanceId(), role: () => (leadership?.leads() ? 'leader' : 'follower') };
   // Its connections carry the instance's name on a PostgreSQL server (pg_stat_activity).
   const engine = await openEngine(config, `svc ${instance.id}`, { checkpointer: options.startCheckpointer });
   const { storage, writePause } = engine;
@@ -181,19 +183,43 @@ async function serve(config: Config, listening: Bun.Server<undefined>, started: 
   // Background work (store connections, catalogue sync, product fetches) queued in the database, including any left by a previous run.
   webhooks.runner.start();
   started.push(() => webhooks.runner.stop());
-  // Scheduled catalogue reconciliation: every few minutes, a pass for each store whose last one is older than the interval (longer after failed passes).
+  // The background work that must run once among the instances sharing the database, on the leader
+  // alone (on SQLite, the only instance): scheduled catalogue reconciliation (a pass for each store
+  // whose last one is older than the interval), the roller, scan and record retention.
   const reconciliation = periodicTask('catalog reconciliation', async () => webhooks.sync.reconcileDue());
-  if (config.syncIntervalHours > 0) reconciliation.start(5 * 60_000);
-  started.push(() => reconciliation.stop());
   const rollups = storage.scans.roller();
-  rollups.start();
-  started.push(() => rollups.stop());
   const retention = createScanRetention(systemClock, config.scanRetentionDays, rollups);
-  retention.start();
-  started.push(() => retention.stop());
   const records = createRecordRetention(storage.retention, systemClock, config.retention, { pause: writePause });
-  records.start();
-  started.push(() => records.stop());
+  const leaderWork = [
+    { start: () => config.syncIntervalHours > 0 && reconciliation.start(5 * 60_000), stop: () => reconciliation.stop() },
+    { start: () => rollups.start(), stop: () => rollups.stop() },
+    { start: () => retention.start(), stop: () => retention.stop() },
+    { start: () => records.start(), stop: () => records.stop() },
+  ];
+  // Changes of role run one after the other: a stop finishes (a run in progress ends at its next step)
+  // before a start. Said in the log where other instances may take the lead (PostgreSQL).
+  let roleChanges = Promise.resolve();
+  let shuttingDown = false;
+  const sayRole = (message: string) => {
+    if (storage.engine === 'postgres' && !shuttingDown) observability.logger.log('info', message, { instance: instance.id });
+  };
+  const onRoleChange = (leads: boolean) => {
+    roleChanges = roleChanges.then(async () => {
+      if (leads) {
+        for (const work of leaderWork) work.start();
+        sayRole('this instance leads: it runs the roller, retention and catalogue reconciliation');
+      } else {
+        for (const work of [...leaderWork].reverse()) await work.stop();
+        sayRole('this instance no longer leads: another instance takes over the roller, retention and catalogue reconciliation');
+      }
+    });
+  };
+  leadership = engine.lead(onRoleChange);
+  started.push(async () => {
+    shuttingDown = true;
+    await leadership!.stop(); // a leader's work stops, and another instance may take over
+    await roleChanges;
+  });
 
   let stopping: Promise<void> | null = null;
   const shutdown = () => {

@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Storage } from './index.ts';
+import { postgresLeadership, type Leadership } from './postgres/leadership.ts';
 import { openPostgres } from './postgres/open.ts';
 import type { WritesPause } from './scans.ts';
 import { openSqlite } from './sqlite/open.ts';
@@ -18,8 +19,17 @@ export interface OpenedEngine {
   migrations: { applied: number; total: number };
   /** Starts what the engine keeps running beside svc (SQLite: the WAL checkpointer); resolves with how to stop it and its metrics. */
   startUpkeep(log: UpkeepLog): Promise<{ stop(): unknown; collect(): string }>;
+  /**
+   * Takes part in choosing the one instance that runs the background work that must run once (the
+   * roller, retention, reconciliation); `onChange` is told each change of this instance's role.
+   * SQLite has one instance per data directory: it leads at once and always.
+   */
+  lead(onChange: (leads: boolean) => void): Leadership;
   close(): Promise<void>;
 }
+
+export type { Leadership };
+
 
 /**
  * The engine the configuration names: PostgreSQL at `config.postgres.url` (its connections named
@@ -39,6 +49,7 @@ export async function openEngine(config: Config, applicationName: string, sqlite
     migrations: opened.migrations,
     // PostgreSQL checkpoints and vacuums by itself.
     startUpkeep: async () => ({ stop: () => {}, collect: () => '' }),
+    lead: (onChange) => postgresLeadership(config.postgres!.url, onChange),
     close: opened.close,
   };
 }

@@ -156,7 +156,21 @@ export const DEFAULT_JOB_BUDGET_MS = 45_000;
  * creator runs at once beside the loop. Every run has a time budget (`budgetMs`, below the lease);
  * `stop()` aborts the runs in hand (their calls stop at once), starts no new one, and waits for them.
  */
-export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHandler>, log: (line: Record<string, unknown>) => void, options: { budgetMs?: number } = {}) {
+export function createJobRunner(
+  queue: JobQueue,
+  handlers: Record<string, JobHandler>,
+  log: (line: Record<string, unknown>) => void,
+  options: {
+    budgetMs?: number;
+    /**
+     * Whether `start()` first releases the leases of jobs left running: only where this is the one
+     * runner of the database (SQLite), whose leases a previous process left. Instances sharing a
+     * database never release one another's: a job whose runner died is taken again when its lease ends.
+     */
+    releaseLeftLeases?: boolean;
+  } = {},
+) {
+  const releaseLeftLeases = options.releaseLeftLeases ?? true;
   const budgetMs = Math.min(options.budgetMs ?? DEFAULT_JOB_BUDGET_MS, Math.floor(queue.leaseMs * 0.75));
   let running: Promise<number> | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
@@ -271,8 +285,8 @@ export function createJobRunner(queue: JobQueue, handlers: Record<string, JobHan
     },
     start(pollMs = 1000): void {
       stopped = false;
-      // The leases a previous process left are released before the first claim.
-      const released = timer ? null : queue.releaseLeases();
+      // The leases a previous process left are released before the first claim (the one runner only).
+      const released = timer || !releaseLeftLeases ? null : queue.releaseLeases();
       timer ??= setInterval(() => void runDueJobs(), pollMs);
       void Promise.resolve(released).then(runDueJobs, (error) => log({ level: 'error', msg: 'releasing the leases of jobs left running failed', error: String(error) }));
     },

@@ -93,7 +93,8 @@ export function createWebhookServices(storage: Storage, config: Config, clock: C
       ...removal.handlers,
     },
     ({ level, msg, ...fields }) => log(level as 'warn', String(msg), fields),
-    { budgetMs: options.jobBudgetMs },
+    // SQLite's only instance frees what a previous run left at once; instances sharing PostgreSQL wait out the leases.
+    { budgetMs: options.jobBudgetMs, releaseLeftLeases: storage.engine === 'sqlite' },
   );
   const storeAdmin = createStoreAdmin({
     stores,

@@ -3,6 +3,7 @@
 // database's, not the data directory's (npm run test:postgres). With SVC_E2E_BINARY=dist/svc the
 // compiled binary is the server and the CLI, run from an empty directory (CI does both).
 import { afterEach, beforeEach, expect, test } from 'bun:test';
+import { SQL } from 'bun';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
@@ -31,8 +32,8 @@ describePostgres('svc serve on PostgreSQL', () => {
   const env = () => ({ SVC_DATABASE_URL: database.url });
   const dataDir = () => path.join(dir.dir, 'data');
   const cli = (args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}) => runCli(args, { env: env(), ...options, ...how() });
-  const start = async () => {
-    const server = await spawnServer({ dataDir: dataDir(), env: env(), ...how() });
+  const start = async (dataDirectory = dataDir()) => {
+    const server = await spawnServer({ dataDir: dataDirectory, env: env(), ...how() });
     running.push(server);
     return server;
   };
@@ -85,5 +86,62 @@ describePostgres('svc serve on PostgreSQL', () => {
     expect(refused.stdout).toBe('');
     expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^svc: cannot use PostgreSQL at postgres:\/\/127\.0\.0\.1:\d+\/svc_test_\w+: the login was refused/)]);
     expect(refused.stderr).not.toContain('Wrong-Secret-4');
+  }, 30_000);
+
+  test('two instances on one database: one leads and runs the roller; killed, the other takes the lead within seconds and folds what it accepted', async () => {
+    const key = (await cli(['keys', 'create', '--scopes', 'probe:scan,metrics:read'])).json.key as string;
+    const auth = { authorization: `Bearer ${key}` };
+    const details = async (server: SpawnedServer) => (await (await fetch(`${server.url}/healthz`, { headers: auth })).json()).details;
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 15_000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`not within 15 s: ${what}`);
+        await Bun.sleep(100);
+      }
+    };
+    const first = await start(path.join(dir.dir, 'first'));
+    await until('the first instance leads', async () => (await details(first)).instance.role === 'leader');
+    const second = await start(path.join(dir.dir, 'second'));
+    // It tries for the lead every second: it must have tried and found it held.
+    await Bun.sleep(1_500);
+    expect((await details(second)).instance.role).toBe('follower');
+    expect((await details(first)).instance.role).toBe('leader');
+
+    const send = async (server: SpawnedServer, from: number) => {
+      const now = Date.now();
+      const scans = Array.from({ length: 5 }, (_, n) => scanPayload({ url: `https://shop.example.com/p/${from + n}`, hostname: 'shop.example.com', scannedAt: new Date(now - n * 60_000).toISOString() }));
+      expect((await fetch(`${server.url}/api/v1/probe/scan-bulk`, signedInit(key, JSON.stringify({ scans }), now))).status).toBe(200);
+    };
+    // The follower accepts scans; the leader's roller folds them (the backlog is the database's).
+    await send(second, 0);
+    await until('the leader folds the scans the follower accepted', async () => (await details(second)).rollupBacklog.scans === 0);
+
+    // Only the leader started the roller, retention and reconciliation (and said so).
+    expect(first.stderr()).toContain('this instance leads');
+    expect(second.stderr()).not.toContain('this instance leads');
+
+    first.proc.kill('SIGKILL');
+    await first.proc.exited;
+    await until('the follower takes the lead', async () => (await details(second)).instance.role === 'leader');
+    await send(second, 100);
+    await until('the new leader folds what it accepted', async () => (await details(second)).rollupBacklog.scans === 0);
+    expect(second.stderr()).toContain('this instance leads');
+  }, 90_000);
+
+  test("an instance starting beside others never releases their jobs' leases: a job another instance runs stays its own until its lease ends", async () => {
+    expect((await cli(['migrate'])).code).toBe(0);
+    const sql = new SQL(database.url);
+    try {
+      const leaseUntil = Date.now() + 60_000;
+      await sql`INSERT INTO jobs (id, kind, store_id, payload, status, attempts, run_at, lease_until, created_at) VALUES ('job_other', 'catalog-sync', 'st_other', '{}', 'running', 1, 0, ${leaseUntil}, 0)`;
+      const server = await start();
+      // The runner starts with the server and polls every second: two polls at least.
+      await Bun.sleep(2_500);
+      expect(server.proc.exitCode).toBeNull();
+      const [job] = await sql`SELECT status, attempts, lease_until FROM jobs WHERE id = 'job_other'`;
+      expect([job.status, Number(job.attempts), Number(job.lease_until)]).toEqual(['running', 1, leaseUntil]);
+    } finally {
+      await sql.close();
+    }
   }, 30_000);
 });

@@ -2,7 +2,7 @@ import { startCheckpointer, type Checkpointer } from '../../db/checkpoint.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../db/index.ts';
 import { writePause } from './write-pause.ts';
 import { sample } from '../../observability/metrics.ts';
-import type { OpenedEngine, UpkeepLog } from '../open.ts';
+import type { Leadership, OpenedEngine, UpkeepLog } from '../open.ts';
 import { sqliteStorage } from './index.ts';
 
 export type { AppDatabase };
@@ -14,6 +14,12 @@ export function checkpointCollector(checkpointer: Pick<Checkpointer, 'restarts' 
       sample('svc_wal_restarts_total', 'counter', 'Times the write-ahead log, past its threshold, was copied up to its last commit so the next one started it over.', [{ value: checkpointer.restarts }]),
       sample('svc_wal_pause_longest_seconds', 'gauge', 'Longest pause of the writes that can wait (group commits) while the checkpointer caught up with the log.', [{ value: checkpointer.longestPauseMs / 1000 }]),
     ].join('');
+}
+
+/** The only instance of a data directory (its instance lock refuses a second): it leads from the start until it stops. */
+function soleLeadership(onChange: (leads: boolean) => void): Leadership {
+  onChange(true);
+  return { leads: () => true, stop: async () => onChange(false) };
 }
 
 /**
@@ -36,6 +42,7 @@ export function openSqlite(file: string, checkpointer: typeof startCheckpointer 
         const running = await checkpointer(database.sqlite, database.file, log);
         return { stop: () => running.stop(), collect: checkpointCollector(running) };
       },
+      lead: soleLeadership,
       close: async () => database.close(),
     };
   } catch (error) {
