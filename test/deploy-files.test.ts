@@ -3,8 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from './helpers/cli.ts';
 
-// The deployment files are run by Docker, which the tests do not have: these rules keep
-// them honest by reading them as those tools would (Compose's YAML, nginx's upstream).
+// The deployment files are run by Docker and systemd, neither of which the tests have: these rules keep
+// them honest by reading them as those tools would (Compose's YAML, nginx's upstream, a unit's INI).
 
 type Service = {
   image?: string;
@@ -25,6 +25,7 @@ const read = (file: string) => readFileSync(path.join(REPO_ROOT, file), 'utf8');
 const compose = (file: string) => Bun.YAML.parse(read(file)) as Compose;
 const single = compose('compose.yaml');
 const scale = compose('compose.scale.yaml');
+const scaling = read('docs/scaling.md');
 
 /** The svc instances of a Compose file: the services that run the svc image. */
 const svcInstances = (file: Compose) => Object.entries(file.services).filter(([, service]) => service.image === 'svc:local');
@@ -33,11 +34,38 @@ const healthcheck = (service: Service | undefined) => service?.healthcheck?.test
 /** `${NAME:?message}`: Compose refuses to start without NAME. */
 const required = (value: string | undefined, name: string) => new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`).test(value ?? '');
 
-/** The `server host:port` lines of an nginx `upstream` block, and the upstream's name. */
-function nginxUpstream(config: string): { name: string; servers: string[] } {
-  const block = /upstream\s+(\S+)\s*\{([^}]*)\}/.exec(config);
-  if (!block) return { name: '', servers: [] };
-  return { name: block[1]!, servers: [...block[2]!.matchAll(/^\s*server\s+(\S+?)[\s;]/gm)].map((m) => m[1]!) };
+/** An nginx `upstream` block: its name, its directives (comments left out) and the addresses of its `server` lines. */
+function nginxUpstream(config: string): { name: string; directives: string[]; servers: string[] } {
+  const block = /upstream\s+(\S+)\s*\{([^}]*)\}/.exec(config.replace(/#.*$/gm, ''));
+  if (!block) return { name: '', directives: [], servers: [] };
+  const directives = block[2]!.split(';').map((directive) => directive.trim()).filter(Boolean);
+  return { name: block[1]!, directives, servers: directives.filter((d) => /^server\s/.test(d)).map((d) => d.split(/\s+/)[1]!) };
+}
+
+/** A systemd unit as sections of key = value lines (a key may repeat, as systemd allows). */
+function parseUnit(text: string): Record<string, Record<string, string[]>> {
+  const sections: Record<string, Record<string, string[]>> = {};
+  let current: Record<string, string[]> | null = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const section = /^\[([A-Za-z]+)\]$/.exec(line);
+    if (section) {
+      current = sections[section[1]!] = {};
+      continue;
+    }
+    const pair = /^([A-Za-z]+)=(.*)$/.exec(line);
+    if (!pair || !current) throw new Error(`not a unit file line: ${JSON.stringify(raw)}`);
+    (current[pair[1]!] ??= []).push(pair[2]!);
+  }
+  return sections;
+}
+
+/** The fenced block of `lang` that follows `after` in docs/scaling.md. */
+function blockAfter(after: string, lang: string): string {
+  const at = scaling.indexOf(after);
+  const block = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(scaling.slice(at));
+  return at < 0 || !block ? '' : block[1]!;
 }
 
 describe('compose.yaml (one instance)', () => {
@@ -104,8 +132,8 @@ describe('compose.scale.yaml (three instances)', () => {
     const config = read(file);
     const upstream = nginxUpstream(config);
     expect(upstream.servers.sort()).toEqual(instances.map(([, service]) => `${service.hostname}:${service.environment!.SVC_HTTP!.split(':')[1]}`).sort());
-    // No balancing directive: nginx's default is round robin.
-    expect(config).not.toMatch(/^\s*(least_conn|ip_hash|hash|random)\b/m);
+    // Nothing but servers and their connection settings: no balancing method, so nginx's default, round robin.
+    expect(upstream.directives.map((directive) => directive.split(/\s+/)[0]).filter((name) => !['server', 'zone', 'keepalive', 'resolver'].includes(name!))).toEqual([]);
     expect(config).toContain(`proxy_pass http://${upstream.name};`);
     expect(config).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
     // Two hops: the host's TLS proxy, then this one, which nothing but the host reaches.
@@ -122,5 +150,30 @@ describe('compose.scale.yaml (three instances)', () => {
     expect(healthcheck(scale.services.postgres)).toContain('pg_isready -U svc -d svc');
     expect(healthcheck(scale.services.redis)).toContain('redis-cli ping');
     expect(proxy?.depends_on).toEqual(Object.fromEntries(instances.map(([name]) => [name, { condition: 'service_healthy' }])));
+  });
+});
+
+describe('docs/scaling.md: N instances with systemd', () => {
+  test('the templated unit parses as a unit file: one port per instance from its name, the shared EnvironmentFile', () => {
+    const unit = parseUnit(blockAfter('`/etc/systemd/system/svc@.service`:', 'ini'));
+    expect(Object.keys(unit)).toEqual(['Unit', 'Service', 'Install']);
+    const service = unit.Service!;
+    expect(service.ExecStart).toEqual(['/usr/local/bin/svc serve --http 127.0.0.1:%i']);
+    expect(service.EnvironmentFile).toEqual(['/etc/svc.env']);
+    expect(service.User).toEqual(['svc']);
+    expect(service.Restart).toEqual(['on-failure']);
+    expect(unit.Install!.WantedBy).toEqual(['multi-user.target']);
+  });
+
+  test('the shared environment file sets what every instance needs and no instance\'s own port', () => {
+    const names = blockAfter('### With systemd', 'sh').split('\n').filter(Boolean).map((line) => line.split('=')[0]);
+    expect(names).toEqual(expect.arrayContaining(['SVC_DATABASE_URL', 'SVC_REDIS_URL', 'SVC_BASE_URL', 'SVC_ENCRYPTION_KEY', 'SVC_TRUST_PROXY']));
+    expect(names).not.toContain('SVC_HTTP');
+  });
+
+  test('the proxy in front names every instance the example starts', () => {
+    const started = [...scaling.matchAll(/systemctl enable --now ((?:svc@\d+ ?)+)/g)].flatMap((m) => m[1]!.trim().split(' ')).map((unitName) => `127.0.0.1:${unitName.slice('svc@'.length)}`);
+    expect(started.length).toBe(3);
+    expect(nginxUpstream(blockAfter('### With systemd', 'nginx')).servers).toEqual(started);
   });
 });
