@@ -1,19 +1,16 @@
 /**
  * `npm run test:postgres`: starts a throwaway PostgreSQL (scripts/postgres-throwaway.ts), runs the
- * PostgreSQL tests against it with its URL in SVC_TEST_DATABASE_URL, ends with one
+ * suite against it (scripts/postgres-suite.ts: every test file but the browser tests and those not
+ * converted yet) with its URL in SVC_TEST_DATABASE_URL and SVC_TEST_ENGINE=postgres (the test apps
+ * and spawned servers then run on PostgreSQL, a new database each), ends with one
  * "N passed, N failed" line as .ci/run does, and removes the server, also on a failure or Ctrl-C.
  * Exits 0 only when every test passed.
  *
- *   npm run test:postgres                                   the files of SUITE
+ *   npm run test:postgres                                   the suite
  *   npm run test:postgres -- test/postgres/migrate.test.ts  those files instead
  */
+import { postgresSuite } from './postgres-suite.ts';
 import { startThrowawayPostgres, stopOnExit } from './postgres-throwaway.ts';
-
-/**
- * What runs against PostgreSQL, as `bun test` path filters: the tests written for it so far. The
- * whole suite is `[]` (no filter: every test file).
- */
-const SUITE = ['test/postgres/', 'test/storage/'];
 
 /** Enough of the end of the output to find bun's summary in. */
 const TAIL = 64 * 1024;
@@ -37,10 +34,10 @@ async function main(): Promise<number> {
   stopOnExit(server);
   console.log(`PostgreSQL ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${server.dir})`);
   try {
-    const files = process.argv.length > 2 ? process.argv.slice(2) : SUITE;
+    const files = process.argv.length > 2 ? process.argv.slice(2) : postgresSuite().map((file) => `./${file}`);
     // Each test's own limit as `npm test` sets it (package.json).
     const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...files], {
-      env: { ...process.env, SVC_TEST_DATABASE_URL: server.url },
+      env: { ...process.env, SVC_TEST_DATABASE_URL: server.url, SVC_TEST_ENGINE: 'postgres' },
       stdin: 'ignore',
       stdout: 'pipe',
       stderr: 'pipe',

@@ -23,6 +23,9 @@ import { sqliteChangeFeed } from '../../src/storage/sqlite/changes.ts';
 import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
 import type { Storage } from '../../src/storage/index.ts';
 import { writePause } from '../../src/storage/sqlite/write-pause.ts';
+import { openPostgresClient } from '../../src/storage/postgres/client.ts';
+import { postgresStorage } from '../../src/storage/postgres/index.ts';
+import { createMigratedTestDatabase, POSTGRES_MODE } from './postgres.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -66,7 +69,10 @@ export function tempDir(prefix = 'svc-test-'): { dir: string; remove(): void } {
 export interface TestApp {
   app: ReturnType<typeof createApp>;
   config: Config;
+  /** The app's SQLite database; absent under PostgreSQL (reading it throws there): inspect rows engine-neutrally with `t.query`. */
   database: AppDatabase;
+  /** Plain SQL with `?` placeholders on the app's database, whichever the engine (a bigint may come back as a string: read it with Number). */
+  query(sql: string, ...params: (string | number | null)[]): Promise<Record<string, unknown>[]>;
   clock: Clock;
   keys: KeyStore;
   leads: LeadStore;
@@ -84,7 +90,7 @@ export interface TestApp {
   keyWith(...scopes: Scope[]): Promise<string>;
   /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
   rollups(batchScans?: number): ScanRollups;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export interface TestAppOptions {
@@ -100,29 +106,35 @@ export interface TestAppOptions {
   peerAddress?: PeerAddress;
   /** Rate-limit buckets shared with other apps (Redis, test/helpers/redis.ts); the caller closes them. */
   sharedLimits?: SharedBuckets;
-  /** The storage the app is given, from the SQLite storage of its database (to answer as another engine would). */
+  /** `sqlite`: on SQLite even under npm run test:postgres (for tests of what moves SQLite's data to PostgreSQL). */
+  engine?: 'sqlite';
+  /** The storage the app is given, from the storage of its database (to answer as another engine would). */
   storage?: (sqlite: Storage) => Storage;
 }
 
-/** An app over a real SQLite file in a temp directory, migrated, with an optional fixed clock. */
+/**
+ * An app over a real SQLite file in a temp directory (or, under npm run test:postgres, a new PostgreSQL
+ * database), migrated, with an optional fixed clock.
+ */
 export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const tmp = options.dataDir ? null : tempDir();
   let handler: (request: Request) => Response | Promise<Response> = () => new Response('starting', { status: 503 });
   const server = options.listen ? Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => handler(request) }) : null;
   // The fake platforms listen on loopback: private targets are allowed unless a test of their refusal says 0.
   const env = { SVC_ALLOW_PRIVATE_TARGETS: '1', ...options.env, ...(server ? { SVC_BASE_URL: `http://127.0.0.1:${server.port}` } : {}) };
-  const config = loadConfig({ 'data-dir': options.dataDir ?? tmp!.dir }, env);
-  const database = openDatabase(config.databaseFile);
-  migrateDatabase(database);
+  // Under npm run test:postgres every test app has its own new database (./postgres.ts).
+  const postgres = POSTGRES_MODE && options.engine !== 'sqlite' ? await createMigratedTestDatabase() : null;
+  const config = loadConfig({ 'data-dir': options.dataDir ?? tmp!.dir }, postgres ? { ...env, SVC_DATABASE_URL: postgres.url } : env);
+  const engine = postgres ? await onPostgres(postgres.url) : onSqlite(config.databaseFile);
   const clock = options.clock ?? systemClock;
   let logText = '';
   const observability = createObservability(config.log, (text) => {
     logText += text;
   });
-  const storage = (options.storage ?? ((sqlite) => sqlite))(sqliteStorage(database));
+  const storage = (options.storage ?? ((given) => given))(engine.storage);
   const webhooks = createWebhookServices(storage, config, clock, {
     log: observability.logger.log,
-    writePause: writePause(database.sqlite),
+    writePause: engine.writePause,
     ...options.webhooks,
     egress: { resolve: noResolver, fetch: loopbackOnly, ...options.webhooks?.egress },
   });
@@ -139,17 +151,19 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     sharedLimits: options.sharedLimits,
   });
   handler = observability.observer.handlerOf(app);
-  const authRecords = sqliteAuthRecords(database);
-  const changes = sqliteChangeFeed(database);
-  const keys = createKeyStore(authRecords, changes, clock);
+  const keys = createKeyStore(engine.auth, engine.changes, clock);
   const rollers: ScanRollups[] = [];
   return {
     app,
     config,
-    database,
+    get database() {
+      if (!engine.database) throw new Error('t.database is the SQLite database, and this app runs on PostgreSQL: inspect rows with t.query, or mark the test SQLite-only (test/helpers/engine.ts)');
+      return engine.database;
+    },
+    query: engine.query,
     clock,
     keys,
-    leads: createLeadStore(authRecords.leads, changes, clock),
+    leads: createLeadStore(engine.auth.leads, engine.changes, clock),
     webhooks,
     url: server ? config.baseUrl : null,
     request: async (p, init) => handler(new Request(p.startsWith('http') ? p : `http://localhost${p}`, init)),
@@ -157,15 +171,62 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: async (...scopes) => (await keys.create({ scopes, name: 'test' })).key,
     rollups: (batchScans) => {
-      const rollups = createScanRollups(database, batchScans);
+      if (!engine.database) throw new Error('t.rollups() is the SQLite roller: on PostgreSQL the app rolls up through storage.scans');
+      const rollups = createScanRollups(engine.database, batchScans);
       rollers.push(rollups);
       return rollups;
     },
-    close: () => {
+    close: async () => {
       server?.stop(true);
       for (const rollups of rollers) rollups.terminate();
-      database.close();
+      await engine.close();
+      await postgres?.drop();
       tmp?.remove();
+    },
+  };
+}
+
+/** A test app's engine: its storage, the key and lead records the test's own stores use, and a way to inspect rows. */
+interface TestEngine {
+  storage: Storage;
+  auth: Storage['auth'];
+  changes: Storage['changes'];
+  writePause?: ReturnType<typeof writePause>;
+  /** SQLite only. */
+  database?: AppDatabase;
+  query: TestApp['query'];
+  close(): Promise<void>;
+}
+
+function onSqlite(file: string): TestEngine {
+  const database = openDatabase(file);
+  migrateDatabase(database);
+  return {
+    storage: sqliteStorage(database),
+    auth: sqliteAuthRecords(database),
+    changes: sqliteChangeFeed(database),
+    writePause: writePause(database.sqlite),
+    database,
+    query: async (sql, ...params) => database.sqlite.query(sql).all(...params) as Record<string, unknown>[],
+    close: async () => database.close(),
+  };
+}
+
+async function onPostgres(url: string): Promise<TestEngine> {
+  const client = openPostgresClient(url, { max: 4 });
+  const storage = postgresStorage(client);
+  await storage.changes.ready;
+  return {
+    storage,
+    auth: storage.auth,
+    changes: storage.changes,
+    query: async (sql, ...params) => {
+      let n = 0;
+      return [...(await client.sql.unsafe(sql.replace(/\?/g, () => `$${++n}`), params))];
+    },
+    close: async () => {
+      await storage.changes.close();
+      await client.close();
     },
   };
 }
@@ -173,7 +234,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
 /** After a test that ran an app against fakes: stop its job runner (aborting its calls), close it, then stop the fakes. */
 export async function closeAppAndFakes(t: TestApp | null, stops: (() => void)[]): Promise<void> {
   await t?.webhooks.runner.stop();
-  t?.close();
+  await t?.close();
   for (const stop of stops.splice(0)) stop();
 }
 

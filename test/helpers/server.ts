@@ -2,6 +2,7 @@ import { afterEach, beforeEach } from 'bun:test';
 import path from 'node:path';
 import { tempDir } from './app.ts';
 import { MAIN, REPO_ROOT } from './cli.ts';
+import { engineEnv } from './engine.ts';
 
 export interface SpawnedServer {
   url: string;
@@ -54,7 +55,7 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
   const proc = Bun.spawn([...command, 'serve', '--http', '127.0.0.1:0', '--data-dir', options.dataDir], {
     cwd: options.cwd ?? REPO_ROOT,
     // The fake platforms listen on loopback: private targets are allowed unless a test says otherwise.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_ALLOW_PRIVATE_TARGETS: '1', ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_ALLOW_PRIVATE_TARGETS: '1', ...(await engineEnv(options.dataDir)), ...options.env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

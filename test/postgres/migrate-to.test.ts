@@ -27,7 +27,7 @@ describePostgres('svc migrate-to', () => {
 
   /** A data directory with something in every kind of table: keys, leads, a store with a product, its enrichment and an FAQ, scans. */
   async function populate(): Promise<void> {
-    const t: TestApp = await makeTestApp({ dataDir: dir.dir, clock: fixedClock(NOW) });
+    const t: TestApp = await makeTestApp({ dataDir: dir.dir, clock: fixedClock(NOW), engine: 'sqlite' });
     try {
       const storeId = seedStore(t, 'platform-a', SHOP);
       syncProduct(t, storeId, realisticProduct('platform-a', 777, SHOP));
@@ -58,7 +58,7 @@ describePostgres('svc migrate-to', () => {
 
   test('copies every table with its rows, counts equal to the source; booleans, JSON and times arrive as they were', async () => {
     await populate();
-    const moved = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000 });
+    const moved = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000, engine: 'sqlite' });
     expect(moved.code).toBe(0);
     const source = sqliteCounts();
     expect(moved.json).toMatchObject({ from: `${dir.dir}/svc.db`, to: expect.stringMatching(/^postgres:\/\/127\.0\.0\.1:\d+\//), tables: source, nulsDropped: 1 });
@@ -83,8 +83,8 @@ describePostgres('svc migrate-to', () => {
 
   test('a target that already holds rows is refused (exit 1) and left as it was; nothing is merged', async () => {
     await populate();
-    expect((await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000 })).code).toBe(0);
-    const again = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000 });
+    expect((await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000, engine: 'sqlite' })).code).toBe(0);
+    const again = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000, engine: 'sqlite' });
     expect(again.code).toBe(1);
     expect(again.stderr.trim().split('\n').at(-1)).toMatch(/^svc: the PostgreSQL database already holds rows in \w+: migrate-to copies into an empty database only$/);
     const sql = new SQL(target.url);
@@ -99,7 +99,7 @@ describePostgres('svc migrate-to', () => {
     await populate();
     const lock = acquireInstanceLock(dir.dir, 'a test standing in for a running server');
     try {
-      const refused = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000 });
+      const refused = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000, engine: 'sqlite' });
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('is in use by another svc (a test standing in for a running server); stop it first');
     } finally {
@@ -114,10 +114,10 @@ describePostgres('svc migrate-to', () => {
   }, 90_000);
 
   test('no SQLite database in the data directory, or no --database-url: a usage error (exit 2), nothing created', async () => {
-    const none = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url]);
+    const none = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { engine: 'sqlite' });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain(`there is no SQLite database at ${dir.dir}/svc.db to copy`);
-    const noUrl = await runCli(['migrate-to', '--data-dir', dir.dir]);
+    const noUrl = await runCli(['migrate-to', '--data-dir', dir.dir], { engine: 'sqlite' });
     expect(noUrl.code).toBe(2);
     expect(noUrl.stderr).toContain('migrate-to needs --database-url');
   });
