@@ -82,7 +82,7 @@ describe('svc’s own origin comes from --base-url only, never from the Host hea
     expect((await signIn('http://localhost:3000')).status).toBe(201);
     // Not another port, nor the Host the request was sent to (http://localhost under app.handle).
     for (const origin of ['http://localhost:3001', 'http://localhost', 'http://[::1]:3000', 'https://localhost:3000']) expect((await signIn(origin)).status, origin).toBe(403);
-    t.close();
+    await t.close();
     t = await makeTestApp({ env: { SVC_BASE_URL: 'http://127.0.0.1:3000' } });
     expect((await signIn('http://127.0.0.1:3000')).status).toBe(201);
     expect((await signIn('http://localhost:3000')).status).toBe(403);

@@ -432,7 +432,7 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     await ingest(600);
     expect(await t.rollups().runOnce()).toBe(600);
     const reopen = async () => {
-      t.close();
+      await t.close();
       t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' }, dataDir });
     };
     // Same file, same layout: nothing to fold again.

@@ -60,8 +60,10 @@ function prepareRollupsFile(databaseFile: string): void {
   const file = rollupsFileOf(databaseFile);
   const sqlite = new Database(file, { create: true, strict: true });
   try {
-    sqlite.exec('PRAGMA journal_mode = WAL');
+    // The timeout first: a connection of another thread still closing (a roller's Worker ending as
+    // the database reopens) holds a lock for a moment, and the journal mode must wait for it, not fail.
     sqlite.exec('PRAGMA busy_timeout = 5000');
+    sqlite.exec('PRAGMA journal_mode = WAL');
     const version = sqlite.query<{ user_version: number }, []>('PRAGMA user_version').get()!.user_version;
     if (version === ROLLUP_FILE_VERSION) return;
     sqlite.transaction(() => {
