@@ -46,7 +46,7 @@ describe('GET /api/v1/admin/leads', () => {
   });
 
   test('email matches any part of the address, in any case', async () => {
-    seed(['Ann@Shop-One.example', 'bob@shop-one.example', 'carol@other.example']);
+    await seed(['Ann@Shop-One.example', 'bob@shop-one.example', 'carol@other.example']);
     expect((await list('?email=SHOP-ONE')).body.items.map((l: { email: string }) => l.email)).toEqual(['bob@shop-one.example', 'ann@shop-one.example']);
     expect((await list('?email=carol%40other.example')).body.items).toHaveLength(1);
     expect((await list('?email=%25')).body.items).toEqual([]); // no LIKE wildcards
