@@ -181,7 +181,7 @@ describe('pages that do not advance', () => {
     expect(sync.kinds.products).toMatchObject({ state: 'failed', error: expect.stringContaining('does not advance') });
     // One empty page was enough: no retry of a broken answer.
     expect(variantQueries).toBe(1);
-    expect(rows(t!, 'products').filter((p) => p.store_id === storeId)).toHaveLength(0);
+    expect((await rows(t!, 'products')).filter((p) => p.store_id === storeId)).toHaveLength(0);
   });
 
   test('a products page that says more follow but has no items, or gives the same cursor again, or comes back to ids already read: the pass fails at once', async () => {
@@ -242,7 +242,7 @@ describe('answers larger than asked for', () => {
     const sync = await runSync(t!, storeId);
     expect(sync.kinds.products).toMatchObject({ state: 'failed', error: expect.stringContaining('answered 250 items, more than the 100 asked for') });
     expect(asked).toBe(1);
-    expect(rows(t!, 'products')).toHaveLength(0);
+    expect((await rows(t!, 'products'))).toHaveLength(0);
   });
 
   test('a huge body, streamed: svc stops reading past 8 MiB (it never holds the whole body) and the pass fails saying so', async () => {
@@ -360,6 +360,6 @@ describe('answers that never end', () => {
     expect(slow.calls.requests).toBe(requests);
     // Not failed: still running, as the next start takes it up.
     expect((await t!.webhooks.sync.view(storeId)).kinds.products).toMatchObject({ state: 'running', error: null });
-    expect(rows(t!, 'jobs').find((job) => job.kind === 'catalog-sync.products')).toMatchObject({ status: 'running', last_error: null });
+    expect((await rows(t!, 'jobs')).find((job) => job.kind === 'catalog-sync.products')).toMatchObject({ status: 'running', last_error: null });
   });
 });

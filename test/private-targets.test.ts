@@ -137,8 +137,8 @@ describe('store-supplied URLs that reach private addresses are refused with 400'
       expect(store.detail, siteUrl).toContain(`credentials.siteUrl: ${why}`);
       expect(store.detail, siteUrl).toContain('SVC_ALLOW_PRIVATE_TARGETS=1');
     }
-    expect(rows(t!, 'stores')).toHaveLength(0);
-    expect(rows(t!, 'jobs')).toHaveLength(0);
+    expect((await rows(t!, 'stores'))).toHaveLength(0);
+    expect((await rows(t!, 'jobs'))).toHaveLength(0);
     expect(recorder.seen).toEqual([]);
     expect(names.asked).toEqual(['metadata.example', 'intranet.example', 'v6.example']);
   });
@@ -150,11 +150,11 @@ describe('store-supplied URLs that reach private addresses are refused with 400'
     await refusingApp({ fetch: recorder.fetch, resolve: names.resolve });
     const created = await createStore(t!, siteStore('https://shop.example.com'));
     expect(created.status).toBe(201);
-    const before = rows(t!, 'stores')[0];
+    const before = (await rows(t!, 'stores'))[0];
     const res = await t!.request(`/api/v1/admin/stores/${created.store.id}/credentials`, jsonRequest('PUT', { credentials: { siteUrl: 'http://169.254.169.254', ...KEYS } }, bearer(await t!.keyWith('admin'))));
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe('private_target');
-    expect(rows(t!, 'stores')[0]).toEqual(before);
+    expect((await rows(t!, 'stores'))[0]).toEqual(before);
   });
 
   test('a platform-A shop domain without SVC_PLATFORM_A_API_BASE is a store-supplied target too: refused when it resolves to a private address', async () => {
@@ -287,9 +287,9 @@ describe('what a platform answers is never followed', () => {
     t = await makeTestApp({ listen: true });
     const paths: string[] = [];
     // The site lists an existing hook for svc's URL whose id would climb out of the hooks path.
-    c.pageHooks.beforeRequest = (request, url) => {
+    c.pageHooks.beforeRequest = async (request, url) => {
       paths.push(`${request.method} ${url.pathname}`);
-      const storeId = rows(t!, 'stores')[0]?.id;
+      const storeId = (await rows(t!, 'stores'))[0]?.id;
       if (request.method === 'GET' && url.pathname.endsWith('/webhooks')) return Response.json(['product.created', 'product.updated', 'product.deleted'].map((topic) => ({ id: '../products/1', topic, delivery_url: `${t!.url}/api/v1/platform-c/webhooks?store=${storeId}` })));
     };
     const { store } = await createStore(t, siteStore(c.siteUrl));

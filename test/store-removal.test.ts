@@ -156,7 +156,7 @@ describe('store removal', () => {
     const refused = await faqsWith(widgetKey);
     expect(refused.status).toBe(403);
     expect((await refused.json()).error).toBe('invalid_api_key');
-    expect(rows(t, 'api_keys').filter((k) => k.store_id === acme)).toEqual([]);
+    expect((await rows(t, 'api_keys')).filter((k) => k.store_id === acme)).toEqual([]);
     expect((await faqsWith(otherKey)).status).toBe(200);
   });
 
@@ -207,7 +207,7 @@ describe('store removal', () => {
     // The runner is free again while the platform still holds the page: the step in flight was stopped.
     await drained;
     release();
-    expect(rows(t, 'jobs').filter((job) => job.store_id === acme)).toEqual([]);
+    expect((await rows(t, 'jobs')).filter((job) => job.store_id === acme)).toEqual([]);
     expect(t.logLines().filter((line) => line.msg === 'job failed' && String(line.error).includes('removed'))).toEqual([]);
     expect((await t.webhooks.sync.view(other)).state).toBe('idle');
   });
@@ -261,7 +261,7 @@ describe('store disconnect (?keepData=true)', () => {
     // No pass: neither the schedule nor Sync now starts one for an inactive store.
     expect(await t.webhooks.sync.reconcileDue(0)).toBe(1); // the other store only
     await api('POST', `/api/v1/admin/stores/${acme}/sync`);
-    expect(rows(t, 'jobs').filter((job) => job.store_id === acme && job.status === 'queued')).toEqual([]);
+    expect((await rows(t, 'jobs')).filter((job) => job.store_id === acme && job.status === 'queued')).toEqual([]);
     // A delivery still on its way is acknowledged and ignored.
     const late = await fake.send(hookUrl(), ACME.domain, 'products/update', { ...platformAProduct(1009), handle: 'tote-1009' });
     expect(await late.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
@@ -311,7 +311,7 @@ describe('store disconnect (?keepData=true)', () => {
     const disconnect = t.webhooks.storeAdmin.remove(acme, true);
     expect(await pending).toEqual({ outcome: 'ignored_inactive' });
     await disconnect;
-    expect(rows(t, 'order_signals').filter((row) => row.order_id === '4599')).toEqual([]);
+    expect((await rows(t, 'order_signals')).filter((row) => row.order_id === '4599')).toEqual([]);
   });
 });
 

@@ -45,7 +45,7 @@ describe('admin store endpoints', () => {
   test('credentials and webhook secrets are encrypted at rest (raw database)', async () => {
     await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
     await createStore(t, { platform: 'platform-b', domain: 'b.example.com', currency: 'USD', credentials: { storeHash: 'hash1', accessToken: 'b-token-value' } });
-    const raw = rows(t, 'stores');
+    const raw = (await rows(t, 'stores'));
     for (const row of raw) {
       expect(row.credentials).toStartWith('enc:v1:');
       if (row.webhook_secret !== null) expect(row.webhook_secret).toStartWith('enc:v1:');
@@ -62,7 +62,7 @@ describe('admin store endpoints', () => {
     const plain = await makeTestApp();
     try {
       await createStore(plain, { platform: 'platform-a', domain: 'x.myplatform-a.com', currency: 'USD', credentials: { viaApp: true } });
-      expect(rows(plain, 'stores')[0].credentials).toBe('plain:{"kind":"via-app"}');
+      expect((await rows(plain, 'stores'))[0].credentials).toBe('plain:{"kind":"via-app"}');
     } finally {
       plain.close();
     }
@@ -86,7 +86,7 @@ describe('admin store endpoints', () => {
       expect(res.status).toBe(400);
       expect((await res.json()).error).toBe(error);
     }
-    expect(rows(t, 'stores')).toHaveLength(0);
+    expect((await rows(t, 'stores'))).toHaveLength(0);
   });
 
   test('409 for a second store with the same shop domain; 404 for an unknown store', async () => {

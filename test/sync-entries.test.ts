@@ -101,7 +101,7 @@ describe('platform A: collections and pages through the GraphQL Admin API', () =
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { categories: { pages: 3, items: 150 } } });
       expect(new Set(fake.stats.entryPages.collections).size).toBe(3);
       expect(fake.stats.entryPages.collections).toHaveLength(3);
-      expect(rows(t, 'catalog_entries').filter((row) => row.type === 'category')).toHaveLength(150);
+      expect((await rows(t, 'catalog_entries')).filter((row) => row.type === 'category')).toHaveLength(150);
     } finally {
       dir.remove();
     }
@@ -191,7 +191,7 @@ describe('platform B: catalog categories and content pages (v3, quota headers)',
     Object.assign(fake.rateLimit, { quota: 5, windowMs: 300, used: 5, windowStart: performance.now() });
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', error: null, kinds: { categories: { items: 150 } } });
     expect(fake.calls.overQuota).toBeGreaterThan(0);
-    expect(rows(t, 'jobs').filter((job) => job.kind === 'catalog-sync.categories')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
+    expect((await rows(t, 'jobs')).filter((job) => job.kind === 'catalog-sync.categories')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
   });
 
   test('restart mid-import: the pass resumes at the saved page, no page is read twice', async () => {
@@ -207,7 +207,7 @@ describe('platform B: catalog categories and content pages (v3, quota headers)',
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 }, env: { SVC_PLATFORM_B_API_BASE: fake.url } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { pages: { pages: 3, items: 250 } } });
       expect(fake.calls.contentPages).toEqual([1, 2, 3]);
-      expect(rows(t, 'catalog_entries').filter((row) => row.type === 'page')).toHaveLength(250);
+      expect((await rows(t, 'catalog_entries')).filter((row) => row.type === 'page')).toHaveLength(250);
     } finally {
       dir.remove();
     }
@@ -287,7 +287,7 @@ describe('platform C: product categories and the site pages (X-WP-TotalPages, 42
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { categories: { pages: 3, items: 250 } } });
       expect(fake.calls.categoryPages).toEqual([1, 2, 3]);
-      expect(rows(t, 'catalog_entries').filter((row) => row.type === 'category')).toHaveLength(250);
+      expect((await rows(t, 'catalog_entries')).filter((row) => row.type === 'category')).toHaveLength(250);
     } finally {
       dir.remove();
     }

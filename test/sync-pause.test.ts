@@ -34,7 +34,7 @@ const post = async (path: string, body?: unknown) => {
   const res = await t.request(path, body === undefined ? { method: 'POST', headers: bearer(await t.keyWith('admin')) } : jsonRequest('POST', body, bearer(await t.keyWith('admin'))));
   return { status: res.status, body: (await res.json()) as any };
 };
-const unfinishedSyncJobs = (storeId: string) => rows(t, 'jobs').filter((job) => job.store_id === storeId && job.kind.startsWith('catalog-sync.') && (job.status === 'queued' || job.status === 'running'));
+const unfinishedSyncJobs = async (storeId: string) => (await rows(t, 'jobs')).filter((job) => job.store_id === storeId && job.kind.startsWith('catalog-sync.') && (job.status === 'queued' || job.status === 'running'));
 
 describe('pausing a store’s sync', () => {
   test('a paused store runs no scheduled or manual pass until resumed; the pause shows on the store record', async () => {
@@ -57,7 +57,7 @@ describe('pausing a store’s sync', () => {
     expect((await t.request(`/api/v1/admin/stores/${storeId}/credentials`, jsonRequest('PUT', { credentials: CREDENTIALS }, bearer(await t.keyWith('admin'))))).status).toBe(200);
     await t.webhooks.runner.runDueJobs();
     expect(fake.stats.productPages).toEqual([]);
-    expect(unfinishedSyncJobs(storeId)).toEqual([]);
+    expect(await unfinishedSyncJobs(storeId)).toEqual([]);
     expect((await getStore(t, storeId)).sync).toMatchObject({ state: 'paused', trigger: 'credentials', kinds: { products: { state: 'paused' } } });
 
     const resumed = await post(`/api/v1/admin/stores/${storeId}/sync/resume`);
@@ -83,7 +83,7 @@ describe('pausing a store’s sync', () => {
     // The pause answers while the platform still holds the page: the step in flight was stopped.
     const paused = await post(`/api/v1/admin/stores/${storeId}/sync/pause`);
     expect(paused.body.sync).toMatchObject({ state: 'paused', kinds: { products: { state: 'paused', pages: 1, items: 10 } } });
-    expect(unfinishedSyncJobs(storeId)).toEqual([]);
+    expect(await unfinishedSyncJobs(storeId)).toEqual([]);
     // The runner is free again while the platform still holds the page.
     await drained;
     release();

@@ -110,7 +110,7 @@ describe('platform A catalogue sync', () => {
     const sync = await runSync(t, storeId);
     expect(fake.stats.requestsWhileEmpty).toBeGreaterThan(0);
     expect(sync).toMatchObject({ state: 'idle', error: null, kinds: { products: { items: 30 } } });
-    expect(rows(t, 'jobs').filter((job) => job.kind === 'catalog-sync.products')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
+    expect((await rows(t, 'jobs')).filter((job) => job.kind === 'catalog-sync.products')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
   });
 
   test('a page that fails is retried with backoff; the pages before it are not read again', async () => {
@@ -157,7 +157,7 @@ describe('platform A catalogue sync', () => {
       expect(sync).toMatchObject({ state: 'idle', kinds: { products: { pages: 10, items: 100 } } });
       expect(fake.stats.productPages).toHaveLength(10);
       expect(new Set(fake.stats.productPages).size).toBe(10);
-      expect(rows(t, 'products')).toHaveLength(100);
+      expect((await rows(t, 'products'))).toHaveLength(100);
     } finally {
       dir.remove();
     }
@@ -266,6 +266,6 @@ describe('platform A catalogue sync', () => {
     await setup([]);
     const created = await createStore(t, { platform: 'platform-a', domain: 'viaapp.myplatform-a.com', currency: 'USD', credentials: { viaApp: true } });
     expect(created.store.sync).toMatchObject({ state: 'failed', error: expect.stringContaining('no API access') });
-    expect(rows(t, 'jobs')).toHaveLength(0);
+    expect((await rows(t, 'jobs'))).toHaveLength(0);
   });
 });

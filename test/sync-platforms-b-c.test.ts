@@ -50,7 +50,7 @@ describe('platform B catalogue sync (v3 catalog API, page by page)', () => {
     Object.assign(fake.rateLimit, { quota: 5, windowMs: 300, used: 5, windowStart: performance.now() });
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', error: null, kinds: { products: { items: 60 } } });
     expect(fake.calls.overQuota).toBeGreaterThan(0);
-    expect(rows(t, 'jobs').filter((job) => job.kind === 'catalog-sync.products')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
+    expect((await rows(t, 'jobs')).filter((job) => job.kind === 'catalog-sync.products')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
   });
 
   test('restart mid-import: the pass resumes at the saved page, no page is read twice', async () => {
@@ -66,7 +66,7 @@ describe('platform B catalogue sync (v3 catalog API, page by page)', () => {
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 }, env: { SVC_PLATFORM_B_API_BASE: fake.url } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { products: { pages: 4, items: 200 } } });
       expect(fake.calls.productPages).toEqual([1, 2, 3, 4]);
-      expect(rows(t, 'products')).toHaveLength(200);
+      expect((await rows(t, 'products'))).toHaveLength(200);
     } finally {
       dir.remove();
     }
@@ -83,7 +83,7 @@ describe('platform B catalogue sync (v3 catalog API, page by page)', () => {
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', error: null, kinds: { products: { items: 100 } } });
     await foreign;
     expect(foreign).not.toBeNull();
-    expect(rows(t, 'jobs').filter((job) => job.kind === 'catalog-sync.products')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
+    expect((await rows(t, 'jobs')).filter((job) => job.kind === 'catalog-sync.products')).toEqual([expect.objectContaining({ status: 'done', last_error: null })]);
   });
 
   test('a product deleted by webhook during the import does not come back', async () => {
@@ -156,7 +156,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { products: { pages: 3, items: 250 } } });
       expect(fake.calls.productPages).toEqual([1, 2, 3]);
-      expect(rows(t, 'products')).toHaveLength(250);
+      expect((await rows(t, 'products'))).toHaveLength(250);
     } finally {
       dir.remove();
     }

@@ -1,18 +1,16 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
-import { makeTestApp, type TestApp } from './helpers/app.ts';
-import { failCommits } from './helpers/failing-commits.ts';
+import { makeTestApp, otherConnection, type TestApp } from './helpers/app.ts';
+import { failCommitsOf, failInsertsWhen, slowInsertsWhen } from './helpers/failing-commits.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
 import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
 import { createHmac } from 'node:crypto';
-import { createStore, flipByte, getProduct, rows, wrongEnding } from './helpers/stores.ts';
+import { createStore, flipByte, getProduct, rows, tableNames, wrongEnding } from './helpers/stores.ts';
 import { settleInitialSyncs } from './helpers/sync.ts';
-import { openDatabase } from '../src/db/index.ts';
 import { createSecretBox } from '../src/lib/secrets.ts';
 import { parseCredentials } from '../src/stores/credentials.ts';
 import { createStoreRegistry } from '../src/stores/registry.ts';
-import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
-import { sqliteStoreRecords } from '../src/storage/sqlite/stores.ts';
 
 const SHOP = 'acme.myplatform-a.com';
 const OTHER = 'other.myplatform-a.com';
@@ -40,8 +38,8 @@ async function setup(env: Record<string, string> = { SVC_PLATFORM_A_APP_SECRET: 
 }
 
 beforeEach(() => setup());
-afterEach(() => {
-  t.close();
+afterEach(async () => {
+  await t.close();
   fake.stop();
 });
 
@@ -78,7 +76,8 @@ async function viaAppStore(domain = APP_SHOP) {
   };
 }
 const signatureOf = (secret: string, payload: unknown) => createHmac('sha256', secret).update(JSON.stringify(payload)).digest('base64');
-const deliveries = () => rows(t, 'webhook_deliveries').filter((d) => d.store_id === storeId);
+/** The store's delivery log, in the order written (ids are time-ordered). */
+const deliveries = () => t.query('SELECT * FROM webhook_deliveries WHERE store_id = ? ORDER BY id', storeId);
 
 describe('platform A: hook registration', () => {
   test('saving credentials registers products/create|update|delete and app/uninstalled to the webhook URL, never order topics', () => {
@@ -207,7 +206,7 @@ describe('platform A: product topics', () => {
     const body = JSON.stringify(platformAProduct(1001, { title: 'Sac cabas — été' }), null, 1);
     const res = await fake.send(hookUrl, SHOP, 'products/create', null, { body });
     expect(res.status).toBe(200);
-    expect(rows(t, 'products').find((p) => p.product_id === '1001')!.raw).toBe(body);
+    expect((await rows(t, 'products')).find((p) => p.product_id === '1001')!.raw).toBe(body);
   });
 
   test('products/delete of a store with its own app: answered queued, then removed once the platform says the product is gone (404 afterwards)', async () => {
@@ -221,7 +220,7 @@ describe('platform A: product topics', () => {
     expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect(fake.stats.productLookups).toBe(1);
     expect((await product('1001')).status).toBe(404);
-    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'removed', reason: null });
+    expect((await deliveries()).find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'removed', reason: null });
   });
 
   test('the alternative path /api/v1/platform-a/webhooks is accepted too', async () => {
@@ -237,8 +236,8 @@ describe('platform A: duplicates and ordering', () => {
     await fake.send(hookUrl, SHOP, 'products/update', payload, { eventId: 'evt-same' });
     await fake.send(hookUrl, SHOP, 'products/update', { ...payload, title: 'Changed in transit?' }, { eventId: 'evt-same' });
     expect((await product('1001')).body.title).toBe('Waxed Canvas Tote');
-    expect(deliveries()).toHaveLength(1);
-    expect(deliveries()[0]).toMatchObject({ outcome: 'applied', duplicates: 1 });
+    expect((await deliveries())).toHaveLength(1);
+    expect((await deliveries())[0]).toMatchObject({ outcome: 'applied', duplicates: 1 });
   });
 
   test('a retry without an event id (same bytes) is a duplicate', async () => {
@@ -296,6 +295,9 @@ describe('platform A: group commit (deliveries arriving together share one trans
   };
   /** Sends all at once and returns each answer's status and body, with the number of transactions they took. */
   async function together(sends: (() => Promise<Response>)[]) {
+    // The shop's store held in memory, as a busy server holds it: each delivery is then verified in
+    // the turn it arrives (a store read from PostgreSQL answers in a turn of its own).
+    for (let lookup = t.webhooks.stores.findByRef('platform-a', SHOP); lookup instanceof Promise; lookup = t.webhooks.stores.findByRef('platform-a', SHOP)) await lookup;
     const groupsBefore = t.webhooks.dispatch.groups;
     const responses = await Promise.all(sends.map((send) => send()));
     const answers = await Promise.all(responses.map(async (r) => ({ status: r.status, body: await r.json() })));
@@ -307,7 +309,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(groups).toBe(1);
     expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'applied', 'applied']);
     for (const id of ['1001', '1002', '1003']) expect((await product(id)).status).toBe(200);
-    expect(deliveries()).toHaveLength(3);
+    expect((await deliveries())).toHaveLength(3);
   });
 
   test('a burst larger than a group is committed in several transactions, every delivery answered after its own', async () => {
@@ -315,14 +317,12 @@ describe('platform A: group commit (deliveries arriving together share one trans
     const { answers, groups } = await together(ids.map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
     expect(groups).toBeGreaterThanOrEqual(3);
     expect(answers.every((a) => a.status === 200 && a.body.outcome === 'applied')).toBe(true);
-    expect(deliveries()).toHaveLength(150);
+    expect((await deliveries())).toHaveLength(150);
   });
 
   test('the rest of a burst is committed a slice of about 2 ms per turn of the event loop, in order, each delivery answered 200 once', async () => {
     // The last deliveries take several ms each to log: longer than a slice.
-    t.database.sqlite.exec(
-      "CREATE TRIGGER slow_delivery AFTER INSERT ON webhook_deliveries WHEN NEW.dedupe_key LIKE 'event:slow-%' BEGIN SELECT sum(x) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) SELECT x FROM c); END",
-    );
+    await slowInsertsWhen(t, 'webhook_deliveries', "NEW.dedupe_key LIKE 'event:slow-%'");
     const sends = [
       ...Array.from({ length: 64 }, (_, i) => () => delivery(platformAProduct(3000 + i), `evt-${3000 + i}`)),
       ...Array.from({ length: 4 }, (_, i) => () => delivery(platformAProduct(4000 + i), `slow-${i}`)),
@@ -347,8 +347,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(answers.map((a) => a.body.outcome)).toEqual([...sends.slice(0, -1).map(() => 'applied'), 'stale']);
     expect((await product('4100')).body.title).toBe('Newer');
     // Committed in the order verified, each once.
-    const logged = t.database.sqlite.query('SELECT dedupe_key FROM webhook_deliveries WHERE store_id = ? ORDER BY rowid').all(storeId) as { dedupe_key: string }[];
-    expect(logged.map((d) => d.dedupe_key)).toEqual([
+    expect((await deliveries()).map((d) => d.dedupe_key)).toEqual([
       ...Array.from({ length: 64 }, (_, i) => `event:evt-${3000 + i}`),
       ...Array.from({ length: 4 }, (_, i) => `event:slow-${i}`),
       'event:slow-newer',
@@ -374,7 +373,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(groups).toBe(1);
     expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'duplicate']);
     expect((await product('1001')).body.title).toBe('First');
-    expect(deliveries()).toEqual([expect.objectContaining({ outcome: 'applied', duplicates: 1 })]);
+    expect((await deliveries())).toEqual([expect.objectContaining({ outcome: 'applied', duplicates: 1 })]);
   });
 
   test('a delivery after app/uninstalled in the same group is ignored like any for an inactive store', async () => {
@@ -385,7 +384,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     ]);
     expect(groups).toBe(1);
     expect(answers.map((a) => a.body.outcome)).toEqual(['applied', 'deactivated', 'ignored_inactive']);
-    expect(rows(t, 'products').map((p) => p.product_id)).toEqual(['1001']);
+    expect((await rows(t, 'products')).map((p) => p.product_id)).toEqual(['1001']);
   });
 
   test('a delivery after app/uninstalled that is left for a later group of the same burst is ignored like any for an inactive store', async () => {
@@ -396,7 +395,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     ]);
     expect(groups).toBeGreaterThan(1);
     expect(answers.slice(-2).map((a) => a.body.outcome)).toEqual(['deactivated', 'ignored_inactive']);
-    expect(rows(t, 'products').map((p) => p.product_id)).not.toContain('6000');
+    expect((await rows(t, 'products')).map((p) => p.product_id)).not.toContain('6000');
   });
 
   test('a bad signature in the middle of a group does not affect the others', async () => {
@@ -412,7 +411,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect((await product('1003')).status).toBe(200);
   });
 
-  test('a delivery that meets a write of another connection (CLI, checkpointer) waits for it and is committed, never refused as locked', async () => {
+  testSqliteOnly('the lock is SQLite\'s one write lock of the file (PostgreSQL locks rows)', 'a delivery that meets a write of another connection (CLI, checkpointer) waits for it and is committed, never refused as locked', async () => {
     // The group reads (duplicates) before it writes: started DEFERRED, it could not take the write lock held meanwhile.
     const foreign = await foreignWriteInProgress(t.config.databaseFile);
     const { answers, groups } = await together([1001, 1002].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
@@ -420,12 +419,12 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(answers).toEqual([200, 200].map((status) => ({ status, body: { received: true, outcome: 'applied' } })));
     expect(groups).toBe(1);
     expect((await product('1001')).status).toBe(200);
-    expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1002']);
+    expect((await deliveries()).map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1002']);
   });
 
   test('a delivery whose write fails inside a group is refused alone; the others are committed', async () => {
     // A planted failure of the catalogue write for one product, as a full disk or a broken row would cause.
-    t.database.sqlite.exec("CREATE TRIGGER refuse_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ABORT, 'planted failure'); END");
+    const writesFailNoMore = await failInsertsWhen(t, 'products', "NEW.product_id = '1002'");
     const { answers, groups } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
     expect(groups).toBe(1);
     expect(answers.map((a) => a.status)).toEqual([200, 500, 200]);
@@ -433,26 +432,26 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect((await product('1003')).status).toBe(200);
     // Nothing of the failed one is kept: no product, and no delivery row, so the platform's retry is applied.
     expect((await product('1002')).status).toBe(404);
-    expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
-    t.database.sqlite.exec('DROP TRIGGER refuse_1002');
+    expect((await deliveries()).map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
+    await writesFailNoMore();
     expect((await (await delivery(platformAProduct(1002), 'evt-1002')).json()).outcome).toBe('applied');
   });
 
   test('a COMMIT that fails after one delivery of the group was refused: every delivery is refused, none is kept, and their retries are applied', async () => {
-    t.database.sqlite.exec("CREATE TRIGGER refuse_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ABORT, 'planted failure'); END");
-    const commitsFailNoMore = failCommits(t.database.sqlite, 'webhook_deliveries');
+    const writesFailNoMore = await failInsertsWhen(t, 'products', "NEW.product_id = '1002'");
+    const commitsFailNoMore = await failCommitsOf(t, 'webhook_deliveries');
     const { answers, groups } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
     expect(groups).toBe(0);
     expect(answers.map((a) => a.status)).toEqual([500, 500, 500]);
-    expect(deliveries()).toEqual([]);
+    expect((await deliveries())).toEqual([]);
     for (const id of ['1001', '1002', '1003']) expect((await product(id)).status).toBe(404);
-    t.database.sqlite.exec('DROP TRIGGER refuse_1002');
-    commitsFailNoMore();
+    await writesFailNoMore();
+    await commitsFailNoMore();
     const retried = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
     expect(retried.answers.map((a) => a.body.outcome)).toEqual(['applied', 'applied', 'applied']);
   });
 
-  test('a failure that makes SQLite roll the whole transaction back: the others are applied again without it and committed', async () => {
+  testSqliteOnly('RAISE(ROLLBACK) is SQLite\'s; on PostgreSQL any failed statement is undone by its savepoint alone', 'a failure that makes SQLite roll the whole transaction back: the others are applied again without it and committed', async () => {
     t.database.sqlite.exec("CREATE TRIGGER rollback_1002 BEFORE INSERT ON products WHEN NEW.product_id = '1002' BEGIN SELECT RAISE(ROLLBACK, 'planted failure'); END");
     const { answers } = await together([1001, 1002, 1003].map((id) => () => delivery(platformAProduct(id), `evt-${id}`)));
     expect(answers.map((a) => a.status)).toEqual([200, 500, 200]);
@@ -460,7 +459,7 @@ describe('platform A: group commit (deliveries arriving together share one trans
     expect(answers[2]!.body.outcome).toBe('applied');
     expect((await product('1001')).status).toBe(200);
     expect((await product('1003')).status).toBe(200);
-    expect(deliveries().map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
+    expect((await deliveries()).map((d) => d.dedupe_key).sort()).toEqual(['event:evt-1001', 'event:evt-1003']);
   });
 });
 
@@ -481,13 +480,13 @@ describe('platform A: the secret held in memory follows every change (store cach
 
   test('a client secret changed by another process (another connection to the database) verifies the very next delivery', async () => {
     expect(await deliverSignedWith('acme-client-secret', 1001)).toBe(200);
-    const other = openDatabase(t.database.file);
+    const other = await otherConnection(t);
     try {
-      const registry = createStoreRegistry(sqliteStoreRecords(other), sqliteChangeFeed(other).tableStamp(['stores']), createSecretBox(t.config.encryptionKey), t.clock);
+      const registry = createStoreRegistry(other.storage.stores, other.storage.changes.tableStamp(['stores']), createSecretBox(t.config.encryptionKey), t.clock);
       const row = (await registry.get(storeId))!;
       await registry.saveCredentials(row, parseCredentials('platform-a', SHOP, { clientSecret: 'acme-rotated-secret', accessToken: 'tok-acme' }, t.config.platformAShopSuffix));
     } finally {
-      other.close();
+      await other.close();
     }
     expect(await deliverSignedWith('acme-client-secret', 1002)).toBe(401);
     expect(await deliverSignedWith('acme-rotated-secret', 1003)).toBe(200);
@@ -495,7 +494,7 @@ describe('platform A: the secret held in memory follows every change (store cach
 
   test('a store written directly on the server\'s own connection is read again on the very next delivery', async () => {
     expect((await (await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1001))).json()).outcome).toBe('applied');
-    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
+    await t.query("UPDATE stores SET status = 'inactive' WHERE id = ?", storeId);
     expect((await (await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1002))).json()).outcome).toBe('ignored_inactive');
   });
 });
@@ -512,10 +511,10 @@ describe('platform A: store topics', () => {
   test('app/uninstalled deactivates the store and records the withdrawal of its signals', async () => {
     const [res] = await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
     expect(await res!.json()).toEqual({ received: true, outcome: 'deactivated' });
-    const store = rows(t, 'stores').find((s) => s.id === storeId);
+    const store = (await rows(t, 'stores')).find((s) => s.id === storeId);
     expect(store).toMatchObject({ status: 'inactive' });
     expect(store.signals_withdrawn_at).toBeNumber();
-    expect(rows(t, 'store_events').filter((e) => e.store_id === storeId).map((e) => e.kind).sort()).toEqual(['app_uninstalled', 'signals_withdrawn']);
+    expect((await rows(t, 'store_events')).filter((e) => e.store_id === storeId).map((e) => e.kind).sort()).toEqual(['app_uninstalled', 'signals_withdrawn']);
   });
 
   test('any delivery for an inactive store gets 200 and is ignored', async () => {
@@ -539,8 +538,8 @@ describe('platform A: store topics', () => {
       expect(res.status).toBe(200);
       expect((await res.json()).outcome).toBe('acknowledged');
     }
-    expect(rows(t, 'store_events').map((e) => e.kind).sort()).toEqual(['customers/data_request', 'customers/redact', 'shop/redact']);
-    const dump = JSON.stringify(t.database.sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r: any) => rows(t, r.name)));
+    expect((await rows(t, 'store_events')).map((e) => e.kind).sort()).toEqual(['customers/data_request', 'customers/redact', 'shop/redact']);
+    const dump = JSON.stringify(await Promise.all((await tableNames(t)).map((name) => rows(t, name))));
     expect(dump).not.toContain('jane.doe');
     expect(dump).not.toContain('+15550100');
   });
@@ -554,8 +553,8 @@ describe('platform A: store topics', () => {
   test('order topics are verified and recorded as order signals, with no buyer data', async () => {
     const res = await fake.send(hookUrl, SHOP, 'orders/paid', order(4501));
     expect(await res.json()).toEqual({ received: true, outcome: 'recorded' });
-    expect(rows(t, 'order_signals')).toMatchObject([{ store_id: storeId, topic: 'orders/paid', order_id: '4501', status: 'paid' }]);
-    expect(JSON.stringify(rows(t, 'order_signals'))).not.toContain('buyer@example.com');
+    expect((await rows(t, 'order_signals'))).toMatchObject([{ store_id: storeId, topic: 'orders/paid', order_id: '4501', status: 'paid' }]);
+    expect(JSON.stringify((await rows(t, 'order_signals')))).not.toContain('buyer@example.com');
     const bad = await fake.send(hookUrl, SHOP, 'orders/create', { note: 'no id', line_items: [] });
     expect(bad.status).toBe(400);
   });
@@ -567,7 +566,7 @@ describe('platform A: store topics', () => {
 });
 
 /** Everything a delivery could change, table by table (the delivery log aside). */
-const everything = () => Object.fromEntries(['products', 'product_variants', 'stores', 'store_events', 'order_signals', 'jobs'].map((table) => [table, rows(t, table)]));
+const everything = async () => Object.fromEntries(await Promise.all(['products', 'product_variants', 'stores', 'store_events', 'order_signals', 'jobs'].map(async (table) => [table, await rows(t, table)])));
 
 describe('platform A: a signed body under a topic it was not made for changes nothing (the topic header is not signed)', () => {
   /** One genuine body of each handled topic for SHOP, as the platform sends it. */
@@ -591,12 +590,12 @@ describe('platform A: a signed body under a topic it was not made for changes no
       await fake.send(hookUrl, SHOP, 'orders/create', order(4500));
       for (const [bodyTopic, body] of Object.entries(genuine)) {
         if (bodyTopic === topic || sameResource(topic, bodyTopic)) continue;
-        const before = everything();
+        const before = await everything();
         const res = await fake.send(hookUrl, SHOP, topic, body(), { eventId: `evt-${bodyTopic}-as-${topic}` });
         expect({ bodyTopic, status: res.status, answer: await res.json() }).toEqual({ bodyTopic, status: 200, answer: { received: true, outcome: 'refused', reason: 'body_not_for_topic' } });
-        expect({ bodyTopic, state: everything() }).toEqual({ bodyTopic, state: before });
+        expect({ bodyTopic, state: await everything() }).toEqual({ bodyTopic, state: before });
         // Logged with the reason, without the event id (a refused delivery never stands in for the genuine one).
-        expect(deliveries().at(-1)).toMatchObject({ topic, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null, product_id: null });
+        expect((await deliveries()).at(-1)).toMatchObject({ topic, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null, product_id: null });
       }
       await t.webhooks.runner.runDueJobs();
       expect((await product('1001')).body.title).toBe('Waxed Canvas Tote');
@@ -607,14 +606,14 @@ describe('platform A: a signed body under a topic it was not made for changes no
     await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
     const res = await fake.send(hookUrl, SHOP, 'shop/redact', platformAProduct(1001));
     expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: 'body_not_for_topic' });
-    expect(rows(t, 'store_events').map((e) => e.kind)).not.toContain('shop/redact');
+    expect((await rows(t, 'store_events')).map((e) => e.kind)).not.toContain('shop/redact');
   });
 
   test('a products/delete body that names more than the product (a product body) is refused, never removes it', async () => {
     await fake.deliver(SHOP, 'products/create', platformAProduct(1001));
     const res = await fake.send(hookUrl, SHOP, 'products/delete', { id: 1001, title: 'Waxed Canvas Tote' });
     expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: 'body_not_for_topic' });
-    expect(rows(t, 'jobs').filter((j) => j.kind === 'product.confirm-removal')).toEqual([]);
+    expect((await rows(t, 'jobs')).filter((j) => j.kind === 'product.confirm-removal')).toEqual([]);
   });
 
   test('a product body whose global id is another resource\'s is refused', async () => {
@@ -643,12 +642,12 @@ describe('platform A: a delivery for one store never changes another (stores of 
       const first = await viaAppStore(APP_SHOP);
       const second = await viaAppStore(SECOND_APP_SHOP);
       expect((await first.send(topic, body)).status).toBe(200);
-      const before = everything();
+      const before = await everything();
       const res = await second.send(topic, body, { eventId: 'evt-replayed' });
       expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: expectedReason(topic) });
-      expect(everything()).toEqual(before);
+      expect(await everything()).toEqual(before);
       // Logged without its event id: it cannot stand in for a genuine delivery of the second shop carrying that id.
-      expect(rows(t, 'webhook_deliveries').filter((d) => d.store_id === second.id)).toEqual([expect.objectContaining({ topic, outcome: 'refused', reason: expectedReason(topic), dedupe_key: null })]);
+      expect((await rows(t, 'webhook_deliveries')).filter((d) => d.store_id === second.id)).toEqual([expect.objectContaining({ topic, outcome: 'refused', reason: expectedReason(topic), dedupe_key: null })]);
       const genuine = await second.send('products/create', platformAProduct(2002), { eventId: 'evt-replayed' });
       expect((await genuine.json()).outcome).toBe('applied');
     });
@@ -662,13 +661,13 @@ describe('platform A: a delivery for one store never changes another (stores of 
     expect(await (await app.send('app/uninstalled', shopResource(OTHER))).json()).toEqual({ received: true, outcome: 'refused', reason: 'other_shop' });
     // The primary domain may be the shop's own; the permanent one names it.
     expect(await (await app.send('app/uninstalled', { ...shopResource(APP_SHOP), domain: 'www.acme-shop.example' })).json()).toEqual({ received: true, outcome: 'deactivated' });
-    expect(rows(t, 'stores').find((s) => s.id === app.id)).toMatchObject({ status: 'inactive' });
+    expect((await rows(t, 'stores')).find((s) => s.id === app.id)).toMatchObject({ status: 'inactive' });
   });
 
   test('a store with its own app: a shop or privacy body naming another shop is refused (other_shop)', async () => {
     const res = await fake.send(hookUrl, SHOP, 'app/uninstalled', shopResource(OTHER));
     expect(await res.json()).toEqual({ received: true, outcome: 'refused', reason: 'other_shop' });
-    expect(rows(t, 'stores').find((s) => s.id === storeId)).toMatchObject({ status: 'active' });
+    expect((await rows(t, 'stores')).find((s) => s.id === storeId)).toMatchObject({ status: 'active' });
   });
 });
 
@@ -683,7 +682,7 @@ describe('platform A: a delete is applied only when the platform confirms the pr
     expect(await res!.json()).toEqual({ received: true, outcome: 'queued' });
     await t.webhooks.runner.runDueJobs();
     expect((await product('1001')).status).toBe(200);
-    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed' });
+    expect((await deliveries()).find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed' });
   });
 
   test('a confirmation for a store that went inactive meanwhile removes nothing and says so in the delivery log', async () => {
@@ -693,8 +692,8 @@ describe('platform A: a delete is applied only when the platform confirms the pr
     await fake.deliver(SHOP, 'app/uninstalled', shopResource(SHOP));
     await t.webhooks.runner.runDueJobs();
     expect(fake.stats.productLookups).toBe(0);
-    expect(rows(t, 'products').find((p) => p.product_id === '1001')).toMatchObject({ removed_at: null });
-    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'ignored_inactive' });
+    expect((await rows(t, 'products')).find((p) => p.product_id === '1001')).toMatchObject({ removed_at: null });
+    expect((await deliveries()).find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'ignored_inactive' });
   });
 
   test('a platform API failure leaves the delete queued and retried, nothing removed meanwhile', async () => {
@@ -704,8 +703,8 @@ describe('platform A: a delete is applied only when the platform confirms the pr
     await fake.deliver(SHOP, 'products/delete', { id: 1001 });
     await t.webhooks.runner.runDueJobs();
     expect((await product('1001')).status).toBe(200);
-    expect(rows(t, 'jobs').find((j) => j.kind === 'product.confirm-removal')).toMatchObject({ status: 'queued', attempts: 1 });
-    expect(deliveries().find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'queued' });
+    expect((await rows(t, 'jobs')).find((j) => j.kind === 'product.confirm-removal')).toMatchObject({ status: 'queued', attempts: 1 });
+    expect((await deliveries()).find((d) => d.topic === 'products/delete')).toMatchObject({ outcome: 'queued' });
   });
 });
 
@@ -727,7 +726,7 @@ describe('platform A: errors (spec §7)', () => {
     expect(await noId.json()).toMatchObject({ error: 'missing_product_id' });
     const notJson = await fake.send(hookUrl, SHOP, 'products/update', null, { body: '{"id":' });
     expect(notJson.status).toBe(400);
-    expect(deliveries()).toHaveLength(0);
+    expect((await deliveries())).toHaveLength(0);
   });
 
   test('500 for a store of svc\'s app while SVC_PLATFORM_A_APP_SECRET is unset', async () => {
@@ -767,7 +766,7 @@ describe('platform A: unknown and known shops get the same 401', () => {
     expect(unknown).toEqual({ status: 401, body: { error: 'unverified_webhook', detail: expect.any(String) } });
     expect(await answer(SHOP)).toEqual(unknown);
     expect(await answer(TOKEN_SHOP)).toEqual(unknown);
-    expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+    expect((await rows(t, 'webhook_deliveries'))).toHaveLength(0);
   });
 });
 
@@ -789,8 +788,8 @@ describe('platform A: tamper suite (nothing is ever applied)', () => {
       const res = await send(platformAProduct(1001));
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
-      expect(rows(t, 'products')).toHaveLength(0);
-      expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+      expect((await rows(t, 'products'))).toHaveLength(0);
+      expect((await rows(t, 'webhook_deliveries'))).toHaveLength(0);
     });
   }
 

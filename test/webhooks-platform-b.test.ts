@@ -137,7 +137,7 @@ describe('platform B: product scopes through the job queue', () => {
     expect((await product('501')).status).toBe(200);
     expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect((await product('501')).status).toBe(404);
-    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'store/product/deleted')).toMatchObject({ outcome: 'removed', reason: null });
+    expect((await rows(t, 'webhook_deliveries')).find((d) => d.topic === 'store/product/deleted')).toMatchObject({ outcome: 'removed', reason: null });
 
     fake.products.set(502, platformBProduct(502));
     await fake.deliver('store/product/created', 502);
@@ -154,7 +154,7 @@ describe('platform B: product scopes through the job queue', () => {
     const second = await fake.send(hookUrl, payload);
     expect((await first.json()).outcome).toBe('queued');
     expect((await second.json()).outcome).toBe('duplicate');
-    expect(rows(t, 'jobs')).toHaveLength(1);
+    expect((await rows(t, 'jobs'))).toHaveLength(1);
     // A later event about the same product with the same data hash is not a duplicate.
     const later = await fake.send(hookUrl, { ...payload, created_at: payload.created_at + 60 });
     expect((await later.json()).outcome).toBe('queued');
@@ -164,7 +164,7 @@ describe('platform B: product scopes through the job queue', () => {
     fake.outage.catalog.status = 500;
     await fake.deliver('store/product/created', 501);
     await t.webhooks.runner.runDueJobs();
-    let [job] = rows(t, 'jobs');
+    let [job] = (await rows(t, 'jobs'));
     // 30 s, less up to half of it at random: retries that failed together do not come back together.
     expect(job).toMatchObject({ status: 'queued', attempts: 1 });
     expect(job.run_at).toBeGreaterThanOrEqual(START + 15_000);
@@ -173,14 +173,14 @@ describe('platform B: product scopes through the job queue', () => {
     expect(await t.webhooks.runner.runDueJobs()).toBe(0); // not due yet
     clock.advance(30_000);
     await t.webhooks.runner.runDueJobs();
-    [job] = rows(t, 'jobs');
+    [job] = (await rows(t, 'jobs'));
     expect(job).toMatchObject({ status: 'queued', attempts: 2 });
     expect(job.run_at).toBeGreaterThanOrEqual(START + 30_000 + 30_000);
     expect(job.run_at).toBeLessThanOrEqual(START + 30_000 + 60_000);
     fake.outage.catalog.status = null;
     clock.advance(60_000);
     await t.webhooks.runner.runDueJobs();
-    expect(rows(t, 'jobs')[0]).toMatchObject({ status: 'done', attempts: 3 });
+    expect((await rows(t, 'jobs'))[0]).toMatchObject({ status: 'done', attempts: 3 });
     expect((await product('501')).status).toBe(200);
     expect(fake.calls.productFetches).toBe(3);
   });
@@ -208,7 +208,7 @@ describe('platform B: product scopes through the job queue', () => {
     const order = { ...fake.event('store/order/statusUpdated', 9001), data: { type: 'order', id: 9001, status: { previous_status_id: 1, new_status_id: 11 } } };
     const res = await fake.send(hookUrl, order);
     expect(await res.json()).toEqual({ received: true, outcome: 'recorded' });
-    expect(rows(t, 'order_signals')).toMatchObject([{ topic: 'store/order/statusUpdated', order_id: '9001', status: '11' }]);
+    expect((await rows(t, 'order_signals'))).toMatchObject([{ topic: 'store/order/statusUpdated', order_id: '9001', status: '11' }]);
     const other = await fake.send(hookUrl, fake.event('store/category/updated', 3));
     expect(await other.json()).toEqual({ received: true, outcome: 'ignored_topic' });
   });
@@ -220,14 +220,14 @@ describe('platform B: product scopes through the job queue', () => {
     expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect(fake.calls.productFetches).toBe(0);
     expect((await product('501')).status).toBe(404);
-    expect(rows(t, 'jobs')[0]).toMatchObject({ status: 'done' });
+    expect((await rows(t, 'jobs'))[0]).toMatchObject({ status: 'done' });
   });
 
   test('a delivery for an inactive store gets 200 and is ignored', async () => {
     t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
     const { responses } = await fake.deliver('store/product/created', 501);
     expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
-    expect(rows(t, 'jobs')).toHaveLength(0);
+    expect((await rows(t, 'jobs'))).toHaveLength(0);
   });
 });
 
@@ -235,18 +235,18 @@ describe('platform B: an event whose data is not its scope\'s changes nothing', 
   const SCOPES = ['store/product/created', 'store/product/updated', 'store/product/deleted', 'store/order/created', 'store/order/statusUpdated'];
   const resourceOf = (scope: string) => scope.split('/')[1];
   /** Everything a delivery could change (the delivery log aside). */
-  const everything = () => Object.fromEntries(['products', 'stores', 'store_events', 'order_signals', 'jobs'].map((table) => [table, rows(t, table)]));
+  const everything = async () => Object.fromEntries(await Promise.all(['products', 'stores', 'store_events', 'order_signals', 'jobs'].map(async (table) => [table, await rows(t, table)])));
 
   for (const scope of SCOPES) {
     test(`${scope}: the data of every scope of another resource is refused (200, body_not_for_topic), logged with the reason, and changes nothing`, async () => {
       await fake.deliver('store/product/created', 501);
       await t.webhooks.runner.runDueJobs();
       for (const other of SCOPES.filter((s) => resourceOf(s) !== resourceOf(scope))) {
-        const before = everything();
+        const before = await everything();
         const res = await fake.send(hookUrl, { ...fake.event(other, 501), scope });
         expect({ other, answer: await res.json() }).toEqual({ other, answer: { received: true, outcome: 'refused', reason: 'body_not_for_topic' } });
-        expect({ other, state: everything() }).toEqual({ other, state: before });
-        expect(rows(t, 'webhook_deliveries').at(-1)).toMatchObject({ topic: scope, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null });
+        expect({ other, state: await everything() }).toEqual({ other, state: before });
+        expect((await rows(t, 'webhook_deliveries')).at(-1)).toMatchObject({ topic: scope, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null });
       }
     });
   }
@@ -258,7 +258,7 @@ describe('platform B: an event whose data is not its scope\'s changes nothing', 
     expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'queued' });
     await t.webhooks.runner.runDueJobs();
     expect((await product('501')).status).toBe(200);
-    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'store/product/deleted')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed' });
+    expect((await rows(t, 'webhook_deliveries')).find((d) => d.topic === 'store/product/deleted')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed' });
   });
 });
 
@@ -274,7 +274,7 @@ describe('platform B: errors and tamper suite (nothing is ever applied)', () => 
     const c = await fetch(hookUrl, { method: 'POST', headers: fake.hooks[0]!.headers, body: '{"scope":' });
     expect(c.status).toBe(400);
     expect(await c.json()).toMatchObject({ error: 'malformed_json' });
-    expect(rows(t, 'jobs')).toHaveLength(0);
+    expect((await rows(t, 'jobs'))).toHaveLength(0);
   });
 
   const cases: [string, () => Promise<Response>][] = [
@@ -293,8 +293,8 @@ describe('platform B: errors and tamper suite (nothing is ever applied)', () => 
       const res = await send();
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
-      expect(rows(t, 'jobs')).toHaveLength(0);
-      expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+      expect((await rows(t, 'jobs'))).toHaveLength(0);
+      expect((await rows(t, 'webhook_deliveries'))).toHaveLength(0);
     });
   }
 
@@ -306,8 +306,8 @@ describe('platform B: errors and tamper suite (nothing is ever applied)', () => 
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
     }
-    expect(rows(t, 'jobs')).toHaveLength(0);
-    expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+    expect((await rows(t, 'jobs'))).toHaveLength(0);
+    expect((await rows(t, 'webhook_deliveries'))).toHaveLength(0);
   });
 
   test('a replayed delivery is not applied again', async () => {

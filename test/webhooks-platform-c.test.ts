@@ -54,7 +54,7 @@ describe('platform C: hook registration and the creation ping', () => {
     expect(fake.hooks.map((h) => h.pingStatus)).toEqual([200, 200, 200]);
     const res = await t.request(`/api/v1/admin/stores/${store.id}`, { headers: bearer(await t.keyWith('admin')) });
     expect((await res.json()).hooks.confirmedAt).toBeString();
-    expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+    expect((await rows(t, 'webhook_deliveries'))).toHaveLength(0);
   });
 
   test('a ping for an unknown store is 401; a ping without the store parameter is 400', async () => {
@@ -171,16 +171,16 @@ describe('platform C: product topics', () => {
     expect((await product('77')).status).toBe(200);
     expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect((await product('77')).status).toBe(404);
-    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'product.deleted')).toMatchObject({ outcome: 'removed', reason: null });
+    expect((await rows(t, 'webhook_deliveries')).find((d) => d.topic === 'product.deleted')).toMatchObject({ outcome: 'removed', reason: null });
     // The delete carries no time and the site's 404 gives none: ordered right after the data svc held, never dated at receipt.
-    expect(rows(t, 'products').find((p) => p.product_id === '77')).toMatchObject({ removed_at: Date.parse('2026-01-10T12:00:00Z') });
+    expect((await rows(t, 'products')).find((p) => p.product_id === '77')).toMatchObject({ removed_at: Date.parse('2026-01-10T12:00:00Z') });
   });
 
   test('a duplicate delivery (same product id and date_modified_gmt) is applied once', async () => {
     await fake.send(hookUrl(), 'product.updated', payload(), secret());
     const again = await fake.send(hookUrl(), 'product.updated', payload(), secret());
     expect((await again.json()).outcome).toBe('duplicate');
-    expect(rows(t, 'webhook_deliveries')).toHaveLength(1);
+    expect((await rows(t, 'webhook_deliveries'))).toHaveLength(1);
   });
 
   test('an unhandled topic gets 200 and is ignored; an inactive store too', async () => {
@@ -204,7 +204,7 @@ describe('platform C: product topics', () => {
 });
 
 /** Everything a delivery could change (the delivery log aside). */
-const everything = () => Object.fromEntries(['products', 'product_variants', 'stores', 'store_events', 'jobs'].map((table) => [table, rows(t, table)]));
+const everything = async () => Object.fromEntries(await Promise.all(['products', 'product_variants', 'stores', 'store_events', 'jobs'].map(async (table) => [table, await rows(t, table)])));
 
 describe('platform C: a signed body under a topic it was not made for changes nothing (the topic header is not signed)', () => {
   /** One genuine body of each topic the site sends, for product 77 (an order's too, which svc does not take). */
@@ -222,11 +222,11 @@ describe('platform C: a signed body under a topic it was not made for changes no
       await fake.deliver('product.created', payload());
       for (const [bodyTopic, body] of Object.entries(genuine)) {
         if (bodyTopic === topic || sameResource(topic, bodyTopic)) continue;
-        const before = everything();
+        const before = await everything();
         const res = await fake.send(hookUrl(), topic, body(), secret());
         expect({ bodyTopic, answer: await res.json() }).toEqual({ bodyTopic, answer: { received: true, outcome: 'refused', reason: 'body_not_for_topic' } });
-        expect({ bodyTopic, state: everything() }).toEqual({ bodyTopic, state: before });
-        expect(rows(t, 'webhook_deliveries').at(-1)).toMatchObject({ topic, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null });
+        expect({ bodyTopic, state: await everything() }).toEqual({ bodyTopic, state: before });
+        expect((await rows(t, 'webhook_deliveries')).at(-1)).toMatchObject({ topic, outcome: 'refused', reason: 'body_not_for_topic', dedupe_key: null });
       }
       expect((await product('77')).body.title).toBe('Ceramic Pour-Over Set');
     });
@@ -241,7 +241,7 @@ describe('platform C: a delete is applied only when the site confirms the produc
     expect(await res.json()).toEqual({ received: true, outcome: 'queued' });
     await t.webhooks.runner.runDueJobs();
     expect((await product('77')).status).toBe(200);
-    expect(rows(t, 'webhook_deliveries').find((d) => d.topic === 'product.deleted')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed', dedupe_key: null });
+    expect((await rows(t, 'webhook_deliveries')).find((d) => d.topic === 'product.deleted')).toMatchObject({ outcome: 'refused', reason: 'product_not_removed', dedupe_key: null });
   });
 
   test('a product moved to the trash (the API still answers for it) is removed, dated by the site\'s time of trashing, never by receipt: a later genuine update brings it back', async () => {
@@ -252,7 +252,7 @@ describe('platform C: a delete is applied only when the site confirms the produc
     await fake.deliver('product.deleted', { id: 77 });
     await t.webhooks.runner.runDueJobs();
     expect((await product('77')).status).toBe(404);
-    expect(rows(t, 'products').find((p) => p.product_id === '77')).toMatchObject({ removed_at: Date.parse('2026-01-12T00:00:00Z') });
+    expect((await rows(t, 'products')).find((p) => p.product_id === '77')).toMatchObject({ removed_at: Date.parse('2026-01-12T00:00:00Z') });
     // Restored and edited on 13 January (before this delete was received): applied, not refused as stale.
     const restored = payload(77, { name: 'Restored', modifiedGmt: '2026-01-13T00:00:00' });
     fake.products.set(77, restored);
@@ -269,7 +269,7 @@ describe('platform C: a delete is applied only when the site confirms the produc
     fake.trash(88, new Date('2026-01-12T00:00:00Z'));
     await t.webhooks.runner.runDueJobs();
     expect((await product('88')).status).toBe(404);
-    expect(rows(t, 'products').find((p) => p.product_id === '88')).toMatchObject({ removed_at: Date.parse('2026-01-12T00:00:00Z') });
+    expect((await rows(t, 'products')).find((p) => p.product_id === '88')).toMatchObject({ removed_at: Date.parse('2026-01-12T00:00:00Z') });
   });
 
   test('deletes carry a dedupe key: the same delete again while its confirmation is pending is a duplicate; once refused, the key is free again', async () => {
@@ -397,8 +397,8 @@ describe('platform C: tamper suite (nothing is ever applied)', () => {
       const res = await send();
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: 'unverified_webhook' });
-      expect(rows(t, 'products')).toHaveLength(0);
-      expect(rows(t, 'webhook_deliveries')).toHaveLength(0);
+      expect((await rows(t, 'products'))).toHaveLength(0);
+      expect((await rows(t, 'webhook_deliveries'))).toHaveLength(0);
     });
   }
 

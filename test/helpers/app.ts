@@ -71,7 +71,10 @@ export interface TestApp {
   config: Config;
   /** The app's SQLite database; absent under PostgreSQL (reading it throws there): inspect rows engine-neutrally with `t.query`. */
   database: AppDatabase;
-  /** Plain SQL with `?` placeholders on the app's database, whichever the engine (a bigint may come back as a string: read it with Number). */
+  /**
+   * Plain SQL with `?` placeholders on the app's database, whichever the engine. Rows read alike on
+   * both: PostgreSQL's bigints come back as numbers and its booleans as 1 and 0, as SQLite's do.
+   */
   query(sql: string, ...params: (string | number | null)[]): Promise<Record<string, unknown>[]>;
   clock: Clock;
   keys: KeyStore;
@@ -222,13 +225,48 @@ async function onPostgres(url: string): Promise<TestEngine> {
     changes: storage.changes,
     query: async (sql, ...params) => {
       let n = 0;
-      return [...(await client.sql.unsafe(sql.replace(/\?/g, () => `$${++n}`), params))];
+      const result = await client.sql.unsafe(sql.replace(/\?/g, () => `$${++n}`), params);
+      return [...result].map((row) => asSqliteReads(row, result.columns));
     },
     close: async () => {
       await storage.changes.close();
       await client.close();
     },
   };
+}
+
+/**
+ * Another connection to a test app's database, as another process (the CLI, another instance) has:
+ * its own storage, on the app's engine. Close it after use.
+ */
+export async function otherConnection(t: TestApp): Promise<{ storage: Storage; close(): Promise<void> }> {
+  if (!t.config.postgres) {
+    const database = openDatabase(t.config.databaseFile);
+    return { storage: sqliteStorage(database), close: async () => database.close() };
+  }
+  const client = openPostgresClient(t.config.postgres.url, { max: 2 });
+  const storage = postgresStorage(client);
+  await storage.changes.ready;
+  return {
+    storage,
+    close: async () => {
+      await storage.changes.close();
+      await client.close();
+    },
+  };
+}
+
+const INT8 = 20;
+const BOOL = 16;
+
+/** A PostgreSQL row as SQLite would read it: bigints (epoch ms, counts) as numbers, booleans as 1 and 0. */
+function asSqliteReads(row: Record<string, unknown>, columns: { name: string; type: number }[] | undefined): Record<string, unknown> {
+  for (const { name, type } of columns ?? []) {
+    const value = row[name];
+    if (type === INT8 && typeof value === 'string') row[name] = Number(value);
+    else if (type === BOOL && typeof value === 'boolean') row[name] = value ? 1 : 0;
+  }
+  return row;
 }
 
 /** After a test that ran an app against fakes: stop its job runner (aborting its calls), close it, then stop the fakes. */

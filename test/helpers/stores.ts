@@ -16,9 +16,15 @@ export function flipByte(text: string, at = Math.floor(text.length / 2)): string
   return text.slice(0, at) + String.fromCharCode(text.charCodeAt(at) ^ 1) + text.slice(at + 1);
 }
 
-/** Every row of a table, straight from SQLite. */
-export function rows(t: TestApp, table: string): any[] {
-  return t.database.sqlite.query(`SELECT * FROM ${table}`).all();
+/** Every row of a table, on either engine (`t.query`), in the order of its first column (ids are time-ordered). */
+export async function rows(t: TestApp, table: string): Promise<any[]> {
+  return t.query(`SELECT * FROM ${table} ORDER BY 1`);
+}
+
+/** The names of svc's tables, on either engine. */
+export async function tableNames(t: TestApp): Promise<string[]> {
+  const sql = t.config.postgres ? "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'" : "SELECT name FROM sqlite_master WHERE type = 'table'";
+  return (await t.query(sql)).map((row) => String(row.name));
 }
 
 const HEX = '0123456789abcdef';

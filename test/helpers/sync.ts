@@ -60,5 +60,5 @@ export async function listAllProducts(t: TestApp, storeId: string): Promise<any[
  */
 export async function settleInitialSyncs(t: TestApp): Promise<void> {
   for (const store of await t.webhooks.stores.list()) await runSync(t, store.id);
-  t.database.sqlite.run("DELETE FROM jobs WHERE (kind LIKE 'catalog-sync.%' OR kind = 'store.connect') AND status = 'done'");
+  await t.query("DELETE FROM jobs WHERE (kind LIKE 'catalog-sync.%' OR kind = 'store.connect') AND status = 'done'");
 }
