@@ -161,7 +161,7 @@ export function postgresProductRecords({ db }: Pick<PostgresClient, 'db'>): Prod
       return refsOfFound(found ?? null, ref);
     },
 
-    namedBy: (storeId, refs) =>
+    namedBy: async (storeId, refs) =>
       db
         .select({ id: products.productId, handle: products.handle, title: products.title, url: products.url })
         .from(products)
@@ -236,7 +236,7 @@ export function postgresCatalogEntryRecords({ db }: Pick<PostgresClient, 'db'>):
       return refsOfFound(found ?? null, ref);
     },
 
-    namedBy: (storeId, type, refs) =>
+    namedBy: async (storeId, type, refs) =>
       db
         .select({ id: catalogEntries.entryId, handle: catalogEntries.handle, title: catalogEntries.title, url: catalogEntries.url })
         .from(catalogEntries)

@@ -42,7 +42,7 @@ export function postgresFaqRecords({ db }: PostgresClient): FaqRecords {
         await tx.delete(faqEntries).where(eq(faqEntries.id, entry.id));
       }),
 
-    listByEntity: (storeId, entityType, entityRef) =>
+    listByEntity: async (storeId, entityType, entityRef) =>
       db
         .select()
         .from(faqEntries)
@@ -59,7 +59,7 @@ export function postgresFaqRecords({ db }: PostgresClient): FaqRecords {
       return keysetPage(rows, limit);
     },
 
-    approved: (storeId, entityType, refs) =>
+    approved: async (storeId, entityType, refs) =>
       db
         .select({ id: faqEntries.id, question: faqEntries.question, answer: faqEntries.answer })
         .from(faqEntries)
