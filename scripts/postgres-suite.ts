@@ -64,8 +64,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/telemetry-auth.test.ts': '10 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/telemetry-payload.test.ts': '34 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/web-pages.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/webhooks-platform-b.test.ts': '33 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/webhooks-platform-c.test.ts': '36 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
 };
 
 

@@ -495,6 +495,7 @@ describe('platform A: the secret held in memory follows every change (store cach
   test('a store written directly on the server\'s own connection is read again on the very next delivery', async () => {
     expect((await (await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1001))).json()).outcome).toBe('applied');
     await t.query("UPDATE stores SET status = 'inactive' WHERE id = ?", storeId);
+    await t.changesHeard(); // PostgreSQL tells of the write a few ms after its commit
     expect((await (await fake.send(hookUrl, SHOP, 'products/update', platformAProduct(1002))).json()).outcome).toBe('ignored_inactive');
   });
 });
@@ -730,7 +731,7 @@ describe('platform A: errors (spec §7)', () => {
   });
 
   test('500 for a store of svc\'s app while SVC_PLATFORM_A_APP_SECRET is unset', async () => {
-    t.close();
+    await t.close();
     fake.stop();
     await setup({});
     await createStore(t, { platform: 'platform-a', domain: APP_SHOP, currency: 'USD', credentials: { viaApp: true } });

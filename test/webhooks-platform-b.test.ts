@@ -37,8 +37,8 @@ beforeEach(async () => {
   fake.products.set(501, platformBProduct(501));
 });
 
-afterEach(() => {
-  t.close();
+afterEach(async () => {
+  await t.close();
   fake.stop();
   data.remove();
 });
@@ -187,7 +187,7 @@ describe('platform B: product scopes through the job queue', () => {
 
   test('the queue survives a restart: a delivery recorded before the crash is fetched after it', async () => {
     await fake.deliver('store/product/created', 501);
-    t.close(); // the process dies before the worker ran
+    await t.close(); // the process dies before the worker ran
     await openApp();
     expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect((await product('501')).status).toBe(200);
@@ -195,8 +195,8 @@ describe('platform B: product scopes through the job queue', () => {
 
   test('a job interrupted mid-run is taken again once its lease ends', async () => {
     await fake.deliver('store/product/created', 501);
-    expect(t.webhooks.queue.claim()).not.toBeNull(); // started, then the process dies
-    t.close();
+    expect(await t.webhooks.queue.claim()).not.toBeNull(); // started, then the process dies
+    await t.close();
     await openApp();
     expect(await t.webhooks.runner.runDueJobs()).toBe(0);
     clock.advance(60_000);
@@ -216,7 +216,7 @@ describe('platform B: product scopes through the job queue', () => {
   test('a fetch queued before the store became inactive is dropped, not applied', async () => {
     const { responses } = await fake.deliver('store/product/created', 501);
     expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'queued' });
-    t.webhooks.stores.deactivate(storeId);
+    await t.webhooks.stores.deactivate(storeId);
     expect(await t.webhooks.runner.runDueJobs()).toBe(1);
     expect(fake.calls.productFetches).toBe(0);
     expect((await product('501')).status).toBe(404);
@@ -224,7 +224,8 @@ describe('platform B: product scopes through the job queue', () => {
   });
 
   test('a delivery for an inactive store gets 200 and is ignored', async () => {
-    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
+    await t.query("UPDATE stores SET status = 'inactive' WHERE id = ?", storeId);
+    await t.changesHeard(); // PostgreSQL tells of the write a few ms after its commit
     const { responses } = await fake.deliver('store/product/created', 501);
     expect(await responses[0]!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
     expect((await rows(t, 'jobs'))).toHaveLength(0);

@@ -26,8 +26,8 @@ beforeEach(async () => {
   await settleInitialSyncs(t);
 });
 
-afterEach(() => {
-  t.close();
+afterEach(async () => {
+  await t.close();
   fake.stop();
   other.stop();
 });
@@ -82,7 +82,8 @@ describe('platform C: hook registration and the creation ping', () => {
       clock.advance(PING_GRACE_MS - 1);
       expect((await ping(id)).status).toBe(200); // a late ping within the grace still counts
 
-      app.database.sqlite.run('UPDATE stores SET hooks_confirmed_at = NULL');
+      await app.query('UPDATE stores SET hooks_confirmed_at = NULL');
+      await app.changesHeard();
       clock.advance(1);
       const unknown = await ping('no-such-store');
       expect(unknown).toEqual({ status: 401, body: { error: 'unverified_webhook', detail: expect.any(String) } });
@@ -98,13 +99,14 @@ describe('platform C: hook registration and the creation ping', () => {
       expect(await confirmedAt()).toBe(clock.now());
 
       // A system clock set back (NTP, a restored VM) closes the window rather than stretching it by the step.
-      app.database.sqlite.run('UPDATE stores SET hooks_confirmed_at = NULL');
+      await app.query('UPDATE stores SET hooks_confirmed_at = NULL');
+      await app.changesHeard();
       expect((await app.request(`/api/v1/admin/stores/${id}/hooks`, { method: 'POST', headers: bearer(await app.keyWith('admin')) })).status).toBe(200);
       clock.advance(-3_600_000);
       expect(await ping(id)).toEqual(unknown);
       expect(await confirmedAt()).toBeNull();
     } finally {
-      app.close();
+      await app.close();
       platform.stop();
     }
   });
@@ -186,7 +188,8 @@ describe('platform C: product topics', () => {
   test('an unhandled topic gets 200 and is ignored; an inactive store too', async () => {
     const res = await fake.send(hookUrl(), 'order.created', { id: 5 }, secret());
     expect(await res.json()).toEqual({ received: true, outcome: 'ignored_topic' });
-    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [store.id]);
+    await t.query("UPDATE stores SET status = 'inactive' WHERE id = ?", store.id);
+    await t.changesHeard(); // PostgreSQL tells of the write a few ms after its commit
     const [inactive] = await fake.deliver('product.created', payload());
     expect(await inactive!.json()).toEqual({ received: true, outcome: 'ignored_inactive' });
     expect((await product('77')).status).toBe(404);
