@@ -62,7 +62,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/sync-platforms-b-c.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/sync-reconcile.test.ts': '2 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/telemetry-auth.test.ts': '10 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/telemetry-payload.test.ts': '34 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/web-pages.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
 };
 
