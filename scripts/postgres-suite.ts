@@ -48,7 +48,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/record-retention.test.ts': '6 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/request-log.test.ts': '1 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/rollup-backlog.test.ts': '5 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/scan-bulk.test.ts': '18 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/scan-retention.test.ts': '7 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/scan-rollups.test.ts': '13 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/scan-writer.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; opens the SQLite file beside a PostgreSQL server',
@@ -61,7 +60,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/sync-platform-a.test.ts': '4 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/sync-platforms-b-c.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/sync-reconcile.test.ts': '2 failing: fails on PostgreSQL: behaviour differences to investigate',
-  'test/telemetry-auth.test.ts': '10 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/web-pages.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
 };
 

@@ -1,15 +1,17 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
 import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
-import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
+import { TELEMETRY, scanCount, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 
 const BULK = '/api/v1/probe/scan-bulk';
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
-const scanCount = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
 
 /** A valid scan of page `n` at minute `n` (distinct (url, scannedAt) pairs per n). */
 const item = (n: number, overrides: Record<string, unknown> = {}) =>
@@ -44,14 +46,14 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
       [4, 'invalid_field'],
     ]);
     expect(body.errors.every((e) => typeof e.detail === 'string' && e.detail.length > 0)).toBe(true);
-    expect(scanCount()).toBe(2);
+    expect(await scanCount(t)).toBe(2);
   });
 
   test('items go through the same normaliser as the single endpoint (degraded fields kept in data)', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
     const key = await t.keyWith('probe:scan');
     await okBulk(key, [item(1, { pageType: 'nonsense', extra: 42 })]);
-    const row = t.database.sqlite.query('SELECT page_type, data FROM scans').get() as { page_type: string | null; data: string };
+    const row = (await t.query('SELECT page_type, data FROM scans'))[0] as { page_type: string | null; data: string };
     expect(row.page_type).toBeNull();
     expect(JSON.parse(row.data)).toEqual({ pageType: 'nonsense', extra: 42 });
   });
@@ -61,7 +63,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const key = await t.keyWith('probe:scan');
     const body = await okBulk(key, [item(1), item(2), item(1, { quality: { grade: 'A', percentage: 99 } }), item(2)]);
     expect(body).toEqual({ inserted: 2, skipped: 2, errors: [] });
-    expect(scanCount()).toBe(2);
+    expect(await scanCount(t)).toBe(2);
   });
 
   test('the same url at another scannedAt is not a duplicate', async () => {
@@ -83,7 +85,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     expect(await okBulk(key, [sameUrlLater])).toEqual({ inserted: 1, skipped: 0, errors: [] });
     expect(await okBulk(key, [sameTimeOtherUrl])).toEqual({ inserted: 1, skipped: 0, errors: [] });
     expect(await okBulk(key, [sameBoth])).toEqual({ inserted: 0, skipped: 1, errors: [] });
-    const keys = t.database.sqlite.query('SELECT url, scanned_at FROM scans ORDER BY url, scanned_at').all() as { url: string; scanned_at: number }[];
+    const keys = (await t.query('SELECT url, scanned_at FROM scans ORDER BY url, scanned_at')) as { url: string; scanned_at: number }[];
     expect(keys.map((k) => [k.url, k.scanned_at])).toEqual([
       ['https://shop.example.com/p/1', NOW - 60_000],
       ['https://shop.example.com/p/1', NOW - 30_000],
@@ -96,7 +98,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const key = await t.keyWith('probe:scan');
     expect(await okBulk(key, [item(1), item(2)])).toEqual({ inserted: 2, skipped: 0, errors: [] });
     expect(await okBulk(key, [item(2), item(3)])).toEqual({ inserted: 1, skipped: 1, errors: [] });
-    expect(scanCount()).toBe(3);
+    expect(await scanCount(t)).toBe(3);
   });
 
   test('duplicates of rows stored by the telemetry endpoint are skipped', async () => {
@@ -113,10 +115,10 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const body = JSON.stringify(item(7));
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
-    expect(scanCount()).toBe(3);
+    expect(await scanCount(t)).toBe(3);
   });
 
-  test('a bulk request that meets a write of another connection (CLI, checkpointer) waits for it and is stored, never refused as locked', async () => {
+  testSqliteOnly('the lock is SQLite\'s one write lock of the file (PostgreSQL locks rows)', 'a bulk request that meets a write of another connection (CLI, checkpointer) waits for it and is stored, never refused as locked', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW) });
     const key = await t.keyWith('probe:scan');
     // Its duplicate probe reads before it writes: started DEFERRED, it could not take the write lock held meanwhile.
@@ -124,7 +126,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const body = await okBulk(key, [item(1), item(2)]);
     await foreign.committed;
     expect(body).toEqual({ inserted: 2, skipped: 0, errors: [] });
-    expect(scanCount()).toBe(2);
+    expect(await scanCount(t)).toBe(2);
   });
 
   test('two racing bulk requests with the same scans store each pair once', async () => {
@@ -134,9 +136,9 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const [a, b, c] = await Promise.all([okBulk(key, scans), okBulk(key, scans.slice(100)), okBulk(key, scans.toReversed())]);
     expect(a.inserted + b.inserted + c.inserted).toBe(300);
     expect(a.skipped + b.skipped + c.skipped).toBe(300 + 200 + 300 - 300);
-    expect(scanCount()).toBe(300);
-    const distinct = t.database.sqlite.query('SELECT count(*) AS n FROM (SELECT DISTINCT url, scanned_at FROM scans)').get() as { n: number };
-    expect(distinct.n).toBe(300);
+    expect(await scanCount(t)).toBe(300);
+    const [distinct] = (await t.query('SELECT count(*) AS n FROM (SELECT DISTINCT url, scanned_at FROM scans) AS pairs')) as { n: number }[];
+    expect(distinct!.n).toBe(300);
   });
 
   test('1001 items are 400 and nothing is stored', async () => {
@@ -145,7 +147,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const response = await bulkAs(key, Array.from({ length: 1001 }, (_, i) => item(i)));
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toBe('too_many_scans');
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('1000 items are accepted in one request', async () => {
@@ -164,7 +166,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const response = await t.request(BULK, { ...init, body: tampered });
     expect(response.status).toBe(401);
     expect(((await response.json()) as { error: string }).error).toBe('invalid_signature');
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
     expect((await okBulk(await t.keyWith('probe:scan'), JSON.parse(body).scans)).inserted).toBe(1000); // a fresh bucket
   });
 
@@ -183,7 +185,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
       const accepted = await t.request(BULK, init);
       expect(accepted.status).toBe(200);
     }
-    expect(scanCount()).toBe(100); // the second body's scans were skipped as duplicates
+    expect(await scanCount(t)).toBe(100); // the second body's scans were skipped as duplicates
   });
 
   test('an empty batch, a missing scans array and unknown fields are 400', async () => {
@@ -194,7 +196,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: string }).error).toBe('invalid_request');
     }
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('bulk requests authenticate like telemetry: a bad signature or no credentials is 401', async () => {
@@ -205,7 +207,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     tampered.body = JSON.stringify({ scans: [item(2)] });
     expect((await t.request(BULK, tampered)).status).toBe(401);
     expect((await t.request(BULK, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(401);
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('a verified lead token authenticates a bulk request (mode 1)', async () => {
@@ -213,7 +215,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const { apiToken } = await t.leads.create('bulk@example.com', true);
     const response = await t.request(BULK, tokenInit(apiToken, { scans: [item(1)] }));
     expect(response.status).toBe(200);
-    expect(scanCount()).toBe(1);
+    expect(await scanCount(t)).toBe(1);
   });
 
   test('a bulk body may exceed SVC_MAX_BODY_BYTES (which bounds one scan)', async () => {
@@ -232,7 +234,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const scans = Array.from({ length: 150 }, (_, i) =>
       item(i, { note: notes.get(i) ?? `n${i}`, pad: 'p'.repeat(900), signals: i === 71 ? { title: { value: 'T' }, large } : { title: { value: 'T' } } }));
     expect(await okBulk(key, scans)).toEqual({ inserted: 150, skipped: 0, errors: [] });
-    const stored = t.database.sqlite.query('SELECT url, signals, data FROM scans').all() as { url: string; signals: string; data: string }[];
+    const stored = (await t.query('SELECT url, signals, data FROM scans')) as { url: string; signals: string; data: string }[];
     const noteOf = new Map(stored.map((row) => [row.url, (JSON.parse(row.data) as { note: string }).note]));
     for (const [i, note] of notes) expect(noteOf.get(`https://shop.example.com/p/${i}`)).toBe(note);
     expect(new Set(noteOf.values()).size).toBe(150);
@@ -250,7 +252,7 @@ describe('bulk ingest (spec §4.2, DESIGN §5)', () => {
     const response = await t.request(BULK, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-probe-key': key, 'x-probe-timestamp': timestamp, 'x-probe-signature': signature } });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ error: 'malformed_json', detail: 'scans[2] is not valid JSON: The encoded data was not valid for encoding utf-8' });
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 });
 
@@ -280,7 +282,7 @@ describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
     const body = (await refused.json()) as { error: string; tier: string; limit: number; retryAfter: number };
     expect(body).toMatchObject({ error: 'rate_limited', tier: 'agent', limit: 10 });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(scanCount()).toBe(4);
+    expect(await scanCount(t)).toBe(4);
   });
 
   test('a bulk 429 Retry-After covers the whole batch: after waiting exactly that long, the same batch passes', async () => {
@@ -311,7 +313,7 @@ describe('bulk rate limiting: one token per scan (DESIGN §5)', () => {
       limit: 5,
       tier: 'agent',
     });
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
     // A batch of exactly the capacity passes (once the bucket refilled the one token the refusal took).
     clock.advance(60_000);
     expect((await bulkAs(key, Array.from({ length: 5 }, (_, i) => item(i)))).status).toBe(200);

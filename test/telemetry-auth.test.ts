@@ -1,14 +1,15 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
-import { TELEMETRY, scanPayload, signedHeaders, signedInit, tokenInit } from './helpers/probe.ts';
+import { TELEMETRY, scanCount, scanPayload, signedHeaders, signedInit, tokenInit } from './helpers/probe.ts';
 import { wrongEnding } from './helpers/stores.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
-const scanCount = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
 
 async function expectError(response: Response, status: number, error: string) {
   expect(response.status).toBe(status);
@@ -24,7 +25,7 @@ describe('spec §5 mode 2: signed API key', () => {
     const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW));
     expect(response.status).toBe(204);
     expect(await response.text()).toBe('');
-    expect(scanCount()).toBe(1);
+    expect(await scanCount(t)).toBe(1);
   });
 
   test('the signature over a body with unicode and irregular whitespace verifies on the raw bytes', async () => {
@@ -33,7 +34,7 @@ describe('spec §5 mode 2: signed API key', () => {
     const raw = '{ "hostname" :"shop.example.com",\n\t"signals":{"title":{"value":"Café — 日本 \\u00e9 🎉","length":12}} ,  "note": "  spaced  "   }';
     const response = await t.request(TELEMETRY, signedInit(key, raw, NOW));
     expect(response.status).toBe(204);
-    const row = t.database.sqlite.query('SELECT signals FROM scans').get() as { signals: string };
+    const row = (await t.query('SELECT signals FROM scans'))[0] as { signals: string };
     expect(JSON.parse(row.signals).title.value).toBe('Café — 日本 é 🎉');
   });
 
@@ -45,7 +46,7 @@ describe('spec §5 mode 2: signed API key', () => {
     const reserialized = JSON.stringify(JSON.parse(raw));
     const response = await t.request(TELEMETRY, { method: 'POST', body: reserialized, headers });
     await expectError(response, 401, 'invalid_signature');
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('a timestamp exactly 5 minutes in the past or future is accepted', async () => {
@@ -62,7 +63,7 @@ describe('spec §5 mode 2: signed API key', () => {
     const body = JSON.stringify(scanPayload());
     await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW - 300_001)), 401, 'timestamp_out_of_window');
     await expectError(await t.request(TELEMETRY, signedInit(key, body, NOW + 300_001)), 401, 'timestamp_out_of_window');
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('timestamp_out_of_window says so when the timestamp looks like seconds', async () => {
@@ -117,7 +118,7 @@ describe('spec §5 mode 2: signed API key', () => {
       const signature = wrongEnding(headers['x-probe-signature']!, count);
       await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: { ...headers, 'x-probe-signature': signature } }), 401, 'invalid_signature');
     }
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('a truncated signature, or the right one with extra characters, is rejected with 401', async () => {
@@ -129,7 +130,7 @@ describe('spec §5 mode 2: signed API key', () => {
     for (const signature of [right.slice(0, 32), right.slice(0, 1), `${right}00`]) {
       await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: { ...headers, 'x-probe-signature': signature } }), 401, 'invalid_signature');
     }
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('the timestamp is signed: a captured signature replayed under a fresh timestamp is rejected with 401', async () => {
@@ -138,7 +139,7 @@ describe('spec §5 mode 2: signed API key', () => {
     const body = JSON.stringify(scanPayload());
     const captured = signedHeaders(key, body, NOW - 600_000);
     await expectError(await t.request(TELEMETRY, { method: 'POST', body, headers: { ...captured, 'x-probe-timestamp': String(NOW) } }), 401, 'invalid_signature');
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('a key without probe:scan is rejected with 401', async () => {
@@ -174,7 +175,7 @@ describe('spec §5 mode 1: public token', () => {
     t = await makeTestApp();
     const { apiToken } = await t.leads.create('verified@example.com', true);
     expect((await t.request(TELEMETRY, tokenInit(apiToken, scanPayload()))).status).toBe(204);
-    expect(scanCount()).toBe(1);
+    expect(await scanCount(t)).toBe(1);
   });
 
   test('a token of an unverified lead is accepted (at the anonymous tier)', async () => {
@@ -198,7 +199,7 @@ describe('spec §5 mode 1: public token', () => {
     const { lead, apiToken } = await t.leads.create('revoke@example.com', true);
     await t.leads.revoke(lead.id);
     await expectError(await t.request(TELEMETRY, tokenInit(apiToken, scanPayload())), 401, 'invalid_token');
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('an unknown token is rejected with 401', async () => {
@@ -220,7 +221,7 @@ describe('telemetry authentication (DESIGN §5)', () => {
     const { apiToken } = await t.leads.create('both@example.com', true);
     const response = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload()), NOW, { 'x-probe-token': apiToken }));
     await expectError(response, 401, 'ambiguous_auth');
-    expect(scanCount()).toBe(0);
+    expect(await scanCount(t)).toBe(0);
   });
 
   test('a token with only a stray mode-2 header is ambiguous too', async () => {

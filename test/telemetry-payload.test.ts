@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { normalizeScan } from '../src/telemetry/payload.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
-import { TELEMETRY, scanPayload, signedInit } from './helpers/probe.ts';
+import { TELEMETRY, scanCount, scanPayload, signedInit } from './helpers/probe.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
@@ -54,7 +54,6 @@ async function rejected(body: string): Promise<{ status: number; body: { error: 
   return { status: response.status, body: (await response.json()) as { error: string; detail: string } };
 }
 
-const count = async () => Number((await t.query('SELECT count(*) AS n FROM scans'))[0]!.n);
 
 describe('spec §2.1 required fields', () => {
   test('malformed JSON is 400', async () => {
@@ -87,9 +86,9 @@ describe('spec §2.1 required fields', () => {
   });
 
   test('nothing is stored for a rejected payload', async () => {
-    const before = await count();
+    const before = await scanCount(t);
     await rejected(JSON.stringify({ hostname: 'a.com' }));
-    expect(await count()).toBe(before);
+    expect(await scanCount(t)).toBe(before);
   });
 
   test('the hostname is stored lower-case', async () => {
@@ -151,11 +150,11 @@ describe('spec §2.1 defaults', () => {
   });
 
   test('two identical payloads make two rows (not idempotent)', async () => {
-    const before = await count();
+    const before = await scanCount(t);
     const body = JSON.stringify(scanPayload({ url: 'https://twice.example.com/', scannedAt: '2026-02-28T10:00:00Z' }));
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
     expect((await t.request(TELEMETRY, signedInit(key, body, NOW))).status).toBe(204);
-    expect(await count()).toBe(before + 2);
+    expect(await scanCount(t)).toBe(before + 2);
   });
 
   test('unknown fields are kept in data', async () => {

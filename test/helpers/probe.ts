@@ -1,10 +1,15 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { tempDir } from './app.ts';
+import { tempDir, type TestApp } from './app.ts';
 import { runCli } from './cli.ts';
 import { spawnServer } from './server.ts';
 
 export const TELEMETRY = '/api/v1/probe/telemetry';
+
+/** How many scans the test app's database holds, on either engine. */
+export async function scanCount(t: TestApp): Promise<number> {
+  return Number((await t.query('SELECT count(*) AS n FROM scans'))[0]!.n);
+}
 
 /** A minimal valid telemetry payload, with overrides. */
 export const scanPayload = (overrides: Record<string, unknown> = {}) => ({
