@@ -6,7 +6,7 @@ import { startFakePlatformB } from './fakes/platform-b.ts';
 import { startFakePlatformC } from './fakes/platform-c.ts';
 import { bearer, closeAppAndFakes, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { addFaq, enrich } from './helpers/signals.ts';
-import { createStore, rows } from './helpers/stores.ts';
+import { createStore, rows, tablesWithColumn } from './helpers/stores.ts';
 import { getStore, runSync } from './helpers/sync.ts';
 
 // Removing a store (DELETE /api/v1/admin/stores/:id) and disconnecting it (?keepData=true), against
@@ -63,13 +63,10 @@ async function setup(options: { unregisterWithinMs?: number; apiTimeoutMs?: numb
 const faqsWith = (key: string) => t.request('/api/v1/public/faqs?type=product&ref=1001', { headers: { 'X-Api-Key': key, Origin: ORIGIN } });
 
 /** Every table with a store_id column, and how many of its rows name `storeId`; the stores row itself under `stores`. */
-function rowsNaming(storeId: string): Record<string, number> {
-  const tables = t.database.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'").all();
-  const counts: Record<string, number> = { stores: t.database.sqlite.query<{ n: number }, [string]>('SELECT count(*) AS n FROM stores WHERE id = ?').get(storeId)!.n };
-  for (const { name } of tables) {
-    const columns = t.database.sqlite.query<{ name: string }, []>(`PRAGMA table_info(${name})`).all();
-    if (columns.some((column) => column.name === 'store_id')) counts[name] = t.database.sqlite.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${name} WHERE store_id = ?`).get(storeId)!.n;
-  }
+async function rowsNaming(storeId: string): Promise<Record<string, number>> {
+  const count = async (sql: string) => Number((await t.query(sql, storeId))[0]!.n);
+  const counts: Record<string, number> = { stores: await count('SELECT count(*) AS n FROM stores WHERE id = ?') };
+  for (const name of await tablesWithColumn(t, 'store_id')) counts[name] = await count(`SELECT count(*) AS n FROM ${name} WHERE store_id = ?`);
   return counts;
 }
 
@@ -80,7 +77,7 @@ describe('store removal', () => {
     expect(before.status).toBe(200);
     expect(before.body).toEqual({ id: acme, counts: { products: 3, enrichments: 1, faqs: 2, categories: 1, pages: 1, deliveries: 2, orderSignals: 1, storeEvents: 0, keys: 1 } });
     const otherBefore = (await api('GET', `/api/v1/admin/stores/${other}/data`)).body;
-    const otherRows = rowsNaming(other);
+    const otherRows = await rowsNaming(other);
 
     const removed = await api('DELETE', `/api/v1/admin/stores/${acme}`);
     expect(removed.status).toBe(200);
@@ -88,16 +85,16 @@ describe('store removal', () => {
     expect(removed.body).toMatchObject({ id: acme, keptData: false, removed: { ...before.body.counts, storeEvents: 2, jobs: 0 }, kept: null, store: null });
 
     // Every table that has a store_id column, whatever table is added later, and the variants hanging off products.
-    const left = rowsNaming(acme);
+    const left = await rowsNaming(acme);
     expect(Object.keys(left).length).toBeGreaterThanOrEqual(12);
     expect(Object.entries(left).filter(([, n]) => n > 0)).toEqual([]);
-    expect(t.database.sqlite.query('SELECT count(*) AS n FROM product_variants WHERE product_row_id NOT IN (SELECT id FROM products)').get()).toEqual({ n: 0 });
+    expect(await t.query('SELECT count(*) AS n FROM product_variants WHERE product_row_id NOT IN (SELECT id FROM products)')).toEqual([{ n: 0 }]);
     expect((await api('GET', `/api/v1/admin/stores/${acme}`)).status).toBe(404);
     expect((await api('GET', `/api/v1/admin/stores/${acme}/data`)).status).toBe(404);
     expect((await api('GET', '/api/v1/admin/stores')).body.items.map((s: any) => s.id)).toEqual([other]);
 
     expect((await api('GET', `/api/v1/admin/stores/${other}/data`)).body).toEqual(otherBefore);
-    expect(rowsNaming(other)).toEqual(otherRows);
+    expect(await rowsNaming(other)).toEqual(otherRows);
     expect(subscriptionsOf(OTHER.domain)).toHaveLength(4);
   });
 
@@ -134,7 +131,7 @@ describe('store removal', () => {
     expect(body.hooks.error).toContain('300 ms');
     expect(body.hooks.detail).toContain(`remove those that deliver to ${hookUrl()}`);
     expect(body.removed.products).toBe(3);
-    expect(Object.values(rowsNaming(acme)).every((n) => n === 0)).toBe(true);
+    expect(Object.values(await rowsNaming(acme)).every((n) => n === 0)).toBe(true);
   });
 
   test('a platform that refuses the deletion: the removal goes on and names the call that failed', async () => {
@@ -144,7 +141,7 @@ describe('store removal', () => {
     expect(status).toBe(200);
     expect(body.hooks).toMatchObject({ outcome: 'failed', left: ['products/create', 'products/update', 'products/delete', 'app/uninstalled'] });
     expect(body.hooks.error).toBe('POST /admin/api/2025-01/graphql.json answered 503');
-    expect(rowsNaming(acme).stores).toBe(0);
+    expect((await rowsNaming(acme)).stores).toBe(0);
   });
 
   test('a widget key bound to a removed store stops working at once, its cached answer included', async () => {
@@ -175,7 +172,7 @@ describe('store removal', () => {
     await api('DELETE', `/api/v1/admin/stores/${acme}`);
     const res = await fake.send(hookUrl(), ACME.domain, 'products/update', { ...platformAProduct(1009), handle: 'tote-1009' });
     expect(res.status).toBe(401);
-    expect(Object.values(rowsNaming(acme)).every((n) => n === 0)).toBe(true);
+    expect(Object.values(await rowsNaming(acme)).every((n) => n === 0)).toBe(true);
   });
 
   test('a delivery verified before the removal and not yet committed is refused, never written for a store that is gone', async () => {
@@ -185,7 +182,7 @@ describe('store removal', () => {
     const removal = t.webhooks.storeAdmin.remove(acme, false);
     await expect(pending).rejects.toMatchObject({ status: 401, code: 'unverified_webhook' });
     await removal;
-    expect(Object.values(rowsNaming(acme)).every((n) => n === 0)).toBe(true);
+    expect(Object.values(await rowsNaming(acme)).every((n) => n === 0)).toBe(true);
   });
 
   test('its jobs stop: a sync step in flight is aborted, queued jobs are dropped, none is left', async () => {
@@ -214,14 +211,14 @@ describe('store removal', () => {
 
   test('400 for a keepData that is not true or false, 404 for an unknown store: nothing changes', async () => {
     const { acme } = await setup();
-    const rowsBefore = rowsNaming(acme);
+    const rowsBefore = await rowsNaming(acme);
     for (const query of ['?keepData=yes', '?keepData=1', '?keep=true']) {
       const res = await api('DELETE', `/api/v1/admin/stores/${acme}${query}`);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_query');
     }
     expect((await api('DELETE', '/api/v1/admin/stores/st_unknown')).status).toBe(404);
-    expect(rowsNaming(acme)).toEqual(rowsBefore);
+    expect(await rowsNaming(acme)).toEqual(rowsBefore);
     expect((await getStore(t, acme)).status).toBe('active');
   });
 
@@ -240,7 +237,7 @@ describe('store removal', () => {
     for (const attempt of attempts) expect([attempt.status, attempt.body.error]).toEqual([409, 'store_being_removed']);
     held.answer(Response.json({ data: { webhookSubscriptions: { edges: [] } } }));
     expect((await removal).body.hooks.outcome).toBe('unregistered');
-    expect(rowsNaming(acme).stores).toBe(0);
+    expect((await rowsNaming(acme)).stores).toBe(0);
   });
 });
 
@@ -294,8 +291,8 @@ describe('store disconnect (?keepData=true)', () => {
   test('an unregistration a restart interrupted is finished by the next start, for a store still disconnected only', async () => {
     const { acme, other } = await setup();
     // As a crash after the first transaction leaves them: acme disconnected, both unregistration jobs still there.
-    t.webhooks.stores.disconnect(acme);
-    for (const id of [acme, other]) t.webhooks.queue.enqueue(UNREGISTER_JOB, id, {});
+    await t.webhooks.stores.disconnect(acme);
+    for (const id of [acme, other]) await t.webhooks.queue.enqueue(UNREGISTER_JOB, id, {});
     await t.webhooks.runner.runDueJobs();
     expect(subscriptionsOf(ACME.domain)).toEqual([]);
     expect((await getStore(t, acme)).hooks).toMatchObject({ status: 'unregistered', topics: [] });
@@ -328,7 +325,7 @@ describe('store removal on platforms B and C', () => {
       expect(status).toBe(200);
       expect(body.hooks).toMatchObject({ outcome: 'unregistered', removed: ['store/product/created', 'store/product/updated', 'store/product/deleted'], left: [] });
       expect(b.hooks.map((h) => h.destination)).toEqual(['https://other-app.example/hooks']);
-      expect(Object.values(rowsNaming(store.id)).every((n) => n === 0)).toBe(true);
+      expect(Object.values(await rowsNaming(store.id)).every((n) => n === 0)).toBe(true);
     } finally {
       b.stop();
     }

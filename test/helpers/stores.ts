@@ -27,6 +27,14 @@ export async function tableNames(t: TestApp): Promise<string[]> {
   return (await t.query(sql)).map((row) => String(row.name));
 }
 
+/** The names of svc's tables that have a column `column`, on either engine. */
+export async function tablesWithColumn(t: TestApp, column: string): Promise<string[]> {
+  const sql = t.config.postgres
+    ? "SELECT table_name AS name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = ?"
+    : "SELECT m.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS c WHERE m.type = 'table' AND c.name = ?";
+  return (await t.query(sql, column)).map((row) => String(row.name));
+}
+
 const HEX = '0123456789abcdef';
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
