@@ -2,13 +2,12 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { fixedClock, systemClock } from '../src/lib/clock.ts';
 import { createJobQueue, createJobRunner } from '../src/webhooks/queue.ts';
-import { sqliteJobRecords } from '../src/storage/sqlite/jobs.ts';
 
 let t: TestApp | null = null;
 const wallClock = Date.now;
-afterEach(() => {
+afterEach(async () => {
   Date.now = wallClock;
-  t?.close();
+  await t?.close();
   t = null;
 });
 
@@ -25,7 +24,7 @@ describe('job runner', () => {
   // rate-limit waits are (platforms/http.ts).
   test('a started runner wakes for a continued job when it is due, even after the wall clock stepped forward (NTP, resumed VM)', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
+    const queue = createJobQueue(t.storage.jobs, systemClock);
     let step = 0;
     Date.now = () => wallClock() + step;
     const steps: string[] = [];
@@ -47,11 +46,11 @@ describe('job runner', () => {
       },
       () => {},
     );
-    queue.enqueue('later', 'store-1', {});
+    await queue.enqueue('later', 'store-1', {});
     runner.start(600_000); // no poll in the test's time: only wake-ups and notify() run jobs
     try {
       expect(await until(() => steps.includes('later'), 10_000)).toBe(true);
-      queue.enqueue('soon', 'store-1', {});
+      await queue.enqueue('soon', 'store-1', {});
       runner.notify();
       expect(await until(() => steps.filter((name) => name === 'soon').length === 2, 10_000)).toBe(true);
     } finally {
@@ -63,18 +62,18 @@ describe('job runner', () => {
 describe('job runner: bounds on every run', () => {
   test('stores take turns: a backlog of one store\'s jobs does not hold back another store\'s job queued after it', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
+    const queue = createJobQueue(t.storage.jobs, systemClock);
     const ran: string[] = [];
     const runner = createJobRunner(queue, { work: async (job) => void ran.push(job.storeId) }, () => {});
-    for (let i = 0; i < 5; i++) queue.enqueue('work', 'store-x', {});
-    queue.enqueue('work', 'store-y', {});
+    for (let i = 0; i < 5; i++) await queue.enqueue('work', 'store-x', {});
+    await queue.enqueue('work', 'store-y', {});
     expect(await runner.runDueJobs()).toBe(6);
     expect(ran).toEqual(['store-x', 'store-y', 'store-x', 'store-x', 'store-x', 'store-x']);
   });
 
   test('each run has a time budget: a handler still waiting when it runs out is stopped and the attempt counted as failed', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
+    const queue = createJobQueue(t.storage.jobs, systemClock);
     const runner = createJobRunner(
       queue,
       // Waits for nothing but its signal, as a call to a platform that never answers would.
@@ -84,14 +83,14 @@ describe('job runner: bounds on every run', () => {
     );
     const job = await queue.enqueue('stuck', 'store-1', {});
     expect(await runner.runDueJobs()).toBe(1);
-    const row = t.database.sqlite.query('SELECT status, attempts, last_error FROM jobs WHERE id = ?').get(job.id) as any;
+    const [row] = await t.query('SELECT status, attempts, last_error FROM jobs WHERE id = ?', job.id);
     expect(row).toMatchObject({ status: 'queued', attempts: 1, last_error: "the job's time budget of 50 ms ran out" });
     expect(runner.failures).toBe(1);
   });
 
   test('stop() aborts the runs in hand and waits for them; a stopped run is not a failure (the next start takes it again), and no run starts after it', async () => {
     t = await makeTestApp();
-    const queue = createJobQueue(sqliteJobRecords(t.database), systemClock);
+    const queue = createJobQueue(t.storage.jobs, systemClock);
     let started = 0;
     let aborted: unknown = null;
     const runner = createJobRunner(
@@ -117,7 +116,7 @@ describe('job runner: bounds on every run', () => {
     await running;
     expect((aborted as Error).name).toBe('ShuttingDown');
     expect(runner.failures).toBe(0);
-    expect(t.database.sqlite.query('SELECT status, last_error FROM jobs WHERE id = ?').get(job.id)).toEqual({ status: 'running', last_error: null });
+    expect(await t.query('SELECT status, last_error FROM jobs WHERE id = ?', job.id)).toEqual([{ status: 'running', last_error: null }]);
     // Run at once by its creator after the stop: not run (left to the next start).
     const claimed = await queue.enqueueClaimed('stuck', 'store-1', {});
     expect(await runner.runClaimed(claimed, async () => 'ran')).toBeUndefined();
@@ -128,11 +127,11 @@ describe('job runner: bounds on every run', () => {
     t = await makeTestApp();
     // Every job fails at the same moment (the clock stands still): only jitter can set them apart.
     const T0 = Date.parse('2026-01-20T12:00:00Z');
-    const queue = createJobQueue(sqliteJobRecords(t.database), fixedClock(T0), { baseDelayMs: 60_000 });
+    const queue = createJobQueue(t.storage.jobs, fixedClock(T0), { baseDelayMs: 60_000 });
     const runner = createJobRunner(queue, { fails: async () => Promise.reject(new Error('platform down')) }, () => {});
-    for (let i = 0; i < 20; i++) queue.enqueue('fails', `store-${i % 4}`, {});
+    for (let i = 0; i < 20; i++) await queue.enqueue('fails', `store-${i % 4}`, {});
     expect(await runner.runDueJobs()).toBe(20);
-    const due = (t.database.sqlite.query('SELECT run_at FROM jobs').all() as { run_at: number }[]).map((row) => row.run_at - T0);
+    const due = ((await t.query('SELECT run_at FROM jobs')) as { run_at: number }[]).map((row) => row.run_at - T0);
     // Each between half and all of the first delay, and not all alike.
     for (const delay of due) expect(delay).toBeGreaterThanOrEqual(30_000);
     for (const delay of due) expect(delay).toBeLessThanOrEqual(60_000);

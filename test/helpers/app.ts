@@ -78,6 +78,8 @@ export interface TestApp {
    * both: PostgreSQL's bigints come back as numbers and its booleans as 1 and 0, as SQLite's do.
    */
   query(sql: string, ...params: (string | number | null)[]): Promise<Record<string, unknown>[]>;
+  /** The storage the app runs on (its records, on either engine), for a test that composes its own service over them. */
+  storage: Storage;
   clock: Clock;
   keys: KeyStore;
   leads: LeadStore;
@@ -174,6 +176,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
       return engine.database;
     },
     query: engine.query,
+    storage,
     clock,
     keys,
     leads: createLeadStore(engine.auth.leads, engine.changes, clock),
