@@ -53,10 +53,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/signals.test.ts': '46 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/store-removal.test.ts': '2 failing: behaviour difference to investigate: a delivery dispatched just before a removal (or disconnect) is committed on PostgreSQL (answered recorded, its rows removed later) where SQLite refuses it (or ignores it), because the removal stops the store only once records.stop has answered over the network, after the delivery\'s group commit began; a group already committing is not held back by a removal',
   'test/stores-admin.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/sync-entries.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/sync-pause.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/sync-platform-a.test.ts': '4 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/sync-platforms-b-c.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/sync-reconcile.test.ts': '2 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/web-pages.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
 };

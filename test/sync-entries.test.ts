@@ -11,8 +11,8 @@ import { runSync } from './helpers/sync.ts';
 
 let t: TestApp;
 let stop: (() => void) | null = null;
-afterEach(() => {
-  t?.close();
+afterEach(async () => {
+  await t?.close();
   stop?.();
 });
 
@@ -95,7 +95,7 @@ describe('platform A: collections and pages through the GraphQL Admin API', () =
       const storeId = await connect();
       await t.webhooks.runner.runDueJobs();
       expect(fake.stats.entryPages.collections).toHaveLength(2);
-      t.close();
+      await t.close();
       fake.hooks.beforeEntriesPage = null;
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 }, env: { SVC_PLATFORM_A_API_BASE: fake.url } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { categories: { pages: 3, items: 150 } } });
@@ -202,7 +202,7 @@ describe('platform B: catalog categories and content pages (v3, quota headers)',
       const storeId = await connect();
       await t.webhooks.runner.runDueJobs();
       expect(fake.calls.contentPages).toEqual([1]);
-      t.close();
+      await t.close();
       fake.pageHooks.beforeEntriesPage = null;
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 }, env: { SVC_PLATFORM_B_API_BASE: fake.url } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { pages: { pages: 3, items: 250 } } });
@@ -282,7 +282,7 @@ describe('platform C: product categories and the site pages (X-WP-TotalPages, 42
       await t.webhooks.runner.runDueJobs();
       expect(fake.calls.categoryPages).toEqual([1]);
       expect((await t.webhooks.sync.view(storeId)).kinds.categories).toMatchObject({ state: 'running', error: expect.stringContaining('answered 503') });
-      t.close();
+      await t.close();
       fake.pageHooks.beforeEntriesPage = null;
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { categories: { pages: 3, items: 250 } } });

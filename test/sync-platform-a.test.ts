@@ -4,6 +4,7 @@ import { platformAProduct, platformASimpleProduct } from './fakes/payloads.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { createStore, getProduct, rows } from './helpers/stores.ts';
 import { getStore, listAllProducts, runSync, runSyncAcrossClockStep } from './helpers/sync.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
 
 const SHOP = 'sync.myplatform-a.com';
 const CREDENTIALS = { clientSecret: 'sync-client-secret', accessToken: 'tok-sync' };
@@ -33,8 +34,8 @@ async function connect(): Promise<string> {
   return created.store.id;
 }
 
-afterEach(() => {
-  t?.close();
+afterEach(async () => {
+  await t?.close();
   fake?.stop();
 });
 
@@ -148,7 +149,7 @@ describe('platform A catalogue sync', () => {
       const storeId = await connect();
       await t.webhooks.runner.runDueJobs(); // five pages, then the failure: the retry is an hour away
       expect(fake.stats.productPages).toHaveLength(5);
-      t.close();
+      await t.close();
 
       // The process restarts later; the platform has recovered.
       fake.hooks.beforeProductsPage = null;
@@ -163,11 +164,11 @@ describe('platform A catalogue sync', () => {
     }
   });
 
-  test('a pass left running by a process that died is taken again when the server starts, not after its lease', async () => {
+  testSqliteOnly('on PostgreSQL a starting instance never frees the leases of running jobs (another instance may hold them): the pass is taken again when its lease ends', 'a pass left running by a process that died is taken again when the server starts, not after its lease', async () => {
     await setup(catalogue(20), { bucket: { maximumAvailable: 100_000, restoreRate: 100_000 } });
     const storeId = await connect();
     // As a kill -9 mid-page leaves it: claimed, its lease an hour away.
-    t.database.sqlite.run("UPDATE jobs SET status = 'running', attempts = 1, lease_until = ? WHERE kind LIKE 'catalog-sync.%'", [Date.now() + 3_600_000]);
+    await t.query("UPDATE jobs SET status = 'running', attempts = 1, lease_until = ? WHERE kind LIKE 'catalog-sync.%'", Date.now() + 3_600_000);
     expect(await t.webhooks.runner.runDueJobs()).toBe(0);
     t.webhooks.runner.start(10);
     try {

@@ -3,14 +3,15 @@ import { startFakePlatformB, type FakePlatformB } from './fakes/platform-b.ts';
 import { startFakePlatformC, type FakePlatformC } from './fakes/platform-c.ts';
 import { platformBProduct, platformCProduct, platformCVariableProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
 import { foreignWriteInProgress } from './helpers/foreign-writer.ts';
 import { createStore, getProduct, rows } from './helpers/stores.ts';
 import { listAllProducts, runSync, runSyncAcrossClockStep } from './helpers/sync.ts';
 
 let t: TestApp;
 let stop: (() => void) | null = null;
-afterEach(() => {
-  t?.close();
+afterEach(async () => {
+  await t?.close();
   stop?.();
 });
 
@@ -61,7 +62,7 @@ describe('platform B catalogue sync (v3 catalog API, page by page)', () => {
       const storeId = await connect();
       await t.webhooks.runner.runDueJobs();
       expect(fake.calls.productPages).toEqual([1, 2]);
-      t.close();
+      await t.close();
       fake.pageHooks.beforeProductsPage = null;
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 }, env: { SVC_PLATFORM_B_API_BASE: fake.url } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { products: { pages: 4, items: 200 } } });
@@ -72,7 +73,7 @@ describe('platform B catalogue sync (v3 catalog API, page by page)', () => {
     }
   });
 
-  test('a page applied while another connection (CLI, checkpointer) writes waits for it and is committed, never failed as locked', async () => {
+  testSqliteOnly('the lock is SQLite\'s one write lock of the file (PostgreSQL locks rows)', 'a page applied while another connection (CLI, checkpointer) writes waits for it and is committed, never failed as locked', async () => {
     await setup(100);
     const storeId = await connect();
     let foreign: Promise<void> | null = null;
@@ -151,7 +152,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
       const storeId = await connect();
       await t.webhooks.runner.runDueJobs();
       expect(fake.calls.productPages).toEqual([1]);
-      t.close();
+      await t.close();
       fake.pageHooks.beforeProductsPage = null;
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 } });
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', kinds: { products: { pages: 3, items: 250 } } });
@@ -228,7 +229,7 @@ describe('platform C catalogue sync (wc/v3/products, X-WP-TotalPages)', () => {
       expect((await t.webhooks.sync.view(storeId)).kinds.products.state).toBe('running');
       expect((await getProduct(t, storeId, 7010)).status).toBe(404);
       expect((await getProduct(t, storeId, 7240)).status).toBe(200);
-      t.close();
+      await t.close();
       fake.pageHooks.beforeProductFetch = null;
       t = await makeTestApp({ dataDir: dir.dir, clock: { now: () => Date.now() + 2 * 3_600_000 } }); // the stopped runner's leases are over
       expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'manual', kinds: { products: { pages: 3, items: 248 } } });
