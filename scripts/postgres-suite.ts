@@ -40,8 +40,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/lead-email.test.ts': '1 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/metrics.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/no-500-from-input.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
-  'test/platform-misbehaviour.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/private-targets.test.ts': '3 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/ratelimit-redis.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/record-retention.test.ts': '6 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/request-log.test.ts': '1 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
@@ -52,7 +50,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/signals-discovery.test.ts': '10 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/signals.test.ts': '46 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/store-removal.test.ts': '2 failing: behaviour difference to investigate: a delivery dispatched just before a removal (or disconnect) is committed on PostgreSQL (answered recorded, its rows removed later) where SQLite refuses it (or ignores it), because the removal stops the store only once records.stop has answered over the network, after the delivery\'s group commit began; a group already committing is not held back by a removal',
-  'test/stores-admin.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/sync-reconcile.test.ts': '2 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/web-pages.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
 };

@@ -129,8 +129,8 @@ describe('a platform that throttles everything', () => {
 
 describe('what a platform says about waiting is honoured, within bounds', () => {
   /** How long until each sync job of the store is due again, as scheduled in the queue. */
-  const dueIn = (storeId: string) =>
-    (t!.database.sqlite.query("SELECT run_at FROM jobs WHERE store_id = ? AND kind LIKE 'catalog-sync.%'").all(storeId) as { run_at: number }[]).map((job) => job.run_at - Date.now());
+  const dueIn = async (storeId: string) =>
+    ((await t!.query("SELECT run_at FROM jobs WHERE store_id = ? AND kind LIKE 'catalog-sync.%'", storeId)) as { run_at: number }[]).map((job) => job.run_at - Date.now());
 
   test('a 429 that says nothing of when (no quota headers) is asked again only after a backoff, never at once', async () => {
     const fake = startFakePlatformB({ storeHash: 'silent', accessToken: 'tok-b', currency: 'EUR' });
@@ -141,7 +141,7 @@ describe('what a platform says about waiting is honoured, within bounds', () => 
     await t!.webhooks.runner.runDueJobs();
     expect(fake.calls.overQuota).toBe(3);
     // The first backoff: between half and all of the 60 s base, for each kind.
-    const waits = dueIn(created.store.id);
+    const waits = await dueIn(created.store.id);
     expect(waits).toHaveLength(3);
     for (const wait of waits) expect(wait).toBeGreaterThan(25_000);
   });
@@ -153,7 +153,7 @@ describe('what a platform says about waiting is honoured, within bounds', () => 
     await app({});
     const storeId = await connectC(fake);
     await t!.webhooks.runner.runDueJobs();
-    const waits = dueIn(storeId);
+    const waits = await dueIn(storeId);
     expect(waits.length).toBeGreaterThan(0);
     for (const wait of waits) expect(wait).toBeLessThanOrEqual(15 * 60_000);
     expect(Math.max(...waits)).toBeGreaterThan(14 * 60_000);
@@ -203,7 +203,7 @@ describe('pages that do not advance', () => {
       const sync = await runSync(t!, storeId);
       expect(sync.kinds.products, name).toMatchObject({ state: 'failed', error: expect.stringContaining(reason) });
       expect(pages, name).toBeLessThanOrEqual(2);
-      t!.close();
+      await t!.close();
       t = null;
     }
   });

@@ -2,11 +2,10 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { systemClock } from '../src/lib/clock.ts';
 import { createSecretBox } from '../src/lib/secrets.ts';
 import { createStoreRegistry } from '../src/stores/registry.ts';
-import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
-import { sqliteStoreRecords } from '../src/storage/sqlite/stores.ts';
 import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct } from './fakes/payloads.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
 import { createStore, rows } from './helpers/stores.ts';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -19,8 +18,8 @@ beforeEach(async () => {
   fake = startFakePlatformA([{ domain: SHOP, accessToken: credentials.accessToken, clientSecret: credentials.clientSecret, currency: 'EUR' }]);
   t = await makeTestApp({ listen: true, env: { SVC_PLATFORM_A_API_BASE: fake.url, SVC_ENCRYPTION_KEY: KEY } });
 });
-afterEach(() => {
-  t.close();
+afterEach(async () => {
+  await t.close();
   fake.stop();
 });
 
@@ -51,6 +50,11 @@ describe('admin store endpoints', () => {
       if (row.webhook_secret !== null) expect(row.webhook_secret).toStartWith('enc:v1:');
     }
     expect(raw.find((r) => r.platform === 'platform-b').webhook_secret).toStartWith('enc:v1:');
+  });
+
+  testSqliteOnly('it reads the database file and its WAL; on PostgreSQL the server keeps the files', 'no secret is anywhere in the database file or its WAL', async () => {
+    await createStore(t, { platform: 'platform-a', domain: SHOP, credentials });
+    await createStore(t, { platform: 'platform-b', domain: 'b.example.com', currency: 'USD', credentials: { storeHash: 'hash1', accessToken: 'b-token-value' } });
     const file = await Bun.file(t.config.databaseFile).text();
     const wal = await Bun.file(`${t.config.databaseFile}-wal`).text().catch(() => '');
     for (const secret of [credentials.clientSecret, credentials.accessToken, 'b-token-value']) {
@@ -64,7 +68,7 @@ describe('admin store endpoints', () => {
       await createStore(plain, { platform: 'platform-a', domain: 'x.myplatform-a.com', currency: 'USD', credentials: { viaApp: true } });
       expect((await rows(plain, 'stores'))[0].credentials).toBe('plain:{"kind":"via-app"}');
     } finally {
-      plain.close();
+      await plain.close();
     }
   });
 
@@ -192,7 +196,7 @@ describe('secret sealing', () => {
   });
 
   const boxOf = (fill: number | null) => createSecretBox(fill === null ? null : new Uint8Array(32).fill(fill));
-  const under = (fill: number | null) => createStoreRegistry(sqliteStoreRecords(t.database), sqliteChangeFeed(t.database).tableStamp(['stores']), boxOf(fill), systemClock);
+  const under = (fill: number | null) => createStoreRegistry(t.storage.stores, t.storage.changes.tableStamp(['stores']), boxOf(fill), systemClock);
   const site = (n: number) => ({ platform: 'platform-c' as const, domain: `site${n}.example`, currency: 'EUR', parsed: { credentials: { kind: 'rest-keys' as const, siteUrl: `https://site${n}.example`, consumerKey: 'ck', consumerSecret: 'cs' }, platformRef: `https://site${n}.example` } });
 
   test('the start check tries every sealed value: a store sealed under another key, or a webhook secret kept from an earlier key, is found', async () => {
@@ -202,7 +206,8 @@ describe('secret sealing', () => {
     // As an svc before the start check left it when credentials were saved after the key changed:
     // the credentials sealed under the new key, the webhook secret kept under the old one.
     const first = (await keyA.create(site(1)))!;
-    t.database.sqlite.run('UPDATE stores SET credentials = ? WHERE id = ?', [boxOf(2).seal(JSON.stringify(site(1).parsed.credentials), `store:${first.id}:credentials`), first.id]);
+    await t.query('UPDATE stores SET credentials = ? WHERE id = ?', boxOf(2).seal(JSON.stringify(site(1).parsed.credentials), `store:${first.id}:credentials`), first.id);
+    await t.changesHeard(); // PostgreSQL tells of the write a few ms after its commit
     expect(await keyB.sealedCredentialsProblem()).toBe(`store ${first.id}, webhook-secret: ${doesNotOpen}`);
     expect(await keyA.sealedCredentialsProblem()).toBe(`store ${first.id}, credentials: ${doesNotOpen}`);
     // A store connected under the new key, after one connected under the old key; one stored in clear opens under any key.
