@@ -13,10 +13,7 @@ export const REPO_ROOT = path.resolve(import.meta.dir, '..');
 export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/access-waits.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/auth-cache.test.ts': '3 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; opens the SQLite file beside a PostgreSQL server',
-  'test/auth-primitives.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/console-session.test.ts': '3 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/dashboard-workers.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/dashboard.test.ts': '1 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/e2e/binary.test.ts': '2 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/cli.test.ts': '6 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/e2e/instance.test.ts': '3 failing: opens the SQLite file beside a PostgreSQL server',
@@ -37,7 +34,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/health.test.ts': '4 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/json-limits.test.ts': '11 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/key-usage.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
-  'test/lead-email.test.ts': '1 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/metrics.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/no-500-from-input.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/ratelimit-redis.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
@@ -51,7 +47,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/signals.test.ts': '46 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/store-removal.test.ts': '2 failing: behaviour difference to investigate: a delivery dispatched just before a removal (or disconnect) is committed on PostgreSQL (answered recorded, its rows removed later) where SQLite refuses it (or ignores it), because the removal stops the store only once records.stop has answered over the network, after the delivery\'s group commit began; a group already committing is not held back by a removal',
   'test/sync-reconcile.test.ts': '2 failing: fails on PostgreSQL: behaviour differences to investigate',
-  'test/web-pages.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
 };
 
 

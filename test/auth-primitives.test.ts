@@ -6,7 +6,9 @@ let t: TestApp;
 beforeEach(async () => {
   t = await makeTestApp();
 });
-afterEach(() => t.close());
+afterEach(async () => {
+  await t.close();
+});
 
 describe('API keys', () => {
   test('a key is sk_live_ followed by 32 random bytes and differs every time', async () => {
@@ -19,7 +21,7 @@ describe('API keys', () => {
 
   test('only the SHA-256 of a key is stored', async () => {
     const { key } = await t.keys.create({ scopes: ['probe:scan'], name: 'ci' });
-    const rows = t.database.sqlite.query('SELECT * FROM api_keys').all() as Record<string, unknown>[];
+    const rows = await t.query('SELECT * FROM api_keys');
     expect(rows).toHaveLength(1);
     expect(rows[0]!.key_hash).toBe(sha256Hex(key));
     expect(JSON.stringify(rows)).not.toContain(key.slice(8));
@@ -50,7 +52,7 @@ describe('lead tokens', () => {
     expect(Buffer.from(apiToken, 'base64url').length).toBe(32);
     expect(lead.email).toBe('someone@example.com');
     expect(lead.verified).toBe(false);
-    const row = t.database.sqlite.query('SELECT * FROM leads').get() as Record<string, unknown>;
+    const row = (await t.query('SELECT * FROM leads'))[0]!;
     expect(row.token_hash).toBe(sha256Hex(apiToken));
     expect(JSON.stringify(row)).not.toContain(apiToken);
   });

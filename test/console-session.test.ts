@@ -11,7 +11,9 @@ const EVIL = { origin: 'http://evil.test' };
 const HOUR = 3_600_000;
 
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
 async function signIn(key: string, headers: Record<string, string> = SAME): Promise<Response> {
   return t.request('/api/v1/console/session', jsonRequest('POST', { key }, headers));
@@ -51,7 +53,7 @@ describe('console sign-in', () => {
     t = await makeTestApp();
     const cookie = await session(await t.keyWith('admin'));
     const raw = cookie.split('=')[1]!;
-    const rows = t.database.sqlite.query('SELECT * FROM console_sessions').all() as Record<string, unknown>[];
+    const rows = await t.query('SELECT * FROM console_sessions');
     expect(rows).toHaveLength(1);
     expect(rows[0]!.id_hash).toBe(sha256Hex(raw));
     expect(JSON.stringify(rows)).not.toContain(raw);
@@ -77,7 +79,7 @@ describe('console sign-in', () => {
       expect(res.status).toBe(403);
       expect((await res.json()).error).toBe('cross_origin_refused');
     }
-    expect(t.database.sqlite.query('SELECT count(*) AS n FROM console_sessions').get()).toEqual({ n: 0 });
+    expect(await t.query('SELECT count(*) AS n FROM console_sessions')).toEqual([{ n: 0 }]);
   });
 
   test('sign-in attempts are rate limited per client like anonymous sign-ups', async () => {
@@ -152,7 +154,7 @@ describe('console session authorizes the API like its key', () => {
     const who = await t.request('/api/v1/console/session', withCookie(cookie));
     expect(who.status).toBe(204);
     expect(who.headers.get('set-cookie')).toBe('svc_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
-    expect(t.database.sqlite.query('SELECT count(*) AS n FROM console_sessions').get()).toEqual({ n: 0 });
+    expect(await t.query('SELECT count(*) AS n FROM console_sessions')).toEqual([{ n: 0 }]);
   });
 
   test('an idle session expires after 12 hours; use keeps it alive', async () => {

@@ -6,7 +6,9 @@ import { scanPayload, signedInit } from './helpers/probe.ts';
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 const HOUR = 3_600_000;
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
 interface Item {
   id: string;
@@ -166,7 +168,7 @@ describe('GET /api/v1/dashboard/scans', () => {
     } while (cursor);
     expect(pages).toBe(7);
     expect(new Set(seen).size).toBe(seen.length);
-    const original = (t.database.sqlite.query('SELECT id FROM scans WHERE scanned_at < ? ORDER BY scanned_at DESC, id DESC').all(NOW - HOUR + 1) as { id: string }[]).map((r) => r.id);
+    const original = ((await t.query('SELECT id FROM scans WHERE scanned_at < ? ORDER BY scanned_at DESC, id DESC', NOW - HOUR + 1)) as { id: string }[]).map((r) => r.id);
     expect(seen).toEqual(original);
   });
 

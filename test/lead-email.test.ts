@@ -67,7 +67,9 @@ describe('lead emails with control or invisible formatting characters are refuse
   beforeAll(async () => {
     t = await makeTestApp({ env: { SVC_RATE_ANONYMOUS: '100000' } });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+  });
   const cases = HIDDEN.flatMap(([c, name]) => PLACES.map(([where, place]): [string, string, string] => [name, where, place(c)]));
   // A form or a URL carries UTF-8, which cannot hold a lone surrogate (JSON's \u escape can).
   const sendable = cases.filter(([, , email]) => email.isWellFormed());
@@ -99,7 +101,7 @@ describe('lead emails with control or invisible formatting characters are refuse
   });
 
   test('nothing of them was stored', async () => {
-    const emails = t.database.sqlite.query<{ email: string }, []>('SELECT email FROM leads').all().map((row) => row.email);
+    const emails = (await t.query('SELECT email FROM leads')).map((row) => row.email);
     expect(emails).toEqual(['fine@example.com']);
   });
 });

@@ -7,7 +7,9 @@ import { TELEMETRY, tokenInit } from './helpers/probe.ts';
 // The landing page (GET / and its no-JavaScript sign-up form) and the console's page shell, through
 // the app's HTTP surface. Browser behaviour is covered by test/e2e/console-browser.test.ts.
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
 const form = (fields: Record<string, string>): RequestInit => ({
   method: 'POST',
@@ -147,7 +149,7 @@ describe('landing page', () => {
     expect(limited.headers.get('ratelimit-policy')).toBe('"anonymous";q=2;w=60');
     expect(await limited.text()).toMatch(/<p class="field-error" id="email-error">Too many sign-ups from your network. Try again in \d+ seconds.<\/p>/);
     expect((await t.request('/api/v1/public/leads', jsonRequest('POST', { email: 'api2@example.com' }))).status).toBe(429);
-    expect(t.database.sqlite.query('SELECT count(*) AS n FROM leads').get()).toEqual({ n: 2 });
+    expect(await t.query('SELECT count(*) AS n FROM leads')).toEqual([{ n: 2 }]);
   });
 
   test('assets are served with a long cache life and a validator', async () => {
