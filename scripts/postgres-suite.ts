@@ -31,7 +31,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/webhooks-server.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/faqs.test.ts': '49 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/fuzz.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
-  'test/health.test.ts': '4 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/json-limits.test.ts': '11 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/key-usage.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/metrics.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',

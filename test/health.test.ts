@@ -2,16 +2,29 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { WRITE_PROBE_INTERVAL_MS } from '../src/health/routes.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
+import { failWritesTo } from './helpers/failing-commits.ts';
 
 let t: TestApp;
-afterEach(() => t.close());
+afterEach(async () => {
+  await t.close();
+});
 
 const T0 = Date.parse('2026-03-01T00:00:00Z');
 const health = async () => {
   const res = await t.request('/healthz');
   return { status: res.status, body: await res.json() };
 };
-const probeWrittenAt = () => t.database.sqlite.query<{ written_at: number }, []>('SELECT written_at FROM health_probe').get()?.written_at ?? null;
+const probeWrittenAt = async () => ((await t.query('SELECT written_at FROM health_probe'))[0]?.written_at as number | undefined) ?? null;
+
+/**
+ * The database stops taking writes, as on a read-only file: SQLite's connection turns read-only; on
+ * PostgreSQL the probe's table refuses writes as a read-only transaction would. Returns the undo.
+ */
+async function readOnly(): Promise<() => Promise<void>> {
+  if (t.config.postgres) return failWritesTo(t, 'health_probe', 'cannot execute UPDATE in a read-only transaction');
+  t.database.sqlite.exec('PRAGMA query_only = ON');
+  return async () => void t.database.sqlite.exec('PRAGMA query_only = OFF');
+}
 
 describe('/healthz reports degraded (503) when the database cannot be written', () => {
   test('a database that answers reads but refuses writes is degraded; writable again, ok again', async () => {
@@ -19,14 +32,14 @@ describe('/healthz reports degraded (503) when the database cannot be written', 
     t = await makeTestApp({ clock });
     expect(await health()).toMatchObject({ status: 200, body: { status: 'ok', version: expect.any(String) } });
 
-    t.database.sqlite.exec('PRAGMA query_only = ON'); // the connection can no longer write, as on a read-only file
+    const writable = await readOnly();
     clock.advance(WRITE_PROBE_INTERVAL_MS);
     const degraded = await health();
     expect(degraded.status).toBe(503);
     expect(degraded.body).toMatchObject({ status: 'degraded', error: 'database_not_writable', version: expect.any(String) });
     expect(degraded.body.detail).toContain('does not take writes');
 
-    t.database.sqlite.exec('PRAGMA query_only = OFF');
+    await writable();
     clock.advance(WRITE_PROBE_INTERVAL_MS);
     expect(await health()).toMatchObject({ status: 200, body: { status: 'ok' } });
   });
@@ -35,7 +48,7 @@ describe('/healthz reports degraded (503) when the database cannot be written', 
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
     await health();
-    t.database.sqlite.exec("CREATE TRIGGER full_disk BEFORE UPDATE ON health_probe BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+    await failWritesTo(t, 'health_probe', 'database or disk is full');
     clock.advance(WRITE_PROBE_INTERVAL_MS);
     const degraded = await health();
     expect(degraded.status).toBe(503);
@@ -46,13 +59,13 @@ describe('/healthz reports degraded (503) when the database cannot be written', 
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
     await health();
-    expect(probeWrittenAt()).toBe(T0);
+    expect(await probeWrittenAt()).toBe(T0);
     for (let i = 0; i < 20; i++) {
       clock.advance(100);
       expect((await health()).status).toBe(200);
     }
-    expect(probeWrittenAt()).toBe(T0); // 2 s of checks, no second write
-    t.database.sqlite.exec('PRAGMA query_only = ON');
+    expect(await probeWrittenAt()).toBe(T0); // 2 s of checks, no second write
+    await readOnly();
     expect((await health()).status).toBe(200); // the cached result until the next probe is due
     clock.set(T0 + WRITE_PROBE_INTERVAL_MS);
     expect((await health()).status).toBe(503);
@@ -62,13 +75,13 @@ describe('/healthz reports degraded (503) when the database cannot be written', 
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
     expect((await health()).status).toBe(200);
-    t.database.sqlite.exec('PRAGMA query_only = ON');
+    const writable = await readOnly();
     clock.set(T0 - 3_600_000);
     expect((await health()).status).toBe(503);
-    expect(probeWrittenAt()).toBe(T0);
-    t.database.sqlite.exec('PRAGMA query_only = OFF');
+    expect(await probeWrittenAt()).toBe(T0);
+    await writable();
     clock.advance(WRITE_PROBE_INTERVAL_MS);
     expect((await health()).status).toBe(200);
-    expect(probeWrittenAt()).toBe(T0 - 3_600_000 + WRITE_PROBE_INTERVAL_MS);
+    expect(await probeWrittenAt()).toBe(T0 - 3_600_000 + WRITE_PROBE_INTERVAL_MS);
   });
 });

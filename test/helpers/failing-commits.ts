@@ -59,3 +59,17 @@ export async function slowInsertsWhen(t: TestApp, table: string, when: string): 
   await t.query(triggerFunction(name, 'PERFORM pg_sleep(0.005); RETURN NULL;'));
   await t.query(`CREATE TRIGGER ${name} AFTER INSERT ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`);
 }
+
+/** Makes every INSERT and UPDATE of `table` fail with `message`, on the test app's engine. Returns the undo. */
+export async function failWritesTo(t: TestApp, table: string, message: string): Promise<() => Promise<void>> {
+  const name = `refuse_${crypto.randomUUID().slice(0, 8)}`;
+  if (!onPostgres(t)) {
+    for (const write of ['INSERT', 'UPDATE']) t.database.sqlite.run(`CREATE TRIGGER ${name}_${write} BEFORE ${write} ON ${table} BEGIN SELECT RAISE(ABORT, '${message}'); END`);
+    return async () => {
+      for (const write of ['INSERT', 'UPDATE']) t.database.sqlite.run(`DROP TRIGGER ${name}_${write}`);
+    };
+  }
+  await t.query(triggerFunction(name, `RAISE EXCEPTION '${message}';`));
+  await t.query(`CREATE TRIGGER ${name} BEFORE INSERT OR UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${name}()`);
+  return async () => void (await t.query(`DROP TRIGGER ${name} ON ${table}`));
+}
