@@ -3,11 +3,10 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import { createVerifiedCache } from '../src/auth/verified-cache.ts';
 import { createRecordRetention } from '../src/retention/records.ts';
-import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
 import { createTableWriteStamp } from '../src/storage/sqlite/table-writes.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { DAY_MS } from '../src/lib/time.ts';
-import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { bearer, makeTestApp, tempDir, writeElsewhere, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, tokenInit } from './helpers/probe.ts';
 
 // Issue 12 item 3: verified keys and lead tokens are kept in memory (src/auth/verified-cache.ts), yet
@@ -16,7 +15,9 @@ import { TELEMETRY, scanPayload, tokenInit } from './helpers/probe.ts';
 // CLI in another process is test/e2e/revocation.test.ts.
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
 const dashboard = (key: string) => t.request('/api/v1/dashboard/scans', { headers: bearer(key) });
 const probe = (token: string) => t.request(TELEMETRY, tokenInit(token, scanPayload()));
@@ -35,9 +36,7 @@ describe('verified keys kept in memory', () => {
     t = await makeTestApp();
     const { key, record } = await t.keys.create({ name: 'dash', scopes: ['dashboard:read'] });
     expect((await dashboard(key)).status).toBe(200);
-    const other = new Database(t.config.databaseFile);
-    other.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [Date.now(), record.id]);
-    other.close();
+    await writeElsewhere(t, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', Date.now(), record.id);
     expect((await dashboard(key)).status).toBe(401);
   });
 
@@ -45,9 +44,7 @@ describe('verified keys kept in memory', () => {
     t = await makeTestApp();
     const { key, record } = await t.keys.create({ name: 'dash', scopes: ['dashboard:read'] });
     expect((await dashboard(key)).status).toBe(200);
-    const other = new Database(t.config.databaseFile);
-    other.run(`UPDATE api_keys SET scopes = '["metrics:read"]' WHERE id = ?`, [record.id]);
-    other.close();
+    await writeElsewhere(t, `UPDATE api_keys SET scopes = '["metrics:read"]' WHERE id = ?`, record.id);
     expect((await dashboard(key)).status).toBe(403);
   });
 });
@@ -84,7 +81,7 @@ describe('leads found by token kept in memory', () => {
     const unsent = () => t.request(TELEMETRY, { method: 'POST', headers: { 'content-type': 'application/json', 'x-probe-token': apiToken }, body: '{}' });
     expect((await unsent()).status).toBe(400);
     clock.advance((t.config.retention.unusedLeadDays + 1) * DAY_MS);
-    expect(await createRecordRetention(sqliteRetentionRecords(t.database), clock, t.config.retention).runOnce()).toBe(1);
+    expect(await createRecordRetention(t.storage.retention, clock, t.config.retention).runOnce()).toBe(1);
     const refused = await unsent();
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: string }).error).toBe('invalid_token');

@@ -1,3 +1,5 @@
+import { Database } from 'bun:sqlite';
+import { SQL } from 'bun';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -287,6 +289,31 @@ export async function otherConnection(t: TestApp): Promise<{ storage: Storage; c
       await client.close();
     },
   };
+}
+
+/**
+ * Runs one write on another connection to the test app's database, as the CLI or another instance
+ * would, and waits until the app has heard of it (at once on SQLite; on PostgreSQL its notification
+ * arrives a few ms after the commit). `?` placeholders, as in t.query.
+ */
+export async function writeElsewhere(t: TestApp, statement: string, ...params: (string | number | null)[]): Promise<void> {
+  if (!t.config.postgres) {
+    const other = new Database(t.config.databaseFile);
+    try {
+      other.run(statement, params);
+    } finally {
+      other.close();
+    }
+    return;
+  }
+  const other = new SQL({ url: t.config.postgres.url, max: 1 });
+  try {
+    let n = 0;
+    await other.unsafe(statement.replace(/\?/g, () => `$${++n}`), params);
+  } finally {
+    await other.close();
+  }
+  await t.changesHeard();
 }
 
 const INT8 = 20;
