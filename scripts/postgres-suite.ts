@@ -22,8 +22,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/restore.test.ts': '6 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/revocation.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/e2e/server.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
-  'test/e2e/signals-server.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
-  'test/e2e/stores-cli.test.ts': '4 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/e2e/sync-crash.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/telemetry-crash.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/e2e/webhooks-crash.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
@@ -44,7 +42,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/signals-discovery.test.ts': '10 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/signals.test.ts': '46 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/store-removal.test.ts': '2 failing: behaviour difference to investigate: a delivery dispatched just before a removal (or disconnect) is committed on PostgreSQL (answered recorded, its rows removed later) where SQLite refuses it (or ignores it), because the removal stops the store only once records.stop has answered over the network, after the delivery\'s group commit began; a group already committing is not held back by a removal',
-  'test/sync-reconcile.test.ts': '2 failing: fails on PostgreSQL: behaviour differences to investigate',
 };
 
 
