@@ -30,7 +30,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/fuzz.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/json-limits.test.ts': '11 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/key-usage.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
-  'test/metrics.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/no-500-from-input.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/ratelimit-redis.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/record-retention.test.ts': '6 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',

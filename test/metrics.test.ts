@@ -7,7 +7,9 @@ import { createMetrics } from '../src/observability/metrics.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
-afterEach(() => t.close());
+afterEach(async () => {
+  await t.close();
+});
 
 /** `name{labels} value` lines of a scrape, as [series, value]. */
 function samples(text: string): Map<string, number> {
@@ -84,8 +86,15 @@ describe('GET /metrics', () => {
     expect(s.get('svc_jobs{status="queued"}')).toBe(0);
     expect(s.get('svc_job_failures_total')).toBe(0);
     expect(s.get('svc_ratelimit_buckets')).toBeGreaterThanOrEqual(3);
-    expect(s.get('svc_database_bytes')).toBeGreaterThan(0);
-    expect(s.has('svc_database_wal_bytes')).toBe(true);
+    // The database's own figures: SQLite's file and WAL, or PostgreSQL's pool.
+    if (t.config.postgres) {
+      expect(s.get('svc_database_pool_max')).toBeGreaterThan(0);
+      expect(s.get('svc_database_pool_connections{state="idle"}')).toBeGreaterThanOrEqual(0);
+      expect(s.get('svc_database_pool_connections{state="busy"}')).toBeGreaterThanOrEqual(0);
+    } else {
+      expect(s.get('svc_database_bytes')).toBeGreaterThan(0);
+      expect(s.has('svc_database_wal_bytes')).toBe(true);
+    }
     expect([...s.keys()].some((series) => series.startsWith('svc_build_info{version='))).toBe(true);
     // Every metric is announced with HELP and TYPE.
     for (const name of new Set([...s.keys()].map((series) => series.replace(/\{.*$/, '').replace(/_(bucket|sum|count)$/, '')))) {
