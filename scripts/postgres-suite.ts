@@ -11,7 +11,6 @@ export const REPO_ROOT = path.resolve(import.meta.dir, '..');
 
 /** Test files that do not pass on PostgreSQL yet, with how many of their tests fail there and why: convert one, take it off the list. */
 export const NOT_YET_ON_POSTGRES: Record<string, string> = {
-  'test/access-waits.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/dashboard-workers.test.ts': '2 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/e2e/binary.test.ts': '2 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/cli.test.ts': '6 failing: fails on PostgreSQL: behaviour differences to investigate',
