@@ -2,9 +2,12 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { createDashboardQueries } from '../src/storage/sqlite/scan-dashboard-workers.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { scanPayload, signedInit } from './helpers/probe.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
 
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
 /** `count` scans over the last 60 days, through bulk; no roller runs, so every one is read raw by the stats. */
 async function ingest(count: number) {
@@ -64,7 +67,7 @@ describe('dashboard reads run in Workers of their own', () => {
     expect(hostnames.items).toHaveLength(3);
   });
 
-  test('closing answers the reads already given, then refuses the next', async () => {
+  testSqliteOnly('the Workers read SQLite\'s file; PostgreSQL answers the dashboard with queries of its pool, no Worker', 'closing answers the reads already given, then refuses the next', async () => {
     t = await makeTestApp({ env: { SVC_RATE_AGENT: '1000000' } });
     await ingest(10);
     const queries = createDashboardQueries(t.database.file);
@@ -72,6 +75,6 @@ describe('dashboard reads run in Workers of their own', () => {
     const closing = queries.close();
     expect((await given).reduce((sum, group) => sum + group.scans, 0)).toBe(10);
     await closing;
-    expect(queries.stats({}, 'country')).rejects.toThrow('dashboard reader: closed');
+    await expect(queries.stats({}, 'country')).rejects.toThrow('dashboard reader: closed');
   });
 });

@@ -77,7 +77,9 @@ describe('log line budget', () => {
 
 describe('request log through the app', () => {
   let t: TestApp;
-  afterEach(() => t.close());
+  afterEach(async () => {
+    await t.close();
+  });
 
   test('one line per request: method, route template, status, duration, request bytes, tier, request id, error code', async () => {
     t = await makeTestApp();
@@ -144,7 +146,8 @@ describe('request log through the app', () => {
   test('an unexpected failure is a 500 with an error line that carries the request id', async () => {
     t = await makeTestApp();
     const key = await t.keyWith('admin');
-    t.database.close(); // every query now throws
+    await t.query('ALTER TABLE api_keys RENAME TO api_keys_gone'); // every query of the keys now throws, on either engine
+    await t.changesHeard();
     const res = await t.request('/api/v1/admin/keys', { headers: bearer(key) });
     expect(res.status).toBe(500);
     const [failure, line] = t.logLines();
