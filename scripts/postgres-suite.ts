@@ -29,7 +29,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/json-limits.test.ts': '11 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/key-usage.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/no-500-from-input.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
-  'test/ratelimit-redis.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/record-retention.test.ts': '6 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/rollup-backlog.test.ts': '5 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/scan-retention.test.ts': '7 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',

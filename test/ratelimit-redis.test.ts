@@ -76,9 +76,11 @@ describeRedis('rate limits shared in Redis (issue 31 item 1)', () => {
 
   test('a client limited to N a minute gets at most N across two instances sharing one Redis: every tier, bulk batches, sign-up (API and form), console sign-in, webhook deliveries', async () => {
     const env = { SVC_RATE_ANONYMOUS: '4', SVC_RATE_AUTHED: '5', SVC_RATE_AGENT: '6', SVC_RATE_WEBHOOK: '3' };
-    const a = await appWith(await sharedBuckets(), env);
-    // The second instance serves the same database, as instances behind one load balancer do.
-    const b = await appWith(await sharedBuckets(), env, a.config.dataDir);
+    // Both instances serve the same database (one data directory names it on either engine), as instances behind one load balancer do.
+    const data = tempDir('svc-redis-shared-');
+    undo.push(() => data.remove());
+    const a = await appWith(await sharedBuckets(), env, data.dir);
+    const b = await appWith(await sharedBuckets(), env, data.dir);
     const agentKey = await a.keyWith('probe:scan');
     const bulkKey = await a.keyWith('probe:scan');
     const leadToken = (await a.leads.create('shared@example.com', true)).apiToken;
