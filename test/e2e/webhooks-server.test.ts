@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
-import path from 'node:path';
 import { startFakePlatformB, type FakePlatformB } from '../fakes/platform-b.ts';
 import { platformBProduct } from '../fakes/payloads.ts';
 import { tempDir } from '../helpers/app.ts';
 import { MAIN, runCli } from '../helpers/cli.ts';
+import { engineEnv, queryDataDir } from '../helpers/engine.ts';
 
 let fake: FakePlatformB;
 let data: ReturnType<typeof tempDir>;
@@ -22,7 +21,7 @@ afterAll(() => {
 /** `svc serve` as a separate process; resolves once it printed its listening line. */
 async function serve() {
   const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--http', '127.0.0.1:0', '--data-dir', data.dir], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_PLATFORM_B_API_BASE: fake.url },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_PLATFORM_B_API_BASE: fake.url, ...(await engineEnv(data.dir)) },
     stdout: 'pipe',
     stderr: 'pipe',
   });
@@ -73,12 +72,10 @@ test('a platform-B delivery acknowledged before a restart and a platform outage 
   const stderr = await first.stop();
   expect(stderr.match(/SVC_ENCRYPTION_KEY is not set/g)).toHaveLength(1);
 
-  const db = new Database(path.join(data.dir, 'svc.db'));
-  const job = db.query("SELECT status, attempts, last_error FROM jobs WHERE kind = 'platform-b.fetch-product'").get() as any;
+  const [job] = (await queryDataDir(data.dir, "SELECT status, attempts, last_error FROM jobs WHERE kind = 'platform-b.fetch-product'")) as any[];
   expect(job).toMatchObject({ status: 'queued', attempts: 1 });
   expect(job.last_error).toContain('503');
-  db.run('UPDATE jobs SET run_at = 0'); // the backoff delay has passed
-  db.close();
+  await queryDataDir(data.dir, 'UPDATE jobs SET run_at = 0'); // the backoff delay has passed
 
   fake.outage.catalog.status = null;
   const second = await serve();

@@ -28,7 +28,7 @@ import { writePause } from '../../src/storage/sqlite/write-pause.ts';
 import { openPostgresClient } from '../../src/storage/postgres/client.ts';
 import { postgresStorage } from '../../src/storage/postgres/index.ts';
 import { CHANGE_CHANNEL } from '../../src/storage/postgres/changes.ts';
-import { engineEnv } from './engine.ts';
+import { asSqliteReads, engineEnv } from './engine.ts';
 import { createMigratedTestDatabase, POSTGRES_MODE, type TestDatabase } from './postgres.ts';
 
 import { buildMmdb } from './mmdb.ts';
@@ -314,19 +314,6 @@ export async function writeElsewhere(t: TestApp, statement: string, ...params: (
     await other.close();
   }
   await t.changesHeard();
-}
-
-const INT8 = 20;
-const BOOL = 16;
-
-/** A PostgreSQL row as SQLite would read it: bigints (epoch ms, counts) as numbers, booleans as 1 and 0. */
-function asSqliteReads(row: Record<string, unknown>, columns: { name: string; type: number }[] | undefined): Record<string, unknown> {
-  for (const { name, type } of columns ?? []) {
-    const value = row[name];
-    if (type === INT8 && typeof value === 'string') row[name] = Number(value);
-    else if (type === BOOL && typeof value === 'boolean') row[name] = value ? 1 : 0;
-  }
-  return row;
 }
 
 /** After a test that ran an app against fakes: stop its job runner (aborting its calls), close it, then stop the fakes. */

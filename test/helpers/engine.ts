@@ -3,7 +3,9 @@
 // listed, each with its reason, in scripts/postgres-suite.ts. A test about SQLite itself (its file,
 // WAL, locks, triggers that only SQLite has) says so with `testSqliteOnly`, with the reason, and is
 // skipped (never silently) on PostgreSQL.
+import { Database } from 'bun:sqlite';
 import { describe, test } from 'bun:test';
+import { SQL } from 'bun';
 import path from 'node:path';
 import { createMigratedTestDatabase, POSTGRES_MODE } from './postgres.ts';
 
@@ -37,4 +39,42 @@ export async function engineEnv(dataDir: string | undefined): Promise<Record<str
     databases.set(key, url);
   }
   return { SVC_DATABASE_URL: await url };
+}
+
+const INT8 = 20;
+const BOOL = 16;
+
+/** A PostgreSQL row as SQLite would read it: bigints (epoch ms, counts) as numbers, booleans as 1 and 0. */
+export function asSqliteReads(row: Record<string, unknown>, columns: { name: string; type: number }[] | undefined): Record<string, unknown> {
+  for (const { name, type } of columns ?? []) {
+    const value = row[name];
+    if (type === INT8 && typeof value === 'string') row[name] = Number(value);
+    else if (type === BOOL && typeof value === 'boolean') row[name] = value ? 1 : 0;
+  }
+  return row;
+}
+
+/**
+ * Plain SQL with `?` placeholders on the database of a data directory that spawned servers and
+ * commands use (its SQLite file, or under npm run test:postgres its PostgreSQL database), rows read
+ * as SQLite reads them. For a test that looks under a server it spawned, or changes what it left.
+ */
+export async function queryDataDir(dataDir: string, statement: string, ...params: (string | number | null)[]): Promise<Record<string, unknown>[]> {
+  const { SVC_DATABASE_URL: url } = await engineEnv(dataDir);
+  if (!url) {
+    const db = new Database(path.join(dataDir, 'svc.db'));
+    try {
+      return db.query(statement).all(...params) as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  }
+  const sql = new SQL({ url, max: 1 });
+  try {
+    let n = 0;
+    const result = await sql.unsafe(statement.replace(/\?/g, () => `$${++n}`), params);
+    return [...result].map((row) => asSqliteReads(row, result.columns));
+  } finally {
+    await sql.close();
+  }
 }
