@@ -20,8 +20,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/revocation.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/e2e/server.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/sync-crash.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
-  'test/e2e/telemetry-crash.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
-  'test/e2e/webhooks-crash.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/faqs.test.ts': '49 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/fuzz.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/json-limits.test.ts': '11 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',

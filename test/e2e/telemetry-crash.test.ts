@@ -1,9 +1,9 @@
 import { afterEach, expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
 import type { Subprocess } from 'bun';
 import { tempDir } from '../helpers/app.ts';
 import { MAIN, REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { loadThenKill } from '../helpers/crash-load.ts';
+import { engineEnv, queryDataDir } from '../helpers/engine.ts';
 import { TELEMETRY, scanPayload, signedInit } from '../helpers/probe.ts';
 
 const LOAD_MS = 1_500;
@@ -20,7 +20,7 @@ afterEach(() => {
 async function serve(dataDir: string): Promise<{ proc: Subprocess<'ignore', 'pipe', 'inherit'>; url: string }> {
   const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_RATE_AGENT: '10000000' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_RATE_AGENT: '10000000', ...(await engineEnv(dataDir)) },
     stdout: 'pipe',
     stderr: 'inherit',
   });
@@ -56,14 +56,10 @@ test('kill -9 mid-load loses no scan that was answered 204', async () => {
   expect(failed).toBe(0);
   expect(acknowledged.length).toBeGreaterThan(100);
 
-  // Restart on the same data directory: it recovers the WAL and serves again.
+  // Restart on the same data directory (and database): it recovers and serves again.
   const second = await serve(dir.dir);
   expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
-  const db = new Database(`${dir.dir}/svc.db`, { readonly: true });
-  const stored = new Set(
-    (db.query("SELECT json_extract(data, '$.requestId') AS id FROM scans").all() as { id: string }[]).map((row) => row.id),
-  );
-  db.close();
+  const stored = new Set(((await queryDataDir(dir.dir, 'SELECT data FROM scans')) as { data: string }[]).map((row) => (JSON.parse(row.data) as { requestId: string }).requestId));
   const lost = acknowledged.filter((id) => !stored.has(id));
   expect(lost).toEqual([]);
   second.proc.kill('SIGTERM');

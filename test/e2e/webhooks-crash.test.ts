@@ -1,9 +1,8 @@
 import { expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
 import { createHmac } from 'node:crypto';
-import path from 'node:path';
 import { platformAProduct } from '../fakes/payloads.ts';
 import { runCli } from '../helpers/cli.ts';
+import { queryDataDir } from '../helpers/engine.ts';
 import { loadThenKill } from '../helpers/crash-load.ts';
 import { serversPerTest } from '../helpers/server.ts';
 
@@ -47,11 +46,9 @@ test('kill -9 mid-load loses no webhook delivery that was answered 200 (group co
   expect(failed).toBe(0);
   expect(acknowledged.length).toBeGreaterThan(50);
 
-  // Restart on the same data directory: it recovers the WAL and serves again.
+  // Restart on the same data directory (and database): it recovers and serves again.
   const second = await servers.start({ env });
   expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
-  const db = new Database(path.join(servers.dataDir, 'svc.db'), { readonly: true });
-  const logged = new Set((db.query('SELECT dedupe_key AS key FROM webhook_deliveries').all() as { key: string }[]).map((row) => row.key));
-  db.close();
+  const logged = new Set(((await queryDataDir(servers.dataDir, 'SELECT dedupe_key AS key FROM webhook_deliveries')) as { key: string }[]).map((row) => row.key));
   expect(acknowledged.filter((id) => !logged.has(`event:${id}`))).toEqual([]);
 }, 30_000);
