@@ -17,7 +17,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/outbound-shutdown.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/public-gets-server.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/e2e/restore.test.ts': '6 failing: opens the SQLite file beside a PostgreSQL server',
-  'test/e2e/revocation.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/e2e/server.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/sync-crash.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/faqs.test.ts': '49 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',

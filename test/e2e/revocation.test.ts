@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
+import { queryDataDir } from '../helpers/engine.ts';
 import { scanPayload } from '../helpers/probe.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 
@@ -58,8 +59,8 @@ describe('revocation by the CLI in another process', () => {
     expect((await (await faqs()).json()) as unknown).toMatchObject({ items: [{ answer: 'Yes.' }] });
     expect((await faqs()).status).toBe(200);
 
-    const script = `const { Database } = require('bun:sqlite'); const db = new Database(${JSON.stringify(path.join(dataDir, 'svc.db'))}); db.run("UPDATE faq_entries SET answer = 'Yes, a 15-inch laptop.' WHERE id = ?", [${JSON.stringify(faq.id)}]); db.close();`;
-    expect(Bun.spawnSync([process.execPath, '-e', script]).exitCode).toBe(0);
+    // Another process's write: this test's own connection to the server's database, on either engine.
+    await queryDataDir(dataDir, "UPDATE faq_entries SET answer = 'Yes, a 15-inch laptop.' WHERE id = ?", faq.id);
     expect((await (await faqs()).json()) as unknown).toMatchObject({ items: [{ answer: 'Yes, a 15-inch laptop.' }] });
 
     expect((await cli('keys', 'revoke', widget.id)).code).toBe(0);
