@@ -12,7 +12,6 @@ export const REPO_ROOT = path.resolve(import.meta.dir, '..');
 /** Test files that do not pass on PostgreSQL yet, with how many of their tests fail there and why: convert one, take it off the list. */
 export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/binary.test.ts': '2 failing: opens the SQLite file beside a PostgreSQL server',
-  'test/e2e/cli.test.ts': '6 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/e2e/instance.test.ts': '3 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/outbound-shutdown.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/public-gets-server.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',

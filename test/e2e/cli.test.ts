@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Database } from 'bun:sqlite';
 import { sha256Hex } from '../../src/lib/crypto.ts';
 import { runCli } from '../helpers/cli.ts';
+import { queryDataDir, testSqliteOnly } from '../helpers/engine.ts';
 import { bearer, jsonRequest, makeTestApp, tempDir } from '../helpers/app.ts';
 import { fixedClock } from '../../src/lib/clock.ts';
 
@@ -18,7 +19,7 @@ beforeEach(() => {
 afterEach(() => tmp.remove());
 
 describe('svc CLI', () => {
-  test('migrate creates the database and is idempotent', async () => {
+  testSqliteOnly('it names the SQLite file and the rollups file beside it; migrating PostgreSQL is test/postgres/migrate.test.ts', 'migrate creates the database and is idempotent', async () => {
     const first = await cli('migrate');
     expect(first.code).toBe(0);
     expect(first.json.database).toBe(path.join(dataDir, 'svc.db'));
@@ -38,7 +39,7 @@ describe('svc CLI', () => {
       jsonRequest('POST', { platform: 'platform-a', domain: 'shop.myplatform-a.com', currency: 'EUR', credentials: { accessToken: 'token' } }, bearer(await app.keyWith('admin'))),
     );
     const storeId: string = (await store.json()).id;
-    app.close();
+    await app.close();
     const res = await cli('keys', 'create', '--scopes', 'products:read,probe:scan', '--domains', 'shop.example.com,*.example.org', '--store', storeId, '--name', 'widget');
     expect(res.code).toBe(0);
     expect(res.json).toEqual({
@@ -48,10 +49,7 @@ describe('svc CLI', () => {
       allowedDomains: ['shop.example.com', '*.example.org'],
       storeId,
     });
-    const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
-    const row = db.query("SELECT key_hash, name FROM api_keys WHERE name = 'widget'").get() as { key_hash: string; name: string };
-    db.close();
-    expect(row).toEqual({ key_hash: sha256Hex(res.json.key), name: 'widget' });
+    expect(await queryDataDir(dataDir, "SELECT key_hash, name FROM api_keys WHERE name = 'widget'")).toEqual([{ key_hash: sha256Hex(res.json.key), name: 'widget' }]);
   });
 
   test('keys create rejects unknown scopes and unknown stores on stderr with a non-zero exit', async () => {
@@ -173,7 +171,7 @@ describe('svc CLI', () => {
     expect((await cli('keys', 'create', '--scopes', 'admin')).code).toBe(0);
   });
 
-  test('backup writes a consistent copy and refuses to overwrite', async () => {
+  testSqliteOnly('it copies the SQLite file; on PostgreSQL svc backup points to pg_dump', 'backup writes a consistent copy and refuses to overwrite', async () => {
     const { json: key } = await cli('keys', 'create', '--scopes', 'admin');
     const file = path.join(tmp.dir, 'backup.db');
     const res = await cli('backup', file);
@@ -187,7 +185,7 @@ describe('svc CLI', () => {
     expect(again.stderr).toContain('already exists');
   });
 
-  test('doctor prints what it checked in the database and what it found, and exits 1 when something is wrong', async () => {
+  testSqliteOnly('it checks the SQLite file (integrity, schema objects, a file that is no database)', 'doctor prints what it checked in the database and what it found, and exits 1 when something is wrong', async () => {
     const first = await cli('migrate');
     const file = path.join(dataDir, 'svc.db');
     const healthy = await cli('doctor');
@@ -242,7 +240,7 @@ describe('svc CLI', () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
-  test('a data directory that cannot be created (a file in the way) stops serve and the CLI with one line naming it', async () => {
+  testSqliteOnly('on PostgreSQL the commands keep nothing in the data directory, so they need none', 'a data directory that cannot be created (a file in the way) stops serve and the CLI with one line naming it', async () => {
     const file = path.join(tmp.dir, 'not-a-directory');
     await Bun.write(file, 'x');
     for (const args of [['keys', 'create', '--scopes', 'admin'], ['serve', '--http', '127.0.0.1:0']]) {
