@@ -20,7 +20,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/sync-crash.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/faqs.test.ts': '49 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/fuzz.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
-  'test/json-limits.test.ts': '11 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/key-usage.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/no-500-from-input.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/record-retention.test.ts': '6 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
