@@ -20,7 +20,7 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/sync-crash.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/faqs.test.ts': '49 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/fuzz.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
-  'test/key-usage.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
+  'test/key-usage.test.ts': '6 failing: counts SQLite\'s own writes (total_changes, the api_keys write counter in temp) and drives the SQLite records and write pause directly: count the use writes with a planted trigger on either engine and use t.storage.auth.keyUsage; the widget answer-cache test reads lastUsedAt before the use is written on PostgreSQL (a use is written without being waited for, by design): wait for the write to land',
   'test/no-500-from-input.test.ts': '1 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/record-retention.test.ts': '6 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/rollup-backlog.test.ts': '5 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
