@@ -29,6 +29,7 @@ import { openPostgresClient } from '../../src/storage/postgres/client.ts';
 import { postgresStorage } from '../../src/storage/postgres/index.ts';
 import { CHANGE_CHANNEL } from '../../src/storage/postgres/changes.ts';
 import { asSqliteReads, engineEnv } from './engine.ts';
+import { storageOn } from './storage.ts';
 import { createMigratedTestDatabase, POSTGRES_MODE, type TestDatabase } from './postgres.ts';
 
 import { buildMmdb } from './mmdb.ts';
@@ -274,21 +275,8 @@ async function onPostgres(url: string): Promise<TestEngine> {
  * Another connection to a test app's database, as another process (the CLI, another instance) has:
  * its own storage, on the app's engine. Close it after use.
  */
-export async function otherConnection(t: TestApp): Promise<{ storage: Storage; close(): Promise<void> }> {
-  if (!t.config.postgres) {
-    const database = openDatabase(t.config.databaseFile);
-    return { storage: sqliteStorage(database), close: async () => database.close() };
-  }
-  const client = openPostgresClient(t.config.postgres.url, { max: 2 });
-  const storage = postgresStorage(client);
-  await storage.changes.ready;
-  return {
-    storage,
-    close: async () => {
-      await storage.changes.close();
-      await client.close();
-    },
-  };
+export function otherConnection(t: TestApp): Promise<{ storage: Storage; close(): Promise<void> }> {
+  return storageOn(t.config.postgres ? { kind: 'postgres', url: t.config.postgres.url } : { kind: 'sqlite', database: { file: t.config.databaseFile } });
 }
 
 /**

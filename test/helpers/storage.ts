@@ -67,7 +67,7 @@ export async function query(opened: OpenedEngine, text: string, ...params: (stri
  * An instance's storage on the engine's database: its own connections and change feed (listening,
  * on PostgreSQL), as another svc would open it; `close` ends them.
  */
-export async function storageOn(opened: OpenedEngine): Promise<{ storage: Storage; close(): Promise<void> }> {
+export async function storageOn(opened: { kind: 'sqlite'; database: Pick<AppDatabase, 'file'> } | { kind: 'postgres'; url: string }): Promise<{ storage: Storage; close(): Promise<void> }> {
   if (opened.kind === 'sqlite') {
     const database = openDatabase(opened.database.file);
     return { storage: sqliteStorage(database), close: async () => database.close() };
