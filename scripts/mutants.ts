@@ -82,6 +82,7 @@ const T = {
   leadEmail: 'test/lead-email.test.ts',
   schemaParity: 'test/db-schema-parity.test.ts',
   postgresMigrate: 'test/postgres/migrate.test.ts',
+  storageEngines: 'test/storage/engines.test.ts',
   contentRecords: 'test/storage/content-records.test.ts',
   changeFeed: 'test/storage/changes.test.ts',
   leadership: 'test/storage/leadership.test.ts',
@@ -353,6 +354,14 @@ export const mutants: Mutant[] = [
     original: 'WHERE id = ? AND revoked_at IS NULL',
     replacement: 'WHERE id = ?',
     tests: [T.storageAuth],
+  },
+  {
+    id: 'storage-pg-query-builder-answered',
+    bug: 'a PostgreSQL read answers its drizzle query builder (a thenable, not a Promise), which hot callers take for the answer',
+    file: 'src/storage/postgres/index.ts',
+    original: "if (typeof member === 'function') wrapped[name] = async (...args: unknown[]) => member(...args);",
+    replacement: "if (typeof member === 'function') wrapped[name] = member;",
+    tests: [T.storageEngines],
   },
   {
     id: 'storage-pg-key-revoke-overwrites-time',
