@@ -12,7 +12,7 @@ const SHOP = 'acme.myplatform-a.com';
 
 beforeEach(async () => {
   t = await makeTestApp();
-  storeId = seedStore(t, 'platform-a', SHOP);
+  storeId = await seedStore(t, 'platform-a', SHOP);
 });
 afterEach(() => t.close());
 
@@ -86,7 +86,7 @@ describe('admin FAQ endpoints', () => {
   });
 
   test('without an entity, the whole store is listed newest first, paged, optionally by status (the moderation queue)', async () => {
-    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    const other = await seedStore(t, 'platform-a', 'other.myplatform-a.com');
     await addFaq(t, faq({ storeId: other }));
     const created: string[] = [];
     for (const [entityRef, status] of [['tote', 'pending'], ['mug', 'approved'], ['cap', 'pending'], ['bag', 'rejected'], ['pen', 'pending']]) {
@@ -172,7 +172,7 @@ describe('public FAQ endpoint for the widget', () => {
 
   test('a product FAQ is found by the product id or its handle', async () => {
     const product = realisticProduct('platform-a', 4242, SHOP);
-    syncProduct(t, storeId, product);
+    await syncProduct(t, storeId, product);
     await addFaq(t, faq({ entityRef: '4242', question: 'By id?', status: 'approved' }));
     await addFaq(t, faq({ entityRef: 'waxed-canvas-tote', question: 'By handle?', status: 'approved' }));
     for (const ref of ['4242', 'waxed-canvas-tote']) {
@@ -343,7 +343,7 @@ describe('public FAQ endpoint for the widget', () => {
   });
 
   test('the entries of another store are never served', async () => {
-    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    const other = await seedStore(t, 'platform-a', 'other.myplatform-a.com');
     await addFaq(t, faq({ storeId: other, status: 'approved' }));
     expect((await (await get('type=product&ref=tote', fromShop())).json()).items).toEqual([]);
   });

@@ -13,8 +13,8 @@ let widgetKey: string;
 const SHOP = 'hot.myplatform-a.com';
 beforeAll(async () => {
   t = await makeTestApp();
-  const storeId = seedStore(t, 'platform-a', SHOP);
-  syncProduct(t, storeId, realisticProduct('platform-a', 424242, SHOP));
+  const storeId = await seedStore(t, 'platform-a', SHOP);
+  await syncProduct(t, storeId, realisticProduct('platform-a', 424242, SHOP));
   expect((await enrich(t, storeId, '424242')).status).toBe(200);
   await addFaq(t, { storeId, entityType: 'product', entityRef: '424242', question: 'Does it fit?', answer: 'Yes.', status: 'approved' });
   widgetKey = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.hot-shop.test'], storeId })).key;

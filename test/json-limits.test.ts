@@ -68,7 +68,7 @@ describe('JSON bodies deeper than the nesting limit are refused with 400 before 
 
   test('a verified webhook delivery nested deeper than the limit is 400 json_too_deep, nothing applied', async () => {
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_PLATFORM_A_APP_SECRET: 'app-secret' } });
-    seedStore(t, 'platform-a', 'deep.myplatform-a.com');
+    await seedStore(t, 'platform-a', 'deep.myplatform-a.com');
     let payload: unknown = 1;
     for (let i = 0; i < 1000; i++) payload = [payload];
     const response = await t.request('/api/v1/webhooks/platform-a', signedPlatformADelivery('app-secret', 'deep.myplatform-a.com', 'products/update', { id: 1, x: payload }));

@@ -33,7 +33,7 @@ describe('last use of API keys', () => {
     const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
     const consoleKey = (await t.keys.create({ name: 'console', scopes: ['dashboard:read'] })).key;
     const probe = (await t.keys.create({ name: 'probe', scopes: ['probe:scan'] })).key;
-    const storeId = seedStore(t, 'platform-a', 'usage.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'usage.myplatform-a.com');
     const widget = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId })).key;
     await t.keys.create({ name: 'idle', scopes: ['dashboard:read'] });
     const revoked = await t.keys.create({ name: 'revoked', scopes: ['admin'] });
@@ -71,7 +71,7 @@ describe('last use of API keys', () => {
     const clock = fixedClock(T0);
     t = await makeTestApp({ clock });
     const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
-    const storeId = seedStore(t, 'platform-a', 'usage.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'usage.myplatform-a.com');
     const widget = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId })).key;
     const faqs = async (times: number) => {
       for (let i = 0; i < times; i++) {

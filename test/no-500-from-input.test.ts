@@ -14,13 +14,13 @@ let auth: Record<string, string>;
 beforeAll(async () => {
   t = await makeTestApp({ env: { SVC_RATE_ANONYMOUS: '1000000', SVC_RATE_AUTHED: '1000000', SVC_RATE_AGENT: '1000000', SVC_PLATFORM_A_APP_SECRET: 'app-secret' } });
   const admin = await t.keyWith('admin');
-  const storeId = seedStore(t, 'platform-a', 'walk.myplatform-a.com');
+  const storeId = await seedStore(t, 'platform-a', 'walk.myplatform-a.com');
   const widgetKey = (await t.keys.create({ scopes: ['products:read'], storeId, name: 'widget' })).key;
   // A verified lead's token (mode 1) lets hostile bodies through probe authentication to the parser.
   const { apiToken } = await t.leads.create('scanner@example.com', true);
   auth = { ...bearer(admin), 'x-probe-token': apiToken, 'x-api-key': widgetKey };
   const product = realisticProduct('platform-a', 1, 'walk.myplatform-a.com');
-  syncProduct(t, storeId, product);
+  await syncProduct(t, storeId, product);
   const faq = await addFaq(t, { storeId, entityType: 'product', entityRef: product.productId, question: 'Q?', answer: 'A.' });
   const { lead } = await t.leads.create('walker@example.com');
   ids = {

@@ -299,9 +299,9 @@ describe('answers match the documented schemas', () => {
     const rawAdmin = await t.keyWith('admin');
     const admin = { authorization: `Bearer ${rawAdmin}`, 'content-type': 'application/json' };
     const shop = 'docs.myplatform-a.com';
-    const storeId = seedStore(t, 'platform-a', shop);
+    const storeId = await seedStore(t, 'platform-a', shop);
     const product = realisticProduct('platform-a', 4242, shop);
-    syncProduct(t, storeId, product);
+    await syncProduct(t, storeId, product);
     const productId = product.productId;
     await conforms('GET', '/api/v1/admin/stores', '/api/v1/admin/stores', { headers: admin });
     await conforms('GET', `/api/v1/admin/stores/${storeId}`, '/api/v1/admin/stores/{id}', { headers: admin });

@@ -23,7 +23,7 @@ const storePath = (platform: string, storeId: string) => `/api/v1/${platform}/st
 
 async function enrichedIn(storeId: string, platform: 'platform-a' | 'platform-b' | 'platform-c', id: number, ref: string, title?: string) {
   const data = realisticProduct(platform, id, ref);
-  syncProduct(t, storeId, title ? { ...data, title } : data);
+  await syncProduct(t, storeId, title ? { ...data, title } : data);
   expect((await enrich(t, storeId, String(id))).status).toBe(200);
 }
 
@@ -55,8 +55,8 @@ function parseSitemap(xml: string, root: 'urlset' | 'sitemapindex' = 'urlset'): 
 
 describe('store-scoped signal URLs', () => {
   test('the store-scoped URL serves the right store where the product-id URL is ambiguous', async () => {
-    const one = seedStore(t, 'platform-b', 'hash-one');
-    const two = seedStore(t, 'platform-b', 'hash-two');
+    const one = await seedStore(t, 'platform-b', 'hash-one');
+    const two = await seedStore(t, 'platform-b', 'hash-two');
     await enrichedIn(one, 'platform-b', 500, 'hash-one', 'First store shoe');
     await enrichedIn(two, 'platform-b', 500, 'hash-two', 'Second store shoe');
     const ambiguous = await get('/api/v1/platform-b/products/500.jsonld');
@@ -72,7 +72,7 @@ describe('store-scoped signal URLs', () => {
   });
 
   test('both URLs of an unambiguous product serve the same bytes, and the product-id URL keeps working', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     for (const ext of ['jsonld', 'llm', 'md', 'meta']) {
       const byId = await get(`/api/v1/platform-a/products/101.${ext}`);
@@ -84,10 +84,10 @@ describe('store-scoped signal URLs', () => {
   });
 
   test('404 for another platform\'s path, an unknown store, a product of another store or not enriched; 410 once withdrawn', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
-    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const other = await seedStore(t, 'platform-a', 'other.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
-    syncProduct(t, storeId, realisticProduct('platform-a', 102, 'acme.myplatform-a.com'));
+    await syncProduct(t, storeId, realisticProduct('platform-a', 102, 'acme.myplatform-a.com'));
     for (const path of [`${storePath('platform-b', storeId)}/products/101.jsonld`, `${storePath('platform-a', 'nope')}/products/101.jsonld`, `${storePath('platform-a', other)}/products/101.jsonld`, `${storePath('platform-a', storeId)}/products/102.jsonld`, `${storePath('platform-a', storeId)}/products/101.html`]) {
       expect((await get(path)).status).toBe(404);
     }
@@ -100,12 +100,12 @@ describe('store-scoped signal URLs', () => {
 
 describe('sitemap.xml', () => {
   test('lists exactly the live, enriched products of that store (removed, unenriched and other stores\' absent), each with its four signal URLs and lastmod', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
-    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const other = await seedStore(t, 'platform-a', 'other.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 102, 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 103, 'acme.myplatform-a.com');
-    syncProduct(t, storeId, realisticProduct('platform-a', 104, 'acme.myplatform-a.com'));
+    await syncProduct(t, storeId, realisticProduct('platform-a', 104, 'acme.myplatform-a.com'));
     await enrichedIn(other, 'platform-a', 105, 'other.myplatform-a.com');
     clock.advance(60_000);
     t.webhooks.catalog.remove(storeId, '103', clock.now());
@@ -123,8 +123,8 @@ describe('sitemap.xml', () => {
   });
 
   test('a withdrawn store\'s products are absent: its sitemap is 410 and robots.txt no longer names it', async () => {
-    const storeId = seedStore(t, 'platform-c', 'https://shop.example');
-    const kept = seedStore(t, 'platform-b', 'abc123');
+    const storeId = await seedStore(t, 'platform-c', 'https://shop.example');
+    const kept = await seedStore(t, 'platform-b', 'abc123');
     await enrichedIn(storeId, 'platform-c', 303, 'https://shop.example');
     const robots = async () => (await get('/robots.txt')).text();
     expect(await robots()).toBe(`User-agent: *\nDisallow:\n\nSitemap: ${BASE}${storePath('platform-c', storeId)}/sitemap.xml\nSitemap: ${BASE}${storePath('platform-b', kept)}/sitemap.xml\n`);
@@ -134,7 +134,7 @@ describe('sitemap.xml', () => {
   });
 
   test('cached and ETag\'d like the signals: 304 on If-None-Match, a new enrichment changes it at once', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     for (const file of ['sitemap.xml', 'llms.txt']) {
       const first = await get(`${storePath('platform-a', storeId)}/${file}`);
@@ -148,7 +148,7 @@ describe('sitemap.xml', () => {
     }
     const before = (await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).headers.get('etag');
     // An unrelated write (a scan, another store) moves the database stamp but not the sitemap.
-    seedStore(t, 'platform-b', 'unrelated');
+    await seedStore(t, 'platform-b', 'unrelated');
     expect((await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).headers.get('etag')).toBe(before);
     clock.advance(1000);
     await enrichedIn(storeId, 'platform-a', 102, 'acme.myplatform-a.com');
@@ -159,7 +159,7 @@ describe('sitemap.xml', () => {
   });
 
   test(`more than ${SITEMAP_PRODUCTS_PER_FILE} products: sitemap.xml is an index of sitemap-<n>.xml files that list them all`, async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     const count = SITEMAP_PRODUCTS_PER_FILE + 3;
     const product = t.database.sqlite.query(
       "INSERT INTO products (id, store_id, product_id, title, images, options, platform_updated_at, synced_at, created_at) VALUES (?, ?, ?, 'P', '[]', '[]', 0, ?, ?)",
@@ -186,7 +186,7 @@ describe('sitemap.xml', () => {
 
 describe('llms.txt', () => {
   test('an H1, a summary and one link per product to its Markdown; every link resolves', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 102, 'acme.myplatform-a.com', 'Tote [Limited](https://evil.test)');
     const res = await get(`${storePath('platform-a', storeId)}/llms.txt`);
@@ -209,7 +209,7 @@ describe('llms.txt', () => {
   });
 
   test('404 for an unknown discovery file or a store on another platform\'s path', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     for (const path of [`${storePath('platform-a', storeId)}/llms-full.txt`, `${storePath('platform-a', storeId)}/sitemap-0.xml`, `${storePath('platform-b', storeId)}/llms.txt`]) {
       expect((await get(path)).status).toBe(404);
     }
@@ -217,7 +217,7 @@ describe('llms.txt', () => {
   });
 
   test('another platform\'s path stays 404 once the store\'s own files are cached', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     for (const file of ['sitemap.xml', 'llms.txt']) {
       expect((await get(`${storePath('platform-a', storeId)}/${file}`)).status).toBe(200);

@@ -25,8 +25,8 @@ let faqId: string;
 beforeAll(async () => {
   data = tempDir('svc-lane-');
   t = await makeTestApp({ dataDir: data.dir, env: { SVC_BASE_URL: BASE_URL } });
-  storeId = seedStore(t, 'platform-a', SHOP);
-  syncProduct(t, storeId, realisticProduct('platform-a', 515151, SHOP));
+  storeId = await seedStore(t, 'platform-a', SHOP);
+  await syncProduct(t, storeId, realisticProduct('platform-a', 515151, SHOP));
   expect((await enrich(t, storeId, '515151')).status).toBe(200);
   faqId = (await addFaq(t, { storeId, entityType: 'product', entityRef: '515151', question: 'Does it fit?', answer: '<p>Yes.</p>', status: 'approved' })).id;
   const created = await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.lane-shop.test'], storeId });
