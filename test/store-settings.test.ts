@@ -166,7 +166,7 @@ describe('store settings from the CLI', () => {
       const cli = (...args: string[]) => runCli([...args, '--data-dir', data.dir]);
       const local = await makeTestApp({ dataDir: data.dir });
       const storeId = await seedStore(local, 'platform-b', 'abc123');
-      local.close();
+      await local.close();
       const set = await cli('stores', 'settings', 'set', storeId, '--json', JSON.stringify(SETTINGS));
       expect(set.code).toBe(0);
       expect(set.json).toEqual({ id: storeId, settings: STORED });

@@ -25,7 +25,9 @@ import type { Storage } from '../../src/storage/index.ts';
 import { writePause } from '../../src/storage/sqlite/write-pause.ts';
 import { openPostgresClient } from '../../src/storage/postgres/client.ts';
 import { postgresStorage } from '../../src/storage/postgres/index.ts';
-import { createMigratedTestDatabase, POSTGRES_MODE } from './postgres.ts';
+import { CHANGE_CHANNEL } from '../../src/storage/postgres/changes.ts';
+import { engineEnv } from './engine.ts';
+import { createMigratedTestDatabase, POSTGRES_MODE, type TestDatabase } from './postgres.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -88,6 +90,12 @@ export interface TestApp {
   logLines(): Record<string, unknown>[];
   /** A fresh raw key with these scopes. */
   keyWith(...scopes: Scope[]): Promise<string>;
+  /**
+   * Resolves once this app's change feed has heard of every commit made before the call: at once on
+   * SQLite; on PostgreSQL a commit's notification arrives a few ms after it and empties the caches it
+   * names, so a test that asserts a cache hit (an answer without a promise) waits for this first.
+   */
+  changesHeard(): Promise<void>;
   /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
   rollups(batchScans?: number): ScanRollups;
   close(): Promise<void>;
@@ -122,8 +130,10 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const server = options.listen ? Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => handler(request) }) : null;
   // The fake platforms listen on loopback: private targets are allowed unless a test of their refusal says 0.
   const env = { SVC_ALLOW_PRIVATE_TARGETS: '1', ...options.env, ...(server ? { SVC_BASE_URL: `http://127.0.0.1:${server.port}` } : {}) };
-  // Under npm run test:postgres every test app has its own new database (./postgres.ts).
-  const postgres = POSTGRES_MODE && options.engine !== 'sqlite' ? await createMigratedTestDatabase() : null;
+  // Under npm run test:postgres every test app has its own new database (./postgres.ts); one given a
+  // data directory has that directory's (./engine.ts), shared with the commands and servers naming it
+  // and kept, as the directory is, for a reopen.
+  const postgres = POSTGRES_MODE && options.engine !== 'sqlite' ? await (options.dataDir ? databaseOf(options.dataDir) : createMigratedTestDatabase()) : null;
   const config = loadConfig({ 'data-dir': options.dataDir ?? tmp!.dir }, postgres ? { ...env, SVC_DATABASE_URL: postgres.url } : env);
   const engine = postgres ? await onPostgres(postgres.url) : onSqlite(config.databaseFile);
   const clock = options.clock ?? systemClock;
@@ -170,6 +180,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     observability,
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: async (...scopes) => (await keys.create({ scopes, name: 'test' })).key,
+    changesHeard: engine.changesHeard,
     rollups: (batchScans) => {
       if (!engine.database) throw new Error('t.rollups() is the SQLite roller: on PostgreSQL the app rolls up through storage.scans');
       const rollups = createScanRollups(engine.database, batchScans);
@@ -186,6 +197,12 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   };
 }
 
+/** The PostgreSQL database of a data directory (./engine.ts): left in place on close, as the directory is. */
+async function databaseOf(dataDir: string): Promise<TestDatabase> {
+  const { SVC_DATABASE_URL } = await engineEnv(dataDir);
+  return { url: SVC_DATABASE_URL!, drop: async () => {} };
+}
+
 /** A test app's engine: its storage, the key and lead records the test's own stores use, and a way to inspect rows. */
 interface TestEngine {
   storage: Storage;
@@ -195,6 +212,7 @@ interface TestEngine {
   /** SQLite only. */
   database?: AppDatabase;
   query: TestApp['query'];
+  changesHeard: TestApp['changesHeard'];
   close(): Promise<void>;
 }
 
@@ -208,6 +226,7 @@ function onSqlite(file: string): TestEngine {
     writePause: writePause(database.sqlite),
     database,
     query: async (sql, ...params) => database.sqlite.query(sql).all(...params) as Record<string, unknown>[],
+    changesHeard: async () => {},
     close: async () => database.close(),
   };
 }
@@ -223,6 +242,17 @@ async function onPostgres(url: string): Promise<TestEngine> {
     query: async (sql, ...params) => {
       let n = 0;
       return [...(await client.sql.unsafe(sql.replace(/\?/g, () => `$${++n}`), params))];
+    },
+    // Notifications reach the feed in commit order: once a marker sent now is heard, so is every earlier commit.
+    changesHeard: async () => {
+      const marker = `test-marker-${crypto.randomUUID()}`;
+      const heard = storage.changes.tableStamp([marker]);
+      const before = heard();
+      await client.sql.notify(CHANGE_CHANNEL, marker);
+      for (let waited = 0; heard() === before; waited += 5) {
+        if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
+        await Bun.sleep(5);
+      }
     },
     close: async () => {
       await storage.changes.close();
