@@ -1,3 +1,5 @@
+import { Database } from 'bun:sqlite';
+import { SQL } from 'bun';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -96,6 +98,11 @@ export interface TestApp {
    * names, so a test that asserts a cache hit (an answer without a promise) waits for this first.
    */
   changesHeard(): Promise<void>;
+  /**
+   * Commits `sql` (`?` placeholders) through a connection of its own to the app's database, as the
+   * CLI or another instance would, and waits until the app's change feed has heard of it (at once on SQLite).
+   */
+  commitElsewhere(sql: string, ...params: (string | number | null)[]): Promise<void>;
   /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
   rollups(batchScans?: number): ScanRollups;
   close(): Promise<void>;
@@ -181,6 +188,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: async (...scopes) => (await keys.create({ scopes, name: 'test' })).key,
     changesHeard: engine.changesHeard,
+    commitElsewhere: engine.commitElsewhere,
     rollups: (batchScans) => {
       if (!engine.database) throw new Error('t.rollups() is the SQLite roller: on PostgreSQL the app rolls up through storage.scans');
       const rollups = createScanRollups(engine.database, batchScans);
@@ -213,6 +221,7 @@ interface TestEngine {
   database?: AppDatabase;
   query: TestApp['query'];
   changesHeard: TestApp['changesHeard'];
+  commitElsewhere: TestApp['commitElsewhere'];
   close(): Promise<void>;
 }
 
@@ -227,6 +236,14 @@ function onSqlite(file: string): TestEngine {
     database,
     query: async (sql, ...params) => database.sqlite.query(sql).all(...params) as Record<string, unknown>[],
     changesHeard: async () => {},
+    commitElsewhere: async (sql, ...params) => {
+      const other = new Database(file);
+      try {
+        other.run(sql, params);
+      } finally {
+        other.close();
+      }
+    },
     close: async () => database.close(),
   };
 }
@@ -235,24 +252,35 @@ async function onPostgres(url: string): Promise<TestEngine> {
   const client = openPostgresClient(url, { max: 4 });
   const storage = postgresStorage(client);
   await storage.changes.ready;
+  const numbered = (sql: string) => {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`);
+  };
+  // Notifications reach the feed in commit order: once a marker sent now is heard, so is every earlier commit.
+  const changesHeard = async () => {
+    const marker = `test-marker-${crypto.randomUUID()}`;
+    const heard = storage.changes.tableStamp([marker]);
+    const before = heard();
+    await client.sql.notify(CHANGE_CHANNEL, marker);
+    for (let waited = 0; heard() === before; waited += 5) {
+      if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
+      await Bun.sleep(5);
+    }
+  };
   return {
     storage,
     auth: storage.auth,
     changes: storage.changes,
-    query: async (sql, ...params) => {
-      let n = 0;
-      return [...(await client.sql.unsafe(sql.replace(/\?/g, () => `$${++n}`), params))];
-    },
-    // Notifications reach the feed in commit order: once a marker sent now is heard, so is every earlier commit.
-    changesHeard: async () => {
-      const marker = `test-marker-${crypto.randomUUID()}`;
-      const heard = storage.changes.tableStamp([marker]);
-      const before = heard();
-      await client.sql.notify(CHANGE_CHANNEL, marker);
-      for (let waited = 0; heard() === before; waited += 5) {
-        if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
-        await Bun.sleep(5);
+    query: async (sql, ...params) => [...(await client.sql.unsafe(numbered(sql), params))],
+    changesHeard,
+    commitElsewhere: async (sql, ...params) => {
+      const other = new SQL({ url, max: 1 });
+      try {
+        await other.unsafe(numbered(sql), params);
+      } finally {
+        await other.close();
       }
+      await changesHeard();
     },
     close: async () => {
       await storage.changes.close();
