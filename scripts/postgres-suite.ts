@@ -41,7 +41,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/platform-misbehaviour.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/private-targets.test.ts': '3 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/ratelimit-redis.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
-  'test/record-retention.test.ts': '6 failing: seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/request-log.test.ts': '1 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/rollup-backlog.test.ts': '5 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/scan-bulk.test.ts': '18 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',

@@ -73,6 +73,8 @@ export function tempDir(prefix = 'svc-test-'): { dir: string; remove(): void } {
 export interface TestApp {
   app: ReturnType<typeof createApp>;
   config: Config;
+  /** The storage the app runs on, whichever the engine (for what the server runs beside the app, such as record retention). */
+  storage: Storage;
   /** The app's SQLite database; absent under PostgreSQL (reading it throws there): inspect rows engine-neutrally with `t.query`. */
   database: AppDatabase;
   /** Plain SQL with `?` placeholders on the app's database, whichever the engine (a bigint may come back as a string: read it with Number). */
@@ -173,6 +175,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   return {
     app,
     config,
+    storage,
     get database() {
       if (!engine.database) throw new Error('t.database is the SQLite database, and this app runs on PostgreSQL: inspect rows with t.query, or mark the test SQLite-only (test/helpers/engine.ts)');
       return engine.database;
