@@ -34,7 +34,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/geo.test.ts': '9 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/health.test.ts': '4 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/job-runner.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/key-usage.test.ts': '7 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; seeds through synchronous SQLite helpers (answeredNow): await the records',
   'test/lead-email.test.ts': '1 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/metrics.test.ts': '1 failing: fails on PostgreSQL: behaviour differences to investigate',
   'test/platform-misbehaviour.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
