@@ -3086,9 +3086,17 @@ export const mutants: Mutant[] = [
     id: 'hot-route-ahead-ignores-escapes',
     bug: 'the server answers a hot GET with percent-escapes ahead of the app, so a malformed escape is not refused',
     file: 'src/lib/hot-route.ts',
-    original: "  for (const name of names) if (params[name]!.includes(MALFORMED_ESCAPE)) return false;\n",
+    original: "  for (const name of names) if (params[name]!.includes(MALFORMED_ESCAPE) || params[name]!.includes(NUL)) return false;\n",
     replacement: '',
     tests: [T.hotPaths, T.publicGetsE2e],
+  },
+  {
+    id: 'hot-route-ahead-passes-nul',
+    bug: 'the server answers a hot GET whose parameter holds an escaped NUL ahead of the app, so the gate does not refuse it',
+    file: 'src/lib/hot-route.ts',
+    original: ' || params[name]!.includes(NUL)',
+    replacement: '',
+    tests: [T.publicGetsE2e],
   },
   {
     id: 'hot-route-ahead-unobserved',
@@ -4068,6 +4076,14 @@ export const mutants: Mutant[] = [
     file: 'src/lib/request-path.ts',
     original: 'if (!path.includes(\'%\') || decodes(path)) return undefined;',
     replacement: 'return undefined;',
+    tests: [T.noFiveHundred],
+  },
+  {
+    id: 'input-nul-path-routed',
+    bug: 'a path with an escaped NUL is routed (a lookup by it fails on PostgreSQL: a 500)',
+    file: 'src/lib/request-path.ts',
+    original: "return !decodeURIComponent(path).includes('\\u0000');",
+    replacement: 'return decodeURIComponent(path) !== null;',
     tests: [T.noFiveHundred],
   },
   {

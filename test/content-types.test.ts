@@ -10,8 +10,8 @@ let t: TestApp;
 let widgetKey: string;
 beforeAll(async () => {
   t = await makeTestApp();
-  const storeId = seedStore(t, 'platform-a', 'types.myplatform-a.com');
-  syncProduct(t, storeId, realisticProduct('platform-a', 101, 'types.myplatform-a.com'));
+  const storeId = await seedStore(t, 'platform-a', 'types.myplatform-a.com');
+  await syncProduct(t, storeId, realisticProduct('platform-a', 101, 'types.myplatform-a.com'));
   expect((await enrich(t, storeId, '101')).status).toBe(200);
   await addFaq(t, { storeId, entityType: 'product', entityRef: '101', question: 'Does it fit?', answer: '<p>Yes.</p>', status: 'approved' });
   widgetKey = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.types.test'], storeId })).key;

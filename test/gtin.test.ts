@@ -49,9 +49,9 @@ describe('invalid barcodes are never published and are reported on the product',
   const BAD = ['4006381333930', '<b>4006381333948</b>', '40063813339'];
 
   async function productWithBadBarcodes(): Promise<string> {
-    const storeId = seedStore(t, 'platform-a', SHOP);
+    const storeId = await seedStore(t, 'platform-a', SHOP);
     const data = realisticProduct('platform-a', 101, SHOP);
-    syncProduct(t, storeId, { ...data, barcode: 'n/a', variants: data.variants.map((v, i) => ({ ...v, barcode: BAD[i]! })) });
+    await syncProduct(t, storeId, { ...data, barcode: 'n/a', variants: data.variants.map((v, i) => ({ ...v, barcode: BAD[i]! })) });
     await enrich(t, storeId, '101');
     return storeId;
   }
@@ -68,9 +68,9 @@ describe('invalid barcodes are never published and are reported on the product',
   });
 
   test('a valid barcode next to invalid ones is still published', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
+    const storeId = await seedStore(t, 'platform-a', SHOP);
     const data = realisticProduct('platform-a', 102, SHOP);
-    syncProduct(t, storeId, { ...data, variants: data.variants.map((v, i) => (i === 0 ? { ...v, barcode: '0-36000-29145-2' } : { ...v, barcode: BAD[i]! })) });
+    await syncProduct(t, storeId, { ...data, variants: data.variants.map((v, i) => (i === 0 ? { ...v, barcode: '0-36000-29145-2' } : { ...v, barcode: BAD[i]! })) });
     await enrich(t, storeId, '102');
     const group = JSON.parse(await (await t.request('/api/v1/platform-a/products/102.jsonld')).text())['@graph'][0];
     expect(group.hasVariant.map((v: any) => v.gtin12 ?? v.gtin13 ?? null)).toEqual(['036000291452', null, null]);

@@ -9,8 +9,8 @@ let t: TestApp;
 let storeId: string;
 beforeAll(async () => {
   t = await makeTestApp({ env: { SVC_RATE_ANONYMOUS: '1', SVC_MAX_BODY_BYTES: '2048', SVC_PROBE_CORS_ORIGINS: 'https://scanner.example' } });
-  storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
-  syncProduct(t, storeId, realisticProduct('platform-a', 101, 'acme.myplatform-a.com'));
+  storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+  await syncProduct(t, storeId, realisticProduct('platform-a', 101, 'acme.myplatform-a.com'));
   expect((await enrich(t, storeId, '101')).status).toBe(200);
 });
 afterAll(() => t.close());

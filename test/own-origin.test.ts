@@ -17,7 +17,7 @@ const send = (path: string, init: RequestInit = {}) => fetch(`${t.url}${path}`, 
 const REBOUND = { Host: 'evil.test', Origin: 'http://evil.test' };
 
 async function widgetSetup() {
-  const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+  const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
   await addFaq(t, { storeId, entityType: 'product', entityRef: 'tote', question: 'Is it waterproof?', answer: 'Yes.', status: 'approved' });
   return (await t.keys.create({ scopes: ['products:read'], allowedDomains: ['www.acme-shop.test'], storeId })).key;
 }

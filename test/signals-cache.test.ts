@@ -10,10 +10,10 @@ afterEach(() => t.close());
 
 /** Products with long descriptions (about 8 KB of text each), enriched so their signals are served. */
 async function seedLargeProducts(): Promise<void> {
-  const storeId = seedStore(t, 'platform-a', SHOP);
+  const storeId = await seedStore(t, 'platform-a', SHOP);
   for (let id = 1; id <= PRODUCTS; id++) {
     const product = realisticProduct('platform-a', id, SHOP);
-    syncProduct(t, storeId, { ...product, descriptionHtml: `<p>${`Product ${id} is sturdy and well made. `.repeat(200)}</p>` });
+    await syncProduct(t, storeId, { ...product, descriptionHtml: `<p>${`Product ${id} is sturdy and well made. `.repeat(200)}</p>` });
     expect((await enrich(t, storeId, String(id))).status).toBe(200);
   }
 }

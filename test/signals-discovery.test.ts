@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { Window } from 'happy-dom';
 import { fixedClock } from '../src/lib/clock.ts';
-import { newId } from '../src/lib/ids.ts';
 import { SITEMAP_PRODUCTS_PER_FILE } from '../src/signals/discovery.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { enrich, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
@@ -23,7 +22,7 @@ const storePath = (platform: string, storeId: string) => `/api/v1/${platform}/st
 
 async function enrichedIn(storeId: string, platform: 'platform-a' | 'platform-b' | 'platform-c', id: number, ref: string, title?: string) {
   const data = realisticProduct(platform, id, ref);
-  syncProduct(t, storeId, title ? { ...data, title } : data);
+  await syncProduct(t, storeId, title ? { ...data, title } : data);
   expect((await enrich(t, storeId, String(id))).status).toBe(200);
 }
 
@@ -55,8 +54,8 @@ function parseSitemap(xml: string, root: 'urlset' | 'sitemapindex' = 'urlset'): 
 
 describe('store-scoped signal URLs', () => {
   test('the store-scoped URL serves the right store where the product-id URL is ambiguous', async () => {
-    const one = seedStore(t, 'platform-b', 'hash-one');
-    const two = seedStore(t, 'platform-b', 'hash-two');
+    const one = await seedStore(t, 'platform-b', 'hash-one');
+    const two = await seedStore(t, 'platform-b', 'hash-two');
     await enrichedIn(one, 'platform-b', 500, 'hash-one', 'First store shoe');
     await enrichedIn(two, 'platform-b', 500, 'hash-two', 'Second store shoe');
     const ambiguous = await get('/api/v1/platform-b/products/500.jsonld');
@@ -72,7 +71,7 @@ describe('store-scoped signal URLs', () => {
   });
 
   test('both URLs of an unambiguous product serve the same bytes, and the product-id URL keeps working', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     for (const ext of ['jsonld', 'llm', 'md', 'meta']) {
       const byId = await get(`/api/v1/platform-a/products/101.${ext}`);
@@ -84,14 +83,14 @@ describe('store-scoped signal URLs', () => {
   });
 
   test('404 for another platform\'s path, an unknown store, a product of another store or not enriched; 410 once withdrawn', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
-    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const other = await seedStore(t, 'platform-a', 'other.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
-    syncProduct(t, storeId, realisticProduct('platform-a', 102, 'acme.myplatform-a.com'));
+    await syncProduct(t, storeId, realisticProduct('platform-a', 102, 'acme.myplatform-a.com'));
     for (const path of [`${storePath('platform-b', storeId)}/products/101.jsonld`, `${storePath('platform-a', 'nope')}/products/101.jsonld`, `${storePath('platform-a', other)}/products/101.jsonld`, `${storePath('platform-a', storeId)}/products/102.jsonld`, `${storePath('platform-a', storeId)}/products/101.html`]) {
       expect((await get(path)).status).toBe(404);
     }
-    t.webhooks.stores.deactivate(storeId);
+    await t.webhooks.stores.deactivate(storeId);
     expect((await get(`${storePath('platform-a', storeId)}/products/101.md`)).status).toBe(410);
     expect((await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).status).toBe(410);
     expect((await get(`${storePath('platform-a', storeId)}/llms.txt`)).status).toBe(410);
@@ -100,15 +99,15 @@ describe('store-scoped signal URLs', () => {
 
 describe('sitemap.xml', () => {
   test('lists exactly the live, enriched products of that store (removed, unenriched and other stores\' absent), each with its four signal URLs and lastmod', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
-    const other = seedStore(t, 'platform-a', 'other.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const other = await seedStore(t, 'platform-a', 'other.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 102, 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 103, 'acme.myplatform-a.com');
-    syncProduct(t, storeId, realisticProduct('platform-a', 104, 'acme.myplatform-a.com'));
+    await syncProduct(t, storeId, realisticProduct('platform-a', 104, 'acme.myplatform-a.com'));
     await enrichedIn(other, 'platform-a', 105, 'other.myplatform-a.com');
     clock.advance(60_000);
-    t.webhooks.catalog.remove(storeId, '103', clock.now());
+    await t.webhooks.catalog.remove(storeId, '103', clock.now());
     const res = await get(`${storePath('platform-a', storeId)}/sitemap.xml`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/xml; charset=utf-8');
@@ -123,18 +122,18 @@ describe('sitemap.xml', () => {
   });
 
   test('a withdrawn store\'s products are absent: its sitemap is 410 and robots.txt no longer names it', async () => {
-    const storeId = seedStore(t, 'platform-c', 'https://shop.example');
-    const kept = seedStore(t, 'platform-b', 'abc123');
+    const storeId = await seedStore(t, 'platform-c', 'https://shop.example');
+    const kept = await seedStore(t, 'platform-b', 'abc123');
     await enrichedIn(storeId, 'platform-c', 303, 'https://shop.example');
     const robots = async () => (await get('/robots.txt')).text();
     expect(await robots()).toBe(`User-agent: *\nDisallow:\n\nSitemap: ${BASE}${storePath('platform-c', storeId)}/sitemap.xml\nSitemap: ${BASE}${storePath('platform-b', kept)}/sitemap.xml\n`);
-    t.webhooks.stores.deactivate(storeId);
+    await t.webhooks.stores.deactivate(storeId);
     expect((await get(`${storePath('platform-c', storeId)}/sitemap.xml`)).status).toBe(410);
     expect(await robots()).not.toContain(storeId);
   });
 
   test('cached and ETag\'d like the signals: 304 on If-None-Match, a new enrichment changes it at once', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     for (const file of ['sitemap.xml', 'llms.txt']) {
       const first = await get(`${storePath('platform-a', storeId)}/${file}`);
@@ -148,7 +147,7 @@ describe('sitemap.xml', () => {
     }
     const before = (await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).headers.get('etag');
     // An unrelated write (a scan, another store) moves the database stamp but not the sitemap.
-    seedStore(t, 'platform-b', 'unrelated');
+    await seedStore(t, 'platform-b', 'unrelated');
     expect((await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).headers.get('etag')).toBe(before);
     clock.advance(1000);
     await enrichedIn(storeId, 'platform-a', 102, 'acme.myplatform-a.com');
@@ -159,19 +158,16 @@ describe('sitemap.xml', () => {
   });
 
   test(`more than ${SITEMAP_PRODUCTS_PER_FILE} products: sitemap.xml is an index of sitemap-<n>.xml files that list them all`, async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     const count = SITEMAP_PRODUCTS_PER_FILE + 3;
-    const product = t.database.sqlite.query(
-      "INSERT INTO products (id, store_id, product_id, title, images, options, platform_updated_at, synced_at, created_at) VALUES (?, ?, ?, 'P', '[]', '[]', 0, ?, ?)",
+    // The products and their enrichments in two statements, on either engine (a recursive CTE counts the rows).
+    const numbers = `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${count - 1})`;
+    await t.query(
+      `${numbers} INSERT INTO products (id, store_id, product_id, title, images, options, platform_updated_at, synced_at, created_at) SELECT 'row-' || i, ?, CAST(100000 + i AS TEXT), 'P', '[]', '[]', 0, ${T0}, ${T0} FROM n`,
+      storeId,
     );
-    const enrichment = t.database.sqlite.query("INSERT INTO product_enrichments (product_row_id, store_id, summary, highlights, attributes, created_at, updated_at) VALUES (?, ?, 'S', '[]', '{}', ?, ?)");
-    t.database.sqlite.transaction(() => {
-      for (let i = 0; i < count; i++) {
-        const rowId = newId();
-        product.run(rowId, storeId, String(100_000 + i), T0, T0);
-        enrichment.run(rowId, storeId, T0, T0);
-      }
-    })();
+    await t.query(`INSERT INTO product_enrichments (product_row_id, store_id, summary, highlights, attributes, created_at, updated_at) SELECT id, store_id, 'S', '[]', '{}', ${T0}, ${T0} FROM products WHERE store_id = ?`, storeId);
+    await t.changesHeard();
     const base = `${BASE}${storePath('platform-a', storeId)}`;
     const index = parseSitemap(await (await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).text(), 'sitemapindex');
     expect(index.map((e) => e.loc)).toEqual([`${base}/sitemap-1.xml`, `${base}/sitemap-2.xml`]);
@@ -186,7 +182,7 @@ describe('sitemap.xml', () => {
 
 describe('llms.txt', () => {
   test('an H1, a summary and one link per product to its Markdown; every link resolves', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 102, 'acme.myplatform-a.com', 'Tote [Limited](https://evil.test)');
     const res = await get(`${storePath('platform-a', storeId)}/llms.txt`);
@@ -209,7 +205,7 @@ describe('llms.txt', () => {
   });
 
   test('404 for an unknown discovery file or a store on another platform\'s path', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     for (const path of [`${storePath('platform-a', storeId)}/llms-full.txt`, `${storePath('platform-a', storeId)}/sitemap-0.xml`, `${storePath('platform-b', storeId)}/llms.txt`]) {
       expect((await get(path)).status).toBe(404);
     }
@@ -217,7 +213,7 @@ describe('llms.txt', () => {
   });
 
   test('another platform\'s path stays 404 once the store\'s own files are cached', async () => {
-    const storeId = seedStore(t, 'platform-a', 'acme.myplatform-a.com');
+    const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     await enrichedIn(storeId, 'platform-a', 101, 'acme.myplatform-a.com');
     for (const file of ['sitemap.xml', 'llms.txt']) {
       expect((await get(`${storePath('platform-a', storeId)}/${file}`)).status).toBe(200);

@@ -67,8 +67,8 @@ const SETTINGS = {
 for (const [platform, ref] of [['platform-a', 'acme.myplatform-a.com'], ['platform-b', 'abc123'], ['platform-c', 'https://shop.example']] as const) {
   for (const kind of ['multi', 'single'] as const) {
     test(`${platform}, ${kind}-variant product with store settings and FAQs: JSON-LD expansion (safe mode) drops nothing`, async () => {
-      const storeId = seedStore(t, platform, ref, 'GBP');
-      syncProduct(t, storeId, realisticProduct(platform, 42, ref, kind));
+      const storeId = await seedStore(t, platform, ref, 'GBP');
+      await syncProduct(t, storeId, realisticProduct(platform, 42, ref, kind));
       await enrich(t, storeId, '42');
       await addFaq(t, { storeId, entityType: 'product', entityRef: '42', question: 'Washable?', answer: '<ul><li>Yes</li><li>At <b>30°</b></li></ul>', status: 'approved' });
       expect((await t.request(`/api/v1/admin/stores/${storeId}/settings`, jsonRequest('PUT', SETTINGS, bearer(await t.keyWith('admin'))))).status).toBe(200);

@@ -6,7 +6,6 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import type { Storage } from '../src/storage/index.ts';
 import type { DiscoveryRecords, SignalRecords } from '../src/storage/signals.ts';
 import { promised } from '../src/storage/sqlite/promised.ts';
-import { sqliteStoreRecordsSync } from '../src/storage/sqlite/stores.ts';
 import type { Synchronous } from '../src/storage/synchronous.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { enrich, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
@@ -36,9 +35,11 @@ async function lateApp(): Promise<{ app: TestApp; storeId: string }> {
   broken = null;
   const app = await makeTestApp({ storage: answeringLate });
   t = app;
-  const storeId = seedStore(app, 'platform-a', SHOP);
-  syncProduct(app, storeId, realisticProduct('platform-a', 4242, SHOP));
+  const storeId = await seedStore(app, 'platform-a', SHOP);
+  await syncProduct(app, storeId, realisticProduct('platform-a', 4242, SHOP));
   expect((await enrich(app, storeId, '4242')).status).toBe(200);
+  // On PostgreSQL the seeding's own notifications would empty the caches the tests fill.
+  await app.changesHeard();
   return { app, storeId };
 }
 
@@ -69,7 +70,7 @@ describe('signal GETs over a storage that answers late', () => {
     expect([unknown.status, ((await unknown.json()) as { error: string }).error]).toEqual([404, 'not_found']);
     const noStore = await app.request('/api/v1/platform-a/stores/nope/llms.txt');
     expect([noStore.status, ((await noStore.json()) as { error: string }).error]).toEqual([404, 'not_found']);
-    sqliteStoreRecordsSync(app.database).deactivate(storeId, Date.now()); // app/uninstalled
+    await app.webhooks.stores.deactivate(storeId); // app/uninstalled
     const withdrawn = await app.request('/api/v1/platform-a/products/4242.md');
     expect([withdrawn.status, ((await withdrawn.json()) as { error: string }).error]).toEqual([410, 'signals_withdrawn']);
   });

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
 import { fixedClock } from '../src/lib/clock.ts';
 import { platformAProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
@@ -23,8 +22,8 @@ const signal = (platform: string, id: string | number, ext: string, headers: Rec
 
 /** A store of `platform` with one realistic, enriched product and one approved plus one pending FAQ. */
 async function enrichedProduct(platform: 'platform-a' | 'platform-b' | 'platform-c', id: number, ref: string, currency = 'USD', kind?: 'multi' | 'single') {
-  const storeId = seedStore(t, platform, ref, currency);
-  syncProduct(t, storeId, realisticProduct(platform, id, ref, kind));
+  const storeId = await seedStore(t, platform, ref, currency);
+  await syncProduct(t, storeId, realisticProduct(platform, id, ref, kind));
   expect((await enrich(t, storeId, String(id))).status).toBe(200);
   await addFaq(t, { storeId, entityType: 'product', entityRef: String(id), question: 'Does it fit a laptop?', answer: '<p>Yes, up to <strong>15 inches</strong>.</p>', status: 'approved' });
   await addFaq(t, { storeId, entityType: 'product', entityRef: String(id), question: 'Secret pending question?', answer: 'not public' });
@@ -275,8 +274,8 @@ Yes, up to 15 inches.
   });
 
   test('a product without a positive price or a currency gets no offer', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP, null);
-    syncProduct(t, storeId, { ...realisticProduct('platform-a', 7, SHOP, 'single'), price: '0.00', variants: [] });
+    const storeId = await seedStore(t, 'platform-a', SHOP, null);
+    await syncProduct(t, storeId, { ...realisticProduct('platform-a', 7, SHOP, 'single'), price: '0.00', variants: [] });
     await enrich(t, storeId, '7');
     const p = product(JSON.parse(await (await signal('platform-a', 7, 'jsonld')).text()));
     expect(p.offers).toBeUndefined();
@@ -284,9 +283,9 @@ Yes, up to 15 inches.
   });
 
   test('a variant without a positive price gets no offer; the others keep theirs and the range ignores it', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
+    const storeId = await seedStore(t, 'platform-a', SHOP);
     const data = realisticProduct('platform-a', 8, SHOP);
-    syncProduct(t, storeId, { ...data, variants: data.variants.map((v, i) => (i === 2 ? { ...v, price: '0.00' } : v)) });
+    await syncProduct(t, storeId, { ...data, variants: data.variants.map((v, i) => (i === 2 ? { ...v, price: '0.00' } : v)) });
     await enrich(t, storeId, '8');
     const group = product(JSON.parse(await (await signal('platform-a', 8, 'jsonld')).text()));
     expect(group.hasVariant.map((v: any) => v.offers?.price)).toEqual(['89.00', '89.00', undefined]);
@@ -301,8 +300,8 @@ describe('merchant HTML reads as written in every format', () => {
     '<table><tr><th>Size</th><th>Chest</th></tr><tr><td>M</td><td>96 cm</td></tr></table><p>&copy; Northwind &ndash; caf&eacute; &amp;lt;3</p>';
 
   async function product101() {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, { ...realisticProduct('platform-a', 101, SHOP, 'single'), descriptionHtml: DESCRIPTION });
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, { ...realisticProduct('platform-a', 101, SHOP, 'single'), descriptionHtml: DESCRIPTION });
     await enrich(t, storeId, '101');
     await addFaq(t, { storeId, entityType: 'product', entityRef: '101', question: 'How do I wash it?', answer: '<ul><li>Machine wash cold</li><li>Tumble dry low</li></ul>', status: 'approved' });
   }
@@ -346,8 +345,8 @@ describe('only approved FAQs appear anywhere public', () => {
   });
 
   test('a product with no approved FAQ has no FAQPage and no FAQ section', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, realisticProduct('platform-a', 5, SHOP));
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, realisticProduct('platform-a', 5, SHOP));
     await enrich(t, storeId, '5');
     const doc = JSON.parse(await (await signal('platform-a', 5, 'jsonld')).text());
     expect(doc['@graph']).toHaveLength(1);
@@ -359,8 +358,8 @@ describe('hostile merchant text is inert in every format', () => {
   const HOSTILE_TITLE = '</script><script>alert(1)</script> [Buy](https://evil.test) \u2028 <img src=x onerror=alert(1)> # Tote \u0007';
 
   async function hostileProduct(): Promise<string> {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, {
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, {
       ...realisticProduct('platform-a', 66, SHOP),
       title: HOSTILE_TITLE,
       descriptionHtml: '<p>Nice</p><script>steal()</script><a href="javascript:alert(1)">x</a>',
@@ -429,8 +428,8 @@ describe('hostile merchant text is inert in every format', () => {
 
 describe('which products have signals', () => {
   test('404 for an unknown product, an unknown format and a product not enriched', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, realisticProduct('platform-a', 9, SHOP));
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, realisticProduct('platform-a', 9, SHOP));
     for (const path of ['/api/v1/platform-a/products/404.jsonld', '/api/v1/platform-a/products/9.jsonld', '/api/v1/platform-a/products/9.html', '/api/v1/platform-a/products/9', '/api/v1/platform-z/products/9.jsonld']) {
       const res = await t.request(path);
       expect(res.status).toBe(404);
@@ -445,17 +444,17 @@ describe('which products have signals', () => {
 
   test('404 once the product is removed by a webhook; enrichment comes back with it', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
-    t.webhooks.catalog.remove(storeId, '101', Date.parse('2026-01-11T00:00:00Z'));
+    await t.webhooks.catalog.remove(storeId, '101', Date.parse('2026-01-11T00:00:00Z'));
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(404);
-    syncProduct(t, storeId, { ...realisticProduct('platform-a', 101, SHOP), updatedAt: Date.parse('2026-01-12T00:00:00Z') });
+    await syncProduct(t, storeId, { ...realisticProduct('platform-a', 101, SHOP), updatedAt: Date.parse('2026-01-12T00:00:00Z') });
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(200);
   });
 
   test('404 for an inactive store that was not withdrawn; 410 for every format after app/uninstalled', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
-    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
+    await t.commitElsewhere("UPDATE stores SET status = 'inactive' WHERE id = ?", storeId);
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(404);
-    t.webhooks.stores.deactivate(storeId);
+    await t.webhooks.stores.deactivate(storeId);
     for (const ext of ['jsonld', 'llm', 'md', 'meta']) {
       const res = await signal('platform-a', 101, ext);
       expect(res.status).toBe(410);
@@ -472,15 +471,15 @@ describe('which products have signals', () => {
 
   test('two stores of one platform with the same product id: the active store wins, two active stores are ambiguous (404)', async () => {
     const first = await enrichedProduct('platform-b', 500, 'hash-one');
-    const second = seedStore(t, 'platform-b', 'hash-two');
-    syncProduct(t, second, { ...realisticProduct('platform-b', 500, 'hash-two'), title: 'Second store shoe' });
+    const second = await seedStore(t, 'platform-b', 'hash-two');
+    await syncProduct(t, second, { ...realisticProduct('platform-b', 500, 'hash-two'), title: 'Second store shoe' });
     // Not enriched in the second store: the first store's product is the only candidate.
     expect(product(JSON.parse(await (await signal('platform-b', 500, 'jsonld')).text())).name).toBe('Trail Runner 2');
     await enrich(t, second, '500');
     const ambiguous = await signal('platform-b', 500, 'jsonld');
     expect(ambiguous.status).toBe(404);
     expect((await ambiguous.json()).detail).toContain('more than one store');
-    t.webhooks.stores.deactivate(first);
+    await t.webhooks.stores.deactivate(first);
     expect(product(JSON.parse(await (await signal('platform-b', 500, 'jsonld')).text())).name).toBe('Second store shoe');
   });
 });
@@ -504,7 +503,7 @@ describe('caching headers and invalidation', () => {
   });
 
   test('a signed products/update webhook changes the signals, their ETag and Last-Modified', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
+    const storeId = await seedStore(t, 'platform-a', SHOP);
     expect((await deliver('products/update', platformAProduct(101, { updatedAt: '2026-01-10T10:00:00Z' }))).status).toBe(200);
     await enrich(t, storeId, '101');
     const before = await signal('platform-a', 101, 'jsonld');
@@ -539,12 +538,10 @@ describe('caching headers and invalidation', () => {
     expect(await (await signal('platform-a', 101, 'llm')).json()).toMatchObject({ summary: 'Changed summary.', faqs: [{ question: 'Does it fit a laptop?' }] });
   });
 
-  test('a change committed by another database connection is seen at once despite the render cache', async () => {
+  test('a change committed by another database connection is seen despite the render cache (at once on SQLite, once its notification is heard on PostgreSQL)', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(200);
-    const other = new Database(t.config.databaseFile);
-    other.run('UPDATE stores SET signals_withdrawn_at = 1, status = ? WHERE id = ?', ['inactive', storeId]);
-    other.close();
+    await t.commitElsewhere('UPDATE stores SET signals_withdrawn_at = 1, status = ? WHERE id = ?', 'inactive', storeId);
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(410);
   });
 
@@ -560,8 +557,8 @@ describe('enrichment admin endpoints', () => {
   const url = (storeId: string, productId: string) => `/api/v1/admin/stores/${storeId}/products/${productId}/enrichment`;
 
   test('PUT stores cleaned plain text, GET returns it, DELETE removes it and the signals go 404', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
     const put = await enrich(t, storeId, '101', { summary: '<b>Great</b>\u0000 tote', highlights: ['<i>One</i>', '  '], attributes: { Size: '<em>L</em>' } });
     expect(put.status).toBe(200);
     expect(await put.json()).toMatchObject({ productId: '101', summary: 'Great tote', highlights: ['One'], attributes: { Size: 'L' } });
@@ -574,9 +571,9 @@ describe('enrichment admin endpoints', () => {
   });
 
   test('the catalogue list and product views say when each product was enriched (null when not)', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
-    syncProduct(t, storeId, realisticProduct('platform-a', 102, SHOP));
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
+    await syncProduct(t, storeId, realisticProduct('platform-a', 102, SHOP));
     expect((await enrich(t, storeId, '102')).status).toBe(200);
     const admin = bearer(await t.keyWith('admin'));
     const list = await (await t.request(`/api/v1/admin/stores/${storeId}/products`, { headers: admin })).json();
@@ -586,16 +583,16 @@ describe('enrichment admin endpoints', () => {
   });
 
   test('404 for an unknown store or a product not in the catalogue; admin scope required', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
+    const storeId = await seedStore(t, 'platform-a', SHOP);
     expect((await enrich(t, 'nope', '101')).status).toBe(404);
     expect((await enrich(t, storeId, '101')).status).toBe(404);
-    syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
+    await syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
     expect((await t.request(url(storeId, '101'), { method: 'PUT', headers: bearer(await t.keyWith('dashboard:read')) })).status).toBe(403);
   });
 
   test('lengths and counts are capped (400)', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
     const bad = [
       { ...ENRICHMENT, summary: 'x'.repeat(1001) },
       { ...ENRICHMENT, summary: '' },

@@ -27,7 +27,7 @@ const put = async (id: string, body: unknown) => t.request(settingsUrl(id), json
 
 describe('store settings through the admin API', () => {
   test('PUT replaces the settings, GET and the store record show them; {} clears them', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
+    const storeId = await seedStore(t, 'platform-a', SHOP);
     expect(await (await t.request(settingsUrl(storeId), { headers: bearer(await t.keyWith('admin')) })).json()).toEqual({});
     const res = await put(storeId, SETTINGS);
     expect(res.status).toBe(200);
@@ -55,7 +55,7 @@ describe('store settings through the admin API', () => {
   ];
   for (const [what, body, detail] of INVALID) {
     test(`400 invalid_settings for ${what}, and nothing changes`, async () => {
-      const storeId = seedStore(t, 'platform-a', SHOP);
+      const storeId = await seedStore(t, 'platform-a', SHOP);
       await put(storeId, SETTINGS);
       const res = await put(storeId, body);
       expect(res.status).toBe(400);
@@ -68,7 +68,7 @@ describe('store settings through the admin API', () => {
 
   test('404 for an unknown store; the admin scope is required', async () => {
     expect((await put('nope', SETTINGS)).status).toBe(404);
-    const storeId = seedStore(t, 'platform-a', SHOP);
+    const storeId = await seedStore(t, 'platform-a', SHOP);
     expect((await t.request(settingsUrl(storeId), jsonRequest('PUT', SETTINGS, bearer(await t.keyWith('dashboard:read'))))).status).toBe(403);
     expect((await t.request(settingsUrl(storeId), jsonRequest('PUT', SETTINGS))).status).toBe(401);
   });
@@ -82,8 +82,8 @@ describe('store settings reach every offer', () => {
 
   for (const kind of ['multi', 'single'] as const) {
     test(`${kind}-variant product: itemCondition, shippingDetails and hasMerchantReturnPolicy on every Offer`, async () => {
-      const storeId = seedStore(t, 'platform-a', SHOP);
-      syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP, kind));
+      const storeId = await seedStore(t, 'platform-a', SHOP);
+      await syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP, kind));
       await enrich(t, storeId, '101');
       const before = await t.request('/api/v1/platform-a/products/101.jsonld');
       for (const offer of offersOf(JSON.parse(await before.text()))) {
@@ -134,8 +134,8 @@ describe('store settings reach every offer', () => {
   }
 
   test('returns not permitted: the policy says so and carries no window, fees or method', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP, 'single'));
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP, 'single'));
     await enrich(t, storeId, '101');
     await put(storeId, { returnPolicy: { countries: ['DE'], window: 'not_permitted' } });
     const offer = JSON.parse(await (await t.request('/api/v1/platform-a/products/101.jsonld')).text())['@graph'][0].offers;
@@ -143,8 +143,8 @@ describe('store settings reach every offer', () => {
   });
 
   test('.md has a shipping and returns section and .llm the terms', async () => {
-    const storeId = seedStore(t, 'platform-a', SHOP);
-    syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
+    const storeId = await seedStore(t, 'platform-a', SHOP);
+    await syncProduct(t, storeId, realisticProduct('platform-a', 101, SHOP));
     await enrich(t, storeId, '101');
     await put(storeId, SETTINGS);
     const md = await (await t.request('/api/v1/platform-a/products/101.md')).text();
@@ -165,8 +165,8 @@ describe('store settings from the CLI', () => {
     try {
       const cli = (...args: string[]) => runCli([...args, '--data-dir', data.dir]);
       const local = await makeTestApp({ dataDir: data.dir });
-      const storeId = seedStore(local, 'platform-b', 'abc123');
-      local.close();
+      const storeId = await seedStore(local, 'platform-b', 'abc123');
+      await local.close();
       const set = await cli('stores', 'settings', 'set', storeId, '--json', JSON.stringify(SETTINGS));
       expect(set.code).toBe(0);
       expect(set.json).toEqual({ id: storeId, settings: STORED });

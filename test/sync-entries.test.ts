@@ -347,7 +347,7 @@ describe('categories and pages in the admin API and the public FAQ endpoint', ()
   test('GET .../titles names products, categories and pages by platform id or handle in one request (the console names FAQ cards by them); refs that name nothing are left out', async () => {
     const storeId = await setup();
     const product = realisticProduct('platform-a', 1004, SHOP);
-    syncProduct(t, storeId, product);
+    await syncProduct(t, storeId, product);
     const admin = bearer(await t.keyWith('admin'));
     const titles = async (query: string) => {
       const res = await t.request(`/api/v1/admin/stores/${storeId}/titles?${query}`, { headers: admin });
@@ -365,9 +365,9 @@ describe('categories and pages in the admin API and the public FAQ endpoint', ()
     expect((await titles('type=product&ref=601')).body.items).toEqual([]);
     // A ref names the product with that platform id before one whose handle it is (as the widget
     // looks FAQs up), and only products of this store.
-    syncProduct(t, storeId, { ...realisticProduct('platform-a', 1005, SHOP), title: 'Handle clash', handle: '1004' });
-    const elsewhere = seedStore(t, 'platform-a', 'elsewhere.myplatform-a.com');
-    syncProduct(t, elsewhere, { ...realisticProduct('platform-a', 1004, 'elsewhere.myplatform-a.com'), title: 'Another store’s product', handle: 'another-1004' });
+    await syncProduct(t, storeId, { ...realisticProduct('platform-a', 1005, SHOP), title: 'Handle clash', handle: '1004' });
+    const elsewhere = await seedStore(t, 'platform-a', 'elsewhere.myplatform-a.com');
+    await syncProduct(t, elsewhere, { ...realisticProduct('platform-a', 1004, 'elsewhere.myplatform-a.com'), title: 'Another store’s product', handle: 'another-1004' });
     expect((await titles('type=product&ref=1004&ref=another-1004')).body.items.map((i: any) => [i.ref, i.id, i.title])).toEqual([['1004', '1004', product.title]]);
     for (const bad of ['type=variant&ref=1', 'type=product', `type=product&${Array.from({ length: 101 }, (_, i) => `ref=${i}`).join('&')}`, 'type=product&ref=1&limit=5', 'type=product&type=page&ref=1']) {
       const res = await titles(bad);

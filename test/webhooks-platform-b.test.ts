@@ -300,7 +300,7 @@ describe('platform B: errors and tamper suite (nothing is ever applied)', () => 
 
   test('401 for the id and secret of a store of another platform, with a matching producer', async () => {
     for (const [platform, ref] of [['platform-c', 'https://wp.example.com'], ['platform-a', 'acme.myplatform-a.com']] as const) {
-      const foreignId = seedStore(t, platform, ref);
+      const foreignId = await seedStore(t, platform, ref);
       const foreignSecret = t.webhooks.stores.webhookSecretOf((await t.webhooks.stores.get(foreignId))!) ?? 'none';
       const res = await fake.send(hookUrl, { ...fake.event('store/product/updated', 501), producer: `stores/${ref}` }, { 'X-Svc-Store-Id': foreignId, 'X-Svc-Webhook-Secret': foreignSecret });
       expect(res.status).toBe(401);

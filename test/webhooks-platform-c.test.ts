@@ -87,7 +87,7 @@ describe('platform C: hook registration and the creation ping', () => {
       const unknown = await ping('no-such-store');
       expect(unknown).toEqual({ status: 401, body: { error: 'unverified_webhook', detail: expect.any(String) } });
       expect(await ping(id)).toEqual(unknown);
-      const seeded = seedStore(app, 'platform-c', 'https://seeded.example.com'); // never registered by svc
+      const seeded = await seedStore(app, 'platform-c', 'https://seeded.example.com'); // never registered by svc
       expect(await ping(seeded)).toEqual(unknown);
       expect(await confirmedAt()).toBeNull();
       expect((await app.webhooks.stores.get(seeded))!.hooksConfirmedAt).toBeNull();
@@ -387,7 +387,7 @@ describe('platform C: tamper suite (nothing is ever applied)', () => {
     ['a signature wrong only in its last characters', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-signature': wrongEnding(signatureOf(secret(), JSON.stringify(payload()))) } })],
     ['a truncated signature', () => fake.send(hookUrl(), 'product.updated', payload(), secret(), { headers: { 'x-platform-c-webhook-signature': signatureOf(secret(), JSON.stringify(payload())).slice(0, 24) } })],
     ['the id, secret and site of a store of another platform', async () => {
-      const foreign = (await t.webhooks.stores.get(seedStore(t, 'platform-b', 'foreignhash')))!;
+      const foreign = (await t.webhooks.stores.get(await seedStore(t, 'platform-b', 'foreignhash')))!;
       const foreignSecret = t.webhooks.stores.webhookSecretOf(foreign)!;
       return fake.send(`${t.url}/api/v1/platform-c/webhooks?store=${foreign.id}`, 'product.updated', payload(), foreignSecret, { headers: { 'x-platform-c-webhook-source': foreign.platformRef } });
     }],

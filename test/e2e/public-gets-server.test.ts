@@ -25,8 +25,8 @@ let faqId: string;
 beforeAll(async () => {
   data = tempDir('svc-lane-');
   t = await makeTestApp({ dataDir: data.dir, env: { SVC_BASE_URL: BASE_URL } });
-  storeId = seedStore(t, 'platform-a', SHOP);
-  syncProduct(t, storeId, realisticProduct('platform-a', 515151, SHOP));
+  storeId = await seedStore(t, 'platform-a', SHOP);
+  await syncProduct(t, storeId, realisticProduct('platform-a', 515151, SHOP));
   expect((await enrich(t, storeId, '515151')).status).toBe(200);
   faqId = (await addFaq(t, { storeId, entityType: 'product', entityRef: '515151', question: 'Does it fit?', answer: '<p>Yes.</p>', status: 'approved' })).id;
   const created = await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['www.lane-shop.test'], storeId });
@@ -105,6 +105,8 @@ describe('public GETs answered by the server ahead of the router', () => {
     // answer the same (lib/hot-route.ts).
     ['a cut-off escape', '/api/v1/platform-a/products/515151%2.md', () => ({})],
     ['an escape of U+FFFD itself', '/api/v1/platform-a/products/%EF%BF%BD.md', () => ({})],
+    ['an escaped NUL in the product id', '/api/v1/platform-a/products/51%005151.md', () => ({})],
+    ['an escaped NUL in the store id', '/api/v1/platform-a/stores/%00/products/515151.md', () => ({})],
     ['an escaped slash in the product id', '/api/v1/platform-a/products/51%2F5151.md', () => ({})],
     ['a doubled slash', '/api/v1/platform-a//products/515151.md', () => ({})],
     ['an escape in a literal segment', '/api/v1/platform-%61/products/515151.md', () => ({})],

@@ -1,3 +1,5 @@
+import { Database } from 'bun:sqlite';
+import { SQL } from 'bun';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,7 +27,9 @@ import type { Storage } from '../../src/storage/index.ts';
 import { writePause } from '../../src/storage/sqlite/write-pause.ts';
 import { openPostgresClient } from '../../src/storage/postgres/client.ts';
 import { postgresStorage } from '../../src/storage/postgres/index.ts';
-import { createMigratedTestDatabase, POSTGRES_MODE } from './postgres.ts';
+import { CHANGE_CHANNEL } from '../../src/storage/postgres/changes.ts';
+import { engineEnv } from './engine.ts';
+import { createMigratedTestDatabase, POSTGRES_MODE, type TestDatabase } from './postgres.ts';
 
 import { buildMmdb } from './mmdb.ts';
 
@@ -69,6 +73,8 @@ export function tempDir(prefix = 'svc-test-'): { dir: string; remove(): void } {
 export interface TestApp {
   app: ReturnType<typeof createApp>;
   config: Config;
+  /** The storage the app runs on, whichever the engine (for what the server runs beside the app, such as record retention). */
+  storage: Storage;
   /** The app's SQLite database; absent under PostgreSQL (reading it throws there): inspect rows engine-neutrally with `t.query`. */
   database: AppDatabase;
   /** Plain SQL with `?` placeholders on the app's database, whichever the engine (a bigint may come back as a string: read it with Number). */
@@ -88,6 +94,17 @@ export interface TestApp {
   logLines(): Record<string, unknown>[];
   /** A fresh raw key with these scopes. */
   keyWith(...scopes: Scope[]): Promise<string>;
+  /**
+   * Resolves once this app's change feed has heard of every commit made before the call: at once on
+   * SQLite; on PostgreSQL a commit's notification arrives a few ms after it and empties the caches it
+   * names, so a test that asserts a cache hit (an answer without a promise) waits for this first.
+   */
+  changesHeard(): Promise<void>;
+  /**
+   * Commits `sql` (`?` placeholders) through a connection of its own to the app's database, as the
+   * CLI or another instance would, and waits until the app's change feed has heard of it (at once on SQLite).
+   */
+  commitElsewhere(sql: string, ...params: (string | number | null)[]): Promise<void>;
   /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
   rollups(batchScans?: number): ScanRollups;
   close(): Promise<void>;
@@ -122,8 +139,10 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   const server = options.listen ? Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => handler(request) }) : null;
   // The fake platforms listen on loopback: private targets are allowed unless a test of their refusal says 0.
   const env = { SVC_ALLOW_PRIVATE_TARGETS: '1', ...options.env, ...(server ? { SVC_BASE_URL: `http://127.0.0.1:${server.port}` } : {}) };
-  // Under npm run test:postgres every test app has its own new database (./postgres.ts).
-  const postgres = POSTGRES_MODE && options.engine !== 'sqlite' ? await createMigratedTestDatabase() : null;
+  // Under npm run test:postgres every test app has its own new database (./postgres.ts); one given a
+  // data directory has that directory's (./engine.ts), shared with the commands and servers naming it
+  // and kept, as the directory is, for a reopen.
+  const postgres = POSTGRES_MODE && options.engine !== 'sqlite' ? await (options.dataDir ? databaseOf(options.dataDir) : createMigratedTestDatabase()) : null;
   const config = loadConfig({ 'data-dir': options.dataDir ?? tmp!.dir }, postgres ? { ...env, SVC_DATABASE_URL: postgres.url } : env);
   const engine = postgres ? await onPostgres(postgres.url) : onSqlite(config.databaseFile);
   const clock = options.clock ?? systemClock;
@@ -156,6 +175,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   return {
     app,
     config,
+    storage,
     get database() {
       if (!engine.database) throw new Error('t.database is the SQLite database, and this app runs on PostgreSQL: inspect rows with t.query, or mark the test SQLite-only (test/helpers/engine.ts)');
       return engine.database;
@@ -170,6 +190,8 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     observability,
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: async (...scopes) => (await keys.create({ scopes, name: 'test' })).key,
+    changesHeard: engine.changesHeard,
+    commitElsewhere: engine.commitElsewhere,
     rollups: (batchScans) => {
       if (!engine.database) throw new Error('t.rollups() is the SQLite roller: on PostgreSQL the app rolls up through storage.scans');
       const rollups = createScanRollups(engine.database, batchScans);
@@ -186,6 +208,12 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   };
 }
 
+/** The PostgreSQL database of a data directory (./engine.ts): left in place on close, as the directory is. */
+async function databaseOf(dataDir: string): Promise<TestDatabase> {
+  const { SVC_DATABASE_URL } = await engineEnv(dataDir);
+  return { url: SVC_DATABASE_URL!, drop: async () => {} };
+}
+
 /** A test app's engine: its storage, the key and lead records the test's own stores use, and a way to inspect rows. */
 interface TestEngine {
   storage: Storage;
@@ -195,6 +223,8 @@ interface TestEngine {
   /** SQLite only. */
   database?: AppDatabase;
   query: TestApp['query'];
+  changesHeard: TestApp['changesHeard'];
+  commitElsewhere: TestApp['commitElsewhere'];
   close(): Promise<void>;
 }
 
@@ -208,6 +238,15 @@ function onSqlite(file: string): TestEngine {
     writePause: writePause(database.sqlite),
     database,
     query: async (sql, ...params) => database.sqlite.query(sql).all(...params) as Record<string, unknown>[],
+    changesHeard: async () => {},
+    commitElsewhere: async (sql, ...params) => {
+      const other = new Database(file);
+      try {
+        other.run(sql, params);
+      } finally {
+        other.close();
+      }
+    },
     close: async () => database.close(),
   };
 }
@@ -216,13 +255,35 @@ async function onPostgres(url: string): Promise<TestEngine> {
   const client = openPostgresClient(url, { max: 4 });
   const storage = postgresStorage(client);
   await storage.changes.ready;
+  const numbered = (sql: string) => {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`);
+  };
+  // Notifications reach the feed in commit order: once a marker sent now is heard, so is every earlier commit.
+  const changesHeard = async () => {
+    const marker = `test-marker-${crypto.randomUUID()}`;
+    const heard = storage.changes.tableStamp([marker]);
+    const before = heard();
+    await client.sql.notify(CHANGE_CHANNEL, marker);
+    for (let waited = 0; heard() === before; waited += 5) {
+      if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
+      await Bun.sleep(5);
+    }
+  };
   return {
     storage,
     auth: storage.auth,
     changes: storage.changes,
-    query: async (sql, ...params) => {
-      let n = 0;
-      return [...(await client.sql.unsafe(sql.replace(/\?/g, () => `$${++n}`), params))];
+    query: async (sql, ...params) => [...(await client.sql.unsafe(numbered(sql), params))],
+    changesHeard,
+    commitElsewhere: async (sql, ...params) => {
+      const other = new SQL({ url, max: 1 });
+      try {
+        await other.unsafe(numbered(sql), params);
+      } finally {
+        await other.close();
+      }
+      await changesHeard();
     },
     close: async () => {
       await storage.changes.close();

@@ -7,7 +7,6 @@ import path from 'node:path';
 import { makeTestApp, tempDir } from './app.ts';
 import { spawnServer, type SpawnedServer } from './server.ts';
 import { enrich, realisticProduct, seedStore, syncProduct } from './signals.ts';
-import { sqliteStoreRecordsSync } from '../../src/storage/sqlite/stores.ts';
 
 /** mulberry32: small, fast and the same on every machine, so a seed reproduces a run. */
 export function seededRandom(seed: number): () => number {
@@ -85,16 +84,16 @@ export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<Fuz
   let credentials: Credentials;
   let routes: Route[];
   try {
-    const storeA = seedStore(t, 'platform-a', 'fuzz.myplatform-a.com');
-    const storeB = seedStore(t, 'platform-b', 'fuzzhash');
+    const storeA = await seedStore(t, 'platform-a', 'fuzz.myplatform-a.com');
+    const storeB = await seedStore(t, 'platform-b', 'fuzzhash');
     const siteUrl = DEAD_END;
-    const storeC = seedStore(t, 'platform-c', siteUrl);
+    const storeC = await seedStore(t, 'platform-c', siteUrl);
     const product = realisticProduct('platform-a', 1, 'fuzz.myplatform-a.com');
-    syncProduct(t, storeA, product);
+    await syncProduct(t, storeA, product);
     const productB = realisticProduct('platform-b', 2, 'fuzzhash', 'multi');
-    syncProduct(t, storeB, productB);
+    await syncProduct(t, storeB, productB);
     const productC = realisticProduct('platform-c', 3, siteUrl, 'multi');
-    syncProduct(t, storeC, productC);
+    await syncProduct(t, storeC, productC);
     // Signals are served for enriched products only.
     for (const [storeId, { productId }] of [[storeA, product], [storeB, productB], [storeC, productC]] as const) await enrich(t, storeId, productId);
     const admin = await t.keys.create({ scopes: ['admin'], name: 'fuzz admin' });
@@ -106,7 +105,7 @@ export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<Fuz
     const victimKey = (await t.keys.create({ scopes: ['admin'], name: 'fuzz victim' })).record.id;
     const faq = await t.request('/api/v1/admin/faqs', { method: 'POST', headers: { authorization: `Bearer ${admin.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ storeId: storeA, entityType: 'product', entityRef: product.productId, question: 'Q?', answer: 'A.' }) });
     const faqId = ((await faq.json()) as { id: string }).id;
-    const secretOf = (id: string) => t.webhooks.stores.webhookSecretOf(sqliteStoreRecordsSync(t.database).byId(id)!)!;
+    const secretOf = async (id: string) => t.webhooks.stores.webhookSecretOf((await t.webhooks.stores.get(id))!)!;
     credentials = {
       admin: admin.key,
       agent: await t.keyWith('probe:scan'),
@@ -121,7 +120,7 @@ export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<Fuz
         name: ['x.js', 'app.js', 'app.css'],
         '*': ['stores', 'keys', 'scans', ''],
       },
-      hooks: { b: { storeId: storeB, secret: secretOf(storeB) }, c: { siteUrl, secret: secretOf(storeC) } },
+      hooks: { b: { storeId: storeB, secret: await secretOf(storeB) }, c: { siteUrl, secret: await secretOf(storeC) } },
     };
     routes = (t.app.routes as { method: string; path: string; hooks?: { body?: { properties?: Record<string, unknown> } } }[]).map((route) => ({
       method: route.method,
@@ -129,7 +128,7 @@ export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<Fuz
       fields: CODE_VALIDATED_FIELDS[route.path] ?? Object.keys(route.hooks?.body?.properties ?? {}),
     }));
   } finally {
-    t.close();
+    await t.close();
   }
   const server = await spawnServer({ dataDir, env });
   return {

@@ -6,18 +6,16 @@ import { platformCProduct as mapC } from '../../src/platforms/platform-c.ts';
 import type { ProductData } from '../../src/catalog/product-data.ts';
 import { platformAProduct, platformASimpleProduct, platformBProduct, platformBVariantProduct, platformCProduct, platformCVariableProduct } from '../fakes/payloads.ts';
 import { bearer, jsonRequest, type TestApp } from './app.ts';
-import { answeredNow } from './storage.ts';
-import { sqliteStoreRecordsSync } from '../../src/storage/sqlite/stores.ts';
 
 /** A store straight in the registry (no platform calls): platform A through svc's app, B and C with their keys. */
-export function seedStore(t: TestApp, platform: Platform, ref: string, currency: string | null = 'USD'): string {
+export async function seedStore(t: TestApp, platform: Platform, ref: string, currency: string | null = 'USD'): Promise<string> {
   const credentials =
     platform === 'platform-a'
       ? { kind: 'via-app' as const }
       : platform === 'platform-b'
         ? { kind: 'api-token' as const, storeHash: ref, accessToken: 'tok' }
         : { kind: 'rest-keys' as const, siteUrl: ref, consumerKey: 'ck', consumerSecret: 'cs' };
-  const row = answeredNow(t.webhooks.stores.create({ platform, domain: ref.replace(/^https?:\/\//, ''), currency, parsed: { credentials, platformRef: ref } }));
+  const row = await t.webhooks.stores.create({ platform, domain: ref.replace(/^https?:\/\//, ''), currency, parsed: { credentials, platformRef: ref } });
   if (!row) throw new Error(`store ${ref} already exists`);
   return row.id;
 }
@@ -38,9 +36,11 @@ export function realisticProduct(platform: Platform, id: number, storeRef: strin
   return mapC(platformCProduct(id, storeRef), [], at);
 }
 
-export function syncProduct(t: TestApp, storeId: string, product: ProductData): void {
-  const store = sqliteStoreRecordsSync(t.database).byId(storeId)!;
-  t.webhooks.catalog.upsert(storeId, store.currency, product);
+/** A product as a catalogue sync stores it (through the catalogue, in the store's currency). */
+export async function syncProduct(t: TestApp, storeId: string, product: ProductData): Promise<void> {
+  const store = await t.webhooks.stores.get(storeId);
+  if (!store) throw new Error(`no store ${storeId}`);
+  await t.webhooks.catalog.upsert(storeId, store.currency, product);
 }
 
 export const ENRICHMENT = {

@@ -30,8 +30,8 @@ describePostgres('svc migrate-to', () => {
   async function populate(): Promise<void> {
     const t: TestApp = await makeTestApp({ dataDir: dir.dir, clock: fixedClock(NOW), engine: 'sqlite' });
     try {
-      const storeId = seedStore(t, 'platform-a', SHOP);
-      syncProduct(t, storeId, realisticProduct('platform-a', 777, SHOP));
+      const storeId = await seedStore(t, 'platform-a', SHOP);
+      await syncProduct(t, storeId, realisticProduct('platform-a', 777, SHOP));
       expect((await enrich(t, storeId, '777')).status).toBe(200);
       await addFaq(t, { storeId, entityType: 'product', entityRef: '777', question: 'Does it fit?', answer: 'Yes.', status: 'approved' });
       // SQLite's text holds U+0000 (the API strips it; an older svc, or a hand edit, may not have): PostgreSQL's cannot.
