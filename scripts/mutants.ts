@@ -3966,6 +3966,14 @@ export const mutants: Mutant[] = [
     tests: [T.jobLeases, T.drain],
   },
   {
+    id: 'jobs-drain-keeps-claimed-lease',
+    bug: "a job its creator claims as the instance stops keeps its lease, so no other instance takes it until the lease ends",
+    file: 'src/webhooks/queue.ts',
+    original: '        await queue.handBack(job.id, job.leaseUntil!);\n        return undefined;',
+    replacement: '        return undefined;',
+    tests: [T.jobLeases],
+  },
+  {
     id: 'instances-release-each-others-leases',
     bug: "an instance starting beside others releases the leases of the jobs they run, so a job runs twice at once",
     file: 'src/webhooks/services.ts',

@@ -145,4 +145,18 @@ describe.each(ENGINES)('job leases between instances on $name', (engine) => {
     expect(runs.most).toBe(1);
     expect(await jobRow(job.id)).toMatchObject({ status: 'done', attempts: 2 });
   });
+
+  test('a job its creator claimed as its instance stops (a request answered during the drain) is not run there: its lease is handed back, and another instance takes it at once', async () => {
+    opened = await engine.open();
+    clock.set(T0);
+    const ran: string[] = [];
+    const first = await instance({});
+    const second = await instance({ work: async (job) => void ran.push(job.id) });
+    await first.runner.stop();
+    const claimed = await first.queue.enqueueClaimed('work', 's1', {});
+    expect(await first.runner.runClaimed(claimed, async () => 'ran')).toBeUndefined();
+    expect(await jobRow(claimed.id)).toEqual({ status: 'running', attempts: 1, leaseUntil: T0 });
+    expect(await second.runner.runDueJobs()).toBe(1);
+    expect(ran).toEqual([claimed.id]);
+  });
 });

@@ -310,10 +310,14 @@ export function createJobRunner(
     /**
      * Run a job its creator has just claimed (JobQueue.enqueueClaimed) now, beside the loop, with the
      * same budget, stop and bookkeeping; resolves with what `work` returned (undefined when it did not
-     * end in a result, or when the runner is stopped: the job is then left to the next start).
+     * end in a result, or when the runner is stopped: the job's lease is then handed back, for
+     * another instance or the next start).
      */
     async runClaimed<T>(job: Job, work: (job: Job, signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
-      if (stopped) return undefined;
+      if (stopped) {
+        await queue.handBack(job.id, job.leaseUntil!);
+        return undefined;
+      }
       let outcome: T | undefined;
       await runJob(job, async (claimed, signal) => {
         outcome = await work(claimed, signal);
