@@ -14,40 +14,28 @@ const heldLease = (id: string, heldUntil: number) => and(eq(jobs.id, id), eq(job
 
 /** Jobs on SQLite, answered synchronously: the webhook group commit and the sync's transactions queue jobs inside their own. */
 export function sqliteJobRecordsSync({ db, sqlite }: Pick<AppDatabase, 'db' | 'sqlite'>): Synchronous<JobRecords> {
+  /** A job's insert, its values bound at each run. */
+  const jobInsert = () =>
+    db
+      .insert(jobs)
+      .values({
+        id: sql.placeholder('id'),
+        kind: sql.placeholder('kind'),
+        storeId: sql.placeholder('storeId'),
+        payload: sql.placeholder('payload'),
+        status: sql.placeholder('status'),
+        attempts: sql.placeholder('attempts'),
+        runAt: sql.placeholder('runAt'),
+        leaseUntil: sql.placeholder('leaseUntil'),
+        createdAt: sql.placeholder('createdAt'),
+        activeKey: sql.placeholder('activeKey'),
+      });
   // Prepared once: platform-B and -C deliveries enqueue a job inside their group commit.
-  const insertJob = db
-    .insert(jobs)
-    .values({
-      id: sql.placeholder('id'),
-      kind: sql.placeholder('kind'),
-      storeId: sql.placeholder('storeId'),
-      payload: sql.placeholder('payload'),
-      status: sql.placeholder('status'),
-      attempts: sql.placeholder('attempts'),
-      runAt: sql.placeholder('runAt'),
-      leaseUntil: sql.placeholder('leaseUntil'),
-      createdAt: sql.placeholder('createdAt'),
-      activeKey: sql.placeholder('activeKey'),
-    })
-    .returning()
-    .prepare();
+  const insertJob = jobInsert().returning().prepare();
   // Prepared once, like the one below: run for each kind when a catalogue sync starts, in the turn of
   // the request that starts it. The unique index on the active key stores one: a second of the same
   // makes the queued one due (never later) and leaves a running one as it is (no row returned).
-  const upsertOnce = db
-    .insert(jobs)
-    .values({
-      id: sql.placeholder('id'),
-      kind: sql.placeholder('kind'),
-      storeId: sql.placeholder('storeId'),
-      payload: sql.placeholder('payload'),
-      status: sql.placeholder('status'),
-      attempts: sql.placeholder('attempts'),
-      runAt: sql.placeholder('runAt'),
-      leaseUntil: sql.placeholder('leaseUntil'),
-      createdAt: sql.placeholder('createdAt'),
-      activeKey: sql.placeholder('activeKey'),
-    })
+  const upsertOnce = jobInsert()
     .onConflictDoUpdate({ target: jobs.activeKey, targetWhere: sql`status IN ('queued', 'running')`, set: { runAt: sql`min(${jobs.runAt}, excluded.run_at)` }, setWhere: sql`${jobs.status} = 'queued'` })
     .returning()
     .prepare();
