@@ -155,9 +155,9 @@ export interface JobContinuation {
 
 /**
  * One run of a job. `signal` is aborted when the job's time budget runs out (OutOfTime: a failed
- * attempt), the server shuts down (ShuttingDown: its lease is handed back, for another runner or the next start) or the operator
- * stops the store's work (StoreStopped: its jobs are dropped); every call and wait of the handler
- * must stop on it.
+ * attempt), the server shuts down (ShuttingDown: its lease is handed back, for another runner or
+ * the next start), the operator stops the store's work (StoreStopped: its jobs are dropped) or its
+ * lease was taken by another runner (LeaseLost); every call and wait of the handler must stop on it.
  */
 export type JobHandler = (job: Job, signal: AbortSignal) => Promise<void | JobContinuation>;
 
@@ -228,6 +228,8 @@ export function createJobRunner(
         if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
         const result = await handler(job, controller.signal);
         await lease.stop();
+        // A run that went on after losing its lease (a step it could not stop) writes nothing: the job is the other runner's.
+        if (controller.signal.reason instanceof LeaseLost) return;
         if (result) wakeAfter(await queue.requeue(job.id, result.runAgainAt, result.again));
         else await queue.complete(job.id);
       } catch (error) {
