@@ -3958,6 +3958,14 @@ export const mutants: Mutant[] = [
     tests: [T.storesRecords],
   },
   {
+    id: 'jobs-lease-lost-run-completes',
+    bug: "a run that went on after losing its lease completes the job another instance now runs",
+    file: 'src/webhooks/queue.ts',
+    original: '        if (controller.signal.reason instanceof LeaseLost) return;\n',
+    replacement: '',
+    tests: [T.jobLeases],
+  },
+  {
     id: 'jobs-shutdown-keeps-leases',
     bug: "a draining instance keeps the leases of the jobs it stopped, so no other instance takes them until they end (a minute)",
     file: 'src/webhooks/queue.ts',

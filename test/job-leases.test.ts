@@ -49,10 +49,10 @@ describe.each(ENGINES)('job leases between instances on $name', (engine) => {
   };
   /**
    * A handler that runs until the test ends it or its signal stops it, counting the runs at the same
-   * time; with `outlastsBudget`, the end of its budget does not stop it (it finishes its step, as a
-   * page's transaction does).
+   * time; with `goesOn`, the end of its budget (or any stop) does not stop it (it finishes its step,
+   * as a page's transaction does).
    */
-  function heldRuns(outlastsBudget = false) {
+  function heldRuns(goesOn: 'after its budget' | 'after any stop' | null = null) {
     const runs = { started: 0, now: 0, most: 0, stoppedBy: [] as unknown[], release: () => {} };
     const handler: JobHandler = (_job, signal) => {
       runs.started++;
@@ -64,7 +64,8 @@ describe.each(ENGINES)('job leases between instances on $name', (engine) => {
         };
         signal.addEventListener('abort', () => {
           runs.stoppedBy.push(signal.reason);
-          if (!outlastsBudget || !(signal.reason instanceof Error) || signal.reason.name !== 'OutOfTime') {
+          const outOfTime = signal.reason instanceof Error && signal.reason.name === 'OutOfTime';
+          if (goesOn === null || (goesOn === 'after its budget' && !outOfTime)) {
             runs.now--;
             reject(signal.reason);
           }
@@ -93,7 +94,7 @@ describe.each(ENGINES)('job leases between instances on $name', (engine) => {
   test('no job runs twice at once: a run that outlasts its lease keeps it by its heartbeat, and the other instance never takes it meanwhile', async () => {
     opened = await engine.open();
     clock.set(T0);
-    const { runs, handler } = heldRuns(true);
+    const { runs, handler } = heldRuns('after its budget');
     const first = await instance({ slow: handler });
     const second = await instance({ slow: handler });
     const job = await first.queue.enqueue('slow', 's1', {});
@@ -124,6 +125,22 @@ describe.each(ENGINES)('job leases between instances on $name', (engine) => {
     await running;
     expect(runs.stoppedBy.at(-1)).toBeInstanceOf(LeaseLost);
     expect(first.runner.failures).toBe(0);
+    expect(await jobRow(job.id)).toEqual({ status: 'running', attempts: 2, leaseUntil: T0 + 11 * LEASE_MS });
+  });
+
+  test('a run that goes on after losing its lease (a step it could not stop) writes no outcome when it ends: the job stays the other instance\'s', async () => {
+    opened = await engine.open();
+    clock.set(T0);
+    const { runs, handler } = heldRuns('after any stop');
+    const first = await instance({ slow: handler });
+    const second = await instance({});
+    const job = await first.queue.enqueue('slow', 's1', {});
+    const running = first.runner.runDueJobs();
+    await until('the run started', () => runs.started === 1);
+    await second.storage.jobs.claim(T0 + 10 * LEASE_MS, T0 + 11 * LEASE_MS, null);
+    await until('the run learnt it lost its lease', () => runs.stoppedBy.some((reason) => reason instanceof LeaseLost));
+    runs.release();
+    await running;
     expect(await jobRow(job.id)).toEqual({ status: 'running', attempts: 2, leaseUntil: T0 + 11 * LEASE_MS });
   });
 
