@@ -2788,8 +2788,8 @@ export const mutants: Mutant[] = [
     id: 'retention-not-started',
     bug: 'the server never starts the record retention sweep',
     file: 'src/server.ts',
-    original: '  records.start();\n',
-    replacement: '',
+    original: '{ start: () => records.start(), stop: () => records.stop() },',
+    replacement: '{ start: () => {}, stop: () => records.stop() },',
     tests: [T.serverE2e],
   },
   {
