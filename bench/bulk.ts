@@ -5,8 +5,10 @@
 // the raw SQLite ceiling: the same rows inserted with a prepared INSERT in one transaction into a
 // scans table with two indexes (raw bun:sqlite), in the same run. Prints both and the ratio (goal >= 0.6).
 // Also prints the CPU per scan of this process (main thread and all threads, bench/lib/thread-cpu.ts);
-// the svc side's includes the client's fetches, which share the process.
-// Usage: bun bench/bulk.ts [--batches 20]; a CPU profile: bun --cpu-prof --cpu-prof-dir=DIR bench/bulk.ts
+// the svc side's includes the client's fetches, which share the process. With --postgres, the same
+// batches go to svc on PostgreSQL too (a throwaway server from the system's binaries, or
+// --database-url), measured alike in the same run.
+// Usage: bun bench/bulk.ts [--batches 20] [--postgres [--database-url URL]]; a CPU profile: bun --cpu-prof --cpu-prof-dir=DIR bench/bulk.ts
 import { Database } from 'bun:sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,10 +20,14 @@ import { startServer } from '../src/server.ts';
 import { normalizeScan } from '../src/telemetry/payload.ts';
 import { newId } from '../src/lib/ids.ts';
 import { createKey } from './lib/harness.ts';
-import { cpuReport, measureCpu } from './lib/thread-cpu.ts';
+import { newDatabase, postgresServer } from './lib/engine-setup.ts';
+import { cpuReport, measureCpu, type CpuSide } from './lib/thread-cpu.ts';
 import { scanReport } from './scan-report.ts';
 
-const { values } = parseArgs({ args: Bun.argv.slice(2), options: { batches: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: { batches: { type: 'string', default: '20' }, postgres: { type: 'boolean', default: false }, 'database-url': { type: 'string' } },
+});
 const BATCHES = Number(values.batches);
 const BATCH = 1000;
 const START = Date.now() - 86_400_000;
@@ -53,8 +59,8 @@ const rows = Array.from({ length: total }, (_, i) => {
     s.vertical, b(p.title), b(p.description), b(p.jsonLd), b(p.openGraph), b(p.h1), b(p.canonical), b(p.robots), JSON.stringify(s.signals), JSON.stringify(s.quality), JSON.stringify(s.data)];
 });
 const insert = raw.prepare(`INSERT INTO scans (id, hostname, url, scanned_at, received_at, country, platform, platform_confidence, page_type, grade, percentage, svc_detected, svc_version, vertical, has_title, has_description, has_json_ld, has_open_graph, has_h1, has_canonical, has_robots, signals, quality, data) VALUES (${rows[0]!.map(() => '?').join(',')})`);
-let started = performance.now();
-let cpu = measureCpu(process.pid);
+const started = performance.now();
+const cpu = measureCpu(process.pid);
 raw.transaction(() => {
   for (const row of rows) insert.run(...(row as (string | number | null)[]));
 })();
@@ -63,37 +69,53 @@ const rawCpu = { label: 'raw', use: cpu.stop(), count: total };
 raw.close();
 rmSync(rawDir, { recursive: true, force: true });
 
-// (b) svc: the bulk endpoint over HTTP, batches sent one after another.
-const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-bulk-'));
-const config = loadConfig({ 'data-dir': dir, http: '127.0.0.1:0' }, { SVC_RATE_AGENT: '10000000' });
-const key = createKey(dir, 'probe:scan');
-const server = await startServer(config);
-// The client's own work (encoding and signing each body) is done before the clock starts, as the
-// raw side's rows are built before its clock: client and server share this process's thread, and
-// only the server's work is measured. The timestamp stays well within the 5-minute window.
-const ts = String(Date.now());
-const requests = batches.map((json) => {
-  const body = new TextEncoder().encode(json);
-  return { body, signature: hmacSha256(key, [`${ts}.`, body], 'hex') };
-});
-let inserted = 0;
-started = performance.now();
-cpu = measureCpu(process.pid);
-for (const { body, signature } of requests) {
-  const response = await fetch(`${server.url}/api/v1/probe/scan-bulk`, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': 'application/json', 'x-probe-key': key, 'x-probe-timestamp': ts, 'x-probe-signature': signature },
+// (b) svc: the bulk endpoint over HTTP, batches sent one after another, on SQLite and (--postgres) on PostgreSQL.
+async function throughSvc(env: Record<string, string>, label: string): Promise<{ rate: number; inserted: number; cpu: CpuSide }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-bulk-'));
+  const config = loadConfig({ 'data-dir': dir, http: '127.0.0.1:0' }, { SVC_RATE_AGENT: '10000000', ...env });
+  const key = createKey(dir, 'probe:scan', env);
+  const server = await startServer(config);
+  // The client's own work (encoding and signing each body) is done before the clock starts, as the
+  // raw side's rows are built before its clock: client and server share this process's thread, and
+  // only the server's work is measured. The timestamp stays well within the 5-minute window.
+  const ts = String(Date.now());
+  const requests = batches.map((json) => {
+    const body = new TextEncoder().encode(json);
+    return { body, signature: hmacSha256(key, [`${ts}.`, body], 'hex') };
   });
-  if (response.status !== 200) throw new Error(`bulk answered ${response.status}: ${await response.text()}`);
-  inserted += ((await response.json()) as { inserted: number }).inserted;
+  let inserted = 0;
+  const started = performance.now();
+  const cpu = measureCpu(process.pid);
+  for (const { body, signature } of requests) {
+    const response = await fetch(`${server.url}/api/v1/probe/scan-bulk`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-probe-key': key, 'x-probe-timestamp': ts, 'x-probe-signature': signature },
+    });
+    if (response.status !== 200) throw new Error(`bulk answered ${response.status}: ${await response.text()}`);
+    inserted += ((await response.json()) as { inserted: number }).inserted;
+  }
+  const rate = total / ((performance.now() - started) / 1000);
+  const used = { label, use: cpu.stop(), count: total, note: 'the client, in this process, included' };
+  await server.shutdown();
+  rmSync(dir, { recursive: true, force: true });
+  return { rate, inserted, cpu: used };
 }
-const bulkRate = total / ((performance.now() - started) / 1000);
-const bulkCpu = { label: 'svc', use: cpu.stop(), count: total, note: 'the client, in this process, included' };
-await server.shutdown();
-rmSync(dir, { recursive: true, force: true });
+const onSqlite = await throughSvc({}, 'svc');
+const bulkRate = onSqlite.rate;
+const inserted = onSqlite.inserted;
+const bulkCpu = onSqlite.cpu;
+let onPostgres: Awaited<ReturnType<typeof throughSvc>> | null = null;
+if (values.postgres) {
+  const { adminUrl } = postgresServer(values['database-url']);
+  onPostgres = await throughSvc({ SVC_DATABASE_URL: await newDatabase(adminUrl) }, 'svc on PostgreSQL');
+}
 
 console.log(`raw SQLite ceiling (prepared INSERT, one transaction, 2 indexes): ${Math.round(rawRate).toLocaleString('en')} scans/s`);
 console.log(`svc bulk endpoint (HTTP, 1000-scan batches):          ${Math.round(bulkRate).toLocaleString('en')} scans/s (${inserted} inserted)`);
 console.log(`ratio bulk / raw: ${(bulkRate / rawRate).toFixed(2)} (goal >= 0.6)`);
 for (const line of cpuReport('scan', rawCpu, bulkCpu)) console.log(line);
+if (onPostgres) {
+  console.log(`svc bulk endpoint on PostgreSQL (same machine):      ${Math.round(onPostgres.rate).toLocaleString('en')} scans/s (${onPostgres.inserted} inserted); PostgreSQL/SQLite ${(onPostgres.rate / bulkRate).toFixed(2)}`);
+  for (const line of cpuReport('scan', bulkCpu, onPostgres.cpu)) console.log(line);
+}

@@ -6,12 +6,11 @@
 // Prints req/s, p50, p99 and each server's CPU per request, main thread first, and the main-thread
 // ratio PostgreSQL/SQLite (target: telemetry within 1.3x). Figures, not assertions.
 // Usage: bun bench/engines.ts [--duration 10] [--threads 2] [--connections 64] [--database-url URL]
-import { SQL } from 'bun';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startThrowawayPostgres } from '../scripts/postgres-throwaway.ts';
+import { newDatabase, postgresServer, svcCli } from './lib/engine-setup.ts';
 import { cleanupOnExit, requireWrk, ROOT, resultRow, spawnServer, wrk, writeSignedTelemetryScript, type WrkOptions, type WrkResult } from './lib/harness.ts';
 import { measureCpu, type CpuUse } from './lib/thread-cpu.ts';
 import { scanReport } from './scan-report.ts';
@@ -26,24 +25,7 @@ requireWrk();
 
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
 cleanupOnExit(work);
-const throwaway = values['database-url'] ? null : startThrowawayPostgres();
-process.on('exit', () => throwaway?.stop());
-const adminUrl = values['database-url'] ?? throwaway!.url;
-
-/** A new database on the PostgreSQL server, for this run alone. */
-async function newDatabase(): Promise<string> {
-  const name = `svc_bench_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
-  const admin = new SQL({ url: adminUrl, max: 1 });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.close();
-  return Object.assign(new URL(adminUrl), { pathname: `/${name}` }).href;
-}
-
-function cli(args: string[], env: Record<string, string>): any {
-  const run = Bun.spawnSync([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-  if (run.exitCode !== 0) throw new Error(`svc ${args.join(' ')}: ${run.stderr}`);
-  return JSON.parse(run.stdout.toString());
-}
+const { adminUrl, throwaway } = postgresServer(values['database-url']);
 
 interface Measured {
   result: WrkResult;
@@ -62,8 +44,8 @@ const bodies = Array.from({ length: 64 }, (_, i) => JSON.stringify(scanReport(i,
 const engines: Record<string, Record<string, Measured>> = {};
 for (const engine of ['sqlite', 'postgres'] as const) {
   const env: Record<string, string> = { SVC_DATA_DIR: path.join(work, engine), SVC_RATE_AGENT: '10000000', SVC_RATE_ANONYMOUS: '1000000', SVC_RATE_ANONYMOUS_GLOBAL: '10000000' };
-  if (engine === 'postgres') env.SVC_DATABASE_URL = await newDatabase();
-  const key = cli(['keys', 'create', '--scopes', 'probe:scan', '--name', 'bench'], env).key as string;
+  if (engine === 'postgres') env.SVC_DATABASE_URL = await newDatabase(adminUrl);
+  const key = svcCli(['keys', 'create', '--scopes', 'probe:scan', '--name', 'bench'], env).key as string;
   const svc = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0'], env);
   const script = path.join(work, `${engine}.lua`);
   writeSignedTelemetryScript(script, key, bodies);

@@ -65,7 +65,7 @@ function run(bin: string, tool: string, args: string[]): string {
 }
 
 /** A port nobody listens on now: the kernel picks one, and it is given back at once. */
-function freePort(): number {
+export function freePort(): number {
   const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
   const { port } = server;
   server.stop(true);

@@ -6,7 +6,7 @@ import { createRecordRetention } from '../src/retention/records.ts';
 import { createTableWriteStamp } from '../src/storage/sqlite/table-writes.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { DAY_MS } from '../src/lib/time.ts';
-import { bearer, makeTestApp, tempDir, writeElsewhere, type TestApp } from './helpers/app.ts';
+import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { TELEMETRY, scanPayload, tokenInit } from './helpers/probe.ts';
 
 // Issue 12 item 3: verified keys and lead tokens are kept in memory (src/auth/verified-cache.ts), yet
@@ -36,7 +36,7 @@ describe('verified keys kept in memory', () => {
     t = await makeTestApp();
     const { key, record } = await t.keys.create({ name: 'dash', scopes: ['dashboard:read'] });
     expect((await dashboard(key)).status).toBe(200);
-    await writeElsewhere(t, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', Date.now(), record.id);
+    await t.commitElsewhere('UPDATE api_keys SET revoked_at = ? WHERE id = ?', Date.now(), record.id);
     expect((await dashboard(key)).status).toBe(401);
   });
 
@@ -44,7 +44,7 @@ describe('verified keys kept in memory', () => {
     t = await makeTestApp();
     const { key, record } = await t.keys.create({ name: 'dash', scopes: ['dashboard:read'] });
     expect((await dashboard(key)).status).toBe(200);
-    await writeElsewhere(t, `UPDATE api_keys SET scopes = '["metrics:read"]' WHERE id = ?`, record.id);
+    await t.commitElsewhere(`UPDATE api_keys SET scopes = '["metrics:read"]' WHERE id = ?`, record.id);
     expect((await dashboard(key)).status).toBe(403);
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { JSON_LIMITS } from '../src/lib/json-limits.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
-import { TELEMETRY, scanCount, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
+import { TELEMETRY, scanPayload, signedInit, tokenInit } from './helpers/probe.ts';
 import { seedStore, signedPlatformADelivery } from './helpers/signals.ts';
 
 // Issue 11, items 1 and 2: bounded parsing and bounded storage per scan.
@@ -10,10 +10,10 @@ import { seedStore, signedPlatformADelivery } from './helpers/signals.ts';
 const BULK = '/api/v1/probe/scan-bulk';
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let t: TestApp;
-afterEach(async () => {
-  await t?.close();
-});
+afterEach(() => t?.close());
 
+const count = async (table: string) => Number((await t.query(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
+const scanCount = () => count('scans');
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 /** A scan whose signals carry `inner` (raw JSON text) under `x`, at nesting depth 2 + the depth of `inner`. */
 const scanWith = (inner: string) => `{"hostname":"shop.example.com","signals":{"x":${inner}}}`;
@@ -37,7 +37,7 @@ describe('JSON bodies deeper than the nesting limit are refused with 400 before 
     const error = await errorOf(response);
     expect(error).toMatchObject({ status: 400, error: 'json_too_deep', limit: 32 });
     expect(error.detail).toContain('32');
-    expect(await scanCount(t)).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('nesting exactly at the limit is accepted; one level more is refused', async () => {
@@ -47,7 +47,7 @@ describe('JSON bodies deeper than the nesting limit are refused with 400 before 
     expect(atLimit.status).toBe(204);
     const over = await t.request(TELEMETRY, signedInit(key, scanWith(nested(JSON_LIMITS.depth - 1)), NOW));
     expect((await errorOf(over)).error).toBe('json_too_deep');
-    expect(await scanCount(t)).toBe(1);
+    expect(await scanCount()).toBe(1);
   });
 
   test('brackets inside strings (escaped quotes included) do not count as nesting', async () => {
@@ -74,7 +74,7 @@ describe('JSON bodies deeper than the nesting limit are refused with 400 before 
     for (let i = 0; i < 1000; i++) payload = [payload];
     const response = await t.request('/api/v1/webhooks/platform-a', signedPlatformADelivery('app-secret', 'deep.myplatform-a.com', 'products/update', { id: 1, x: payload }));
     expect((await errorOf(response)).error).toBe('json_too_deep');
-    expect(await t.query('SELECT count(*) AS n FROM jobs')).toEqual([{ n: 0 }]);
+    expect(await count('jobs')).toBe(0);
   });
 
   test('a bulk item nested deeper than the limit refuses the request with 400 naming the item', async () => {
@@ -83,7 +83,7 @@ describe('JSON bodies deeper than the nesting limit are refused with 400 before 
     const error = await errorOf(await t.request(BULK, signedInit(key, body, NOW)));
     expect(error).toMatchObject({ status: 400, error: 'json_too_deep', limit: 32 });
     expect(error.detail).toContain('scans[1]');
-    expect(await scanCount(t)).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 });
 
@@ -98,7 +98,7 @@ describe('JSON bodies with more values than the limit are refused with 400', () 
     const over = await errorOf(await t.request(TELEMETRY, signedInit(key, scanWith(values(JSON_LIMITS.values - 3)), NOW)));
     expect(over).toMatchObject({ status: 400, error: 'json_too_many_values', limit: JSON_LIMITS.values });
     expect(over.detail).toContain(String(JSON_LIMITS.values));
-    expect(await scanCount(t)).toBe(1);
+    expect(await scanCount()).toBe(1);
   });
 
   test('object members count once each and keys are not values', async () => {
@@ -116,7 +116,7 @@ describe('JSON bodies with more values than the limit are refused with 400', () 
     const error = await errorOf(await t.request(BULK, signedInit(key, body, NOW)));
     expect(error).toMatchObject({ status: 400, error: 'json_too_many_values' });
     expect(error.detail).toContain('scans[1]');
-    expect(await scanCount(t)).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('the value limit applies to each bulk item, not to the whole batch', async () => {
@@ -124,7 +124,7 @@ describe('JSON bodies with more values than the limit are refused with 400', () 
     const big = (n: number) => item(n, { signals: { x: Array(JSON_LIMITS.values / 2).fill(0) } });
     const body = await t.request(BULK, signedInit(key, JSON.stringify({ scans: [big(1), big(2), big(3)] }), NOW));
     expect(body.status).toBe(200);
-    expect(await scanCount(t)).toBe(3);
+    expect(await scanCount()).toBe(3);
   });
 });
 
@@ -152,7 +152,7 @@ describe('bulk bodies are parsed in slices', () => {
     const key = await agentApp();
     const body = `{"scans":[${JSON.stringify(item(1))}],"scans":[${JSON.stringify(item(2))}]}`;
     expect((await errorOf(await t.request(BULK, signedInit(key, body, NOW)))).error).toBe('invalid_request');
-    expect(await scanCount(t)).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('bytes between items that are not JSON are refused with 400 malformed_json', async () => {
@@ -161,7 +161,7 @@ describe('bulk bodies are parsed in slices', () => {
     expect((await errorOf(await t.request(BULK, signedInit(key, body, NOW)))).error).toBe('malformed_json');
     const unclosed = `{"scans":[${JSON.stringify(item(1))},{"hostname":"a.example"`;
     expect((await errorOf(await t.request(BULK, signedInit(key, unclosed, NOW)))).error).toBe('malformed_json');
-    expect(await scanCount(t)).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('more than 1000 items are refused with too_many_scans before any item is parsed', async () => {
@@ -182,7 +182,7 @@ describe('bounded storage per scan', () => {
     expect(result.errors).toHaveLength(1);
     expect(result.errors[0]).toMatchObject({ index: 1, error: 'scan_too_large' });
     expect(result.errors[0]!.detail).toContain('4096');
-    expect(await scanCount(t)).toBe(2);
+    expect(await scanCount()).toBe(2);
   });
 
   test('an item of exactly SVC_MAX_BODY_BYTES is accepted', async () => {
@@ -200,7 +200,7 @@ describe('bounded storage per scan', () => {
     expect(over.status).toBe(400);
     expect(over.error).toBe('data_too_large');
     expect(over.detail).toContain('16384');
-    expect(await scanCount(t)).toBe(0);
+    expect(await scanCount()).toBe(0);
     // Just under the cap is stored: {"extra":"…"} is 12 bytes of JSON around the value.
     const under = await t.request(TELEMETRY, signedInit(key, JSON.stringify(scanPayload({ extra: 'x'.repeat(16 * 1024 - 12) })), NOW));
     expect(under.status).toBe(204);

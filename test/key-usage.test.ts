@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { createKeyUsage, KEY_USE_INTERVAL_MS } from '../src/auth/key-usage.ts';
+import { fixedClock, type Clock } from '../src/lib/clock.ts';
+import type { KeyUsageRecords } from '../src/storage/auth.ts';
+import type { Storage } from '../src/storage/index.ts';
 import { sqliteAuthRecords } from '../src/storage/sqlite/auth.ts';
-import { fixedClock } from '../src/lib/clock.ts';
 import { writePause } from '../src/storage/sqlite/write-pause.ts';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
 import { signedInit, scanPayload, TELEMETRY } from './helpers/probe.ts';
 import { seedStore } from './helpers/signals.ts';
 
@@ -15,21 +18,56 @@ afterEach(() => t?.close());
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** lastUsedAt of every key by name, as the admin API lists them (that request is a use of `admin`). */
+/**
+ * Key-use records that count the writes they are asked for and can be waited for: on SQLite a use
+ * is written within the call, on PostgreSQL after the answer of the request that made it.
+ */
+function watchedUses() {
+  const pending = new Set<Promise<unknown>>();
+  let writes = 0;
+  const watch = (records: KeyUsageRecords): KeyUsageRecords => ({
+    noteUse(keyId, at) {
+      writes++;
+      const write = records.noteUse(keyId, at);
+      pending.add(write);
+      write.then(
+        () => pending.delete(write),
+        () => pending.delete(write),
+      );
+      return write;
+    },
+  });
+  return {
+    watch,
+    /** The app's storage with its key uses watched (makeTestApp's `storage`). */
+    around: (storage: Storage): Storage => ({ ...storage, auth: { ...storage.auth, keyUsage: watch(storage.auth.keyUsage) } }),
+    writes: () => writes,
+    /** Once every write asked for so far has answered. */
+    written: async () => void (await Promise.allSettled([...pending])),
+  };
+}
+let uses: ReturnType<typeof watchedUses>;
+
+async function appAt(clock: Clock): Promise<void> {
+  uses = watchedUses();
+  t = await makeTestApp({ clock, storage: uses.around });
+}
+
+/** lastUsedAt of every key by name, as the admin API lists them (that request is a use of `admin`, written before the list is read). */
 async function lastUses(admin: string): Promise<Record<string, string | null>> {
+  expect((await t.request('/api/v1/admin/keys', { headers: bearer(admin) })).status).toBe(200);
+  await uses.written();
   const res = await t.request('/api/v1/admin/keys', { headers: bearer(admin) });
   expect(res.status).toBe(200);
   const { items } = (await res.json()) as { items: { name: string; lastUsedAt: string | null }[] };
   return Object.fromEntries(items.map((key) => [key.name, key.lastUsedAt]));
 }
 
-/** Writes to the app's connection so far (SQLite's total_changes). */
-const writes = () => t.database.sqlite.query<{ n: number }, []>('SELECT total_changes() AS n').get()!.n;
 
 describe('last use of API keys', () => {
   test('a key is noted as used when it authenticates a request: admin bearer, console session, signed telemetry, widget', async () => {
     const clock = fixedClock(T0);
-    t = await makeTestApp({ clock });
+    await appAt(clock);
     const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
     const consoleKey = (await t.keys.create({ name: 'console', scopes: ['dashboard:read'] })).key;
     const probe = (await t.keys.create({ name: 'probe', scopes: ['probe:scan'] })).key;
@@ -69,7 +107,7 @@ describe('last use of API keys', () => {
 
   test('a widget key whose answer comes from the widget’s answer cache (each of its three ways) is still used', async () => {
     const clock = fixedClock(T0);
-    t = await makeTestApp({ clock });
+    await appAt(clock);
     const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
     const storeId = await seedStore(t, 'platform-a', 'usage.myplatform-a.com');
     const widget = (await t.keys.create({ name: 'widget', scopes: ['products:read'], allowedDomains: ['shop.usage.test'], storeId })).key;
@@ -77,6 +115,9 @@ describe('last use of API keys', () => {
       for (let i = 0; i < times; i++) {
         const res = await t.request('/api/v1/public/faqs?type=product&ref=1', { headers: { 'x-api-key': widget, origin: 'https://shop.usage.test' } });
         expect(res.status).toBe(200);
+        // As on SQLite, a use written is a commit the next answer has heard of.
+        await uses.written();
+        await t.changesHeard();
       }
     };
     // A written use is a commit, after which the next answer verifies the key again and is cached;
@@ -92,43 +133,52 @@ describe('last use of API keys', () => {
 
   test('a key’s use is written at most once a minute: uses within the minute write nothing', async () => {
     const clock = fixedClock(T0);
-    t = await makeTestApp({ clock });
+    await appAt(clock);
     const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
     const stores = () => t.request('/api/v1/admin/stores', { headers: bearer(admin) });
     expect((await stores()).status).toBe(200);
     clock.advance(KEY_USE_INTERVAL_MS - 1);
-    const before = writes();
+    const before = uses.writes();
     for (let i = 0; i < 5; i++) expect((await stores()).status).toBe(200);
-    expect(writes()).toBe(before);
+    expect(uses.writes()).toBe(before);
     expect((await lastUses(admin)).admin).toBe(iso(T0));
     clock.advance(1);
     expect((await stores()).status).toBe(200);
-    expect(writes()).toBe(before + 1);
+    expect(uses.writes()).toBe(before + 1);
     expect((await lastUses(admin)).admin).toBe(iso(T0 + KEY_USE_INTERVAL_MS));
   });
 
   test('a use is written outside api_keys, so the keys verified in memory stay there', async () => {
     const clock = fixedClock(T0);
-    t = await makeTestApp({ clock });
+    await appAt(clock);
     const admin = (await t.keys.create({ name: 'admin', scopes: ['admin'] })).key;
-    // The counter the verified-key cache reads (src/storage/sqlite/table-writes.ts): it moves with every write to api_keys.
-    const apiKeyWrites = () => t.database.sqlite.query<{ n: number }, []>('SELECT n FROM temp.api_keys_writes').get()!.n;
+    // The stamp the verified-key cache reads: it moves with every write to api_keys.
+    const apiKeyWrites = t.storage.changes.tableStamp(['api_keys']);
+    await t.changesHeard();
     const before = apiKeyWrites();
-    const used = writes();
+    const used = uses.writes();
     expect((await t.request('/api/v1/admin/stores', { headers: bearer(admin) })).status).toBe(200);
-    expect(writes()).toBe(used + 1);
+    await uses.written();
+    await t.changesHeard();
+    expect(uses.writes()).toBe(used + 1);
+    expect(Number((await t.query('SELECT count(*) AS n FROM api_key_usage'))[0]!.n)).toBe(1);
     expect(apiKeyWrites()).toBe(before);
   });
 });
 
 describe('the last-use writer', () => {
-  /** The SQLite records of the app's database (each use is written before `used` returns, unless it waits). */
-  const records = () => sqliteAuthRecords(t.database).keyUsage;
-  const usageOf = (id: string) => t.database.sqlite.query<{ at: number }, [string]>('SELECT last_used_at AS at FROM api_key_usage WHERE key_id = ?').get(id)?.at ?? null;
+  /** The key-use records of the app's database, watched (on SQLite each use is written before `used` returns, unless it waits). */
+  const records = () => uses.watch(t.storage.auth.keyUsage);
+  /** The key's last use as stored, once every write asked for has answered. */
+  const usageOf = async (id: string) => {
+    await uses.written();
+    const [row] = await t.query('SELECT last_used_at AS at FROM api_key_usage WHERE key_id = ?', id);
+    return row === undefined ? null : Number(row.at);
+  };
 
   test('keeps the times of at most its limit of keys: a key dropped from memory is written again at its next use', async () => {
     const clock = fixedClock(T0);
-    t = await makeTestApp({ clock });
+    await appAt(clock);
     const [a, b, c] = await Promise.all(['a', 'b', 'c'].map(async (name) => (await t.keys.create({ name, scopes: ['admin'] })).record.id));
     const usage = createKeyUsage(records(), clock, 2);
     usage.used(a!);
@@ -137,14 +187,16 @@ describe('the last-use writer', () => {
     usage.used(c!); // a, the longest unwritten, leaves memory
     usage.used(a!);
     usage.used(c!);
-    expect([usageOf(a!), usageOf(b!), usageOf(c!)]).toEqual([T0 + 1000, T0, T0 + 1000]);
+    expect([await usageOf(a!), await usageOf(b!), await usageOf(c!)]).toEqual([T0 + 1000, T0, T0 + 1000]);
   });
 
-  test('waits out a write pause, and another transaction of its connection: never written inside it (its rollback would lose the time)', async () => {
+  testSqliteOnly("SQLite's write pause (its WAL checkpointer) and a transaction of the app's own connection; PostgreSQL has neither", 'waits out a write pause, and another transaction of its connection: never written inside it (its rollback would lose the time)', async () => {
     const clock = fixedClock(T0);
-    t = await makeTestApp({ clock });
+    await appAt(clock);
     const id = (await t.keys.create({ name: 'a', scopes: ['admin'] })).record.id;
-    const usage = createKeyUsage(records(), clock, 10);
+    // SQLite's records, whose writes happen within the call unless they wait; read at once.
+    const usage = createKeyUsage(sqliteAuthRecords(t.database).keyUsage, clock, 10);
+    const usageOf = (keyId: string) => t.database.sqlite.query<{ at: number }, [string]>('SELECT last_used_at AS at FROM api_key_usage WHERE key_id = ?').get(keyId)?.at ?? null;
     const pause = writePause(t.database.sqlite);
     pause.pause();
     usage.used(id);
@@ -163,10 +215,10 @@ describe('the last-use writer', () => {
 
   test('keeps the latest time when writers disagree', async () => {
     const clock = fixedClock(T0);
-    t = await makeTestApp({ clock });
+    await appAt(clock);
     const id = (await t.keys.create({ name: 'a', scopes: ['admin'] })).record.id;
     createKeyUsage(records(), clock, 10).used(id);
     createKeyUsage(records(), fixedClock(T0 - KEY_USE_INTERVAL_MS), 10).used(id);
-    expect(usageOf(id)).toBe(T0);
+    expect(await usageOf(id)).toBe(T0);
   });
 });

@@ -33,9 +33,9 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** Path segments that broke decoding or lookups: malformed percent-encoding and prototype names. */
-const HOSTILE_SEGMENTS = ['%E0%A4%A', '%zz', '%', '%zz.jsonld', '%E0%A4%A.md', '__proto__', 'constructor', '__proto__.jsonld', 'hasOwnProperty'];
-const HOSTILE_QUERY = '?__proto__=1&constructor=x&cursor=%zz&limit=%E0%A4%A&domain=%zz&storeId=__proto__&groupBy=constructor&hostname[]=1&from=%';
+/** Path segments that broke decoding or lookups: malformed percent-encoding, NUL (PostgreSQL's text refuses it) and prototype names. */
+const HOSTILE_SEGMENTS = ['%E0%A4%A', '%zz', '%', '%zz.jsonld', '%E0%A4%A.md', '__proto__', 'constructor', '__proto__.jsonld', 'hasOwnProperty', '%00', '%00.jsonld', 'a%00b.md'];
+const HOSTILE_QUERY = '?__proto__=1&constructor=x&cursor=%zz&limit=%E0%A4%A&domain=%zz&storeId=__proto__&groupBy=constructor&hostname[]=1&from=%&ref=%00&type=product&email=%00&q=%00';
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__', 'hasOwnProperty', 'toString', 'valueOf', 'isPrototypeOf'];
 const NON_STRINGS: unknown[] = [1, -1.5, true, null, [], ['x'], {}, { value: 'x' }];
 
@@ -61,7 +61,7 @@ function bodiesFor(fields: string[]): string[] {
     'null',
   ];
   for (const field of fields) {
-    for (const value of NON_STRINGS) bodies.push(JSON.stringify({ [field]: value }));
+    for (const value of [...NON_STRINGS, '\u0000', 'a\u0000b']) bodies.push(JSON.stringify({ [field]: value }));
     bodies.push(`{"${field}":${proto}}`);
   }
   for (const nested of NESTED_BODIES) bodies.push(JSON.stringify(nested));
@@ -142,8 +142,8 @@ describe('no 500 from input', () => {
     expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
   }, 120_000);
 
-  test('malformed percent-encoding in a path is 400 with the error shape', async () => {
-    for (const path of ['/api/v1/public/faqs/%E0%A4%A', '/api/v1/platform-a/products/%zz.jsonld', '/api/v1/admin/faqs/%E0%A4%A']) {
+  test('malformed percent-encoding in a path, or an escaped NUL (which PostgreSQL cannot look up), is 400 with the error shape', async () => {
+    for (const path of ['/api/v1/public/faqs/%E0%A4%A', '/api/v1/platform-a/products/%zz.jsonld', '/api/v1/admin/faqs/%E0%A4%A', '/api/v1/admin/stores/%00', '/api/v1/platform-a/products/1%00.md', '/api/v1/admin/leads/a%00b/verify']) {
       const response = await t.request(path, { headers: auth });
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ error: 'malformed_path' });
@@ -152,33 +152,33 @@ describe('no 500 from input', () => {
 });
 
 describe('prototype-named keys anywhere in a JSON body are refused with 400 reserved_key', () => {
-  const scanCount = () => (t.database.sqlite.query("SELECT count(*) AS n FROM scans WHERE hostname = 'reserved.example.com'").get() as { n: number }).n;
+  const scanCount = async () => Number((await t.query("SELECT count(*) AS n FROM scans WHERE hostname = 'reserved.example.com'"))[0]!.n);
   const post = (path: string, body: string) => t.request(path, { method: 'POST', body, headers: { 'content-type': 'application/json', ...auth } });
 
   test('a telemetry payload with constructor deep inside signals is 400 naming the key, nothing stored', async () => {
     const response = await post('/api/v1/probe/telemetry', '{"hostname":"reserved.example.com","signals":{"jsonLd":[{"@type":"Product","offers":{"constructor":{"prototype":1}}}]}}');
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: 'reserved_key', key: 'constructor' });
-    expect(scanCount()).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('a key spelt with \\u escapes is refused too', async () => {
     const response = await post('/api/v1/probe/telemetry', '{"hostname":"reserved.example.com","signals":{},"\\u005f_proto__":{"polluted":true}}');
     expect(await response.json()).toMatchObject({ error: 'reserved_key', key: '__proto__' });
-    expect(scanCount()).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('a bulk item with __proto__ refuses the request', async () => {
     const response = await post('/api/v1/probe/scan-bulk', '{"scans":[{"hostname":"reserved.example.com","signals":{}},{"hostname":"reserved.example.com","signals":{},"__proto__":{"x":1}}]}');
     expect(await response.json()).toMatchObject({ error: 'reserved_key', key: '__proto__' });
-    expect(scanCount()).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('a bulk item with a key spelt with \\u escapes, after clean items, refuses the request', async () => {
     const clean = '{"hostname":"reserved.example.com","signals":{}}';
     const response = await post('/api/v1/probe/scan-bulk', `{"scans":[${clean},${clean},{"hostname":"reserved.example.com","signals":{"title":{"\\u0063onstructor":1}}}]}`);
     expect(await response.json()).toMatchObject({ error: 'reserved_key', key: 'constructor' });
-    expect(scanCount()).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('a bulk item whose reserved key straddles a 64 KiB slice of the structure scan refuses the request', async () => {
@@ -192,7 +192,7 @@ describe('prototype-named keys anywhere in a JSON body are refused with 400 rese
       const response = await post('/api/v1/probe/scan-bulk', body);
       expect(await response.json()).toMatchObject({ error: 'reserved_key', key: 'valueOf' });
     }
-    expect(scanCount()).toBe(0);
+    expect(await scanCount()).toBe(0);
   });
 
   test('an admin body whose string field is an object with toString is 400, not 500', async () => {
@@ -205,9 +205,9 @@ describe('prototype-named keys anywhere in a JSON body are refused with 400 rese
     const payload = { hostname: 'reserved.example.com', signals: { title: { value: '{"constructor": 1, "__proto__": 2}' } }, notes: { toStringValue: 1, my_constructor: 2, valueO: 3, prototypes: 4 } };
     const response = await post('/api/v1/probe/telemetry', JSON.stringify(payload));
     expect(response.status).toBe(204);
-    expect(scanCount()).toBe(1);
+    expect(await scanCount()).toBe(1);
     const bulk = await post('/api/v1/probe/scan-bulk', JSON.stringify({ scans: [{ ...payload, url: 'https://reserved.example.com/1' }, { ...payload, url: 'https://reserved.example.com/2', signals: { title: { value: 'constructor' } } }] }));
     expect(await bulk.json()).toMatchObject({ inserted: 2, errors: [] });
-    expect(scanCount()).toBe(3);
+    expect(await scanCount()).toBe(3);
   });
 });

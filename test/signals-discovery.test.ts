@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { Window } from 'happy-dom';
 import { fixedClock } from '../src/lib/clock.ts';
-import { newId } from '../src/lib/ids.ts';
 import { SITEMAP_PRODUCTS_PER_FILE } from '../src/signals/discovery.ts';
 import { makeTestApp, type TestApp } from './helpers/app.ts';
 import { enrich, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
@@ -91,7 +90,7 @@ describe('store-scoped signal URLs', () => {
     for (const path of [`${storePath('platform-b', storeId)}/products/101.jsonld`, `${storePath('platform-a', 'nope')}/products/101.jsonld`, `${storePath('platform-a', other)}/products/101.jsonld`, `${storePath('platform-a', storeId)}/products/102.jsonld`, `${storePath('platform-a', storeId)}/products/101.html`]) {
       expect((await get(path)).status).toBe(404);
     }
-    t.webhooks.stores.deactivate(storeId);
+    await t.webhooks.stores.deactivate(storeId);
     expect((await get(`${storePath('platform-a', storeId)}/products/101.md`)).status).toBe(410);
     expect((await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).status).toBe(410);
     expect((await get(`${storePath('platform-a', storeId)}/llms.txt`)).status).toBe(410);
@@ -108,7 +107,7 @@ describe('sitemap.xml', () => {
     await syncProduct(t, storeId, realisticProduct('platform-a', 104, 'acme.myplatform-a.com'));
     await enrichedIn(other, 'platform-a', 105, 'other.myplatform-a.com');
     clock.advance(60_000);
-    t.webhooks.catalog.remove(storeId, '103', clock.now());
+    await t.webhooks.catalog.remove(storeId, '103', clock.now());
     const res = await get(`${storePath('platform-a', storeId)}/sitemap.xml`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/xml; charset=utf-8');
@@ -128,7 +127,7 @@ describe('sitemap.xml', () => {
     await enrichedIn(storeId, 'platform-c', 303, 'https://shop.example');
     const robots = async () => (await get('/robots.txt')).text();
     expect(await robots()).toBe(`User-agent: *\nDisallow:\n\nSitemap: ${BASE}${storePath('platform-c', storeId)}/sitemap.xml\nSitemap: ${BASE}${storePath('platform-b', kept)}/sitemap.xml\n`);
-    t.webhooks.stores.deactivate(storeId);
+    await t.webhooks.stores.deactivate(storeId);
     expect((await get(`${storePath('platform-c', storeId)}/sitemap.xml`)).status).toBe(410);
     expect(await robots()).not.toContain(storeId);
   });
@@ -161,17 +160,14 @@ describe('sitemap.xml', () => {
   test(`more than ${SITEMAP_PRODUCTS_PER_FILE} products: sitemap.xml is an index of sitemap-<n>.xml files that list them all`, async () => {
     const storeId = await seedStore(t, 'platform-a', 'acme.myplatform-a.com');
     const count = SITEMAP_PRODUCTS_PER_FILE + 3;
-    const product = t.database.sqlite.query(
-      "INSERT INTO products (id, store_id, product_id, title, images, options, platform_updated_at, synced_at, created_at) VALUES (?, ?, ?, 'P', '[]', '[]', 0, ?, ?)",
+    // The products and their enrichments in two statements, on either engine (a recursive CTE counts the rows).
+    const numbers = `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${count - 1})`;
+    await t.query(
+      `${numbers} INSERT INTO products (id, store_id, product_id, title, images, options, platform_updated_at, synced_at, created_at) SELECT 'row-' || i, ?, CAST(100000 + i AS TEXT), 'P', '[]', '[]', 0, ${T0}, ${T0} FROM n`,
+      storeId,
     );
-    const enrichment = t.database.sqlite.query("INSERT INTO product_enrichments (product_row_id, store_id, summary, highlights, attributes, created_at, updated_at) VALUES (?, ?, 'S', '[]', '{}', ?, ?)");
-    t.database.sqlite.transaction(() => {
-      for (let i = 0; i < count; i++) {
-        const rowId = newId();
-        product.run(rowId, storeId, String(100_000 + i), T0, T0);
-        enrichment.run(rowId, storeId, T0, T0);
-      }
-    })();
+    await t.query(`INSERT INTO product_enrichments (product_row_id, store_id, summary, highlights, attributes, created_at, updated_at) SELECT id, store_id, 'S', '[]', '{}', ${T0}, ${T0} FROM products WHERE store_id = ?`, storeId);
+    await t.changesHeard();
     const base = `${BASE}${storePath('platform-a', storeId)}`;
     const index = parseSitemap(await (await get(`${storePath('platform-a', storeId)}/sitemap.xml`)).text(), 'sitemapindex');
     expect(index.map((e) => e.loc)).toEqual([`${base}/sitemap-1.xml`, `${base}/sitemap-2.xml`]);

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
 import { fixedClock } from '../src/lib/clock.ts';
 import { platformAProduct } from './fakes/payloads.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
@@ -445,7 +444,7 @@ describe('which products have signals', () => {
 
   test('404 once the product is removed by a webhook; enrichment comes back with it', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
-    t.webhooks.catalog.remove(storeId, '101', Date.parse('2026-01-11T00:00:00Z'));
+    await t.webhooks.catalog.remove(storeId, '101', Date.parse('2026-01-11T00:00:00Z'));
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(404);
     await syncProduct(t, storeId, { ...realisticProduct('platform-a', 101, SHOP), updatedAt: Date.parse('2026-01-12T00:00:00Z') });
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(200);
@@ -453,9 +452,9 @@ describe('which products have signals', () => {
 
   test('404 for an inactive store that was not withdrawn; 410 for every format after app/uninstalled', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
-    t.database.sqlite.run("UPDATE stores SET status = 'inactive' WHERE id = ?", [storeId]);
+    await t.commitElsewhere("UPDATE stores SET status = 'inactive' WHERE id = ?", storeId);
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(404);
-    t.webhooks.stores.deactivate(storeId);
+    await t.webhooks.stores.deactivate(storeId);
     for (const ext of ['jsonld', 'llm', 'md', 'meta']) {
       const res = await signal('platform-a', 101, ext);
       expect(res.status).toBe(410);
@@ -480,7 +479,7 @@ describe('which products have signals', () => {
     const ambiguous = await signal('platform-b', 500, 'jsonld');
     expect(ambiguous.status).toBe(404);
     expect((await ambiguous.json()).detail).toContain('more than one store');
-    t.webhooks.stores.deactivate(first);
+    await t.webhooks.stores.deactivate(first);
     expect(product(JSON.parse(await (await signal('platform-b', 500, 'jsonld')).text())).name).toBe('Second store shoe');
   });
 });
@@ -539,12 +538,10 @@ describe('caching headers and invalidation', () => {
     expect(await (await signal('platform-a', 101, 'llm')).json()).toMatchObject({ summary: 'Changed summary.', faqs: [{ question: 'Does it fit a laptop?' }] });
   });
 
-  test('a change committed by another database connection is seen at once despite the render cache', async () => {
+  test('a change committed by another database connection is seen despite the render cache (at once on SQLite, once its notification is heard on PostgreSQL)', async () => {
     const storeId = await enrichedProduct('platform-a', 101, SHOP);
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(200);
-    const other = new Database(t.config.databaseFile);
-    other.run('UPDATE stores SET signals_withdrawn_at = 1, status = ? WHERE id = ?', ['inactive', storeId]);
-    other.close();
+    await t.commitElsewhere('UPDATE stores SET signals_withdrawn_at = 1, status = ? WHERE id = ?', 'inactive', storeId);
     expect((await signal('platform-a', 101, 'jsonld')).status).toBe(410);
   });
 

@@ -22,9 +22,9 @@ export function cleanupOnExit(work: string): void {
   });
 }
 
-/** A new API key with `scopes` in the data directory `dataDir` (`svc keys create`, before the server starts); its raw key. */
-export function createKey(dataDir: string, scopes: string): string {
-  const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', scopes, '--data-dir', dataDir], { cwd: ROOT });
+/** A new API key with `scopes` in the data directory `dataDir` (`svc keys create`, before the server starts; `env` may name another engine); its raw key. */
+export function createKey(dataDir: string, scopes: string, env: Record<string, string> = {}): string {
+  const created = Bun.spawnSync([process.execPath, 'src/main.ts', 'keys', 'create', '--scopes', scopes, '--data-dir', dataDir], { cwd: ROOT, env: { ...process.env, ...env } });
   if (created.exitCode !== 0) throw new Error(`keys create failed: ${created.stderr}`);
   return JSON.parse(created.stdout.toString()).key;
 }

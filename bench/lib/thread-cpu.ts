@@ -101,3 +101,37 @@ export function cpuReport(unit: string, baseline: CpuSide, ...svc: CpuSide[]): s
     }),
   ];
 }
+
+/** CPU seconds of every process named `name` (comm), by pid; processes already gone are not counted. */
+function readByName(name: string): Map<string, number> {
+  const byPid = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    return byPid;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name) byPid.set(pid, statSeconds(`/proc/${pid}/stat`));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return byPid;
+}
+
+/**
+ * Start measuring the CPU of every process named `name` (a database server's backends, say);
+ * `stop()` gives the seconds they spent since (processes that ended meanwhile are missed).
+ */
+export function measureCpuByName(name: string): { stop(): number } {
+  const before = readByName(name);
+  return {
+    stop() {
+      let seconds = 0;
+      for (const [pid, now] of readByName(name)) seconds += now - (before.get(pid) ?? 0);
+      return seconds;
+    },
+  };
+}

@@ -9,7 +9,8 @@
 // spread of the per-round ratios beside them, and the CPU per request of svc and the same-response
 // baseline (main thread and all threads; their main-thread ratio moves least with other load). Needs wrk (apt-get install -y wrk).
 // Usage: bun bench/signals/run.ts [seconds] [name...]   (names: jsonld llm md meta public-faqs embed badge)
-// SVC_BENCH_CPU_PROF=DIR writes svc's CPU profile (.cpuprofile) to DIR when the bench ends.
+// SVC_BENCH_CPU_PROF=DIR writes svc's CPU profile (.cpuprofile) to DIR when the bench ends. With
+// SVC_DATABASE_URL set (an empty PostgreSQL database), svc runs on PostgreSQL.
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

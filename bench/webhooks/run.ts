@@ -3,7 +3,9 @@
 // beside a bare Bun.serve baseline measured in the same run. Usage: bun bench/webhooks/run.ts [seconds] [--cpu-prof DIR] [--vary]
 // Needs wrk (apt-get install -y wrk). Each request carries a fresh X-Platform-A-Event-Id (unsigned
 // header, as on the platform), so no delivery is deduplicated: every one is verified, logged and upserted.
+// With SVC_DATABASE_URL set (an empty PostgreSQL database), svc runs on PostgreSQL.
 import { Database } from 'bun:sqlite';
+import { SQL } from 'bun';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,9 +109,17 @@ const baseline = await measured(baselineUrl, baselineProc.pid);
 await run(svcUrl, script, 3);
 const svc = await measured(svcUrl, svcProc.pid);
 
-const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
-const outcomes = db.query('SELECT outcome, count(*) AS deliveries, sum(duplicates) AS duplicates FROM webhook_deliveries GROUP BY outcome').all();
-db.close();
+const OUTCOMES = 'SELECT outcome, count(*)::int AS deliveries, sum(duplicates)::int AS duplicates FROM webhook_deliveries GROUP BY outcome';
+let outcomes: unknown[];
+if (process.env.SVC_DATABASE_URL) {
+  const sql = new SQL(process.env.SVC_DATABASE_URL);
+  outcomes = [...(await sql.unsafe(OUTCOMES))];
+  await sql.close();
+} else {
+  const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
+  outcomes = db.query(OUTCOMES.replaceAll('::int', '')).all();
+  db.close();
+}
 
 console.log(resultRow('baseline (bare Bun.serve)', baseline));
 console.log(resultRow('svc (verify + log + upsert)', svc));

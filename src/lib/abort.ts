@@ -11,11 +11,19 @@ export class Stopped extends Error {
   override name = 'Stopped';
 }
 
-/** The server is shutting down: the work is taken up again at the next start. */
+/** The server is shutting down: the job's lease is handed back, and another runner (or the next start) takes it up again. */
 export class ShuttingDown extends Stopped {
   override name = 'ShuttingDown';
   constructor() {
     super('the server is shutting down');
+  }
+}
+
+/** The job's lease is no longer the run's (another runner took it once it had ended): the run stops and writes nothing, the job is the other's. */
+export class LeaseLost extends Stopped {
+  override name = 'LeaseLost';
+  constructor() {
+    super("the job's lease was taken by another runner");
   }
 }
 

@@ -76,6 +76,8 @@ interface Observer {
 
 /** What Bun's router decodes a malformed percent-escape in a parameter to (U+FFFD, the replacement character). */
 const MALFORMED_ESCAPE = '\uFFFD';
+/** What `%00` decodes to: the gate refuses it in a path (lib/request-path.ts). */
+const NUL = '\u0000';
 
 /**
  * Whether the server may answer `request`, matched by Bun's router to a hot route with `params`,
@@ -84,7 +86,8 @@ const MALFORMED_ESCAPE = '\uFFFD';
  * decoded, no `//` collapsed, no dot segment resolved, no trailing `/` ignored, as the app's router),
  * and parameters decoded as the app decodes them, a malformed escape as U+FFFD. So two kinds of
  * request are left to the app, which answers them as before: a parameter with U+FFFD (the gate
- * refuses a malformed escape; a well-formed escape of U+FFFD itself is left too, harmlessly), and one
+ * refuses a malformed escape; a well-formed escape of U+FFFD itself is left too, harmlessly) or with
+ * NUL (the gate refuses `%00`), and one
  * that declares a body (the gate refuses a declared oversize one). The request's URL is not read
  * here: a route that needs no query never builds it. test/e2e/public-gets-server.test.ts holds Bun's
  * router to this, path by path, against the app's answers. A Host that is not a valid `host[:port]`
@@ -92,7 +95,7 @@ const MALFORMED_ESCAPE = '\uFFFD';
  */
 function answerableAhead(request: Request, params: Record<string, string>, names: readonly string[]): boolean {
   if (!hasValidHostHeader(request) || request.headers.get('content-length') !== null) return false;
-  for (const name of names) if (params[name]!.includes(MALFORMED_ESCAPE)) return false;
+  for (const name of names) if (params[name]!.includes(MALFORMED_ESCAPE) || params[name]!.includes(NUL)) return false;
   return true;
 }
 

@@ -69,21 +69,22 @@ export function hasValidHostHeader(request: Request): boolean {
 /**
  * Request gate check (src/app.ts), before routing: 400 `invalid_host` for a Host that is not a
  * valid `host[:port]`, and 400 `malformed_path` for a path whose percent-encoding does not decode (a
- * lone `%`, `%zz`, a cut-off UTF-8 sequence), before routing hands a parameter that failed to decode
- * to a handler. svc's own links come from its base URL, never from the Host.
+ * lone `%`, `%zz`, a cut-off UTF-8 sequence) or decodes to a NUL character (`%00`), before routing
+ * hands such a parameter to a handler: no path of svc holds a NUL, and PostgreSQL's text refuses one
+ * (a lookup by it would fail there, where SQLite finds nothing). svc's own links come from its base
+ * URL, never from the Host.
  */
 export function refuseMalformedRequest({ request }: { request: Request }): Response | undefined {
   if (!hasValidHost(request)) return errorResponse(400, 'invalid_host', 'the Host header must be a host name or IP address with an optional port (host[:port])');
   const path = requestPath(request);
   if (!path.includes('%') || decodes(path)) return undefined;
-  return errorResponse(400, 'malformed_path', 'the request path has malformed percent-encoding (each % must start a valid UTF-8 escape such as %C3%A9)');
+  return errorResponse(400, 'malformed_path', 'the request path has malformed percent-encoding (each % must start a valid UTF-8 escape such as %C3%A9, and none may encode NUL: %00)');
 }
 
-/** Whether a path's percent-escapes decode (not a lone `%`, `%zz`, cut-off UTF-8). */
+/** Whether a path's percent-escapes decode (not a lone `%`, `%zz`, cut-off UTF-8), to no NUL character. */
 function decodes(path: string): boolean {
   try {
-    decodeURIComponent(path);
-    return true;
+    return !decodeURIComponent(path).includes('\u0000');
   } catch {
     return false;
   }

@@ -16,9 +16,9 @@ export const HOLDINGS_SQL = `SELECT
 /**
  * Every row that names the store, rows that reference others first (foreign keys are enforced):
  * the catalogue and what hangs off it, FAQs, sync state, the delivery log, order signals, store
- * events, jobs of any state, the keys bound to it (their console sessions go with them), then the
- * store. The delivery log, order signals and jobs have no index by store (each would cost every
- * delivery a write): those three are read through once.
+ * events, jobs of any state, the keys bound to it (their console sessions go with them), its
+ * creation-ping window, then the store. The delivery log, order signals and jobs have no index by
+ * store (each would cost every delivery a write): those three are read through once.
  */
 export const STORE_DELETES = [
   'DELETE FROM product_variants WHERE product_row_id IN (SELECT id FROM products WHERE store_id = $1)',
@@ -33,5 +33,6 @@ export const STORE_DELETES = [
   'DELETE FROM store_events WHERE store_id = $1',
   'DELETE FROM jobs WHERE store_id = $1',
   'DELETE FROM api_keys WHERE store_id = $1',
+  'DELETE FROM hook_ping_windows WHERE store_id = $1',
   'DELETE FROM stores WHERE id = $1',
 ];

@@ -40,6 +40,13 @@ export interface StoreRecords {
   saveCredentials(id: string, saved: SavedCredentials, at: number): Promise<StoreRecord | 'ref_taken' | null>;
   /** Every store's sealed values that are not stored plain (`plain:`): what must open with this svc's key. */
   sealedValues(): Promise<Pick<StoreRecord, 'id' | 'credentials' | 'webhookSecret'>[]>;
+  /**
+   * Platform C's window for the store's unsigned creation ping: open from `openedAt` until (not at)
+   * `closesAt`, in place of any window the store had; nothing for an unknown store.
+   */
+  openPingWindow(id: string, openedAt: number, closesAt: number): Promise<void>;
+  /** The creation ping arrived at `at`: the store's hooks confirmed at `at` (true) only while its window is open then; false, nothing written, otherwise. */
+  confirmPing(id: string, at: number): Promise<boolean>;
   /** The store's hooks as given; its update time moves to `at` (null: it stays). The store as it now is, or null. */
   setHooks(id: string, hooks: HookChanges, at: number | null): Promise<StoreRecord | null>;
   setCurrency(id: string, currency: string, at: number): Promise<StoreRecord | null>;
@@ -154,6 +161,14 @@ export interface JobRecords {
   requeue(id: string, runAt: number, attempts: RequeueAttempts): Promise<void>;
   /** Every running job's lease ends at `at` (a start after a process that left them running). */
   releaseLeases(at: number): Promise<void>;
+  /**
+   * The heartbeat of a run: the lease it holds until `heldUntil` is extended to `leaseUntil`. False
+   * (nothing written) when the job is no longer that run's: finished, dropped, or taken again by
+   * another runner once the lease had ended.
+   */
+  renewLease(id: string, heldUntil: number, leaseUntil: number): Promise<boolean>;
+  /** A run stopped by its runner's shutdown gives its lease (held until `heldUntil`) back: it ends at `at`, so another runner takes the job at once. Nothing when the lease is no longer the run's. */
+  handBack(id: string, heldUntil: number, at: number): Promise<void>;
   complete(id: string, at: number): Promise<void>;
   /** A failed attempt: queued again for `retryAt` with its error, or (`retryAt` null) given up at `at` (`dead`). */
   fail(id: string, error: string, at: number, retryAt: number | null): Promise<void>;

@@ -119,9 +119,9 @@ export function storeConnections({ stores, settings, sync }: { stores: StoreRegi
     if (registersHooks(credentials)) await stores.markRegistering(row.id);
     // Platform C pings each hook as it is created: only now may an unsigned ping confirm the store.
     const pinged = row.platform === 'platform-c';
-    if (pinged) stores.awaitPing(row.id, 'registering');
-    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings, signal).finally(() => {
-      if (pinged) stores.awaitPing(row.id, 'registered');
+    if (pinged) await stores.awaitPing(row.id);
+    const hooks = await registerHooks(row, credentials, stores.webhookSecretOf(row), settings, signal).finally(async () => {
+      if (pinged) await stores.awaitPing(row.id); // the grace counts from the call's end
     });
     let current = await stores.recordHooks(row.id, hooks);
     let currencyError: string | undefined;

@@ -123,15 +123,6 @@ export function unregistrationChanges(result: { outcome: 'unregistered' | 'faile
  */
 export function createStoreRegistry(records: StoreRecords, storeWrites: () => string, secrets: SecretBox, clock: Clock) {
   /**
-   * Stores whose hooks svc is registering or has just registered, with their window for the
-   * unsigned creation ping: when it opened and when it closes (Infinity while the registration call
-   * runs). A clock set back before the opening closes it: it never stretches. In memory: entries
-   * come only from an administrator's registration, so the map stays as small as that.
-   */
-  const awaitingPing = new Map<string, { opened: number; until: number }>();
-  const pingWindowOpen = (window: { opened: number; until: number } | undefined, now: number) => window !== undefined && window.opened <= now && now < window.until;
-
-  /**
    * Stores found by id or platform reference, with their opened secrets, kept while the stores
    * table's stamp stands: a write to it empties the cache before the next lookup, so a changed
    * secret or status counts from the very next delivery. A hit answers at once (every webhook
@@ -266,22 +257,18 @@ export function createStoreRegistry(records: StoreRecords, storeWrites: () => st
     },
 
     /**
-     * Open (`registering`: until the call ends) or restart (`registered`: for PING_GRACE_MS) the
-     * store's window for the creation ping; windows that closed are dropped on the way.
+     * Open the store's window for the creation ping, for PING_GRACE_MS from now: as the registration
+     * call starts (longer than any call lasts: a job's run has a budget of under a minute), and again
+     * as it ends. It is kept in the database, so a ping that reaches another instance than the one
+     * registering is honoured too, and it closes on its own should the registering instance die.
      */
-    awaitPing(id: string, phase: 'registering' | 'registered'): void {
+    awaitPing: async (id: string): Promise<void> => {
       const now = clock.now();
-      for (const [other, window] of awaitingPing) if (!pingWindowOpen(window, now)) awaitingPing.delete(other);
-      awaitingPing.set(id, { opened: now, until: phase === 'registering' ? Infinity : now + PING_GRACE_MS });
+      await records.openPingWindow(id, now, now + PING_GRACE_MS);
     },
 
-    /** The creation ping arrived: confirms the hooks only while svc awaits it for this store (false otherwise, nothing written). */
-    async confirmHooks(id: string): Promise<boolean> {
-      const now = clock.now();
-      if (!pingWindowOpen(awaitingPing.get(id), now)) return false;
-      await records.setHooks(id, { hooksConfirmedAt: now }, null);
-      return true;
-    },
+    /** The creation ping arrived: confirms the hooks only while svc awaits it for this store (false otherwise, nothing written); a clock set back before the window opened closes it. */
+    confirmHooks: (id: string): Promise<boolean> => records.confirmPing(id, clock.now()),
 
     /** Replace the store's settings; `updatedAt` moves, so cached signals of the store are rendered again. Null for an unknown store. */
     saveSettings: (id: string, settings: StoreSettings): Promise<StoreRecord | null> => records.saveSettings(id, settings, clock.now()),

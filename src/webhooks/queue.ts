@@ -1,4 +1,4 @@
-import { OutOfTime, ShuttingDown, Stopped, StoreStopped } from '../lib/abort.ts';
+import { LeaseLost, OutOfTime, ShuttingDown, Stopped, StoreStopped } from '../lib/abort.ts';
 import { backoffMs } from '../lib/backoff.ts';
 import type { Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
@@ -20,16 +20,21 @@ export interface Job {
   lastError: string | null;
   createdAt: number;
   finishedAt: number | null;
+  /** What makes it the same job as another: no two unfinished jobs share one (JobRecords.enqueueOnce keys its job so); null for a job that is never the same as another. */
+  activeKey: string | null;
 }
 
 /** A job to store: queued and due at `runAt`, or (enqueueClaimed) already running under a lease. */
-export type NewJob = Pick<Job, 'id' | 'kind' | 'storeId' | 'payload' | 'status' | 'attempts' | 'runAt' | 'leaseUntil' | 'createdAt'>;
+export type NewJob = Pick<Job, 'id' | 'kind' | 'storeId' | 'payload' | 'status' | 'attempts' | 'runAt' | 'leaseUntil' | 'createdAt' | 'activeKey'>;
 
 /** What a requeued job's attempts become: `reset` (a step done: its failures count per step), `kept` (this run counts against them), `uncounted` (this run does not). */
 export type RequeueAttempts = 'reset' | 'kept' | 'uncounted';
 
 /** A job queued at `at`, due at once. */
-export const queuedJob = (kind: string, storeId: string, payload: Record<string, unknown>, at: number): NewJob => ({ id: newId(), kind, storeId, payload, status: 'queued', attempts: 0, runAt: at, leaseUntil: null, createdAt: at });
+export const queuedJob = (kind: string, storeId: string, payload: Record<string, unknown>, at: number): NewJob => ({ id: newId(), kind, storeId, payload, status: 'queued', attempts: 0, runAt: at, leaseUntil: null, createdAt: at, activeKey: null });
+
+/** The key of the one unfinished job of a kind per store that JobRecords.enqueueOnce keeps. */
+export const onceKey = (job: Pick<Job, 'kind' | 'storeId'>): string => `${job.kind}:${job.storeId}`;
 
 export interface QueueOptions {
   /** How long a started job is owned by its runner; after that (a crash) it is taken again. */
@@ -99,6 +104,15 @@ export function createJobQueue(records: JobRecords, clock: Clock, options: Queue
       return Math.max(0, runAt - clock.now());
     },
 
+    /** The heartbeat of a run holding the job's lease until `heldUntil`: the lease's new end, or null when the lease is no longer the run's. */
+    async renewLease(id: string, heldUntil: number): Promise<number | null> {
+      const leaseUntil = clock.now() + leaseMs;
+      return (await records.renewLease(id, heldUntil, leaseUntil)) ? leaseUntil : null;
+    },
+
+    /** A run stopped by the shutdown hands its lease (held until `heldUntil`) back: the job is due at once for another runner. */
+    handBack: (id: string, heldUntil: number): Promise<void> => records.handBack(id, heldUntil, clock.now()),
+
     /** At start: jobs a previous process left running (the instance lock says it is gone) are due now. */
     releaseLeases: (): Promise<void> => records.releaseLeases(clock.now()),
 
@@ -141,9 +155,9 @@ export interface JobContinuation {
 
 /**
  * One run of a job. `signal` is aborted when the job's time budget runs out (OutOfTime: a failed
- * attempt), the server shuts down (ShuttingDown: the job is left to the next start) or the operator
- * stops the store's work (StoreStopped: its jobs are dropped); every call and wait of the handler
- * must stop on it.
+ * attempt), the server shuts down (ShuttingDown: its lease is handed back, for another runner or
+ * the next start), the operator stops the store's work (StoreStopped: its jobs are dropped) or its
+ * lease was taken by another runner (LeaseLost); every call and wait of the handler must stop on it.
  */
 export type JobHandler = (job: Job, signal: AbortSignal) => Promise<void | JobContinuation>;
 
@@ -200,21 +214,30 @@ export function createJobRunner(
 
   /**
    * One run of a claimed job within its time budget, and what it comes to: done, continued, or
-   * failed (retried with backoff). A run stopped from outside is left as it is: by the shutdown,
-   * still running in the table, it is taken again when the next start releases the leases; by the
-   * operator stopping its store's work, its row is dropped (JobQueue.dropUnfinished).
+   * failed (retried with backoff). A run stopped from outside writes no outcome: by the shutdown,
+   * its lease is handed back (another runner, or the next start, takes the job at once); by the
+   * operator stopping its store's work, its row is dropped (JobQueue.dropUnfinished); by the loss of
+   * its lease, the job is another runner's.
    */
   function runJob(job: Job, handler: JobHandler | undefined): Promise<void> {
     const controller = new AbortController();
     const budget = setTimeout(() => controller.abort(new OutOfTime(budgetMs)), budgetMs);
+    const lease = heartbeat(job, controller);
     const run = (async () => {
       try {
         if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
         const result = await handler(job, controller.signal);
+        await lease.stop();
+        // A run that went on after losing its lease (a step it could not stop) writes nothing: the job is the other runner's.
+        if (controller.signal.reason instanceof LeaseLost) return;
         if (result) wakeAfter(await queue.requeue(job.id, result.runAgainAt, result.again));
         else await queue.complete(job.id);
       } catch (error) {
-        if (controller.signal.reason instanceof Stopped) return;
+        const heldUntil = await lease.stop();
+        const stoppedBy = controller.signal.reason;
+        // Stopped by the shutdown: the lease goes back, so another instance takes the job at once.
+        if (stoppedBy instanceof ShuttingDown && heldUntil !== null) await queue.handBack(job.id, heldUntil);
+        if (stoppedBy instanceof Stopped) return;
         const message = (error as Error).message ?? String(error);
         await queue.fail(job, message);
         failures++;
@@ -228,12 +251,47 @@ export function createJobRunner(
     return run;
   }
 
+  /**
+   * A run's lease, renewed every third of the lease while the run lasts: a runner that stops (a crash,
+   * a frozen process) stops renewing, and another takes the job once the lease ends. A renewal that
+   * finds the lease taken stops the run at once (LeaseLost): the job is never run twice at once. One
+   * that fails (the database unreachable) is tried again at the next beat. `stop()` ends the beats
+   * and answers the lease's end as the run holds it (null: lost).
+   */
+  function heartbeat(job: Job, controller: AbortController): { stop(): Promise<number | null> } {
+    let heldUntil = job.leaseUntil;
+    let renewal: Promise<void> = Promise.resolve();
+    const beat = setInterval(() => {
+      renewal = renewal.then(async () => {
+        if (heldUntil === null || controller.signal.aborted) return;
+        try {
+          heldUntil = await queue.renewLease(job.id, heldUntil);
+          if (heldUntil === null) controller.abort(new LeaseLost());
+        } catch (error) {
+          log({ level: 'warn', msg: 'renewing a job lease failed', job: job.id, kind: job.kind, error: String(error) });
+        }
+      });
+    }, Math.max(1, Math.floor(queue.leaseMs / 3)));
+    return {
+      async stop() {
+        clearInterval(beat);
+        await renewal;
+        return heldUntil;
+      },
+    };
+  }
+
   async function drain(): Promise<number> {
     let done = 0;
     // The first job runs in a turn of its own, not in that of the request that queued it (notify).
     await yieldToEventLoop();
     if (stopped) return done;
-    for (let job = await queue.claim(); job && !stopped; job = stopped ? null : await queue.claim()) {
+    for (let job = await queue.claim(); job; job = stopped ? null : await queue.claim()) {
+      // Claimed while the runner stopped: handed back at once, never left leased to a runner that is gone.
+      if (stopped) {
+        await queue.handBack(job.id, job.leaseUntil!);
+        break;
+      }
       await runJob(job, handlers[job.kind]);
       done++;
       // A turn of the event loop between jobs: requests queued behind one job's last write do not also wait for the next job's first step.
@@ -254,10 +312,14 @@ export function createJobRunner(
     /**
      * Run a job its creator has just claimed (JobQueue.enqueueClaimed) now, beside the loop, with the
      * same budget, stop and bookkeeping; resolves with what `work` returned (undefined when it did not
-     * end in a result, or when the runner is stopped: the job is then left to the next start).
+     * end in a result, or when the runner is stopped: the job's lease is then handed back, for
+     * another instance or the next start).
      */
     async runClaimed<T>(job: Job, work: (job: Job, signal: AbortSignal) => Promise<T>): Promise<T | undefined> {
-      if (stopped) return undefined;
+      if (stopped) {
+        await queue.handBack(job.id, job.leaseUntil!);
+        return undefined;
+      }
       let outcome: T | undefined;
       await runJob(job, async (claimed, signal) => {
         outcome = await work(claimed, signal);

@@ -105,6 +105,8 @@ describe('public GETs answered by the server ahead of the router', () => {
     // answer the same (lib/hot-route.ts).
     ['a cut-off escape', '/api/v1/platform-a/products/515151%2.md', () => ({})],
     ['an escape of U+FFFD itself', '/api/v1/platform-a/products/%EF%BF%BD.md', () => ({})],
+    ['an escaped NUL in the product id', '/api/v1/platform-a/products/51%005151.md', () => ({})],
+    ['an escaped NUL in the store id', '/api/v1/platform-a/stores/%00/products/515151.md', () => ({})],
     ['an escaped slash in the product id', '/api/v1/platform-a/products/51%2F5151.md', () => ({})],
     ['a doubled slash', '/api/v1/platform-a//products/515151.md', () => ({})],
     ['an escape in a literal segment', '/api/v1/platform-%61/products/515151.md', () => ({})],

@@ -1,6 +1,18 @@
+/** The address and port each request to a fake came from (which process sent it: test/helpers/cluster.ts). */
+const peers = new WeakMap<Request, { address: string; port: number }>();
+export const peerOf = (request: Request) => peers.get(request) ?? null;
+
 /** A local HTTP server on a free port standing in for a platform's API. */
 export function startFake(fetch: (request: Request, url: URL) => Response | Promise<Response>) {
-  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => fetch(request, new URL(request.url)) });
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (request, self) => {
+      const peer = self.requestIP(request);
+      if (peer) peers.set(request, peer);
+      return fetch(request, new URL(request.url));
+    },
+  });
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
 }
 

@@ -74,6 +74,8 @@ export function tempDir(prefix = 'svc-test-'): { dir: string; remove(): void } {
 export interface TestApp {
   app: ReturnType<typeof createApp>;
   config: Config;
+  /** The storage the app runs on, whichever the engine (for what the server runs beside the app, such as record retention). */
+  storage: Storage;
   /** The app's SQLite database; absent under PostgreSQL (reading it throws there): inspect rows engine-neutrally with `t.query`. */
   database: AppDatabase;
   /**
@@ -81,8 +83,6 @@ export interface TestApp {
    * both: PostgreSQL's bigints come back as numbers and its booleans as 1 and 0, as SQLite's do.
    */
   query(sql: string, ...params: (string | number | null)[]): Promise<Record<string, unknown>[]>;
-  /** The storage the app runs on (its records, on either engine), for a test that composes its own service over them. */
-  storage: Storage;
   clock: Clock;
   keys: KeyStore;
   leads: LeadStore;
@@ -104,6 +104,11 @@ export interface TestApp {
    * names, so a test that asserts a cache hit (an answer without a promise) waits for this first.
    */
   changesHeard(): Promise<void>;
+  /**
+   * Commits `sql` (`?` placeholders) through a connection of its own to the app's database, as the
+   * CLI or another instance would, and waits until the app's change feed has heard of it (at once on SQLite).
+   */
+  commitElsewhere(sql: string, ...params: (string | number | null)[]): Promise<void>;
   /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
   rollups(batchScans?: number): ScanRollups;
   close(): Promise<void>;
@@ -174,12 +179,12 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   return {
     app,
     config,
+    storage,
     get database() {
       if (!engine.database) throw new Error('t.database is the SQLite database, and this app runs on PostgreSQL: inspect rows with t.query, or mark the test SQLite-only (test/helpers/engine.ts)');
       return engine.database;
     },
     query: engine.query,
-    storage,
     clock,
     keys,
     leads: createLeadStore(engine.auth.leads, engine.changes, clock),
@@ -190,6 +195,7 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     logLines: () => logText.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     keyWith: async (...scopes) => (await keys.create({ scopes, name: 'test' })).key,
     changesHeard: engine.changesHeard,
+    commitElsewhere: engine.commitElsewhere,
     rollups: (batchScans) => {
       if (!engine.database) throw new Error('t.rollups() is the SQLite roller: on PostgreSQL the app rolls up through storage.scans');
       const rollups = createScanRollups(engine.database, batchScans);
@@ -222,6 +228,7 @@ interface TestEngine {
   database?: AppDatabase;
   query: TestApp['query'];
   changesHeard: TestApp['changesHeard'];
+  commitElsewhere: TestApp['commitElsewhere'];
   close(): Promise<void>;
 }
 
@@ -236,6 +243,14 @@ function onSqlite(file: string): TestEngine {
     database,
     query: async (sql, ...params) => database.sqlite.query(sql).all(...params) as Record<string, unknown>[],
     changesHeard: async () => {},
+    commitElsewhere: async (sql, ...params) => {
+      const other = new Database(file);
+      try {
+        other.run(sql, params);
+      } finally {
+        other.close();
+      }
+    },
     close: async () => database.close(),
   };
 }
@@ -244,25 +259,38 @@ async function onPostgres(url: string): Promise<TestEngine> {
   const client = openPostgresClient(url, { max: 4 });
   const storage = postgresStorage(client);
   await storage.changes.ready;
+  const numbered = (sql: string) => {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`);
+  };
+  // Notifications reach the feed in commit order: once a marker sent now is heard, so is every earlier commit.
+  const changesHeard = async () => {
+    const marker = `test-marker-${crypto.randomUUID()}`;
+    const heard = storage.changes.tableStamp([marker]);
+    const before = heard();
+    await client.sql.notify(CHANGE_CHANNEL, marker);
+    for (let waited = 0; heard() === before; waited += 5) {
+      if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
+      await Bun.sleep(5);
+    }
+  };
   return {
     storage,
     auth: storage.auth,
     changes: storage.changes,
     query: async (sql, ...params) => {
-      let n = 0;
-      const result = await client.sql.unsafe(sql.replace(/\?/g, () => `$${++n}`), params);
+      const result = await client.sql.unsafe(numbered(sql), params);
       return [...result].map((row) => asSqliteReads(row, result.columns));
     },
-    // Notifications reach the feed in commit order: once a marker sent now is heard, so is every earlier commit.
-    changesHeard: async () => {
-      const marker = `test-marker-${crypto.randomUUID()}`;
-      const heard = storage.changes.tableStamp([marker]);
-      const before = heard();
-      await client.sql.notify(CHANGE_CHANNEL, marker);
-      for (let waited = 0; heard() === before; waited += 5) {
-        if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
-        await Bun.sleep(5);
+    changesHeard,
+    commitElsewhere: async (sql, ...params) => {
+      const other = new SQL({ url, max: 1 });
+      try {
+        await other.unsafe(numbered(sql), params);
+      } finally {
+        await other.close();
       }
+      await changesHeard();
     },
     close: async () => {
       await storage.changes.close();
@@ -277,31 +305,6 @@ async function onPostgres(url: string): Promise<TestEngine> {
  */
 export function otherConnection(t: TestApp): Promise<{ storage: Storage; close(): Promise<void> }> {
   return storageOn(t.config.postgres ? { kind: 'postgres', url: t.config.postgres.url } : { kind: 'sqlite', database: { file: t.config.databaseFile } });
-}
-
-/**
- * Runs one write on another connection to the test app's database, as the CLI or another instance
- * would, and waits until the app has heard of it (at once on SQLite; on PostgreSQL its notification
- * arrives a few ms after the commit). `?` placeholders, as in t.query.
- */
-export async function writeElsewhere(t: TestApp, statement: string, ...params: (string | number | null)[]): Promise<void> {
-  if (!t.config.postgres) {
-    const other = new Database(t.config.databaseFile);
-    try {
-      other.run(statement, params);
-    } finally {
-      other.close();
-    }
-    return;
-  }
-  const other = new SQL({ url: t.config.postgres.url, max: 1 });
-  try {
-    let n = 0;
-    await other.unsafe(statement.replace(/\?/g, () => `$${++n}`), params);
-  } finally {
-    await other.close();
-  }
-  await t.changesHeard();
 }
 
 /** After a test that ran an app against fakes: stop its job runner (aborting its calls), close it, then stop the fakes. */

@@ -1,21 +1,14 @@
 // Which engine this test run composes svc on: SQLite (`npm test`), or PostgreSQL under
 // `npm run test:postgres` (SVC_TEST_ENGINE=postgres). Test files not yet run on PostgreSQL are
-// listed, each with its reason, in scripts/postgres-suite.ts. A test about SQLite itself (its file,
-// WAL, locks, triggers that only SQLite has) says so with `testSqliteOnly`, with the reason, and is
-// skipped (never silently) on PostgreSQL.
+// listed, each with its reason, in scripts/postgres-suite.ts; a test about SQLite itself says so
+// with testSqliteOnly, with the reason, and is skipped (never silently) on PostgreSQL.
 import { Database } from 'bun:sqlite';
-import { describe, test } from 'bun:test';
+import { test } from 'bun:test';
 import { SQL } from 'bun';
 import path from 'node:path';
 import { createMigratedTestDatabase, POSTGRES_MODE } from './postgres.ts';
 
 export { POSTGRES_MODE };
-
-/** `describe` for tests of SQLite itself: `reason` says why they have no PostgreSQL meaning. */
-export function describeSqliteOnly(reason: string, label: string, body: () => void): void {
-  if (POSTGRES_MODE) describe.skip(`${label} (SQLite only: ${reason})`, body);
-  else describe(label, body);
-}
 
 /** `test` for one test of SQLite itself; `reason` says why it has no PostgreSQL meaning. */
 export function testSqliteOnly(reason: string, label: string, body: () => unknown, timeout?: number): void {

@@ -128,7 +128,7 @@ export async function startFuzzTarget(limits: 'raised' | 'default'): Promise<Fuz
       fields: CODE_VALIDATED_FIELDS[route.path] ?? Object.keys(route.hooks?.body?.properties ?? {}),
     }));
   } finally {
-    t.close();
+    await t.close();
   }
   const server = await spawnServer({ dataDir, env });
   return {

@@ -48,14 +48,15 @@ export async function untilStoreSynced(serverUrl: string, key: string, storeId: 
 
 /**
  * Start `svc serve` as its own process on a free port and wait for its "listening" line.
- * `command` defaults to `bun src/main.ts`; pass the compiled binary to smoke-test it.
+ * `command` defaults to `bun src/main.ts`; pass the compiled binary to smoke-test it. Under
+ * `npm run test:postgres` it runs on the data directory's PostgreSQL database unless `engine` is `sqlite`.
  */
-export async function spawnServer(options: { dataDir: string; env?: Record<string, string>; command?: string[]; cwd?: string }): Promise<SpawnedServer> {
+export async function spawnServer(options: { dataDir: string; env?: Record<string, string>; command?: string[]; cwd?: string; engine?: 'sqlite' }): Promise<SpawnedServer> {
   const command = options.command ?? [process.execPath, MAIN];
   const proc = Bun.spawn([...command, 'serve', '--http', '127.0.0.1:0', '--data-dir', options.dataDir], {
     cwd: options.cwd ?? REPO_ROOT,
     // The fake platforms listen on loopback: private targets are allowed unless a test says otherwise.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_ALLOW_PRIVATE_TARGETS: '1', ...(await engineEnv(options.dataDir)), ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_ALLOW_PRIVATE_TARGETS: '1', ...(options.engine === 'sqlite' ? {} : await engineEnv(options.dataDir)), ...options.env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

@@ -87,13 +87,3 @@ export async function storageOn(opened: { kind: 'sqlite'; database: Pick<AppData
 /** The engines this run can test: `describe.each(ENGINES)('... on $name', ...)`. */
 export const ENGINES: EngineUnderTest[] = TEST_DATABASE_URL ? [sqliteEngine, postgresEngine] : [sqliteEngine];
 
-/**
- * The value of a records call on SQLite, which has answered by the time it returns (its work runs
- * within the call: src/storage/sqlite/promised.ts): for test helpers that stay synchronous.
- */
-export function answeredNow<T>(answer: T | Promise<T>): T {
-  if (!(answer instanceof Promise)) return answer;
-  if (Bun.peek.status(answer) === 'rejected') throw Bun.peek(answer);
-  if (Bun.peek.status(answer) !== 'fulfilled') throw new Error('the records call has not answered yet: await it');
-  return Bun.peek(answer) as T;
-}

@@ -8,6 +8,7 @@ import { makeTestApp, tempDir, type TestApp } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../helpers/postgres.ts';
 import { scanPayload, signedInit } from '../helpers/probe.ts';
+import { spawnServer } from '../helpers/server.ts';
 import { addFaq, enrich, realisticProduct, seedStore, syncProduct } from '../helpers/signals.ts';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
@@ -62,7 +63,7 @@ describePostgres('svc migrate-to', () => {
     expect(moved.code).toBe(0);
     const source = sqliteCounts();
     expect(moved.json).toMatchObject({ from: `${dir.dir}/svc.db`, to: expect.stringMatching(/^postgres:\/\/127\.0\.0\.1:\d+\//), tables: source, nulsDropped: 1 });
-    expect(moved.json.rows).toBe(Object.values(source).reduce((a, b) => a + b, 0));
+    expect(moved.json.rows).toBe(Object.values(moved.json.tables as Record<string, number>).reduce((a, b) => a + b, 0));
     expect(source.scans).toBe(300);
     expect(moved.stdout + moved.stderr).not.toContain(decodeURIComponent(new URL(target.url).password));
 
@@ -78,6 +79,48 @@ describePostgres('svc migrate-to', () => {
       expect(JSON.parse(scan.signals)).toBeObject();
     } finally {
       await sql.close();
+    }
+  }, 90_000);
+
+  test('the rollups come along: PostgreSQL has no backlog after the copy, and every dashboard answer equals SQLite\'s', async () => {
+    await populate();
+    const moved = await runCli(['migrate-to', '--data-dir', dir.dir, '--database-url', target.url], { timeoutMs: 60_000, engine: 'sqlite' });
+    expect(moved.code).toBe(0);
+    expect(moved.json.rollups).toBe('copied');
+    expect(moved.json.tables.scan_rollups).toBeGreaterThan(0);
+    const sql = new SQL(target.url);
+    try {
+      // Before any svc starts on it: every copied scan is below the watermark, so none waits to be folded.
+      const [state] = await sql`SELECT (SELECT count(*) FROM scans WHERE xact >= s.watermark)::int AS unfolded FROM scan_rollup_state s`;
+      expect(state.unfolded).toBe(0);
+    } finally {
+      await sql.close();
+    }
+
+    const key = (await runCli(['keys', 'create', '--scopes', 'dashboard:read', '--data-dir', dir.dir], { engine: 'sqlite' })).json.key as string;
+    const sqliteServer = await spawnServer({ dataDir: dir.dir, env: {}, engine: 'sqlite' });
+    const postgresServer = await spawnServer({ dataDir: `${dir.dir}/pg`, env: { SVC_DATABASE_URL: target.url } });
+    try {
+      const postgresKey = (await runCli(['keys', 'create', '--scopes', 'dashboard:read', '--data-dir', `${dir.dir}/pg`], { env: { SVC_DATABASE_URL: target.url } })).json.key as string;
+      const routes = [
+        '/api/v1/dashboard/stats?groupBy=grade',
+        '/api/v1/dashboard/stats?groupBy=day',
+        '/api/v1/dashboard/stats?groupBy=month',
+        '/api/v1/dashboard/stats?groupBy=country',
+        '/api/v1/dashboard/stats?groupBy=pageType&platform=platform-a',
+        '/api/v1/dashboard/hostnames',
+        '/api/v1/dashboard/scans?limit=50',
+      ];
+      for (const route of routes) {
+        const [onSqlite, onPostgres] = await Promise.all([
+          fetch(`${sqliteServer.url}${route}`, { headers: { authorization: `Bearer ${key}` } }).then((res) => res.json()),
+          fetch(`${postgresServer.url}${route}`, { headers: { authorization: `Bearer ${postgresKey}` } }).then((res) => res.json()),
+        ]);
+        expect({ route, answer: onPostgres }).toEqual({ route, answer: onSqlite });
+      }
+    } finally {
+      await sqliteServer.stop();
+      await postgresServer.stop();
     }
   }, 90_000);
 

@@ -25,11 +25,11 @@ import type { StoreRecord } from '../../src/stores/registry.ts';
 import type { PassRef } from '../../src/sync/state.ts';
 import type { DeliveryEffect, DeliveryToCommit } from '../../src/webhooks/deliveries.ts';
 import { createDispatcher } from '../../src/webhooks/dispatch.ts';
-import { createStoreRegistry } from '../../src/stores/registry.ts';
+import { createStoreRegistry, PING_GRACE_MS } from '../../src/stores/registry.ts';
 import { createSecretBox } from '../../src/lib/secrets.ts';
 import { queuedJob, type NewJob } from '../../src/webhooks/queue.ts';
 import { product, store, T0 } from '../helpers/catalog-data.ts';
-import { ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
+import { ENGINES, query, storageOn, type OpenedEngine } from '../helpers/storage.ts';
 
 /** The domain's records on the engine opened, with the catalogue's (to read back what they write). */
 const recordsOf = (opened: OpenedEngine): { stores: StoreRecords; syncs: SyncStateRecords; jobs: JobRecords; deliveries: DeliveryRecords; products: ProductRecords } =>
@@ -432,6 +432,47 @@ describe.each(ENGINES)('stores, sync, job and delivery records on $name', (engin
       expect(Number((await query(opened, "SELECT count(*) AS n FROM jobs WHERE kind = 'raced'"))[0]!.n)).toBe(1);
     });
 
+    test('enqueueing the same job twice creates one: enqueueOnce from two instances at the same time stores one row, and the database itself refuses a second unfinished job of the key', async () => {
+      await open();
+      const other = await storageOn(opened);
+      try {
+        // Two instances (their own connections), each enqueueing the same job several times at once.
+        const raced = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? records.jobs : other.storage.jobs).enqueueOnce(job(`r${i}`, { kind: 'raced', storeId: 's9', runAt: T0 + 100 - i }))));
+        expect(new Set(raced.map((stored) => stored.id)).size).toBe(1);
+        const rows = await query(opened, "SELECT id, active_key, run_at FROM jobs WHERE kind = 'raced'");
+        expect(rows.map((row) => [row.active_key, Number(row.run_at)])).toEqual([['raced:s9', T0 + 93]]); // due by the soonest asked for
+        // The unique index, not the records' care: a plain insert of another unfinished job of that key fails and stores nothing.
+        await expect(records.jobs.enqueue(job('dup', { kind: 'raced', storeId: 's9', activeKey: 'raced:s9' }))).rejects.toThrow();
+        await records.jobs.complete(raced[0]!.id, T0 + 200);
+        expect((await records.jobs.enqueue(job('after', { kind: 'raced', storeId: 's9', activeKey: 'raced:s9' }))).id).toBe('after'); // a finished one no longer holds it
+        expect(await jobStates(opened)).toEqual(['after:queued', `${raced[0]!.id}:done`].sort());
+      } finally {
+        await other.close();
+      }
+    });
+
+    test('a lease has a heartbeat: renewLease extends the lease its run holds, and answers false (nothing written) once the job is another run\'s, finished or gone; handBack ends it now, only for the run holding it', async () => {
+      await open();
+      await records.jobs.enqueue(job('a'));
+      await records.jobs.enqueue(job('b'));
+      const a = (await records.jobs.claim(T0, T0 + 100, null))!;
+      expect(await records.jobs.renewLease('a', a.leaseUntil!, T0 + 150)).toBe(true);
+      expect(await records.jobs.claim(T0 + 120, T0 + 220, 'b')).toMatchObject({ id: 'b' }); // renewed: a is not due at its first lease's end
+      expect(await records.jobs.claim(T0 + 120, T0 + 220, null)).toBeNull();
+      expect(await records.jobs.renewLease('a', a.leaseUntil!, T0 + 300)).toBe(false); // the lease it no longer holds
+      // The run stops renewing (its process died): another runner takes the job once the lease ends, and the first run's heartbeat then fails.
+      const taken = (await records.jobs.claim(T0 + 150, T0 + 400, null))!;
+      expect(taken).toMatchObject({ id: 'a', attempts: 2, leaseUntil: T0 + 400 });
+      expect(await records.jobs.renewLease('a', T0 + 150, T0 + 500)).toBe(false);
+      await records.jobs.handBack('a', T0 + 150, T0 + 160); // the first run's hand-back leaves the second's lease alone
+      expect(Number((await query(opened, "SELECT lease_until FROM jobs WHERE id = 'a'"))[0]!.lease_until)).toBe(T0 + 400);
+      await records.jobs.handBack('a', T0 + 400, T0 + 170);
+      expect(await records.jobs.claim(T0 + 170, T0 + 500, null)).toMatchObject({ id: 'a', attempts: 3 }); // handed back: due at once
+      await records.jobs.complete('a', T0 + 180);
+      expect(await records.jobs.renewLease('a', T0 + 500, T0 + 600)).toBe(false);
+      expect(await jobStates(opened)).toEqual(['a:done', 'b:running']);
+    });
+
     test('requeue: queued again for its time, unleased, without error; its attempts reset, kept or one uncounted (never below 0)', async () => {
       await open();
       for (const id of ['a', 'b', 'c', 'd']) await records.jobs.enqueue(job(id, { status: 'running', attempts: id === 'd' ? 0 : 3, leaseUntil: T0 + 9 }));
@@ -705,6 +746,51 @@ describe.each(ENGINES)('stores, sync, job and delivery records on $name', (engin
       await failWrites(opened, 'UPDATE', 'webhook_deliveries');
       await expect(records.deliveries.applyRemoval(removal.id, 's1', '101', T0 + 1, true, T0 + 1)).rejects.toThrow();
       expect(await records.products.get('s1', '101')).not.toBeNull();
+    });
+  });
+
+  describe('platform C\'s creation-ping window, in the database', () => {
+    const confirmedAt = async (id: string) => (await records.stores.byId(id))!.hooksConfirmedAt;
+
+    test('confirmPing confirms the hooks at the ping\'s time only within the store\'s window (from its opening, until before its close); false and nothing written otherwise; a window opened again replaces it; none for an unknown store', async () => {
+      await open();
+      expect(await records.stores.confirmPing('s1', T0)).toBe(false); // never opened
+      await records.stores.openPingWindow('s1', T0 + 10, T0 + 20);
+      expect(await records.stores.confirmPing('s1', T0 + 9)).toBe(false); // before it opened (a clock set back)
+      expect(await records.stores.confirmPing('s1', T0 + 20)).toBe(false); // closed
+      expect(await records.stores.confirmPing('s2', T0 + 15)).toBe(false); // another store's window
+      expect(await confirmedAt('s1')).toBeNull();
+      expect(await confirmedAt('s2')).toBeNull();
+      expect(await records.stores.confirmPing('s1', T0 + 19)).toBe(true);
+      expect(await confirmedAt('s1')).toBe(T0 + 19);
+      await records.stores.openPingWindow('s1', T0 + 100, T0 + 200);
+      expect(await records.stores.confirmPing('s1', T0 + 15)).toBe(false); // the earlier window is gone
+      expect(await records.stores.confirmPing('s1', T0 + 100)).toBe(true);
+      await records.stores.openPingWindow('nope', T0, T0 + 1_000);
+      expect(await records.stores.confirmPing('nope', T0 + 1)).toBe(false);
+      expect(await query(opened, 'SELECT store_id FROM hook_ping_windows')).toEqual([{ store_id: 's1' }]);
+      await records.stores.removeAll('s1'); // removed with its store
+      expect(await query(opened, 'SELECT store_id FROM hook_ping_windows')).toEqual([]);
+    });
+
+    test('a window one instance opened is honoured by another sharing the database (the ping reached the other instance behind the load balancer)', async () => {
+      await open();
+      const other = await storageOn(opened);
+      try {
+        const clock = fixedClock(T0);
+        const registering = createStoreRegistry(records.stores, () => '0', createSecretBox(null), clock);
+        const pinged = createStoreRegistry(other.storage.stores, () => '0', createSecretBox(null), clock);
+        expect(await pinged.confirmHooks('s1')).toBe(false); // not awaited by any instance
+        await registering.awaitPing('s1');
+        clock.advance(PING_GRACE_MS - 1);
+        expect(await pinged.confirmHooks('s1')).toBe(true);
+        expect(await confirmedAt('s1')).toBe(T0 + PING_GRACE_MS - 1);
+        clock.advance(1);
+        expect(await pinged.confirmHooks('s1')).toBe(false); // the grace is over, on every instance
+        expect(await confirmedAt('s1')).toBe(T0 + PING_GRACE_MS - 1);
+      } finally {
+        await other.close();
+      }
     });
   });
 

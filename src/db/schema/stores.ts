@@ -53,6 +53,19 @@ export const storeEvents = sqliteTable(
   (table) => [index('store_events_store_idx').on(table.storeId, table.occurredAt), index('store_events_occurred_idx').on(table.occurredAt)],
 );
 
+/**
+ * Stores whose hooks svc is registering or has just registered on platform C, with the window in
+ * which the platform's unsigned creation ping may confirm them (src/stores/registry.ts): in the
+ * database, so a ping that reaches another instance than the one registering is honoured too.
+ */
+export const hookPingWindows = sqliteTable('hook_ping_windows', {
+  storeId: text('store_id')
+    .primaryKey()
+    .references(() => stores.id),
+  openedAt: integer('opened_at').notNull(),
+  closesAt: integer('closes_at').notNull(),
+});
+
 /** Durable background work (platform-B product fetches): retried with exponential backoff. */
 export const jobs = sqliteTable(
   'jobs',
@@ -69,8 +82,12 @@ export const jobs = sqliteTable(
     lastError: text('last_error'),
     createdAt: integer('created_at').notNull(),
     finishedAt: integer('finished_at'),
+    /** What makes it the same job as another: two unfinished (queued or running) jobs never share a key (null: none). */
+    activeKey: text('active_key'),
   },
   (table) => [
+    // Enqueueing the same job twice (two requests, two instances) stores one (JobRecords.enqueueOnce).
+    uniqueIndex('jobs_active_key_idx').on(table.activeKey).where(sql`status IN ('queued', 'running')`),
     index('jobs_due_idx').on(table.status, table.runAt).where(sql`status IN ('queued', 'running')`),
     // Retention of finished work (src/retention/records.ts); queued and running jobs are never in it.
     index('jobs_finished_idx').on(table.finishedAt).where(sql`status IN ('done', 'dead')`),

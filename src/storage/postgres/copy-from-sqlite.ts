@@ -1,6 +1,8 @@
-import type { Database } from 'bun:sqlite';
+import { Database } from 'bun:sqlite';
+import { existsSync } from 'node:fs';
 import type { TransactionSQL } from 'bun';
 import type { AppDatabase } from '../../db/index.ts';
+import { ROLLUP_FILE_VERSION, ROLLUPS, rollupsFileOf } from '../../db/rollups-file.ts';
 import { migratePostgres } from '../../db/postgres/migrate.ts';
 import { urlShown } from '../../lib/url-credentials.ts';
 import { openPostgresClient, type PostgresClient } from './client.ts';
@@ -36,6 +38,12 @@ export interface CopyReport {
   rows: number;
   /** NUL characters dropped from text values (PostgreSQL's text cannot hold U+0000; SQLite's can). */
   nulsDropped: number;
+  /**
+   * `copied`: the SQLite rollups held every copied scan, and came along (the dashboards are fast at
+   * once); `refold`: they did not (missing, of another layout, or behind), and PostgreSQL's roller
+   * folds every copied scan after the first start.
+   */
+  rollups: 'copied' | 'refold';
 }
 
 async function targetTables(sql: TransactionSQL): Promise<TargetTable[]> {
@@ -78,11 +86,18 @@ const isStateTable = (name: string) => !name.startsWith('sqlite_') && name !== '
  * Copies every table of svc's SQLite database into an empty, migrated PostgreSQL database, in one
  * PostgreSQL transaction, from one read snapshot of the SQLite file: either all of it arrives, with
  * each table's row count checked against the source's before the commit, or nothing does.
- * Columns the PostgreSQL schema has beyond SQLite's keep their defaults (the scans' transaction id:
- * every copied scan is then waiting to be rolled up, and the roller folds them all); identity
- * sequences continue after the copied values.
+ * Columns the PostgreSQL schema has beyond SQLite's keep their defaults; identity sequences continue
+ * after the copied values. The stats rollups are derived: with `rollupsFile` (the SQLite roller's
+ * file) holding every scan of the snapshot, its cells come along and PostgreSQL's watermark is put
+ * past the copying transaction (the copied scans carry its id); else PostgreSQL's roller folds every
+ * copied scan from its watermark 0.
  */
-export async function copySqliteToPostgres(source: Database, client: PostgresClient, progress: (table: string, rows: number) => void = () => {}): Promise<CopyReport> {
+export async function copySqliteToPostgres(
+  source: Database,
+  client: PostgresClient,
+  progress: (table: string, rows: number) => void = () => {},
+  rollupsFile: string | null = null,
+): Promise<CopyReport> {
   const sourceTables = new Map(
     source
       .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -90,13 +105,17 @@ export async function copySqliteToPostgres(source: Database, client: PostgresCli
       .filter(({ name }) => isStateTable(name))
       .map(({ name }) => [name, source.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${name}')`).all().map((column) => column.name)]),
   );
-  const report: CopyReport = { tables: {}, rows: 0, nulsDropped: 0 };
-  // One read transaction on SQLite: every table as of one moment, whatever else writes meanwhile.
+  const report: CopyReport = { tables: {}, rows: 0, nulsDropped: 0, rollups: 'refold' };
+  const rollupsAttached = rollupsFile !== null && attachedRollups(source, rollupsFile);
+  // One read transaction on SQLite: every table (the rollups file's too) as of one moment, whatever else writes meanwhile.
   source.exec('BEGIN');
   try {
+    const rollups = rollupsAttached ? rollupsHoldingEveryScan(source) : null;
     await client.sql.begin(async (sql) => {
-      // The rollups are PostgreSQL's own and derived: its roller folds every copied scan (from the migration's watermark 0).
-      const tables = referencedFirst((await targetTables(sql)).filter((table) => !ROLLUP_TABLES.includes(table.name)));
+      // The rollup cells come along only when they hold every copied scan; the state row is PostgreSQL's own (its watermark counts transactions).
+      const copiedRollups = rollups ? ROLLUP_TABLES.filter((name) => name !== 'scan_rollup_state') : [];
+      for (const name of copiedRollups) sourceTables.set(name, source.query<{ name: string }, []>(`SELECT name FROM pragma_table_info('${name}', '${ROLLUPS}')`).all().map((column) => column.name));
+      const tables = referencedFirst((await targetTables(sql)).filter((table) => !ROLLUP_TABLES.includes(table.name) || copiedRollups.includes(table.name)));
       const missing = [...sourceTables.keys()].filter((name) => !tables.some((table) => table.name === name));
       if (missing.length > 0) throw new CopyRefusedError(`the PostgreSQL schema lacks table(s) ${missing.join(', ')}: is it migrated by the same svc version?`);
       for (const table of tables) {
@@ -119,11 +138,37 @@ export async function copySqliteToPostgres(source: Database, client: PostgresCli
         report.tables[table.name] = expected;
         report.rows += expected;
       }
+      if (rollups) {
+        // Every scan copied carries this transaction's id: the watermark past it says they are folded.
+        await sql`UPDATE scan_rollup_state SET watermark = (pg_current_xact_id()::text)::bigint + 1, days_from = ${rollups.daysFrom}, months_from = ${rollups.monthsFrom} WHERE id = 1`;
+        report.rollups = 'copied';
+      }
     });
   } finally {
     source.exec('ROLLBACK');
+    if (rollupsAttached) source.exec(`DETACH DATABASE ${ROLLUPS}`);
   }
   return report;
+}
+
+/** Attaches the SQLite roller's file to `source` when it is there and of this svc's layout; whether it did. */
+function attachedRollups(source: Database, rollupsFile: string): boolean {
+  if (!existsSync(rollupsFile)) return false;
+  const probe = new Database(rollupsFile, { readonly: true });
+  try {
+    if (probe.query<{ user_version: number }, []>('PRAGMA user_version').get()!.user_version !== ROLLUP_FILE_VERSION) return false;
+  } finally {
+    probe.close();
+  }
+  source.prepare(`ATTACH DATABASE ? AS ${ROLLUPS}`).run(rollupsFile);
+  return true;
+}
+
+/** The SQLite rollups' day and month bounds when they hold every scan of the snapshot (their watermark is the last scan's rowid), else null. */
+function rollupsHoldingEveryScan(source: Database): { daysFrom: number; monthsFrom: number } | null {
+  const state = source.query<{ watermark: number; days_from: number; months_from: number }, []>(`SELECT watermark, days_from, months_from FROM ${ROLLUPS}.scan_rollup_state WHERE id = 1`).get();
+  const last = source.query<{ last: number | null }, []>('SELECT max(rowid) AS last FROM main.scans').get()!.last ?? 0;
+  return state && state.watermark >= last ? { daysFrom: state.days_from, monthsFrom: state.months_from } : null;
 }
 
 /** Converts one SQLite value to what the PostgreSQL column of `type` takes. */
@@ -179,7 +224,10 @@ export async function moveToPostgres(database: AppDatabase, settings: { url: str
   await migratePostgres(settings.url);
   const client = openPostgresClient(settings.url, { max: 1, applicationName: 'svc migrate-to' });
   try {
-    return { to: urlShown(settings.url), ...(await copySqliteToPostgres(database.sqlite, client, progress)) };
+    const report = await copySqliteToPostgres(database.sqlite, client, progress, rollupsFileOf(database.file));
+    // The planner's statistics of the tables just filled, now rather than when autovacuum gets to them: the first dashboards plan on them.
+    await client.sql`ANALYZE`;
+    return { to: urlShown(settings.url), ...report };
   } finally {
     await client.close();
   }

@@ -1,9 +1,12 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { jobs } from '../../db/postgres/schema/index.ts';
-import type { Job, NewJob } from '../../webhooks/queue.ts';
+import { onceKey, type Job, type NewJob } from '../../webhooks/queue.ts';
 import type { JobRecords } from '../stores.ts';
 import type { PostgresClient, PostgresQueries } from './client.ts';
 import { valuesKeptOut } from './errors.ts';
+
+/** The job's lease as one run holds it (until `heldUntil`): a lease another runner took since has another end. */
+const heldLease = (id: string, heldUntil: number) => and(eq(jobs.id, id), eq(jobs.status, 'running'), eq(jobs.leaseUntil, heldUntil));
 
 /** Stores `job` on `db` (a transaction it is part of, or the pool). */
 export async function insertJob(db: PostgresQueries, job: NewJob): Promise<Job> {
@@ -21,22 +24,27 @@ export async function dropUnfinishedJobs(db: PostgresQueries, storeId: string, k
 }
 
 /**
- * At most one unfinished job of `job`'s kind per store, inside the open transaction `tx`: a queued
- * one made due by `job.runAt` at the latest, a running one left as it is, else `job` stored. The
- * transaction first takes a lock of its own for the (kind, store), held to its end, so a second
- * enqueue of the same at the same time (another request, another instance) waits and then finds it.
+ * At most one unfinished job of `job`'s kind per store, on `db` (a transaction it is part of, or the
+ * pool): a queued one made due by `job.runAt` at the latest, a running one left as it is, else `job`
+ * stored. The unique index on the active key decides: a second enqueue of the same at the same time
+ * (another request, another instance) waits for the first's commit, then finds its job.
  */
-export async function enqueueOnceIn(tx: PostgresQueries, job: NewJob): Promise<Job> {
-  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`jobs:${job.kind}:${job.storeId}`}, 0))`);
-  const [active] = await tx
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.kind, job.kind), eq(jobs.storeId, job.storeId), inArray(jobs.status, ['queued', 'running'])))
-    .limit(1);
-  if (!active) return insertJob(tx, job);
-  if (active.status !== 'queued') return active;
-  const [made] = await tx.update(jobs).set({ runAt: Math.min(active.runAt, job.runAt) }).where(eq(jobs.id, active.id)).returning();
-  return made!;
+export async function enqueueOnceIn(db: PostgresQueries, job: NewJob): Promise<Job> {
+  const keyed = { ...job, activeKey: onceKey(job) };
+  // A job that ends between the two statements (completed, dropped) leaves nothing to find: stored then.
+  for (;;) {
+    const [stored] = await db
+      .insert(jobs)
+      .values(keyed)
+      .onConflictDoUpdate({ target: jobs.activeKey, targetWhere: sql`status IN ('queued', 'running')`, set: { runAt: sql`least(${jobs.runAt}, excluded.run_at)` }, setWhere: sql`${jobs.status} = 'queued'` })
+      .returning();
+    if (stored) return stored;
+    const [running] = await db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.activeKey, keyed.activeKey), inArray(jobs.status, ['queued', 'running'])));
+    if (running) return running;
+  }
 }
 
 /**
@@ -63,7 +71,7 @@ export function postgresJobRecords({ db }: Pick<PostgresClient, 'db'>): JobRecor
   return valuesKeptOut<JobRecords>('jobs', {
     enqueue: (job) => insertJob(db, job),
 
-    enqueueOnce: (job) => db.transaction((tx) => enqueueOnceIn(tx, job)),
+    enqueueOnce: (job) => enqueueOnceIn(db, job),
 
     claim: (now, leaseUntil, otherThan) => db.transaction(async (tx) => (otherThan === null ? null : await claimOn(tx, now, leaseUntil, otherThan)) ?? claimOn(tx, now, leaseUntil, null)),
 
@@ -74,6 +82,12 @@ export function postgresJobRecords({ db }: Pick<PostgresClient, 'db'>): JobRecor
 
     async releaseLeases(at) {
       await db.update(jobs).set({ leaseUntil: at }).where(eq(jobs.status, 'running'));
+    },
+
+    renewLease: async (id, heldUntil, leaseUntil) => (await db.update(jobs).set({ leaseUntil }).where(heldLease(id, heldUntil)).returning({ id: jobs.id })).length === 1,
+
+    async handBack(id, heldUntil, at) {
+      await db.update(jobs).set({ leaseUntil: at }).where(heldLease(id, heldUntil));
     },
 
     async complete(id, at) {

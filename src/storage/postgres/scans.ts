@@ -145,7 +145,7 @@ export function postgresScanReadRecords({ sql }: Pick<PostgresClient, 'sql'>): S
       return row ? { grade: row.grade, percentage: row.percentage } : null;
     },
     async backlog() {
-      // Exact: every row at or above the watermark's transaction id waits (one range of the BRIN index).
+      // Exact: every row at or above the watermark's transaction id waits (a range of scans_xact_idx).
       const [row] = await sql`SELECT count(*)::float8 AS scans, min(received_at)::float8 AS oldest FROM scans WHERE xact >= (SELECT watermark FROM scan_rollup_state WHERE id = 1)`;
       return { scans: row.scans, oldestReceivedAt: row.oldest };
     },

@@ -8,6 +8,9 @@ import type { PostgresClient, PostgresQueries } from './client.ts';
 import { sqlStateOf, valuesKeptOut } from './errors.ts';
 import { dropUnfinishedJobs } from './jobs.ts';
 
+/** The store being updated has its creation-ping window open at `at`: opened at or before it (a clock set back before the opening closes it), closing after it. */
+const pingWindowOpen = (at: number) => sql`EXISTS (SELECT 1 FROM hook_ping_windows w WHERE w.store_id = stores.id AND w.opened_at <= ${at} AND ${at} < w.closes_at)`;
+
 /** A unique key already taken (SQLSTATE unique_violation). */
 const UNIQUE_VIOLATION = '23505';
 
@@ -64,6 +67,14 @@ export function postgresStoreRecords({ db }: Pick<PostgresClient, 'db'>): StoreR
       const [row] = await db.insert(stores).values(store).onConflictDoNothing().returning();
       return row ?? null;
     },
+
+    async openPingWindow(id, openedAt, closesAt) {
+      await db.execute(
+        sql`INSERT INTO hook_ping_windows (store_id, opened_at, closes_at) SELECT id, ${openedAt}::bigint, ${closesAt}::bigint FROM stores WHERE id = ${id} ON CONFLICT (store_id) DO UPDATE SET opened_at = excluded.opened_at, closes_at = excluded.closes_at`,
+      );
+    },
+
+    confirmPing: async (id, at) => (await db.update(stores).set({ hooksConfirmedAt: at }).where(and(eq(stores.id, id), pingWindowOpen(at))).returning({ id: stores.id })).length === 1,
 
     async saveCredentials(id, saved, at) {
       try {

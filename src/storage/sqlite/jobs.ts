@@ -2,35 +2,47 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { AppDatabase } from '../../db/index.ts';
 import { jobs } from '../../db/schema/index.ts';
 import { writeTransaction } from './write-transaction.ts';
+import { onceKey } from '../../webhooks/queue.ts';
 import type { JobRecords } from '../stores.ts';
 import type { Synchronous } from '../synchronous.ts';
 import { promised } from './promised.ts';
 
 const UNFINISHED = ['queued', 'running'] as const;
 
+/** The job's lease as one run holds it (until `heldUntil`): a lease another runner took since has another end. */
+const heldLease = (id: string, heldUntil: number) => and(eq(jobs.id, id), eq(jobs.status, 'running'), eq(jobs.leaseUntil, heldUntil));
+
 /** Jobs on SQLite, answered synchronously: the webhook group commit and the sync's transactions queue jobs inside their own. */
 export function sqliteJobRecordsSync({ db, sqlite }: Pick<AppDatabase, 'db' | 'sqlite'>): Synchronous<JobRecords> {
+  /** A job's insert, its values bound at each run. */
+  const jobInsert = () =>
+    db
+      .insert(jobs)
+      .values({
+        id: sql.placeholder('id'),
+        kind: sql.placeholder('kind'),
+        storeId: sql.placeholder('storeId'),
+        payload: sql.placeholder('payload'),
+        status: sql.placeholder('status'),
+        attempts: sql.placeholder('attempts'),
+        runAt: sql.placeholder('runAt'),
+        leaseUntil: sql.placeholder('leaseUntil'),
+        createdAt: sql.placeholder('createdAt'),
+        activeKey: sql.placeholder('activeKey'),
+      });
   // Prepared once: platform-B and -C deliveries enqueue a job inside their group commit.
-  const insertJob = db
-    .insert(jobs)
-    .values({
-      id: sql.placeholder('id'),
-      kind: sql.placeholder('kind'),
-      storeId: sql.placeholder('storeId'),
-      payload: sql.placeholder('payload'),
-      status: sql.placeholder('status'),
-      attempts: sql.placeholder('attempts'),
-      runAt: sql.placeholder('runAt'),
-      leaseUntil: sql.placeholder('leaseUntil'),
-      createdAt: sql.placeholder('createdAt'),
-    })
+  const insertJob = jobInsert().returning().prepare();
+  // Prepared once, like the one below: run for each kind when a catalogue sync starts, in the turn of
+  // the request that starts it. The unique index on the active key stores one: a second of the same
+  // makes the queued one due (never later) and leaves a running one as it is (no row returned).
+  const upsertOnce = jobInsert()
+    .onConflictDoUpdate({ target: jobs.activeKey, targetWhere: sql`status IN ('queued', 'running')`, set: { runAt: sql`min(${jobs.runAt}, excluded.run_at)` }, setWhere: sql`${jobs.status} = 'queued'` })
     .returning()
     .prepare();
-  // Prepared once, like the one below: asked for each kind when a catalogue sync starts, in the turn of the request that starts it.
-  const unfinishedJob = db
+  const activeJob = db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.kind, sql.placeholder('kind')), eq(jobs.storeId, sql.placeholder('storeId')), inArray(jobs.status, [...UNFINISHED])))
+    .where(and(eq(jobs.activeKey, sql.placeholder('activeKey')), inArray(jobs.status, [...UNFINISHED])))
     .prepare();
   // Prepared once: taken before every step of every job. The first looks past the jobs of one store
   // (`other`), the second takes any store's.
@@ -54,10 +66,8 @@ export function sqliteJobRecordsSync({ db, sqlite }: Pick<AppDatabase, 'db' | 's
     enqueue,
 
     enqueueOnce: writeTransaction(sqlite, (job) => {
-      const active = unfinishedJob.get({ kind: job.kind, storeId: job.storeId });
-      if (!active) return enqueue(job);
-      if (active.status !== 'queued') return active;
-      return db.update(jobs).set({ runAt: Math.min(active.runAt, job.runAt) }).where(eq(jobs.id, active.id)).returning().get()!;
+      const keyed = { ...job, activeKey: onceKey(job) };
+      return upsertOnce.get(keyed) ?? activeJob.get(keyed)!;
     }),
 
     claim: (now, leaseUntil, otherThan) => (otherThan === null ? null : claimOtherStore.get({ now, leaseUntil, other: otherThan })) ?? claimAny.get({ now, leaseUntil }) ?? null,
@@ -69,6 +79,12 @@ export function sqliteJobRecordsSync({ db, sqlite }: Pick<AppDatabase, 'db' | 's
 
     releaseLeases(at) {
       db.update(jobs).set({ leaseUntil: at }).where(eq(jobs.status, 'running')).run();
+    },
+
+    renewLease: (id, heldUntil, leaseUntil) => db.update(jobs).set({ leaseUntil }).where(heldLease(id, heldUntil)).returning({ id: jobs.id }).all().length === 1,
+
+    handBack(id, heldUntil, at) {
+      db.update(jobs).set({ leaseUntil: at }).where(heldLease(id, heldUntil)).run();
     },
 
     complete(id, at) {

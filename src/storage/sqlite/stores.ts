@@ -10,6 +10,9 @@ import type { Synchronous } from '../synchronous.ts';
 import { sqliteJobRecordsSync } from './jobs.ts';
 import { promised } from './promised.ts';
 
+/** The store being updated has its creation-ping window open at `at`: opened at or before it (a clock set back before the opening closes it), closing after it. */
+const pingWindowOpen = (at: number) => sql`EXISTS (SELECT 1 FROM hook_ping_windows w WHERE w.store_id = stores.id AND w.opened_at <= ${at} AND ${at} < w.closes_at)`;
+
 /** Records lifecycle and privacy events against a store (`store_events`), all at `at`. */
 export const storeEventWriter =
   (db: Db) =>
@@ -28,6 +31,9 @@ export function sqliteStoreRecordsSync(database: Pick<AppDatabase, 'db' | 'sqlit
     .where(and(eq(stores.platform, sql.placeholder('platform')), eq(stores.platformRef, sql.placeholder('ref'))))
     .prepare();
   const holdingsQuery = sqlite.query<StoreHoldings, [string]>(HOLDINGS_SQL);
+  const openPingWindowStatement = sqlite.query<never, [number, number, string]>(
+    'INSERT INTO hook_ping_windows (store_id, opened_at, closes_at) SELECT id, ?, ? FROM stores WHERE id = ? ON CONFLICT (store_id) DO UPDATE SET opened_at = excluded.opened_at, closes_at = excluded.closes_at',
+  );
   const deletes = STORE_DELETES.map((statement) => sqlite.query<never, [string]>(statement));
   const holdings = (storeId: string): StoreHoldings => ({ ...holdingsQuery.get(storeId)! });
   const jobs = sqliteJobRecordsSync(database);
@@ -69,6 +75,12 @@ export function sqliteStoreRecordsSync(database: Pick<AppDatabase, 'db' | 'sqlit
         .where(eq(stores.id, id))
         .returning()
         .get() ?? null,
+
+    openPingWindow(id, openedAt, closesAt) {
+      openPingWindowStatement.run(openedAt, closesAt, id);
+    },
+
+    confirmPing: (id, at) => db.update(stores).set({ hooksConfirmedAt: at }).where(and(eq(stores.id, id), pingWindowOpen(at))).returning({ id: stores.id }).all().length === 1,
 
     setCurrency: (id, currency, at) => db.update(stores).set({ currency, updatedAt: at }).where(eq(stores.id, id)).returning().get() ?? null,
 

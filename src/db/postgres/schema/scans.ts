@@ -48,8 +48,11 @@ export const scans = pgTable(
     index('scans_hostname_scanned_at_idx').on(table.hostname, table.scannedAt, table.country, table.platform, table.pageType, table.grade),
     index('scans_badge_idx').on(table.hostname, table.trust, table.receivedAt),
     index('scans_scanned_at_url_idx').on(table.scannedAt, table.url, table.country, table.platform, table.pageType, table.grade),
-    // The rows of a range of transactions (the roller's batch, the stats above the watermark): BRIN,
-    // a few bytes per range of pages, cheap to keep since `xact` grows with insertion order.
-    index('scans_xact_idx').using('brin', table.xact),
+    // The rows at or above the watermark (the roller's batch, the stats and the backlog count of the
+    // scans not folded yet): a B-tree, exact at once. `xact` grows with insertion order, so its
+    // inserts append at the right edge. BRIN, tried first, summarizes a range of pages only once
+    // VACUUM gets to it: until then every unsummarized range is read, so after a bulk import each
+    // stats query read the whole table (100,000 scans: 270 ms for groupBy=day, 20 ms once vacuumed).
+    index('scans_xact_idx').on(table.xact),
   ],
 );

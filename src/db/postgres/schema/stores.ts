@@ -47,6 +47,15 @@ export const storeEvents = pgTable(
   (table) => [index('store_events_store_idx').on(table.storeId, table.occurredAt), index('store_events_occurred_idx').on(table.occurredAt)],
 );
 
+/** Platform C's creation-ping windows (the twin of src/db/schema/stores.ts). */
+export const hookPingWindows = pgTable('hook_ping_windows', {
+  storeId: text('store_id')
+    .primaryKey()
+    .references(() => stores.id),
+  openedAt: int8('opened_at').notNull(),
+  closesAt: int8('closes_at').notNull(),
+});
+
 export const jobs = pgTable(
   'jobs',
   {
@@ -61,8 +70,12 @@ export const jobs = pgTable(
     lastError: text('last_error'),
     createdAt: int8('created_at').notNull(),
     finishedAt: int8('finished_at'),
+    /** What makes it the same job as another: two unfinished (queued or running) jobs never share a key (null: none). */
+    activeKey: text('active_key'),
   },
   (table) => [
+    // Enqueueing the same job twice (two requests, two instances) stores one (JobRecords.enqueueOnce).
+    uniqueIndex('jobs_active_key_idx').on(table.activeKey).where(sql`status IN ('queued', 'running')`),
     index('jobs_due_idx').on(table.status, table.runAt).where(sql`status IN ('queued', 'running')`),
     index('jobs_finished_idx').on(table.finishedAt).where(sql`status IN ('done', 'dead')`),
   ],
