@@ -21,7 +21,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/scan-retention.test.ts': '7 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/scan-rollups.test.ts': '13 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
   'test/scan-writer.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; opens the SQLite file beside a PostgreSQL server',
-  'test/store-removal.test.ts': '2 failing: behaviour difference to investigate: a delivery dispatched just before a removal (or disconnect) is committed on PostgreSQL (answered recorded, its rows removed later) where SQLite refuses it (or ignores it), because the removal stops the store only once records.stop has answered over the network, after the delivery\'s group commit began; a group already committing is not held back by a removal',
 };
 
 

@@ -5,6 +5,7 @@ import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { startFakePlatformB } from './fakes/platform-b.ts';
 import { startFakePlatformC } from './fakes/platform-c.ts';
 import { bearer, closeAppAndFakes, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
+import { POSTGRES_MODE } from './helpers/engine.ts';
 import { addFaq, enrich } from './helpers/signals.ts';
 import { createStore, rows, tablesWithColumn } from './helpers/stores.ts';
 import { getStore, runSync } from './helpers/sync.ts';
@@ -180,8 +181,12 @@ describe('store removal', () => {
     const store = (await t.webhooks.stores.get(acme))!;
     const pending = t.webhooks.dispatch({ store, topic: 'orders/paid', dedupeKey: 'event:late', event: () => ({ kind: 'order', orderId: '4599', status: 'paid' }) });
     const removal = t.webhooks.storeAdmin.remove(acme, false);
-    await expect(pending).rejects.toMatchObject({ status: 401, code: 'unverified_webhook' });
+    const answer = await pending.catch((error: { status: number; code: string }) => ({ status: error.status, code: error.code }));
     await removal;
+    // On SQLite the removal stops the store within the call, before the delivery's group commits: it
+    // is refused. On PostgreSQL the stop is a round trip, and a group already committing commits
+    // first: the delivery was recorded while the store existed, and the removal deletes it with the rest.
+    expect(answer).toEqual(POSTGRES_MODE && 'outcome' in answer ? { outcome: 'recorded' } : { status: 401, code: 'unverified_webhook' });
     expect(Object.values(await rowsNaming(acme)).every((n) => n === 0)).toBe(true);
   });
 
@@ -306,9 +311,12 @@ describe('store disconnect (?keepData=true)', () => {
     const store = (await t.webhooks.stores.get(acme))!;
     const pending = t.webhooks.dispatch({ store, topic: 'orders/paid', dedupeKey: 'event:late', event: () => ({ kind: 'order', orderId: '4599', status: 'paid' }) });
     const disconnect = t.webhooks.storeAdmin.remove(acme, true);
-    expect(await pending).toEqual({ outcome: 'ignored_inactive' });
+    const answer = await pending;
     await disconnect;
-    expect((await rows(t, 'order_signals')).filter((row) => row.order_id === '4599')).toEqual([]);
+    // As for a removal (above): on PostgreSQL a group already committing may commit first, while the
+    // store was active; its order is then kept with the disconnected store's data, as any earlier one.
+    const kept = (await rows(t, 'order_signals')).filter((row) => row.order_id === '4599').length;
+    expect({ answer, kept }).toEqual(POSTGRES_MODE && answer.outcome === 'recorded' ? { answer: { outcome: 'recorded' }, kept: 1 } : { answer: { outcome: 'ignored_inactive' }, kept: 0 });
   });
 });
 
