@@ -25,7 +25,7 @@ type TablesWritten<Records> = { [Method in keyof Records]: readonly string[] | n
  * here). The map names every method (a new one does not compile until it is classified).
  */
 function announcingWrites<Records extends object>(records: Records, feed: PostgresChangeFeed, written: TablesWritten<Records>): Records {
-  const announced = promising(records) as Record<string, unknown>;
+  const announced = { ...records } as Record<string, unknown>;
   for (const [name, tables] of Object.entries(written) as [string, readonly string[] | null][]) {
     if (tables === null) continue;
     const method = (records as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
@@ -39,20 +39,6 @@ function announcingWrites<Records extends object>(records: Records, feed: Postgr
     };
   }
   return announced as Records;
-}
-
-/**
- * `records` with every method an async function, so each answers a real Promise. A drizzle query
- * returned as it is built is a thenable, not a Promise: the callers that go on at once with a value
- * (`andThen`, `instanceof Promise`, the SQLite engine's synchronous answers) would take the query
- * builder itself for the answer (it once reached JSON.stringify as the public FAQs' items).
- */
-export function promising<Records extends object>(records: Records): Records {
-  const wrapped = { ...records } as Record<string, unknown>;
-  for (const [name, member] of Object.entries(records)) {
-    if (typeof member === 'function') wrapped[name] = async (...args: unknown[]) => member(...args);
-  }
-  return wrapped as Records;
 }
 
 const FAQ_TABLES = ['faq_entries', 'faq_entity_changes'];
@@ -181,10 +167,10 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
       faqs: storage.faqs,
       products: storage.products,
       catalogEntries: storage.catalogEntries,
-      signals: promising(postgresSignalRecords(client)),
-      discovery: promising(postgresDiscoveryRecords(client)),
-      scans: promising(storage.scans.reads),
-      scanWrites: promising(storage.scans.writes),
+      signals: postgresSignalRecords(client),
+      discovery: postgresDiscoveryRecords(client),
+      scans: storage.scans.reads,
+      scanWrites: storage.scans.writes,
     },
   };
 }
