@@ -365,6 +365,14 @@ export const mutants: Mutant[] = [
     tests: [T.storage],
   },
   {
+    id: 'leadership-stop-skips-step-under-way',
+    bug: "stopping the leadership does not wait for the try under way: the session it reserves meanwhile stays reserved and the client's close hangs (a SIGTERM during an instance's first try never exited)",
+    file: 'src/storage/postgres/leadership.ts',
+    original: '      await running;\n',
+    replacement: '',
+    tests: [T.leadership],
+  },
+  {
     id: 'storage-pg-key-revoke-overwrites-time',
     bug: 'revoking a revoked key again moves its revocation time (PostgreSQL)',
     file: 'src/storage/postgres/auth.ts',

@@ -73,3 +73,20 @@ describePostgres('one leader among the instances (PostgreSQL advisory lock)', ()
     expect(leaders(all)).toHaveLength(1);
   });
 });
+
+describePostgres('stopping the leadership at any moment', () => {
+  test('a stop during the first try for the lead (its session being reserved or asking) ends it, holding nothing', async () => {
+    database = await createTestDatabase();
+    // Stopped at a different point of the first try each time: at once, and a few ms on.
+    for (let delay = 0; delay < 12; delay++) {
+      const leadership = postgresLeadership(database.url);
+      if (delay > 0) await Bun.sleep(delay);
+      const stopped = await Promise.race([leadership.stop().then(() => 'stopped'), Bun.sleep(5_000).then(() => 'still stopping after 5 s')]);
+      expect({ delay, stopped }).toEqual({ delay, stopped: 'stopped' });
+      expect(leadership.leads()).toBe(false);
+    }
+    // Nothing holds the lock: a new instance takes the lead.
+    const [next] = instances(1);
+    expect(await watch([next!], () => next!.leadership.leads())).toBe(1);
+  });
+});

@@ -35,6 +35,8 @@ export function postgresLeadership(url: string, onChange: (leads: boolean) => vo
   let leading = false;
   let stopped = false;
   let timer: Timer | null = null;
+  /** The step under way: stop() waits for it, or a session it reserved meanwhile would stay reserved and keep the client from closing. */
+  let running: Promise<void> | null = null;
 
   const become = (leads: boolean) => {
     if (leading === leads) return;
@@ -49,7 +51,7 @@ export function postgresLeadership(url: string, onChange: (leads: boolean) => vo
     await held?.release();
   };
   const schedule = (ms: number) => {
-    if (!stopped) timer = setTimeout(step, ms);
+    if (!stopped) timer = setTimeout(() => void (running = step()), ms);
   };
   async function step(): Promise<void> {
     try {
@@ -71,13 +73,16 @@ export function postgresLeadership(url: string, onChange: (leads: boolean) => vo
       schedule(TRY_EVERY_MS);
     }
   }
-  void step();
+  running = step();
 
   return {
     leads: () => leading,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      // A step under way finishes first (it schedules no other): a session it reserved is then
+      // released below. Without the wait, a SIGTERM during the first try hung the stop (seen in CI).
+      await running;
       const held = session;
       if (leading && held) await held`SELECT pg_advisory_unlock(${lockKey}::bigint)`.catch(() => {});
       await dropSession().catch(() => {});
