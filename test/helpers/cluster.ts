@@ -62,17 +62,19 @@ export async function startInstances(count: number, dir: string, env: Record<str
 export const instanceId = (server: SpawnedServer) => server.started.instance as string;
 
 /**
- * Which of `servers` holds the loopback TCP connection from local port `port` (a request a fake
- * platform received: `peerOf`), from Linux's /proc: the socket's inode in /proc/net/tcp, then the
- * process whose file descriptors include it. Null when none does (or without /proc).
+ * Which of `servers` holds the loopback TCP connection from local port `port` to `serverPort` (a
+ * request a fake platform received: `peerOf`), from Linux's /proc: the established socket's inode in
+ * /proc/net/tcp (a closed one of an earlier connection from the same port has none), then the process
+ * whose file descriptors include it. Null when none does (or without /proc).
  */
-export function serverConnectedFrom(servers: SpawnedServer[], port: number): SpawnedServer | null {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+export function serverConnectedFrom(servers: SpawnedServer[], port: number, serverPort: number): SpawnedServer | null {
+  const hex = (value: number) => `:${value.toString(16).toUpperCase().padStart(4, '0')}`;
+  const ESTABLISHED = '01';
   let inode: string | undefined;
   try {
     for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields[1]?.endsWith(`:${hexPort}`)) inode = fields[9];
+      const [, local, remote, state, , , , , , node] = line.trim().split(/\s+/);
+      if (local?.endsWith(hex(port)) && remote?.endsWith(hex(serverPort)) && state === ESTABLISHED && node !== '0') inode = node;
     }
   } catch {
     return null;
