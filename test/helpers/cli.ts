@@ -31,7 +31,7 @@ export async function runCli(
 ): Promise<CliResult> {
   const proc = Bun.spawn([...(options.command ?? [process.execPath, MAIN]), ...args], {
     cwd: options.cwd ?? REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(options.engine === 'sqlite' ? {} : await engineEnv(dataDirOf(args, options.cwd))), ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...(options.engine === 'sqlite' ? {} : await engineEnv(dataDirOf(args, options.cwd), options.env)), ...options.env },
     stdin: options.stdin === undefined ? 'ignore' : new Blob([options.stdin]),
     stdout: 'pipe',
     stderr: 'pipe',

@@ -21,10 +21,12 @@ const databases = new Map<string, Promise<string>>();
 /**
  * On PostgreSQL, the database of a spawned svc's data directory: the server and the commands of one
  * test name the same data directory, so they share one database (created on first use, migrated).
- * `{}` on SQLite, where the data directory holds the database.
+ * `{}` on SQLite, where the data directory holds the database, and when `given` (the settings the
+ * process gets) names a database already.
  */
-export async function engineEnv(dataDir: string | undefined): Promise<Record<string, string>> {
-  if (!POSTGRES_MODE || dataDir === undefined) return {};
+export async function engineEnv(dataDir: string | undefined, given: Record<string, string> = {}): Promise<Record<string, string>> {
+  // Settings that name a database already (a test of several instances on one) are used as they are.
+  if (!POSTGRES_MODE || dataDir === undefined || given.SVC_DATABASE_URL !== undefined) return {};
   const key = path.resolve(dataDir);
   let url = databases.get(key);
   if (!url) {

@@ -56,7 +56,7 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
   const proc = Bun.spawn([...command, 'serve', '--http', '127.0.0.1:0', '--data-dir', options.dataDir], {
     cwd: options.cwd ?? REPO_ROOT,
     // The fake platforms listen on loopback: private targets are allowed unless a test says otherwise.
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_ALLOW_PRIVATE_TARGETS: '1', ...(options.engine === 'sqlite' ? {} : await engineEnv(options.dataDir)), ...options.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_ALLOW_PRIVATE_TARGETS: '1', ...(options.engine === 'sqlite' ? {} : await engineEnv(options.dataDir, options.env)), ...options.env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
