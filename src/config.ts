@@ -42,6 +42,11 @@ export interface Config {
   scanRetentionDays: number;
   /** Hours between scheduled catalogue reconciliation passes per store; 0 turns them off. */
   syncIntervalHours: number;
+  /**
+   * How long a started background job is owned by its instance (renewed every third of it while it
+   * runs); a job whose instance died is taken by another once it ends (SVC_JOB_LEASE_SECONDS).
+   */
+  jobLeaseSeconds: number;
   /** Days other records are kept before the background sweep deletes them (src/retention/records.ts); 0 keeps them forever. */
   retention: { webhookDeliveryDays: number; jobDays: number; storeEventDays: number; orderSignalDays: number; unusedLeadDays: number };
   /** Most bytes of rendered signals held in memory (src/signals/service.ts). */
@@ -307,6 +312,7 @@ export function loadConfig(flags: Flags, env: Env): Config {
     allowPrivateTargets: privateSrc ? oneOf(privateSrc, ['0', '1'] as const) === '1' : false,
     scanRetentionDays: int('SVC_SCAN_RETENTION_DAYS', 0, 0, 36_500),
     syncIntervalHours: int('SVC_SYNC_INTERVAL_HOURS', 24, 0, 8760),
+    jobLeaseSeconds: int('SVC_JOB_LEASE_SECONDS', 60, 10, 3600),
     retention: {
       webhookDeliveryDays: int('SVC_WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 0, 36_500),
       jobDays: int('SVC_JOB_RETENTION_DAYS', 30, 0, 36_500),

@@ -81,6 +81,13 @@ describe('config', () => {
     expectInvalid(() => loadConfig({}, { SVC_SESSION_IDLE_MINUTES: '0' }), 'SVC_SESSION_IDLE_MINUTES');
   });
 
+  test('SVC_JOB_LEASE_SECONDS defaults to a minute, from 10 s to an hour', () => {
+    expect(loadConfig({}, {}).jobLeaseSeconds).toBe(60);
+    expect(loadConfig({}, { SVC_JOB_LEASE_SECONDS: '10' }).jobLeaseSeconds).toBe(10);
+    expectInvalid(() => loadConfig({}, { SVC_JOB_LEASE_SECONDS: '9' }), 'SVC_JOB_LEASE_SECONDS');
+    expectInvalid(() => loadConfig({}, { SVC_JOB_LEASE_SECONDS: '3601' }), 'SVC_JOB_LEASE_SECONDS');
+  });
+
   test('--redis-url / SVC_REDIS_URL: a redis:// or rediss:// URL, none by default; a refusal never repeats the value (it may hold the password)', () => {
     expect(loadConfig({}, {}).redis).toBeNull();
     expect(loadConfig({}, { SVC_REDIS_URL: 'redis://:pw@10.0.0.5:6379/2' }).redis).toEqual({ url: 'redis://:pw@10.0.0.5:6379/2', takeTimeoutMs: 5 });

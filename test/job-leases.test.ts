@@ -7,6 +7,7 @@ import { LeaseLost } from '../src/lib/abort.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import type { Storage } from '../src/storage/index.ts';
 import { createJobQueue, createJobRunner, type JobHandler, type JobQueue } from '../src/webhooks/queue.ts';
+import { makeTestApp } from './helpers/app.ts';
 import { ENGINES, query, storageOn, type OpenedEngine } from './helpers/storage.ts';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
@@ -175,5 +176,24 @@ describe.each(ENGINES)('job leases between instances on $name', (engine) => {
     expect(await jobRow(claimed.id)).toEqual({ status: 'running', attempts: 1, leaseUntil: T0 });
     expect(await second.runner.runDueJobs()).toBe(1);
     expect(ran).toEqual([claimed.id]);
+  });
+});
+
+describe('SVC_JOB_LEASE_SECONDS', () => {
+  const claimedLease = async (env: Record<string, string>): Promise<number> => {
+    const t = await makeTestApp({ env, clock: fixedClock(T0) });
+    try {
+      await t.webhooks.queue.enqueue('work', 's1', {});
+      const job = await t.webhooks.queue.claim();
+      const [row] = await t.query('SELECT lease_until FROM jobs WHERE id = ?', job!.id);
+      return Number(row!.lease_until) - T0;
+    } finally {
+      await t.close();
+    }
+  };
+
+  test('a claimed job is leased for 60 s by default, and for the setting when it is set', async () => {
+    expect(await claimedLease({})).toBe(60_000);
+    expect(await claimedLease({ SVC_JOB_LEASE_SECONDS: '15' })).toBe(15_000);
   });
 });

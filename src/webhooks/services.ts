@@ -49,7 +49,7 @@ export function createWebhookServices(storage: Storage, config: Config, clock: C
   const deliveries = storage.deliveries;
   const stores = createStoreRegistry(storeRecords, storage.changes.tableStamp(['stores']), createSecretBox(config.encryptionKey), clock);
   const catalog = createCatalog(storage.products, clock, descriptionTexts());
-  const queue = createJobQueue(storage.jobs, clock, options.queue);
+  const queue = createJobQueue(storage.jobs, clock, { leaseMs: config.jobLeaseSeconds * 1000, ...options.queue });
   const log: SyncLog = options.log ?? ((level, msg, fields) => logLine({ ts: new Date(clock.now()).toISOString(), level, msg, ...fields }));
   const settings: PlatformSettings = {
     baseUrl: config.baseUrl,

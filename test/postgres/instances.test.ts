@@ -91,6 +91,8 @@ describeInstances(`three instances on one PostgreSQL and one Redis${ready ? '' :
       SVC_RATE_AGENT: '10000000',
       SVC_RATE_AUTHED: String(LEAD_PER_MINUTE),
       SVC_RATE_WEBHOOK: '10000000',
+      // The killed instance's import is taken over when its lease ends: 10 s, not the default minute.
+      SVC_JOB_LEASE_SECONDS: '10',
     };
     admin = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', dir.dir], { env: { SVC_DATABASE_URL: database.url } })).json.key;
     probe = (await runCli(['keys', 'create', '--scopes', 'probe:scan,dashboard:read,metrics:read', '--data-dir', dir.dir], { env: { SVC_DATABASE_URL: database.url } })).json.key;
@@ -202,7 +204,7 @@ describeInstances(`three instances on one PostgreSQL and one Redis${ready ? '' :
     await until(
       'the import is finished by another instance',
       async () => (await call(proxy.url, admin, 'GET', `/api/v1/admin/stores/${store.id}`)).sync.state === 'idle',
-      120_000,
+      60_000,
     );
     const { sync } = await call(proxy.url, admin, 'GET', `/api/v1/admin/stores/${store.id}`);
     expect(sync).toMatchObject({ state: 'idle', error: null, kinds: { products: { state: 'idle', items: PRODUCTS_C } } });
