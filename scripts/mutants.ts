@@ -4014,6 +4014,22 @@ export const mutants: Mutant[] = [
     tests: ['test/postgres/serve.test.ts'],
   },
   {
+    id: 'scans-pg-lone-surrogate-sent',
+    bug: 'on PostgreSQL, a scan whose text holds a lone surrogate is sent as its JSON escape, which PostgreSQL refuses: the request fails where SQLite stores U+FFFD',
+    file: 'src/storage/postgres/scans.ts',
+    original: 'return [LONE_SURROGATE.test(json) ?',
+    replacement: 'return [false ?',
+    tests: [T.scansRecords],
+  },
+  {
+    id: 'scans-pg-lone-surrogate-json-as-object',
+    bug: "on PostgreSQL, a scan's JSON holding a lone surrogate is sent as an object, whose escape PostgreSQL refuses (as a string it is text)",
+    file: 'src/storage/postgres/scans.ts',
+    original: ": typeof value === 'object' && value !== null ? JSON.stringify(value) : value",
+    replacement: ': value',
+    tests: [T.scansRecords],
+  },
+  {
     id: 'scans-pg-bulk-race-unlocked',
     bug: 'on PostgreSQL, bulk writers do not lock the (url, scannedAt) pairs they write, so two racing requests with the same scan both find it missing and both store it',
     file: 'src/storage/postgres/scans.ts',

@@ -154,6 +154,33 @@ describe.each(ENGINES)('scans records on $name', (engine) => {
     expect(await write(telemetry([scan()]), telemetry([scan()]))).toEqual([1, 1]);
   });
 
+  test('a group of telemetry alone whose one request the database refuses: that request is refused alone, nothing of the group is kept', async () => {
+    await open();
+    if (opened.kind === 'sqlite') opened.database.sqlite.run("CREATE TRIGGER refuse BEFORE INSERT ON scans WHEN NEW.hostname = 'refused.example.com' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    else await opened.client.sql`ALTER TABLE scans ADD CONSTRAINT refuse CHECK (hostname <> 'refused.example.com')`;
+    const failure = await write(telemetry([scan()]), telemetry([scan({ hostname: 'refused.example.com' })]), telemetry([scan()])).catch((error: unknown) => error);
+    expect((failure as EntryFailed).index).toBe(1);
+    expect(await count()).toBe(0);
+  });
+
+  test('text is stored as given whatever it holds (quotes, backslashes, escapes, any script, a lone surrogate as U+FFFD), and JSON as JSON.stringify wrote it', async () => {
+    await open();
+    const odd = 'q"uo\\te \\u00e9 \u00e9\u4e2d 🛒 \t\n end';
+    const cases = [
+      { svcVersion: odd, vertical: odd, signals: { [odd]: [odd, 1.5, -0, 1e21], nested: { b: null, a: true } }, data: {} },
+      // A lone surrogate, and text that looks like its escape.
+      { svcVersion: 'text \\ud800', vertical: 'lone \ud800 surrogate', signals: { lone: 'x\udc00y' }, data: { text: '\\udc00' } },
+    ];
+    for (const [i, given] of cases.entries()) {
+      await write(telemetry([scan({ ...given, url: `https://shop.example.com/${i}` })]), bulk([scan({ ...given, url: `https://shop.example.com/${i}/bulk` })]));
+      const rows = await query(opened, 'SELECT svc_version, vertical, signals, data FROM scans WHERE url LIKE ? ORDER BY url', `https://shop.example.com/${i}%`);
+      expect(rows).toHaveLength(2);
+      for (const row of rows) {
+        expect(row).toEqual({ svc_version: given.svcVersion, vertical: given.vertical.toWellFormed(), signals: JSON.stringify(given.signals), data: JSON.stringify(given.data) });
+      }
+    }
+  });
+
   test('bulk skips a (url, scannedAt) pair stored already, written earlier in the group (by any endpoint) or earlier in the request; telemetry never skips', async () => {
     await open();
     const at = (url: string, scannedAt: number) => scan({ url: `https://shop.example.com/${url}`, scannedAt });

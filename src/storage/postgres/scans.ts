@@ -30,29 +30,53 @@ const run = (sql: SQL, text: string, params: Value[]) => {
   return sql.unsafe(text.replace(/\?/g, () => `$${++n}`), params);
 };
 
-/** One scan's columns, in the order of the insert's arrays; their types in the unnest. */
-const COLUMNS: [string, string][] = [
-  ['id', 'text'], ['hostname', 'text'], ['url', 'text'], ['scanned_at', 'bigint'], ['received_at', 'bigint'], ['country', 'text'],
-  ['platform', 'text'], ['platform_confidence', 'float8'], ['page_type', 'text'], ['grade', 'text'], ['percentage', 'float8'],
-  ['svc_detected', 'boolean'], ['svc_version', 'text'], ['vertical', 'text'], ...PRESENCE_COLUMN_LIST.map((column): [string, string] => [column, 'boolean']),
-  ['signals', 'text'], ['quality', 'text'], ['data', 'text'], ['trust', 'int'],
-];
-const INSERT = `INSERT INTO scans (${COLUMNS.map(([name]) => name).join(', ')}) SELECT * FROM unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})`;
+/** The scans table's columns a write sets (the others keep their defaults). */
+const COLUMNS = [
+  'id', 'hostname', 'url', 'scanned_at', 'received_at', 'country', 'platform', 'platform_confidence', 'page_type', 'grade', 'percentage',
+  'svc_detected', 'svc_version', 'vertical', ...PRESENCE_COLUMN_LIST, 'signals', 'quality', 'data', 'trust',
+].join(', ');
+/**
+ * The rows come as one JSON array of objects keyed by column. Bun sends a JS array parameter as an
+ * array literal that it quotes element by element in JS: for 25 columns that was the writer's
+ * largest cost on the request thread, where JSON.stringify is native. A `json` value (not `jsonb`)
+ * keeps its text: the signals, quality and data objects are stored as the text JSON.stringify gave
+ * them, as SQLite stores them. It is sent as text (a parameter typed `json` Bun would encode again).
+ */
+const INSERT = `INSERT INTO scans (${COLUMNS}) SELECT ${COLUMNS} FROM json_populate_recordset(NULL::scans, $1::text::json)`;
 
-/** The scans to insert, as one array per column. */
-class Columns {
-  readonly arrays: Value[][] = COLUMNS.map(() => []);
-  size = 0;
+/** A lone surrogate's escape, as JSON.stringify writes it (or a `\\` before such text: that only costs the slow path). */
+const LONE_SURROGATE = /\\ud[89a-f]/i;
+/**
+ * A row PostgreSQL's JSON takes when some text holds a lone surrogate (it refuses the escape
+ * anywhere in a JSON value): a text column's as U+FFFD, as SQLite stores it; a JSON column's as the
+ * text JSON.stringify gave, as a string (where the escape is text).
+ */
+const withoutLoneSurrogates = (row: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(row).map(([column, value]) => [column, typeof value === 'string' ? value.toWellFormed() : typeof value === 'object' && value !== null ? JSON.stringify(value) : value]));
+
+/** The scans to insert, as row objects for INSERT's one JSON parameter. */
+class Rows {
+  readonly rows: Record<string, unknown>[] = [];
+
+  get size(): number {
+    return this.rows.length;
+  }
 
   add(scan: ScansToWrite['scans'][number], receivedAt: number): void {
     const p = scan.presence;
-    const values: Value[] = [
-      newId(), scan.hostname, scan.url, scan.scannedAt, receivedAt, scan.country, scan.platform, scan.platformConfidence, scan.pageType,
-      scan.grade, scan.percentage, scan.svcDetected, scan.svcVersion, scan.vertical, p.title, p.description, p.jsonLd, p.openGraph,
-      p.h1, p.canonical, p.robots, JSON.stringify(scan.signals), JSON.stringify(scan.quality), JSON.stringify(scan.data), scan.trust,
-    ];
-    for (let i = 0; i < values.length; i++) this.arrays[i]!.push(values[i]!);
-    this.size++;
+    this.rows.push({
+      id: newId(), hostname: scan.hostname, url: scan.url, scanned_at: scan.scannedAt, received_at: receivedAt, country: scan.country,
+      platform: scan.platform, platform_confidence: scan.platformConfidence, page_type: scan.pageType, grade: scan.grade,
+      percentage: scan.percentage, svc_detected: scan.svcDetected, svc_version: scan.svcVersion, vertical: scan.vertical,
+      has_title: p.title, has_description: p.description, has_json_ld: p.jsonLd, has_open_graph: p.openGraph, has_h1: p.h1,
+      has_canonical: p.canonical, has_robots: p.robots, signals: scan.signals, quality: scan.quality, data: scan.data, trust: scan.trust,
+    });
+  }
+
+  /** INSERT's parameters. */
+  params(): [string] {
+    const json = JSON.stringify(this.rows);
+    return [LONE_SURROGATE.test(json) ? JSON.stringify(this.rows.map(withoutLoneSurrogates)) : json];
   }
 }
 
@@ -60,26 +84,46 @@ const pairKey = (scannedAt: number, url: string) => `${scannedAt} ${url}`;
 
 /**
  * The scan writes: each group in one transaction, its rows inserted by one multi-row statement
- * (an array per column, unnest). Bulk duplicates: the group first takes a transaction-scoped
- * advisory lock on each (url, scannedAt) pair its bulk requests carry (in ascending order, so two
- * groups never wait on each other in a cycle), then reads which of those pairs are stored: a racing
- * bulk request with a pair in common waits for this transaction, and then sees its rows (each
- * statement of a READ COMMITTED transaction reads what has committed before it). No unique key can
- * do it: the telemetry endpoint stores exact duplicates (spec §4.1 is not idempotent). Pairs seen
- * earlier in the group (any endpoint's) are skipped in memory.
+ * (INSERT's one JSON parameter); a group of telemetry alone is that one statement, which commits by
+ * itself. Bulk duplicates: the group first takes a transaction-scoped advisory lock on each
+ * (url, scannedAt) pair its bulk requests carry (in ascending order, so two groups never wait on
+ * each other in a cycle), then reads which of those pairs are stored: a racing bulk request with a
+ * pair in common waits for this transaction, and then sees its rows (each statement of a READ
+ * COMMITTED transaction reads what has committed before it). No unique key can do it: the
+ * telemetry endpoint stores exact duplicates (spec §4.1 is not idempotent). Pairs seen earlier in
+ * the group (any endpoint's) are skipped in memory.
  */
 export function postgresScanWriteRecords({ sql }: Pick<PostgresClient, 'sql'>): ScanWriteRecords {
-  /** One transaction over the entries `slice` takes; `oneByOne`: each request's rows in a savepoint of their own, so a request the database refuses is told by its index. */
-  const write = (group: ScansToWrite[], slice: GroupSlice, oneByOne: boolean): Promise<number[]> =>
-    sql.begin(async (tx) => {
-      slice.start();
-      const taken: ScansToWrite[] = [];
-      for (const entry of group) {
-        if (!slice.takes(entry.scans.length)) break;
-        taken.push(entry);
-      }
+  const insert = async (query: SQL, rows: Rows): Promise<void> => {
+    if (rows.size === 0) return;
+    try {
+      await query.unsafe(INSERT, rows.params());
+    } catch (error) {
+      throw new RowsRefused(error);
+    }
+  };
+
+  /** The entries `slice` takes; `oneByOne`: each request's rows in a savepoint of their own, so a request the database refuses is told by its index. */
+  const write = async (group: ScansToWrite[], slice: GroupSlice, oneByOne: boolean): Promise<number[]> => {
+    slice.start();
+    const taken: ScansToWrite[] = [];
+    for (const entry of group) {
+      if (!slice.takes(entry.scans.length)) break;
+      taken.push(entry);
+    }
+    const bulk = taken.filter((entry) => entry.skipDuplicates).flatMap((entry) => entry.scans);
+    if (bulk.length === 0 && !oneByOne) {
+      // Telemetry alone: one statement, without the round trips of BEGIN and COMMIT.
+      const rows = new Rows();
+      const inserted = taken.map(({ scans, receivedAt }) => {
+        for (const scan of scans) rows.add(scan, receivedAt);
+        return scans.length;
+      });
+      await insert(sql, rows);
+      return inserted;
+    }
+    return sql.begin(async (tx) => {
       const stored = new Set<string>();
-      const bulk = taken.filter((entry) => entry.skipDuplicates).flatMap((entry) => entry.scans);
       if (bulk.length > 0) {
         const urls = bulk.map((scan) => scan.url);
         const times = bulk.map((scan) => scan.scannedAt);
@@ -88,7 +132,7 @@ export function postgresScanWriteRecords({ sql }: Pick<PostgresClient, 'sql'>): 
         for (const row of found) stored.add(pairKey(row.at, row.url));
       }
       const inserted: number[] = [];
-      let rows = new Columns();
+      let rows = new Rows();
       for (const [index, { scans, receivedAt, skipDuplicates }] of taken.entries()) {
         const before = rows.size;
         for (const scan of scans) {
@@ -100,21 +144,17 @@ export function postgresScanWriteRecords({ sql }: Pick<PostgresClient, 'sql'>): 
         inserted.push(rows.size - before);
         if (!oneByOne) continue;
         try {
-          if (rows.size > 0) await tx.savepoint((savepoint) => savepoint.unsafe(INSERT, rows.arrays));
+          const own = rows;
+          await tx.savepoint((savepoint) => insert(savepoint, own));
         } catch (error) {
-          throw new EntryFailed(index, error);
+          throw new EntryFailed(index, error instanceof RowsRefused ? error.error : error);
         }
-        rows = new Columns();
+        rows = new Rows();
       }
-      if (!oneByOne && rows.size > 0) {
-        try {
-          await tx.unsafe(INSERT, rows.arrays);
-        } catch (error) {
-          throw new RowsRefused(error);
-        }
-      }
+      await insert(tx, rows);
       return inserted;
     });
+  };
 
   return {
     async commitGroup(group, slice) {
