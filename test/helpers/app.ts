@@ -22,6 +22,7 @@ import type { PageBundle } from '../../src/lib/page-bundle.ts';
 import type { SharedBuckets } from '../../src/ratelimit/tiers.ts';
 import { sqliteAuthRecords } from '../../src/storage/sqlite/auth.ts';
 import { sqliteChangeFeed } from '../../src/storage/sqlite/changes.ts';
+import type { ChangeFeed } from '../../src/storage/changes.ts';
 import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
 import type { Storage } from '../../src/storage/index.ts';
 import { writePause } from '../../src/storage/sqlite/write-pause.ts';
@@ -212,6 +213,22 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
   };
 }
 
+/**
+ * Waits until a PostgreSQL change feed has heard of every commit made so far, by anyone:
+ * notifications reach it in commit order, so once a marker sent now (through `sql`, any connection
+ * to the database) is heard, so is every earlier commit.
+ */
+export async function changesHeardBy(changes: ChangeFeed, sql: SQL): Promise<void> {
+  const marker = `test-marker-${crypto.randomUUID()}`;
+  const heard = changes.tableStamp([marker]);
+  const before = heard();
+  await sql.notify(CHANGE_CHANNEL, marker);
+  for (let waited = 0; heard() === before; waited += 5) {
+    if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
+    await Bun.sleep(5);
+  }
+}
+
 /** The PostgreSQL database of a data directory (./engine.ts): left in place on close, as the directory is. */
 async function databaseOf(dataDir: string): Promise<TestDatabase> {
   const { SVC_DATABASE_URL } = await engineEnv(dataDir);
@@ -263,17 +280,7 @@ async function onPostgres(url: string): Promise<TestEngine> {
     let n = 0;
     return sql.replace(/\?/g, () => `$${++n}`);
   };
-  // Notifications reach the feed in commit order: once a marker sent now is heard, so is every earlier commit.
-  const changesHeard = async () => {
-    const marker = `test-marker-${crypto.randomUUID()}`;
-    const heard = storage.changes.tableStamp([marker]);
-    const before = heard();
-    await client.sql.notify(CHANGE_CHANNEL, marker);
-    for (let waited = 0; heard() === before; waited += 5) {
-      if (waited > 5000) throw new Error('the change feed did not hear its own notification within 5 s');
-      await Bun.sleep(5);
-    }
-  };
+  const changesHeard = () => changesHeardBy(storage.changes, client.sql);
   return {
     storage,
     auth: storage.auth,

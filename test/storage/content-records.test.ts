@@ -329,6 +329,15 @@ describe.each(ENGINES)('content records on $name', (engine) => {
       expect((await records.products.get('s1', '101'))!.raw).toEqual({ b: 1, a: 'Café \u0000' });
     });
 
+    test("a variant's text is stored as given whatever it holds (quotes, backslashes, escapes, any script, a lone surrogate as U+FFFD), its options as JSON.stringify wrote them", async () => {
+      await open();
+      const odd = 'q"uo\\te \\u00e9 \u00e9\u4e2d 🛒 \t\n end';
+      const variants = [variant('v1', { title: odd, options: { [odd]: odd } }), variant('v2', { title: 'lone \ud800 surrogate', options: { Size: 'x\udc00y' } })];
+      expect(await records.products.upsert('s1', null, product('101', T0, { variants }), KNOWN, T0)).toBe('applied');
+      const rows = await query(opened, 'SELECT title, options FROM product_variants ORDER BY position');
+      expect(rows).toEqual(variants.map((v) => ({ title: v.title!.toWellFormed(), options: JSON.stringify(v.options) })));
+    });
+
     test('ordering: a live row takes data at least as new as it (syncedAt moving by at least 1 ms), never older data', async () => {
       await open();
       await records.products.upsert('s1', 'USD', product('101', T0 + 1000), KNOWN, T0);

@@ -4,6 +4,10 @@ import { systemClock } from '../../src/lib/clock.ts';
 import type { Storage } from '../../src/storage/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createWebhookServices } from '../../src/webhooks/services.ts';
+import { groupSlice } from '../../src/lib/group-commit.ts';
+import type { DeliveryEffect } from '../../src/webhooks/deliveries.ts';
+import { changesHeardBy } from '../helpers/app.ts';
+import { product, store, T0 } from '../helpers/catalog-data.ts';
 import { ENGINES, storageOn, type OpenedEngine } from '../helpers/storage.ts';
 
 const closing: (() => Promise<void>)[] = [];
@@ -91,6 +95,35 @@ describe.each(ENGINES)('the storage ($name)', (engine) => {
       if (!refused) await Bun.sleep(20);
     }
     expect(refused).toBe(true);
+  });
+
+  test("a delivery group moves the change stamps of the tables its deliveries wrote and no other: product updates keep the store registry's and the job runner's", async () => {
+    const opened = await open(engine);
+    const storage = await storageOf(opened);
+    await storage.stores.add(store('s1'));
+    // The store's notification first: it moves the stores' stamp whenever it arrives.
+    if (opened.kind === 'postgres') await changesHeardBy(storage.changes, opened.client.sql);
+    const stamps = Object.fromEntries(['stores', 'jobs', 'products', 'webhook_deliveries', 'order_signals'].map((table) => [table, storage.changes.tableStamp([table])]));
+    const read = () => Object.fromEntries(Object.entries(stamps).map(([table, stamp]) => [table, stamp()]));
+    let delivered = 0;
+    const commit = async (...effects: DeliveryEffect[]) => {
+      const slice = groupSlice();
+      slice.floor = effects.length;
+      const group = effects.map((effect) => ({ id: `d${++delivered}`, storeId: 's1', platform: 'platform-c' as const, topic: 'product.updated', dedupeKey: `k${delivered}`, keyedRemovalOf: null, sharesAppSecret: false, effect, at: T0 }));
+      await storage.deliveries.commitGroup(group, slice);
+    };
+    const before = read();
+    await commit({ kind: 'upsert', currency: null, product: product('101', T0), description: { known: null } }, { kind: 'remove', productId: '102', removedAt: T0 });
+    const after = read();
+    expect(after.stores).toBe(before.stores);
+    expect(after.jobs).toBe(before.jobs);
+    expect(after.order_signals).toBe(before.order_signals);
+    expect(after.products).not.toBe(before.products);
+    expect(after.webhook_deliveries).not.toBe(before.webhook_deliveries);
+    await commit({ kind: 'deactivate' }, { kind: 'enqueue', job: 'platform-c.fetch-product', payload: {}, productId: '103' });
+    const deactivated = read();
+    expect(deactivated.stores).not.toBe(after.stores);
+    expect(deactivated.order_signals).toBe(after.order_signals);
   });
 
   test('the stores domain runs on it: a store created through the webhook services is found, and a write through the storage is seen at once by their registry', async () => {

@@ -9,6 +9,13 @@ export type PostgresDb = BunSQLDatabase<typeof schema> & { $client: SQL };
 /** What drizzle queries run on: the pool (each statement its own transaction) or an open transaction. */
 export type PostgresQueries = PgDatabase<BunSQLQueryResultHKT, typeof schema>;
 
+/**
+ * Bun's client under drizzle queries: the pool, or the transaction or savepoint they run in
+ * (drizzle's BunSQLSession keeps it as its public `client`). For plain SQL on the hot paths, where
+ * drizzle's query building costs the request thread more than the statement.
+ */
+export const clientOf = (queries: PostgresQueries): SQL => (queries._.session as unknown as { client: SQL }).client;
+
 /** An open PostgreSQL engine: `db` for drizzle queries, `sql` for Bun's tagged statements (batched hot paths). */
 export interface PostgresClient {
   sql: SQL;

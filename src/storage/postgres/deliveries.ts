@@ -1,5 +1,5 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { orderSignals, products, stores, webhookDeliveries } from '../../db/postgres/schema/index.ts';
+import { and, eq } from 'drizzle-orm';
+import { orderSignals, products, webhookDeliveries } from '../../db/postgres/schema/index.ts';
 import { applyEach } from '../../lib/group-commit.ts';
 import { newId } from '../../lib/ids.ts';
 import type { RefusalReason } from '../../platforms/types.ts';
@@ -7,26 +7,30 @@ import { asApplied, removalKey, type DeliveryEffect, type DeliveryToCommit, type
 import { queuedJob } from '../../webhooks/queue.ts';
 import type { DeliveryRecords } from '../stores.ts';
 import { productWrites } from './catalog.ts';
-import type { PostgresClient, PostgresQueries } from './client.ts';
+import { clientOf, type PostgresClient, type PostgresQueries } from './client.ts';
 import { valuesKeptOut } from './errors.ts';
 import { insertJob } from './jobs.ts';
 import { deactivateStore, recordStoreEvents } from './stores.ts';
 
 const HELD_ELSEWHERE = { outcome: 'refused', reason: 'held_by_other_store' } as const;
 
-/** The other stores of svc's platform-A app than `storeId` (they share one secret: webhooks/deliveries.ts). */
-const appStoresBut = (storeId: string) => sql`(SELECT id FROM ${stores} WHERE platform = 'platform-a' AND credential_kind = 'via-app' AND id <> ${storeId})`;
+// The hot path in plain SQL (as on SQLite): drizzle's building of these statements cost the request
+// thread several times what the statements cost the server.
+/** Another store of svc's platform-A app than $2 (they share one secret: webhooks/deliveries.ts) holds the product (live or removed) or the order $1. */
+const otherAppStore = "store_id IN (SELECT id FROM stores WHERE platform = 'platform-a' AND credential_kind = 'via-app' AND id <> $2)";
+const HELD_ELSEWHERE_BY = {
+  product: `SELECT 1 FROM products WHERE product_id = $1 AND ${otherAppStore} LIMIT 1`,
+  order: `SELECT 1 FROM order_signals WHERE order_id = $1 AND ${otherAppStore} LIMIT 1`,
+};
+const COUNT_DUPLICATE = 'UPDATE webhook_deliveries SET duplicates = duplicates + 1 WHERE store_id = $1 AND dedupe_key = $2 RETURNING id';
+const LOG_DELIVERY = 'INSERT INTO webhook_deliveries (id, store_id, platform, topic, dedupe_key, product_id, outcome, reason, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::bigint)';
 
 /** Webhook deliveries on PostgreSQL (the same contract as src/storage/sqlite/deliveries.ts): each group in one transaction. */
 export function postgresDeliveryRecords({ db }: Pick<PostgresClient, 'db'>): DeliveryRecords {
   /** Whether another store of svc's platform-A app holds the product (live or removed) or the order. */
   async function heldElsewhere(tx: PostgresQueries, delivery: DeliveryToCommit, held: 'product' | 'order', id: string): Promise<boolean> {
     if (!delivery.sharesAppSecret) return false;
-    const [found] =
-      held === 'product'
-        ? await tx.select({ id: products.id }).from(products).where(and(eq(products.productId, id), inArray(products.storeId, appStoresBut(delivery.storeId)))).limit(1)
-        : await tx.select({ id: orderSignals.id }).from(orderSignals).where(and(eq(orderSignals.orderId, id), inArray(orderSignals.storeId, appStoresBut(delivery.storeId)))).limit(1);
-    return found !== undefined;
+    return (await clientOf(tx).unsafe(HELD_ELSEWHERE_BY[held], [id, delivery.storeId])).length > 0;
   }
 
   async function apply(tx: PostgresQueries, delivery: DeliveryToCommit, effect: DeliveryEffect): Promise<{ outcome: Outcome; productId: string | null; reason?: RefusalReason }> {
@@ -72,26 +76,14 @@ export function postgresDeliveryRecords({ db }: Pick<PostgresClient, 'db'>): Del
   async function applyOne(tx: PostgresQueries, delivery: DeliveryToCommit, uninstalled: Set<string>): Promise<Settled> {
     const { effect, keyedRemovalOf } = asApplied(delivery, uninstalled.has(delivery.storeId));
     const dedupeKey = await keyOf(tx, delivery, effect, keyedRemovalOf);
-    if (dedupeKey !== null) {
-      const ofKey = and(eq(webhookDeliveries.storeId, delivery.storeId), eq(webhookDeliveries.dedupeKey, dedupeKey));
-      const counted = await tx.update(webhookDeliveries).set({ duplicates: sql`${webhookDeliveries.duplicates} + 1` }).where(ofKey).returning({ id: webhookDeliveries.id });
-      if (counted.length > 0) return { outcome: 'duplicate' };
-    }
+    if (dedupeKey !== null && (await clientOf(tx).unsafe(COUNT_DUPLICATE, [delivery.storeId, dedupeKey])).length > 0) return { outcome: 'duplicate' };
     const result = await apply(tx, delivery, effect);
     if (effect.kind === 'deactivate') uninstalled.add(delivery.storeId);
     // No conflict clause: the key was looked up first in the same transaction, so a conflict here
     // (another instance logging the same delivery at the same time) fails the delivery loudly.
-    await tx.insert(webhookDeliveries).values({
-      id: delivery.id,
-      storeId: delivery.storeId,
-      platform: delivery.platform,
-      topic: delivery.topic,
-      dedupeKey: result.reason ? null : dedupeKey,
-      productId: result.productId,
-      outcome: result.outcome,
-      reason: result.reason ?? null,
-      receivedAt: delivery.at,
-    });
+    await clientOf(tx).unsafe(LOG_DELIVERY, [
+      delivery.id, delivery.storeId, delivery.platform, delivery.topic, result.reason ? null : dedupeKey, result.productId, result.outcome, result.reason ?? null, delivery.at,
+    ]);
     return result.reason ? { outcome: result.outcome, reason: result.reason } : { outcome: result.outcome };
   }
 

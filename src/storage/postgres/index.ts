@@ -14,9 +14,11 @@ import { postgresJobRecords } from './jobs.ts';
 import { postgresStoreRecords } from './stores.ts';
 import { postgresSyncStateRecords } from './sync.ts';
 import { STORE_DELETES } from '../store-holdings.ts';
+import type { DeliveryEffect, DeliveryToCommit } from '../../webhooks/deliveries.ts';
 
 /** For each method of a records object: the tables it writes, or null for a method that only reads. */
-type TablesWritten<Records> = { [Method in keyof Records]: readonly string[] | null };
+/** Per method: the tables it may write, or a function of its arguments that names them; null for a read. */
+type TablesWritten<Records> = { [Method in keyof Records]: readonly string[] | (Records[Method] extends (...args: infer Args) => unknown ? (...args: Args) => readonly string[] : never) | null };
 
 /**
  * `records` whose writing methods, once their commit has answered, move the change feed's stamps of
@@ -26,7 +28,7 @@ type TablesWritten<Records> = { [Method in keyof Records]: readonly string[] | n
  */
 function announcingWrites<Records extends object>(records: Records, feed: PostgresChangeFeed, written: TablesWritten<Records>): Records {
   const announced = { ...records } as Record<string, unknown>;
-  for (const [name, tables] of Object.entries(written) as [string, readonly string[] | null][]) {
+  for (const [name, tables] of Object.entries(written) as [string, readonly string[] | ((...args: unknown[]) => readonly string[]) | null][]) {
     if (tables === null) continue;
     const method = (records as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
     announced[name] = async (...args: unknown[]) => {
@@ -34,7 +36,7 @@ function announcingWrites<Records extends object>(records: Records, feed: Postgr
         return await method(...args);
       } finally {
         // Also after a failure: whether it committed may be unknown (the connection broke after COMMIT).
-        feed.wrote(tables);
+        feed.wrote(typeof tables === 'function' ? tables(...args) : tables);
       }
     };
   }
@@ -48,8 +50,23 @@ const STORE_TABLES = ['stores', 'store_events'];
 const REMOVED_WITH_A_STORE = [...new Set(STORE_DELETES.map((statement) => /^DELETE FROM (\w+)/.exec(statement)![1]!)), 'console_sessions'];
 /** What a sync page or sweep step writes with its pass's bookkeeping: products (with their variants), categories and pages. */
 const SYNC_WRITE_TABLES = ['catalog_syncs', ...PRODUCT_TABLES, 'catalog_entries'];
-/** What a delivery group may write beside its log: the catalogue, jobs, the store's deactivation and events, order signals. */
-const DELIVERY_TABLES = ['webhook_deliveries', ...PRODUCT_TABLES, 'jobs', ...STORE_TABLES, 'order_signals'];
+/**
+ * What each delivery's effect may write beside the log. Only these are announced: a group that
+ * announced every table a delivery may write would empty the store registry's cache (and wake the
+ * job runner) at every group of product updates.
+ */
+const DELIVERY_TABLES: Record<DeliveryEffect['kind'], readonly string[]> = {
+  upsert: PRODUCT_TABLES,
+  remove: PRODUCT_TABLES,
+  enqueue: ['jobs'],
+  deactivate: STORE_TABLES,
+  privacy: ['store_events'],
+  order: ['order_signals'],
+  ignore: [],
+  refuse: [],
+};
+/** The tables a delivery group may write: its log, and what its deliveries' effects write. */
+const deliveryGroupTables = (group: readonly DeliveryToCommit[]): string[] => [...new Set(['webhook_deliveries', ...group.flatMap((delivery) => DELIVERY_TABLES[delivery.effect.kind])])];
 
 /** The PostgreSQL engine's storage on `client`, with its change feed (listening once `changes.ready` resolves). */
 export function postgresStorage(client: PostgresClient): Storage & { changes: PostgresChangeFeed } {
@@ -150,7 +167,7 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
       dropUnfinished: ['jobs'],
     }),
     deliveries: announcingWrites(postgresDeliveryRecords(client), changes, {
-      commitGroup: DELIVERY_TABLES,
+      commitGroup: deliveryGroupTables,
       settle: ['webhook_deliveries'],
       duplicatesOf: null,
       applyRemoval: [...PRODUCT_TABLES, 'webhook_deliveries'],

@@ -12,6 +12,7 @@ import { rollupReads, scanWhere, type Param } from '../scan-sql.ts';
 import type { PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
 import { valuesKeptOut } from './errors.ts';
+import { jsonRows } from './json-rows.ts';
 import { postgresScanRollups, rollupState } from './scan-rollups.ts';
 
 /** A value bound to a statement. */
@@ -35,24 +36,8 @@ const COLUMNS = [
   'id', 'hostname', 'url', 'scanned_at', 'received_at', 'country', 'platform', 'platform_confidence', 'page_type', 'grade', 'percentage',
   'svc_detected', 'svc_version', 'vertical', ...PRESENCE_COLUMN_LIST, 'signals', 'quality', 'data', 'trust',
 ].join(', ');
-/**
- * The rows come as one JSON array of objects keyed by column. Bun sends a JS array parameter as an
- * array literal that it quotes element by element in JS: for 25 columns that was the writer's
- * largest cost on the request thread, where JSON.stringify is native. A `json` value (not `jsonb`)
- * keeps its text: the signals, quality and data objects are stored as the text JSON.stringify gave
- * them, as SQLite stores them. It is sent as text (a parameter typed `json` Bun would encode again).
- */
+/** The rows come as one JSON parameter (json-rows.ts). */
 const INSERT = `INSERT INTO scans (${COLUMNS}) SELECT ${COLUMNS} FROM json_populate_recordset(NULL::scans, $1::text::json)`;
-
-/** A lone surrogate's escape, as JSON.stringify writes it (or a `\\` before such text: that only costs the slow path). */
-const LONE_SURROGATE = /\\ud[89a-f]/i;
-/**
- * A row PostgreSQL's JSON takes when some text holds a lone surrogate (it refuses the escape
- * anywhere in a JSON value): a text column's as U+FFFD, as SQLite stores it; a JSON column's as the
- * text JSON.stringify gave, as a string (where the escape is text).
- */
-const withoutLoneSurrogates = (row: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(row).map(([column, value]) => [column, typeof value === 'string' ? value.toWellFormed() : typeof value === 'object' && value !== null ? JSON.stringify(value) : value]));
 
 /** The scans to insert, as row objects for INSERT's one JSON parameter. */
 class Rows {
@@ -75,8 +60,7 @@ class Rows {
 
   /** INSERT's parameters. */
   params(): [string] {
-    const json = JSON.stringify(this.rows);
-    return [LONE_SURROGATE.test(json) ? JSON.stringify(this.rows.map(withoutLoneSurrogates)) : json];
+    return [jsonRows(this.rows)];
   }
 }
 
