@@ -88,7 +88,7 @@ async function measured(url: string, pid: number) {
 
 const dataDir = path.join(work, 'data');
 const adminKey = createKey(dataDir, 'admin');
-const profileFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+const profileFlags = profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
 const { url: svcUrl, proc: svcProc } = await spawnServer([...profileFlags, 'src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', dataDir], {
   SVC_PLATFORM_A_APP_SECRET: APP_SECRET,
   // wrk delivers from one address far faster than a platform does: the per-address webhook limit must not interfere.
