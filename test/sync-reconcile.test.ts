@@ -96,6 +96,29 @@ describe('catalogue reconciliation', () => {
     expect(await runSync(t, storeId)).toMatchObject({ state: 'idle', trigger: 'schedule' });
   });
 
+  test('the schedule leaves a store whose connection is under way to it: no pass before its hooks are in place, and its import reads each page once', async () => {
+    fake = startFakePlatformA([{ domain: SHOP, ...CREDENTIALS, currency: 'EUR', products: Array.from({ length: 5 }, (_, i) => product(4001 + i)) }]);
+    let register!: () => void;
+    const registering = new Promise<void>((resolve) => (register = resolve));
+    fake.hooks.beforeQuery = async () => {
+      await registering;
+      return undefined;
+    };
+    t = await makeTestApp({ listen: true, env: { SVC_PLATFORM_A_API_BASE: fake.url }, webhooks: { connectAnswerMs: 20 } });
+    const { store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials: CREDENTIALS });
+    expect(store.hooks.status).toBe('registering');
+    // Never synced, but its connection (hooks, currency) is under way: left to it.
+    expect(await t.webhooks.sync.reconcileDue(0)).toBe(0);
+    expect(await t.webhooks.sync.view(store.id)).toMatchObject({ state: 'idle', startedAt: null });
+    register();
+    // The connection starts the import once the hooks and the currency are in place.
+    for (let waited = 0; (await t.webhooks.sync.view(store.id)).startedAt === null && waited < 10_000; waited += 10) await Bun.sleep(10);
+    expect(await runSync(t, store.id)).toMatchObject({ state: 'idle', trigger: 'connect', kinds: { products: { pages: 1, items: 5 } } });
+    expect(fake.stats.productPages).toHaveLength(1);
+    // Connected, it is the schedule's again.
+    expect(await t.webhooks.sync.reconcileDue(0)).toBe(1);
+  });
+
   test('SVC_SYNC_INTERVAL_HOURS: default 24, 0 turns the schedule off, other values are refused', async () => {
     const { loadConfig } = await import('../src/config.ts');
     expect(loadConfig({}, {}).syncIntervalHours).toBe(24);

@@ -174,6 +174,8 @@ export interface JobRecords {
   fail(id: string, error: string, at: number, retryAt: number | null): Promise<void>;
   /** Of the store's queued jobs of `kinds` waiting after a failed (or refused) attempt, the one due first: its attempts and when it is due. */
   nextRetry(storeId: string, kinds: readonly string[]): Promise<Pick<Job, 'attempts' | 'runAt'> | null>;
+  /** Whether the store has an unfinished job (queued or running) of one of `kinds`. */
+  hasUnfinished(storeId: string, kinds: readonly string[]): Promise<boolean>;
   /** Deletes the store's unfinished jobs (queued or running) of `kinds` (null: of every kind); how many. */
   dropUnfinished(storeId: string, kinds: readonly string[] | null): Promise<number>;
 }

@@ -15,6 +15,7 @@ import type { CatalogPage } from '../platforms/types.ts';
 import type { EntryData } from '../catalog/entry-data.ts';
 import type { ProductData } from '../catalog/product-data.ts';
 import type { PageWrite, SweepTarget, SyncStateRecords } from '../storage/stores.ts';
+import { CONNECT_JOB } from '../stores/connect.ts';
 import type { StoreRecord, StoreRegistry } from '../stores/registry.ts';
 import type { Job, JobContinuation, JobHandler, JobQueue } from '../webhooks/queue.ts';
 import { ENTRY_TYPE_OF, entrySource, productSource, type SyncSource } from './sources.ts';
@@ -28,7 +29,7 @@ interface SyncDeps {
   stores: StoreRegistry;
   /** Prepares the products a page writes. */
   catalog: Pick<Catalog, 'prepare'>;
-  queue: Pick<JobQueue, 'maxAttempts' | 'nextRetry'>;
+  queue: Pick<JobQueue, 'maxAttempts' | 'nextRetry' | 'hasUnfinished'>;
   /** The engine's pause of writes that can wait (SQLite: while the WAL checkpointer catches up with the log, lib/write-pause.ts); none elsewhere. */
   writes?: Pick<WritePause, 'paused' | 'afterPause'> | undefined;
   clock: Clock;
@@ -360,12 +361,16 @@ export function createCatalogSync({ records, clock, stores, catalog, queue, writ
      * Scheduled reconciliation: a pass for every active store with API access whose sync is not
      * paused, that is not running, and whose latest pass started at least `intervalMs` ago (twice
      * that after a failed pass, four times after two in a row ... up to a week: scheduleWaitMs), or
-     * that never had one. Returns how many started.
+     * that never had one. A store whose connection is under way (its job queued or running: hooks,
+     * currency) is left to it: the connection starts the import itself once they are in place, and
+     * would start over a pass begun before (its first pages read twice).
+     * Returns how many started.
      */
     async reconcileDue(intervalMs: number = scheduleMs): Promise<number> {
       let started = 0;
       for (const store of await stores.list()) {
         if (store.status !== 'active' || store.credentialKind === 'via-app' || store.syncPausedAt !== null || (await records.running(store.id))) continue;
+        if (await queue.hasUnfinished(store.id, [CONNECT_JOB])) continue;
         const passes = await records.of(store.id);
         const latest = Math.max(0, ...passes.map((row) => row.startedAt));
         if (clock.now() - latest < scheduleWaitMs(intervalMs, failedPassesOf(passes))) continue;

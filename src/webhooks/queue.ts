@@ -124,6 +124,9 @@ export function createJobQueue(records: JobRecords, clock: Clock, options: Queue
      */
     nextRetry: (storeId: string, kinds: readonly string[]): Promise<{ attempts: number; runAt: number } | null> => records.nextRetry(storeId, kinds),
 
+    /** Whether the store has a job of one of `kinds` that is queued or running. */
+    hasUnfinished: (storeId: string, kinds: readonly string[]): Promise<boolean> => records.hasUnfinished(storeId, kinds),
+
     /**
      * Drops the store's unfinished jobs (queued, or running: a run in hand is stopped by
      * JobRunner.stopStore), all of them or those of `kinds`; returns how many.

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
 import { MAIN, REPO_ROOT, runCli } from '../helpers/cli.ts';
+import { POSTGRES_MODE, testSqliteOnly } from '../helpers/engine.ts';
 import { scanPayload, signedInit } from '../helpers/probe.ts';
 import { spawnServer } from '../helpers/server.ts';
 
@@ -41,7 +42,7 @@ test('the compiled binary validates query numbers as the source does: a limit ou
 
 // The change stamp maps SQLite's WAL index through bun:ffi (libc's mmap), which must work in the
 // binary too: the server reads a read-only shared mapping of -shm, not the pread fallback.
-test("the compiled binary's change stamp reads a mapping of the WAL index: a key revoked by its CLI is refused on the next request", async () => {
+testSqliteOnly('PostgreSQL tells the server of changes by LISTEN/NOTIFY (the next test), with no WAL index to map', "the compiled binary's change stamp reads a mapping of the WAL index: a key revoked by its CLI is refused on the next request", async () => {
   const dataDir = path.join(tmp.dir, 'data-revoke');
   const created = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { command: [binary] })).json;
   const server = await spawnServer({ dataDir, command: [binary] });
@@ -58,10 +59,28 @@ test("the compiled binary's change stamp reads a mapping of the WAL index: a key
   }
 }, 120_000);
 
+// On PostgreSQL the server hears of another process's commit by LISTEN/NOTIFY on a connection of
+// its own (src/storage/postgres/changes.ts), a few ms after the commit: the binary must keep it too.
+test.skipIf(!POSTGRES_MODE)('the compiled binary on PostgreSQL hears a key revoked by its CLI: refused within a second', async () => {
+  const dataDir = path.join(tmp.dir, 'data-revoke-pg');
+  const created = (await runCli(['keys', 'create', '--scopes', 'admin', '--data-dir', dataDir], { command: [binary] })).json;
+  const server = await spawnServer({ dataDir, command: [binary] });
+  try {
+    const listKeys = async () => (await fetch(`${server.url}/api/v1/admin/keys`, { headers: { authorization: `Bearer ${created.key}` } })).status;
+    expect(await listKeys()).toBe(200);
+    expect((await runCli(['keys', 'revoke', created.id, '--data-dir', dataDir], { command: [binary] })).code).toBe(0);
+    let status = await listKeys();
+    for (const revokedAt = Date.now(); status === 200 && Date.now() - revokedAt < 1000; status = await listKeys()) await Bun.sleep(20);
+    expect(status).toBe(401);
+  } finally {
+    expect(await server.stop()).toBe(0);
+  }
+}, 120_000);
+
 // The roller runs in a Worker, a second entry point of the build (scripts/build.ts): the binary must
 // start it from its embedded copy and fold scans into the rollups file.
 // The dashboard's reads run in Workers too (src/storage/sqlite/scan-dashboard-workers.ts), a third entry point.
-test("the compiled binary's roller Worker folds scans into the rollups file, and its dashboard Workers answer the stats", async () => {
+testSqliteOnly("the roller and the dashboard's reads run in Workers on SQLite; on PostgreSQL they run in the server's thread (the binary's PostgreSQL roller: test/postgres/serve.test.ts with SVC_E2E_BINARY)", "the compiled binary's roller Worker folds scans into the rollups file, and its dashboard Workers answer the stats", async () => {
   const dataDir = path.join(tmp.dir, 'data-roller');
   const created = (await runCli(['keys', 'create', '--scopes', 'probe:scan,dashboard:read', '--data-dir', dataDir], { command: [binary] })).json;
   const server = await spawnServer({ dataDir, command: [binary] });

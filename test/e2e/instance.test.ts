@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
 import path from 'node:path';
 import { runCli } from '../helpers/cli.ts';
+import { POSTGRES_MODE, queryDataDir, testSqliteOnly } from '../helpers/engine.ts';
 import { serversPerTest } from '../helpers/server.ts';
 
 const servers = serversPerTest('svc-instance-');
@@ -30,7 +30,7 @@ describe('one instance per address and per data directory', () => {
     }
   }, SPAWNS_TIMEOUT);
 
-  test('a data directory served by a running svc is refused with one line naming it, exit 1', async () => {
+  testSqliteOnly('instances sharing a PostgreSQL database take no lock on a data directory (test/postgres/serve.test.ts runs two)', 'a data directory served by a running svc is refused with one line naming it, exit 1', async () => {
     const first = await start();
     const second = await refusedServe('127.0.0.1:0', servers.dataDir);
     expect(second.code).toBe(1);
@@ -62,17 +62,26 @@ describe('one instance per address and per data directory', () => {
 });
 
 describe('every instance names itself', () => {
-  test('the start line names the instance, /healthz details carry the same id and its role (one SQLite instance leads), and a restart is another instance', async () => {
+  test('the start line names the instance, /healthz details carry the same id and its role (one SQLite instance leads; a lone PostgreSQL instance takes the lead at its first try), and a restart is another instance', async () => {
     const key = (await runCli(['keys', 'create', '--scopes', 'metrics:read', '--data-dir', servers.dataDir])).json.key;
-    const details = async (url: string) => ((await (await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${key}` } })).json()) as { details: { instance: unknown } }).details.instance;
+    const details = async (url: string) => ((await (await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${key}` } })).json()) as { details: { instance: { id: string; role: string } } }).details.instance;
+    /** Its details once it leads: at once on SQLite; on PostgreSQL once its first try for the lead has answered (it follows until then). */
+    const leading = async (url: string) => {
+      let instance = await details(url);
+      for (let tries = 0; POSTGRES_MODE && instance.role === 'follower' && tries < 100; tries++) {
+        await Bun.sleep(50);
+        instance = await details(url);
+      }
+      return instance;
+    };
     const first = await start();
     const id = first.started.instance as string;
     expect(id).toMatch(/^.+-[0-9a-f]{6}$/);
-    expect(await details(first.url)).toEqual({ id, role: 'leader' });
+    expect(await leading(first.url)).toEqual({ id, role: 'leader' });
     expect(await first.stop()).toBe(0);
     const again = await start();
     expect(again.started.instance).not.toBe(id);
-    expect(await details(again.url)).toEqual({ id: again.started.instance, role: 'leader' });
+    expect(await leading(again.url)).toEqual({ id: again.started.instance as string, role: 'leader' });
   }, SPAWNS_TIMEOUT);
 });
 
@@ -100,7 +109,8 @@ describe('versions', () => {
   }, SPAWNS_TIMEOUT);
 
   test('the start line and /healthz carry the same build fields', async () => {
-    const expected = (await runCli(['version'])).json;
+    // The engine and schema version a start on the data directory uses (its PostgreSQL database under npm run test:postgres).
+    const expected = (await runCli(['version', '--data-dir', servers.dataDir])).json;
     const server = await start();
     const health = await (await fetch(`${server.url}/healthz`)).json();
     expect(health).toEqual({ status: 'ok', ...expected });
@@ -109,23 +119,23 @@ describe('versions', () => {
 
   test('a database migrated by a newer svc is refused with one line, and left as it was', async () => {
     expect((await runCli(['migrate', '--data-dir', servers.dataDir])).code).toBe(0);
-    const file = path.join(servers.dataDir, 'svc.db');
-    const db = new Database(file);
-    const { n, latest } = db.query<{ n: number; latest: number }, []>('SELECT count(*) AS n, max(created_at) AS latest FROM __drizzle_migrations').get()!;
+    // drizzle's record of the migrations applied: in the database's own schema on PostgreSQL.
+    const migrationsTable = POSTGRES_MODE ? 'drizzle.__drizzle_migrations' : '__drizzle_migrations';
+    const [{ n, latest }] = (await queryDataDir(servers.dataDir, `SELECT count(*) AS n, max(created_at) AS latest FROM ${migrationsTable}`)) as [{ n: number; latest: number }];
     // What a newer binary's next migration leaves behind.
-    db.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', ['future', latest + 1000]);
-    db.close();
+    await queryDataDir(servers.dataDir, `INSERT INTO ${migrationsTable} (hash, created_at) VALUES (?, ?)`, 'future', latest + 1000);
 
     const serve = await refusedServe('127.0.0.1:0', servers.dataDir);
     expect(serve.code).toBe(1);
+    const newer = `has schema version ${n + 1}, newer than this svc's ${n}: it was migrated by a newer svc; run that version`;
     expect(serve.stderr.trim()).toBe(
-      `svc: the database ${file} has schema version ${n + 1}, newer than this svc's ${n}: it was migrated by a newer svc; run that version, or restore a backup taken before the upgrade (svc restore FILE)`,
+      POSTGRES_MODE
+        ? `svc: the PostgreSQL database ${newer}`
+        : `svc: the database ${path.join(servers.dataDir, 'svc.db')} ${newer}, or restore a backup taken before the upgrade (svc restore FILE)`,
     );
     const migrate = await runCli(['migrate', '--data-dir', servers.dataDir]);
     expect(migrate.code).toBe(1);
     expect(migrate.stderr).toContain('newer than this svc');
-    const after = new Database(file, { readonly: true });
-    expect(after.query('SELECT count(*) AS n FROM __drizzle_migrations').get()).toEqual({ n: n + 1 });
-    after.close();
+    expect(await queryDataDir(servers.dataDir, `SELECT count(*) AS n FROM ${migrationsTable}`)).toEqual([{ n: n + 1 }]);
   }, SPAWNS_TIMEOUT);
 });

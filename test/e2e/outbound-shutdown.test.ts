@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
 import path from 'node:path';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
+import { queryDataDir } from '../helpers/engine.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 
 // SIGTERM stops outbound work (issue 27, item 3): the calls in flight are aborted, no new one
@@ -49,10 +49,8 @@ test('SIGTERM while the platform throttles every call: the store was answered wi
   await Bun.sleep(300);
   expect(fake.stats.queries).toBe(atExit);
   // Left as it was: the connection's job is still running (not failed), the store still registering.
-  const db = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
-  expect(db.query("SELECT status, last_error FROM jobs WHERE kind = 'store.connect'").all()).toEqual([{ status: 'running', last_error: null }]);
-  expect(db.query('SELECT hook_status FROM stores').get()).toEqual({ hook_status: 'registering' });
-  db.close();
+  expect(await queryDataDir(dataDir, "SELECT status, last_error FROM jobs WHERE kind = 'store.connect'")).toEqual([{ status: 'running', last_error: null }]);
+  expect(await queryDataDir(dataDir, 'SELECT hook_status FROM stores')).toEqual([{ hook_status: 'registering' }]);
 
   // The platform has recovered; the next start takes the registration up again.
   fake.hooks.beforeQuery = null;

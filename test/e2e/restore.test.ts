@@ -6,6 +6,7 @@ import path from 'node:path';
 import { MIGRATIONS_FOLDER, openDatabase } from '../../src/db/index.ts';
 import { sha256Hex } from '../../src/lib/crypto.ts';
 import { runCli } from '../helpers/cli.ts';
+import { engineEnv, POSTGRES_MODE, testSqliteOnly } from '../helpers/engine.ts';
 import { serversPerTest } from '../helpers/server.ts';
 import { TELEMETRY, scanPayload, tokenInit } from '../helpers/probe.ts';
 
@@ -13,9 +14,11 @@ const servers = serversPerTest('svc-restore-');
 const SPAWNS_TIMEOUT = 30_000;
 const cli = (...args: string[]) => runCli([...args, '--data-dir', servers.dataDir], { timeoutMs: 15_000 });
 const emails = async () => ((await cli('leads', 'list')).json.items as { email: string }[]).map((lead) => lead.email).sort();
+/** Why the backup and restore tests are SQLite's: on PostgreSQL svc copies and replaces no file (the last test here). */
+const FILE_COPIES = 'svc backup and svc restore copy and replace the SQLite file; on PostgreSQL they point to pg_dump and pg_restore';
 
 describe('svc backup and svc restore', () => {
-  test('round trip: backup while serving, write more, restore with the server stopped: the later writes are gone', async () => {
+  testSqliteOnly(FILE_COPIES, 'round trip: backup while serving, write more, restore with the server stopped: the later writes are gone', async () => {
     const server = await servers.start();
     const signUp = (email: string) =>
       fetch(`${server.url}/api/v1/public/leads`, { method: 'POST', body: JSON.stringify({ email }), headers: { 'content-type': 'application/json' } });
@@ -72,7 +75,7 @@ describe('svc backup and svc restore', () => {
     expect((await fetch(`${again.url}${TELEMETRY}`, tokenInit(afterToken, scanPayload()))).status).toBe(401);
   }, SPAWNS_TIMEOUT);
 
-  test('a backup from an older schema is restored and migrated to this one', async () => {
+  testSqliteOnly(FILE_COPIES, 'a backup from an older schema is restored and migrated to this one', async () => {
     // A database as the previous release left it: every migration but the newest.
     const migrations = path.join(servers.dir, 'previous-release');
     cpSync(MIGRATIONS_FOLDER, migrations, { recursive: true });
@@ -91,7 +94,7 @@ describe('svc backup and svc restore', () => {
     expect(await emails()).toEqual(['old@example.com']);
   }, SPAWNS_TIMEOUT);
 
-  test('files that are not an intact svc database are refused and the database is left alone', async () => {
+  testSqliteOnly(FILE_COPIES, 'files that are not an intact svc database are refused and the database is left alone', async () => {
     expect((await cli('leads', 'create', '--email', 'kept@example.com')).code).toBe(0);
     const junk = path.join(servers.dir, 'junk.db');
     writeFileSync(junk, 'not a database at all\n'.repeat(500));
@@ -171,7 +174,7 @@ const signUpAndUse = async (url: string) => {
 };
 
 describe('svc runs nothing in a database that svc did not create (issue 27 item 4)', () => {
-  test('restore refuses a backup with triggers svc does not create, naming them, and changes nothing', async () => {
+  testSqliteOnly(FILE_COPIES, 'restore refuses a backup with triggers svc does not create, naming them, and changes nothing', async () => {
     const file = await plantedBackup();
     const refused = await cli('restore', file);
     expect(refused.code).toBe(1);
@@ -184,7 +187,7 @@ describe('svc runs nothing in a database that svc did not create (issue 27 item 
     expect(await signUpAndUse(server.url)).toEqual({ admin: 401, telemetry: 204 });
   }, SPAWNS_TIMEOUT);
 
-  test('serve refuses to start on a database with triggers svc does not create, with one line naming them and exit 1', async () => {
+  testSqliteOnly('svc checks the schema of the SQLite file it opens (a file restored from anywhere); a PostgreSQL database is restored by pg_restore, outside svc', 'serve refuses to start on a database with triggers svc does not create, with one line naming them and exit 1', async () => {
     expect((await cli('leads', 'create', '--email', 'kept@example.com')).code).toBe(0);
     const file = path.join(servers.dataDir, 'svc.db');
     plant(file);
@@ -210,7 +213,7 @@ describe('svc runs nothing in a database that svc did not create (issue 27 item 
     expect(await signUpAndUse(server.url)).toEqual({ admin: 401, telemetry: 204 });
   }, SPAWNS_TIMEOUT);
 
-  test('doctor reports the triggers svc does not create, with what it checked, and exits 1', async () => {
+  testSqliteOnly('svc doctor checks a SQLite file; on PostgreSQL it names the server\'s own tools (test/database-url.test.ts)', 'doctor reports the triggers svc does not create, with what it checked, and exits 1', async () => {
     const file = await plantedBackup();
     const res = await cli('doctor', file);
     expect(res.code).toBe(1);
@@ -233,5 +236,25 @@ describe('svc runs nothing in a database that svc did not create (issue 27 item 
     const own = await cli('doctor');
     expect(own.code).toBe(0);
     expect(own.json).toMatchObject({ database: path.join(servers.dataDir, 'svc.db'), ok: true, schema: { ok: true, differences: [] } });
+  }, SPAWNS_TIMEOUT);
+});
+
+describe('svc backup and svc restore on PostgreSQL (issue 30 item 4)', () => {
+  test.skipIf(!POSTGRES_MODE)("beside a running server, backup explains pg_dump and restore refuses with pg_restore's advice: exit 1, no file written, nothing changed, no password shown", async () => {
+    expect((await cli('leads', 'create', '--email', 'kept@example.com')).code).toBe(0);
+    const server = await servers.start();
+    const password = decodeURIComponent(new URL((await engineEnv(servers.dataDir)).SVC_DATABASE_URL!).password);
+    const file = path.join(servers.dir, 'backups', 'svc.db');
+    for (const [command, advice] of [['backup', 'pg_dump --format=custom'], ['restore', 'pg_restore --no-owner']] as const) {
+      const refused = await cli(command, file);
+      expect(refused.code, command).toBe(1);
+      expect(refused.stdout, command).toBe('');
+      expect(refused.stderr.trim().split('\n'), command).toEqual([expect.stringContaining(`svc: svc ${command} works on the SQLite file; this svc uses PostgreSQL: `)]);
+      expect(refused.stderr, command).toContain(advice);
+      expect(refused.stderr, command).not.toContain(password);
+    }
+    expect(existsSync(path.join(servers.dir, 'backups'))).toBe(false);
+    expect(await emails()).toEqual(['kept@example.com']);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   }, SPAWNS_TIMEOUT);
 });

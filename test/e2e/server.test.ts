@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
-import { Database } from 'bun:sqlite';
 import path from 'node:path';
 import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
+import { queryDataDir, testSqliteOnly } from '../helpers/engine.ts';
 import { spawnServer } from '../helpers/server.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startServer } from '../../src/server.ts';
@@ -41,22 +41,22 @@ describe('svc serve (spawned process)', () => {
     const DAY = 86_400_000;
     const old = (await runCli(['leads', 'create', '--email', 'old@example.com', '--data-dir', dataDir])).json.id as string;
     await runCli(['leads', 'create', '--email', 'fresh@example.com', '--data-dir', dataDir]);
-    const db = new Database(path.join(dataDir, 'svc.db'));
-    db.run('UPDATE leads SET created_at = ? WHERE id = ?', [Date.now() - 31 * DAY, old]);
+    await queryDataDir(dataDir, 'UPDATE leads SET created_at = ? WHERE id = ?', Date.now() - 31 * DAY, old);
     const delivery = "INSERT INTO webhook_deliveries (id, store_id, platform, topic, outcome, received_at) VALUES (?, 's', 'platform-a', 'products/update', 'applied', ?)";
-    db.run(delivery, ['old', Date.now() - 31 * DAY]);
-    db.run(delivery, ['recent', Date.now() - DAY]);
-    db.close();
+    await queryDataDir(dataDir, delivery, 'old', Date.now() - 31 * DAY);
+    await queryDataDir(dataDir, delivery, 'recent', Date.now() - DAY);
     const server = await spawnServer({ dataDir });
     try {
-      const reader = new Database(path.join(dataDir, 'svc.db'), { readonly: true });
-      const left = () => ({
-        leads: reader.query<{ email: string }, []>('SELECT email FROM leads').all().map((row) => row.email),
-        deliveries: reader.query<{ id: string }, []>('SELECT id FROM webhook_deliveries').all().map((row) => row.id),
+      const left = async () => ({
+        leads: (await queryDataDir(dataDir, 'SELECT email FROM leads')).map((row) => row.email),
+        deliveries: (await queryDataDir(dataDir, 'SELECT id FROM webhook_deliveries')).map((row) => row.id),
       });
-      for (let i = 0; i < 100 && (left().deliveries.length > 1 || left().leads.length > 1); i++) await Bun.sleep(50);
-      expect(left()).toEqual({ leads: ['fresh@example.com'], deliveries: ['recent'] });
-      reader.close();
+      for (let i = 0; i < 100; i++) {
+        const now = await left();
+        if (now.deliveries.length <= 1 && now.leads.length <= 1) break;
+        await Bun.sleep(50);
+      }
+      expect(await left()).toEqual({ leads: ['fresh@example.com'], deliveries: ['recent'] });
       for (const answer of [await fetch(`${server.url}/healthz`), await fetch(`${server.url}/no/such/route`), await fetch(`${server.url}/embed.js`)]) {
         expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
       }
@@ -211,7 +211,7 @@ describe('svc serve (spawned process)', () => {
 });
 
 describe('a start that fails', () => {
-  test('a failure after listening (the checkpointer Worker does not start) frees the port and the data directory: the next start on both serves', async () => {
+  testSqliteOnly('the failure is planted in the start of the WAL checkpointer, which PostgreSQL has not; the start runs in this process on the SQLite file, with no database URL', 'a failure after listening (the checkpointer Worker does not start) frees the port and the data directory: the next start on both serves', async () => {
     const probe = Bun.serve({ hostname: '127.0.0.1', port: 0, reusePort: false, fetch: () => new Response(null) });
     const port = probe.port!;
     probe.stop(true);

@@ -520,6 +520,19 @@ describe.each(ENGINES)('stores, sync, job and delivery records on $name', (engin
       expect(await records.jobs.nextRetry('s1', [])).toBeNull();
     });
 
+    test('hasUnfinished: whether the store has a queued or running job of those kinds; finished ones and other stores\' do not count', async () => {
+      await open();
+      for (const [id, kind, status, storeId] of [['a', 'connect', 'done', 's1'], ['b', 'connect', 'dead', 's1'], ['c', 'connect', 'queued', 's2'], ['d', 'sync', 'running', 's1']] as const) {
+        await records.jobs.enqueue(job(id, { kind, status, storeId }));
+      }
+      expect(await records.jobs.hasUnfinished('s1', ['connect'])).toBe(false);
+      expect(await records.jobs.hasUnfinished('s1', ['connect', 'sync'])).toBe(true);
+      expect(await records.jobs.hasUnfinished('s2', ['connect'])).toBe(true);
+      expect(await records.jobs.hasUnfinished('s1', [])).toBe(false);
+      await records.jobs.enqueue(job('e', { kind: 'connect', status: 'queued', storeId: 's1' }));
+      expect(await records.jobs.hasUnfinished('s1', ['connect'])).toBe(true);
+    });
+
     test('dropUnfinished deletes the store\'s queued and running jobs (of those kinds, or all), never finished ones nor other stores\'; how many', async () => {
       await open();
       for (const [id, kind, status, storeId] of [['a', 'sync', 'queued', 's1'], ['b', 'fetch', 'running', 's1'], ['c', 'sync', 'done', 's1'], ['d', 'sync', 'dead', 's1'], ['e', 'sync', 'queued', 's2']] as const) {

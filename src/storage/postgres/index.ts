@@ -164,6 +164,7 @@ export function postgresStorage(client: PostgresClient): Storage & { changes: Po
       complete: ['jobs'],
       fail: ['jobs'],
       nextRetry: null,
+      hasUnfinished: null,
       dropUnfinished: ['jobs'],
     }),
     deliveries: announcingWrites(postgresDeliveryRecords(client), changes, {

@@ -112,6 +112,16 @@ export function postgresJobRecords({ db }: Pick<PostgresClient, 'db'>): JobRecor
       return waiting ?? null;
     },
 
+    async hasUnfinished(storeId, kinds) {
+      if (kinds.length === 0) return false;
+      const found = await db
+        .select({ id: jobs.id })
+        .from(jobs)
+        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, ['queued', 'running']), inArray(jobs.kind, [...kinds])))
+        .limit(1);
+      return found.length > 0;
+    },
+
     dropUnfinished: (storeId, kinds) => dropUnfinishedJobs(db, storeId, kinds),
   });
 }

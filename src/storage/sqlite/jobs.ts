@@ -107,6 +107,14 @@ export function sqliteJobRecordsSync({ db, sqlite }: Pick<AppDatabase, 'db' | 's
         .limit(1)
         .get() ?? null,
 
+    hasUnfinished: (storeId, kinds) =>
+      db
+        .select({ id: jobs.id })
+        .from(jobs)
+        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, [...UNFINISHED]), inArray(jobs.kind, [...kinds])))
+        .limit(1)
+        .get() !== undefined,
+
     dropUnfinished: (storeId, kinds) =>
       db
         .delete(jobs)
