@@ -17,10 +17,6 @@ export const NOT_YET_ON_POSTGRES: Record<string, string> = {
   'test/e2e/restore.test.ts': '6 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/server.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
   'test/e2e/sync-crash.test.ts': '1 failing: opens the SQLite file beside a PostgreSQL server',
-  'test/rollup-backlog.test.ts': '5 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/scan-retention.test.ts': '7 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/scan-rollups.test.ts': '13 failing: drives the SQLite roller (t.rollups); inspects or seeds rows through t.database (SQLite): move to t.query or the seam',
-  'test/scan-writer.test.ts': '5 failing: inspects or seeds rows through t.database (SQLite): move to t.query or the seam; opens the SQLite file beside a PostgreSQL server',
 };
 
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { allTestFiles, isBrowserTest, NOT_YET_ON_POSTGRES, postgresSuite, REPO_ROOT } from '../scripts/postgres-suite.ts';
 
 /** The length of NOT_YET_ON_POSTGRES: it may only go down (lower it as files are converted). */
-const MOST_NOT_YET = 10;
+const MOST_NOT_YET = 6;
 
 describe('the PostgreSQL run (npm run test:postgres)', () => {
   test('the list of files not yet on PostgreSQL only shrinks', () => {
