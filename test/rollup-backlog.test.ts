@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
-import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
+import { failWritesTo } from './helpers/failing-commits.ts';
 import { scanPayload, signedInit, TELEMETRY } from './helpers/probe.ts';
 
 // Issue 29 item 5: the rollup backlog (scans accepted but not yet folded into the dashboard rollups)
@@ -13,7 +13,9 @@ const T0 = Date.parse('2026-03-01T12:00:00Z');
 const DAY = 86_400_000;
 let t: TestApp;
 let clock: ReturnType<typeof fixedClock>;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
 async function start(): Promise<void> {
   clock = fixedClock(T0);
@@ -85,7 +87,7 @@ describe('the rollup backlog in /metrics: the scans above the watermark and the 
     expect(await scrapeBacklog()).toEqual({ scans: 1, ageSeconds: 0 });
   });
 
-  test('the backlog counts from its first remaining scan: scans deleted at its front do not count; deleted within it, it is over by them (never under) until the roller passes them', async () => {
+  test('the backlog counts from its first remaining scan: scans deleted at its front do not count; deleted within it, it is over by them (never under) until the roller passes them (PostgreSQL counts them exactly)', async () => {
     await start();
     const expired = { scannedAt: new Date(T0 - 100 * DAY).toISOString() };
     // A backfill of expired scans, then fresh ones: retention deletes the expired ones before the roller ran.
@@ -96,13 +98,14 @@ describe('the rollup backlog in /metrics: the scans above the watermark and the 
     expect(await retention.runOnce()).toBe(2);
     expect((await scrapeBacklog()).scans).toBe(3);
 
-    // Expired scans between fresh ones: 2 remain of 4, the count says 4 (the hole in the middle counts).
+    // Expired scans between fresh ones: 2 remain of 4. SQLite's count says 4 (it spans the rowids
+    // from the first to the last, and the hole in the middle counts); PostgreSQL counts the rows.
     await rollups.runOnce();
     await ingest(1);
     await ingest(2, expired);
     await ingest(1);
     expect(await retention.runOnce()).toBe(2);
-    expect((await scrapeBacklog()).scans).toBe(4);
+    expect((await scrapeBacklog()).scans).toBe(t.config.postgres ? 2 : 4);
     expect(await rollups.runOnce()).toBe(2);
     expect((await scrapeBacklog()).scans).toBe(0);
   });
@@ -118,7 +121,11 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
     expect(anonymous).not.toHaveProperty('details');
 
     // Without --redis-url the rate limits are each instance's own (test/ratelimit-redis.test.ts has the other backend).
-    const database = { engine: 'sqlite', jobs: { queued: 0, running: 0, done: 0, dead: 0 }, databaseBytes: expect.any(Number), walBytes: expect.any(Number) };
+    // The database's own figures: SQLite's file and WAL, or PostgreSQL's pool.
+    const jobs = { queued: 0, running: 0, done: 0, dead: 0 };
+    const database = t.config.postgres
+      ? { engine: 'postgres', jobs, pool: { max: expect.any(Number), open: expect.any(Number), busy: expect.any(Number) } }
+      : { engine: 'sqlite', jobs, databaseBytes: expect.any(Number), walBytes: expect.any(Number) };
     const expected = { instance: { id: expect.any(String), role: 'leader' }, database, rollupBacklog: { scans: 2, oldestReceivedAt: new Date(T0).toISOString(), ageSeconds: 4, slowsDashboard: false }, rateLimits: { backend: 'in-process' } };
     for (const key of [await t.keyWith('metrics:read'), await t.keyWith('admin')]) {
       const answer = await t.request('/healthz', { headers: bearer(key) });
@@ -145,7 +152,7 @@ describe('/healthz details: the same figures, for the key /metrics takes', () =>
     await start();
     await ingest(1);
     const key = await t.keyWith('metrics:read');
-    t.database.sqlite.exec('PRAGMA query_only = ON');
+    await failWritesTo(t, 'health_probe', 'database or disk is full');
     const degraded = await t.request('/healthz', { headers: bearer(key) });
     expect(degraded.status).toBe(503);
     expect(await degraded.json()).toMatchObject({ status: 'degraded', error: 'database_not_writable', details: { rollupBacklog: { scans: 1 } } });

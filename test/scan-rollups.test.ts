@@ -10,7 +10,8 @@ import { GRADES, PAGE_TYPES, PRESENCE_KEYS } from '../src/scans/vocabulary.ts';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createScanRetention } from '../src/scans/retention.ts';
 import { bearer, makeTestApp, type TestApp } from './helpers/app.ts';
-import { scanPayload, signedInit } from './helpers/probe.ts';
+import { testSqliteOnly } from './helpers/engine.ts';
+import { scanCount, scanPayload, signedInit } from './helpers/probe.ts';
 import { readInTransactions } from './helpers/readers.ts';
 
 const DAY = 86_400_000;
@@ -19,7 +20,9 @@ const NOW = Date.parse('2026-03-10T15:00:00Z');
 const COUNTRIES = ['DE', 'FR', 'US', null] as const;
 const PLATFORMS = ['platform-a', 'platform-b', 'custom', null] as const;
 let t: TestApp;
-afterEach(() => t?.close());
+afterEach(async () => {
+  await t?.close();
+});
 
 interface Group {
   key: string | null;
@@ -75,24 +78,32 @@ function rawWhere(query: URLSearchParams): { where: string; params: (string | nu
   return { where: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
 }
 
-function rawStats(query: URLSearchParams): Group[] {
+/** What the raw queries write differently on each engine: a UTC day or month of epoch ms, a presence flag as 1 or 0, and text in byte order. */
+const dialect = () =>
+  t.config.postgres
+    ? { utc: (format: string) => `to_char(to_timestamp(scanned_at / 1000) AT TIME ZONE 'UTC', '${format}')`, day: 'YYYY-MM-DD', month: 'YYYY-MM', flag: (column: string) => `${column}::int`, bytes: ' COLLATE "C"' }
+    : { utc: (format: string) => `strftime('${format}', scanned_at / 1000, 'unixepoch')`, day: '%Y-%m-%d', month: '%Y-%m', flag: (column: string) => column, bytes: '' };
+
+async function rawStats(query: URLSearchParams): Promise<Group[]> {
   const { where, params } = rawWhere(query);
   const groupBy = query.get('groupBy')!;
-  const key =
-    groupBy === 'day' ? `strftime('%Y-%m-%d', scanned_at / 1000, 'unixepoch')` : groupBy === 'month' ? `strftime('%Y-%m', scanned_at / 1000, 'unixepoch')` : COLUMNS[groupBy];
+  const { utc, day, month, flag, bytes } = dialect();
+  const key = groupBy === 'day' ? utc(day) : groupBy === 'month' ? utc(month) : COLUMNS[groupBy];
   const sql =
-    `SELECT ${key} AS key, count(*) AS scans, count(DISTINCT hostname) AS hostnames, avg(percentage) AS average, ` +
-    GRADES.map((g) => `sum(grade = '${g}') AS grade_${g}`).join(', ') + ', ' +
-    PRESENCE_KEYS.map((k) => `sum(${PRESENCE_COLUMNS[k]}) AS present_${k}, count(${PRESENCE_COLUMNS[k]}) AS reported_${k}`).join(', ') +
-    ` FROM scans ${where} GROUP BY key ORDER BY key`;
-  return t.database.sqlite.query<Record<string, number | string | null>, (string | number)[]>(sql).all(...params).map((row) => ({
+    `SELECT ${key}${bytes} AS key, count(*) AS scans, count(DISTINCT hostname) AS hostnames, avg(percentage) AS average, ` +
+    GRADES.map((g) => `sum(CASE WHEN grade = '${g}' THEN 1 ELSE 0 END) AS "grade_${g}"`).join(', ') + ', ' +
+    PRESENCE_KEYS.map((k) => `sum(${flag(PRESENCE_COLUMNS[k])}) AS "present_${k}", count(${PRESENCE_COLUMNS[k]}) AS "reported_${k}"`).join(', ') +
+    ` FROM scans ${where} GROUP BY 1 ORDER BY 1 NULLS FIRST`;
+  // PostgreSQL answers an average and a sum of counts as numeric (text): every figure is read as a number.
+  const number = (value: unknown) => Number(value);
+  return (await t.query(sql, ...params)).map((row) => ({
     key: row.key as string | null,
-    scans: row.scans as number,
-    hostnames: row.hostnames as number,
-    averagePercentage: Math.round((row.average as number) * 100) / 100,
-    grades: Object.fromEntries(GRADES.map((g) => [g, row[`grade_${g}`] as number])),
+    scans: number(row.scans),
+    hostnames: number(row.hostnames),
+    averagePercentage: Math.round(number(row.average) * 100) / 100,
+    grades: Object.fromEntries(GRADES.map((g) => [g, number(row[`grade_${g}`])])),
     presence: Object.fromEntries(
-      PRESENCE_KEYS.map((k) => [k, row[`reported_${k}`] === 0 ? null : Math.round(((row[`present_${k}`] as number) / (row[`reported_${k}`] as number)) * 10_000) / 10_000]),
+      PRESENCE_KEYS.map((k) => [k, number(row[`reported_${k}`]) === 0 ? null : Math.round((number(row[`present_${k}`]) / number(row[`reported_${k}`])) * 10_000) / 10_000]),
     ),
   }));
 }
@@ -105,7 +116,7 @@ async function stats(query: URLSearchParams): Promise<Group[]> {
 
 /** Every measure equal to the raw computation; distinct hostnames exact with a hostname filter, else within the sketch's error. */
 async function expectSameAsRaw(query: URLSearchParams) {
-  const expected = rawStats(query);
+  const expected = await rawStats(query);
   const actual = await stats(query);
   expect(actual.map(({ hostnames: _, ...rest }) => rest), `${query}`).toEqual(expected.map(({ hostnames: _, ...rest }) => rest));
   actual.forEach((group, i) => {
@@ -141,12 +152,25 @@ async function setup() {
   t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' } });
 }
 
+/**
+ * Plain SQL over the rollup tables and the scans, on either engine: SQLite keeps the rollups in a
+ * file of their own, which its stats connection attaches (read-only); PostgreSQL in the database.
+ */
+const queryRollups = async (sql: string, ...params: (string | number)[]) =>
+  t.config.postgres ? t.query(sql, ...params) : t.database.stats().query<Record<string, unknown>, (string | number)[]>(sql).all(...params);
+
+/** The rollup watermark: SQLite's is the rowid of the last scan folded; PostgreSQL's a transaction id, below which every scan is folded. */
+const watermark = async () => Number((await queryRollups('SELECT watermark FROM scan_rollup_state'))[0]!.watermark);
+
+/** Whether a scan is folded into the rollups: at or below the watermark (SQLite's rowid), or written below it (PostgreSQL's transaction id). */
+const FOLDED = () => (t.config.postgres ? 'xact < (SELECT watermark FROM scan_rollup_state)' : 'rowid <= (SELECT watermark FROM scan_rollup_state)');
+
 /** Every rollup row, sums rounded (float addition order differs), sketches as bytes. */
 const rollupRows = () =>
-  t.database
-    .stats()
-    .query('SELECT *, round(percentage_sum, 6) AS percentage_sum, hex(hostnames) AS hostnames FROM rollups.scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day')
-    .all();
+  queryRollups(
+    `SELECT *, round(${t.config.postgres ? 'percentage_sum::numeric' : 'percentage_sum'}, 6) AS percentage_sum, ${t.config.postgres ? "encode(hostnames, 'hex')" : 'hex(hostnames)'} AS hostnames ` +
+      'FROM scan_rollups ORDER BY cuboid, country, platform, page_type, grade, day',
+  );
 
 /** A writing connection to the rollups file, as only the roller's Worker has one. */
 function withRollupsFile<T>(fn: (rollups: Database) => T): T {
@@ -158,14 +182,24 @@ function withRollupsFile<T>(fn: (rollups: Database) => T): T {
   }
 }
 
-/** The rollups folded so far are the rows one fresh pass over the same scans builds (in one batch), up to the same watermark. */
+/** Every rollup and the watermark gone, as before any fold (SQLite: through a writing connection to the rollups file). */
+async function forgetRollups() {
+  const statements = ['DELETE FROM scan_rollups', 'DELETE FROM scan_hostname_rollups', 'UPDATE scan_rollup_state SET watermark = 0'];
+  if (t.config.postgres) for (const statement of statements) await t.query(statement);
+  else withRollupsFile((rollups) => rollups.exec(statements.join('; ')));
+}
+
+/** The ids of the scans folded into the rollups. */
+const foldedIds = async () => (await queryRollups(`SELECT id FROM scans WHERE ${FOLDED()} ORDER BY id`)).map((row) => row.id);
+
+/** The rollups folded so far are the rows one fresh pass over the same scans builds (in one batch), of the same scans. */
 async function expectSameAsFreshPass() {
-  const folded = rollupRows();
-  const watermark = t.rollups().watermark();
-  withRollupsFile((rollups) => rollups.exec('DELETE FROM scan_rollups; DELETE FROM scan_hostname_rollups; UPDATE scan_rollup_state SET watermark = 0'));
+  const folded = await rollupRows();
+  const scans = await foldedIds();
+  await forgetRollups();
   expect(await t.rollups().runOnce()).toBeGreaterThan(0);
-  expect(t.rollups().watermark()).toBe(watermark);
-  expect(folded).toEqual(rollupRows());
+  expect(await foldedIds()).toEqual(scans);
+  expect(folded).toEqual(await rollupRows());
 }
 
 describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
@@ -178,13 +212,13 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     await expectAllSameAsRaw();
     expect(await rollups.runOnce()).toBe(700); // all rolled up
     await expectAllSameAsRaw();
-  }, 30_000); // 144 stats queries, each beside its raw aggregate: ~5 s when the cores are shared
+  }, 30_000); // 144 stats queries, each beside its raw aggregate: ~5 s when the cores are shared (~11 s on PostgreSQL)
 
-  test('the stats connection only reads: a write through it is refused, so it never takes the rollups file from the roller', async () => {
+  testSqliteOnly('the stats connection and the rollups file are SQLite\'s', 'the stats connection only reads: a write through it is refused, so it never takes the rollups file from the roller', async () => {
     await setup();
     expect(() => t.database.stats().exec('UPDATE rollups.scan_rollup_state SET watermark = 5')).toThrow();
     expect(() => t.database.stats().exec('DELETE FROM scans')).toThrow();
-    expect(t.rollups().watermark()).toBe(0);
+    expect(await watermark()).toBe(0);
   });
 
   test('before any roll-up, stats come from raw rows alone', async () => {
@@ -222,20 +256,23 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     const rollups = t.rollups();
     await rollups.runOnce();
     const key = await t.keyWith('probe:scan');
-    const late = scanPayload({ url: 'https://shop.example.com/late', scannedAt: at(NOW - 50 * DAY) });
-    const count = () => (t.database.sqlite.query('SELECT count(*) AS n FROM scans').get() as { n: number }).n;
+    const late = (name: string) => scanPayload({ url: `https://shop.example.com/${name}`, scannedAt: at(NOW - 50 * DAY) });
+    const post = async (name: string) => expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [late(name)] }), NOW))).status).toBe(200);
+    const count = () => scanCount(t);
     const sweep = createScanRetention(t.clock, 30, rollups, 5).runOnce();
     // While the sweep deletes scans (their days' rollups already dropped), a scan for an expired
-    // day arrives and the roller folds it.
-    while (count() === 300) await new Promise((resolve) => setImmediate(resolve));
-    expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [late] }), NOW))).status).toBe(200);
+    // day arrives (the sweep deletes it if it has not passed its day yet); another arrives once the
+    // sweep has ended. The roller folds what is left of them.
+    while ((await count()) === 300) await new Promise((resolve) => setImmediate(resolve));
+    await post('late');
     await sweep;
+    await post('later');
     await rollups.runOnce();
-    const oldest = t.database.stats().query('SELECT min(day) AS day FROM rollups.scan_rollups WHERE cuboid < 8').get() as { day: number };
-    expect(oldest.day).toBeGreaterThanOrEqual(Math.floor((NOW - 30 * DAY) / DAY));
-    // The next sweep deletes it, if this one had ended before it came.
+    const [oldest] = await queryRollups('SELECT min(day) AS day FROM scan_rollups WHERE cuboid < 8');
+    expect(oldest!.day).toBeGreaterThanOrEqual(Math.floor((NOW - 30 * DAY) / DAY));
+    // The next sweep deletes what the last one left of them.
     await createScanRetention(t.clock, 30, rollups).runOnce();
-    expect(count()).toBeLessThan(300);
+    expect(await count()).toBeLessThan(300);
     await expectAllSameAsRaw();
   }, 30_000);
 
@@ -256,7 +293,7 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     await expectAllSameAsRaw();
   }, 30_000);
 
-  test("the rollups file's log starts over after every batch, even while stats read the file all along", async () => {
+  testSqliteOnly('the rollups file and its write-ahead log are SQLite\'s', "the rollups file's log starts over after every batch, even while stats read the file all along", async () => {
     await setup();
     await ingest(3000, 365);
     const walBytes = () => (existsSync(`${rollupsFileOf(t.database.file)}-wal`) ? statSync(`${rollupsFileOf(t.database.file)}-wal`).size : 0);
@@ -275,7 +312,7 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     expect(walBytes()).toBeLessThan(1.5 * after30Batches);
   }, 30_000);
 
-  test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted', async () => {
+  test('retention deleting the newest row: the watermark comes down, so a reused rowid is still counted (PostgreSQL\'s transaction ids are never reused: its watermark stays)', async () => {
     await setup();
     await ingest(50, 10);
     const key = await t.keyWith('probe:scan');
@@ -283,9 +320,9 @@ describe('stats from rollups (issue 4: < 200 ms on 1M scans)', () => {
     expect((await t.request('/api/v1/probe/scan-bulk', signedInit(key, JSON.stringify({ scans: [old] }), NOW))).status).toBe(200);
     const rollups = t.rollups();
     await rollups.runOnce();
-    const before = rollups.watermark();
+    const before = await watermark();
     await createScanRetention(t.clock, 30, rollups).runOnce();
-    expect(rollups.watermark()).toBe(before - 1);
+    expect(await watermark()).toBe(t.config.postgres ? before : before - 1);
     await ingest(1, 1); // takes the deleted row's rowid
     await expectSameAsRaw(new URLSearchParams({ groupBy: 'grade' }));
     expect(await rollups.runOnce()).toBe(1);
@@ -309,10 +346,10 @@ async function listIds(query: URLSearchParams): Promise<string[]> {
   return ids;
 }
 
-/** The straightforward list: every matching row, newest first, ties by id. */
-function rawIds(query: URLSearchParams): string[] {
+/** The straightforward list: every matching row, newest first, ties by id (in byte order). */
+async function rawIds(query: URLSearchParams): Promise<string[]> {
   const { where, params } = rawWhere(query);
-  return t.database.sqlite.query<{ id: string }, (string | number)[]>(`SELECT id FROM scans ${where} ORDER BY scanned_at DESC, id DESC`).all(...params).map((row) => row.id);
+  return (await t.query(`SELECT id FROM scans ${where} ORDER BY scanned_at DESC, id${dialect().bytes} DESC`, ...params)).map((row) => row.id as string);
 }
 
 const LIST_FILTERS: Record<string, string>[] = [
@@ -333,7 +370,7 @@ describe('scan list guided by the day rollups (issue 12: index diet)', () => {
       for (const filters of LIST_FILTERS) {
         for (const limit of ['3', '50']) {
           const query = new URLSearchParams({ ...filters, limit });
-          const expected = rawIds(query);
+          const expected = await rawIds(query);
           expect(expected.length, `${query}`).toBeGreaterThan(0);
           expect(await listIds(query), `${query}`).toEqual(expected);
         }
@@ -359,20 +396,18 @@ async function hostnamesList(filter: Record<string, string> = {}): Promise<unkno
   return ((await response.json()) as { items: unknown[] }).items;
 }
 
-/** The straightforward list: counted over every (matching) row. */
-function rawHostnames(filter: Record<string, string> = {}): unknown[] {
+/** The straightforward list: counted over every (matching) row, ties by hostname in byte order. */
+async function rawHostnames(filter: Record<string, string> = {}): Promise<unknown[]> {
   const clauses = Object.keys(filter).map((name) => `${FILTER_COLUMN[name]} = ?`);
   const where = clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '';
-  return t.database.sqlite
-    .query<{ hostname: string; scans: number; last: number }, string[]>(`SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname LIMIT 100`)
-    .all(...Object.values(filter))
-    .map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: at(row.last) }));
+  const sql = `SELECT hostname, count(*) AS scans, max(scanned_at) AS last FROM scans ${where} GROUP BY hostname ORDER BY scans DESC, hostname${dialect().bytes} LIMIT 100`;
+  return (await t.query(sql, ...Object.values(filter))).map((row) => ({ hostname: row.hostname, scans: row.scans, lastScannedAt: at(row.last as number) }));
 }
 
 /** Every hostnames list the rollups serve equals its raw count. */
 async function expectHostnamesListsAsRaw() {
   for (const filter of HOSTNAME_FILTERS) {
-    const expected = rawHostnames(filter);
+    const expected = await rawHostnames(filter);
     expect(expected.length, JSON.stringify(filter)).toBeGreaterThan(0);
     expect(await hostnamesList(filter), JSON.stringify(filter)).toEqual(expected);
   }
@@ -382,19 +417,16 @@ async function expectHostnamesListsAsRaw() {
  * The per-hostname rollups hold exactly the scans up to the watermark, over all scans and per value
  * of each dimension (no row for a hostname with none, none for a null value).
  */
-function expectHostnameRollupsOfFoldedScans() {
-  const stats = t.database.stats();
+async function expectHostnameRollupsOfFoldedScans() {
   const folded = (select: string, where = '') =>
-    `SELECT ${select} AS dimension, hostname, count(*) AS scans, max(scanned_at) AS last FROM scans WHERE rowid <= (SELECT watermark FROM rollups.scan_rollup_state) ${where} GROUP BY 1, hostname`;
-  const expected = stats
-    .query(
-      `SELECT * FROM (${[folded("''"), ...Object.values(FILTER_COLUMN).map((column) => folded(`'${column}' || ':' || ${column}`, `AND ${column} IS NOT NULL`))].join(' UNION ALL ')}) ` +
-        'ORDER BY dimension, hostname',
-    )
-    .all();
-  const stored = stats
-    .query("SELECT CASE dimension WHEN '' THEN '' ELSE dimension || ':' || value END AS dimension, hostname, scans, last_scanned_at AS last FROM rollups.scan_hostname_rollups ORDER BY 1, hostname")
-    .all();
+    `SELECT ${select} AS dimension, hostname, count(*) AS scans, max(scanned_at) AS last FROM scans WHERE ${FOLDED()} ${where} GROUP BY 1, hostname`;
+  const expected = await queryRollups(
+    `SELECT * FROM (${[folded("''"), ...Object.values(FILTER_COLUMN).map((column) => folded(`'${column}' || ':' || ${column}`, `AND ${column} IS NOT NULL`))].join(' UNION ALL ')}) AS folded ` +
+      'ORDER BY dimension, hostname',
+  );
+  const stored = await queryRollups(
+    "SELECT CASE dimension WHEN '' THEN '' ELSE dimension || ':' || value END AS dimension, hostname, scans, last_scanned_at AS last FROM scan_hostname_rollups ORDER BY 1, hostname",
+  );
   expect(stored.length).toBeGreaterThan(400);
   expect(stored).toEqual(expected);
 }
@@ -414,19 +446,19 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     await ingest(300); // above the watermark
     await bulk([old('late.example.com', 70)]);
     await expectHostnamesListsAsRaw();
-    expectHostnameRollupsOfFoldedScans();
+    await expectHostnameRollupsOfFoldedScans();
     // Retention deletes folded scans and scans above the watermark alike.
     expect(await createScanRetention(t.clock, 40, rollups, 97).runOnce()).toBeGreaterThan(1000);
     await expectHostnamesListsAsRaw();
-    expectHostnameRollupsOfFoldedScans();
-    expect(t.database.stats().query("SELECT count(*) AS n FROM rollups.scan_hostname_rollups WHERE hostname LIKE '%gone%' OR hostname LIKE '%late%'").get()).toEqual({ n: 0 });
+    await expectHostnameRollupsOfFoldedScans();
+    expect(await queryRollups("SELECT count(*) AS n FROM scan_hostname_rollups WHERE hostname LIKE '%gone%' OR hostname LIKE '%late%'")).toEqual([{ n: 0 }]);
     await ingest(200, 30);
     await rollups.runOnce();
     await expectHostnamesListsAsRaw();
-    expectHostnameRollupsOfFoldedScans();
+    await expectHostnameRollupsOfFoldedScans();
   }, 30_000);
 
-  test('a database without its rollups file (an upgrade, a restore, a file deleted or of another layout) gets every scan folded again', async () => {
+  testSqliteOnly('the rollups file is SQLite\'s (PostgreSQL keeps the rollups in the database)', 'a database without its rollups file (an upgrade, a restore, a file deleted or of another layout) gets every scan folded again', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-rollups-file-'));
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' }, dataDir });
     await ingest(600);
@@ -441,20 +473,20 @@ describe('hostnames list from per-hostname rollups (issue 12: dashboard on 1M sc
     // Another layout: started afresh.
     withRollupsFile((rollups) => rollups.exec('PRAGMA user_version = 0'));
     await reopen();
-    expect(t.rollups().watermark()).toBe(0);
+    expect(await watermark()).toBe(0);
     await expectSameAsRaw(new URLSearchParams({ groupBy: 'country' })); // all raw meanwhile
     expect(await t.rollups().runOnce()).toBe(600);
     await expectSameAsRaw(new URLSearchParams({ groupBy: 'country' }));
     // Deleted.
-    t.close();
+    await t.close();
     removeRollupsFile(t.database.file);
     t = await makeTestApp({ clock: fixedClock(NOW), env: { SVC_RATE_AGENT: '1000000' }, dataDir });
     expect(await t.rollups().runOnce()).toBe(600);
-    expectHostnameRollupsOfFoldedScans();
+    await expectHostnameRollupsOfFoldedScans();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('the rollups left in the database by an earlier release are dropped when it is migrated', async () => {
+  testSqliteOnly('earlier releases kept the rollups in the SQLite database file; PostgreSQL\'s schema holds them from its first migration', 'the rollups left in the database by an earlier release are dropped when it is migrated', async () => {
     await setup();
     const tables = () => t.database.sqlite.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE name IN ('scan_rollups', 'scan_hostname_rollups', 'scan_rollup_state')").all().map((row) => row.name);
     expect(tables()).toEqual([]);

@@ -8,7 +8,6 @@ import { createKeyStore, type KeyStore, type Scope } from '../../src/auth/keys.t
 import { createLeadStore, type LeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
-import { createScanRollups, type SqliteScanRollups as ScanRollups } from '../../src/storage/sqlite/scan-rollups.ts';
 import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
 import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';
@@ -25,6 +24,7 @@ import { sqliteChangeFeed } from '../../src/storage/sqlite/changes.ts';
 import type { ChangeFeed } from '../../src/storage/changes.ts';
 import { sqliteStorage } from '../../src/storage/sqlite/index.ts';
 import type { Storage } from '../../src/storage/index.ts';
+import type { ScanRollups } from '../../src/storage/scans.ts';
 import { writePause } from '../../src/storage/sqlite/write-pause.ts';
 import { openPostgresClient } from '../../src/storage/postgres/client.ts';
 import { postgresStorage } from '../../src/storage/postgres/index.ts';
@@ -110,7 +110,7 @@ export interface TestApp {
    * CLI or another instance would, and waits until the app's change feed has heard of it (at once on SQLite).
    */
   commitElsewhere(sql: string, ...params: (string | number | null)[]): Promise<void>;
-  /** A scan roller on this app's database (its Worker ends with close()); `batchScans` caps each batch. */
+  /** A scan roller (with scan retention) on this app's engine, as its server runs one (SQLite: in a Worker of its own), stopped by close(); `batchScans` caps each batch. */
   rollups(batchScans?: number): ScanRollups;
   close(): Promise<void>;
 }
@@ -198,14 +198,13 @@ export async function makeTestApp(options: TestAppOptions = {}): Promise<TestApp
     changesHeard: engine.changesHeard,
     commitElsewhere: engine.commitElsewhere,
     rollups: (batchScans) => {
-      if (!engine.database) throw new Error('t.rollups() is the SQLite roller: on PostgreSQL the app rolls up through storage.scans');
-      const rollups = createScanRollups(engine.database, batchScans);
+      const rollups = engine.storage.scans.roller(batchScans);
       rollers.push(rollups);
       return rollups;
     },
     close: async () => {
       server?.stop(true);
-      for (const rollups of rollers) rollups.terminate();
+      for (const rollups of rollers) await rollups.stop();
       await engine.close();
       await postgres?.drop();
       tmp?.remove();
