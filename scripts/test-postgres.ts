@@ -1,7 +1,6 @@
 /**
  * `npm run test:postgres`: starts a throwaway PostgreSQL (scripts/postgres-throwaway.ts), runs the
- * suite against it (scripts/postgres-suite.ts: every test file but the browser tests and those not
- * converted yet) with its URL in SVC_TEST_DATABASE_URL and SVC_TEST_ENGINE=postgres (the test apps
+ * suite against it (scripts/postgres-suite.ts: every test file but the browser tests) with its URL in SVC_TEST_DATABASE_URL and SVC_TEST_ENGINE=postgres (the test apps
  * and spawned servers then run on PostgreSQL, a new database each), ends with one
  * "N passed, N failed" line as .ci/run does, and removes the server, also on a failure or Ctrl-C.
  * Exits 0 only when every test passed.
