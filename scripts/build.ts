@@ -29,7 +29,7 @@ const build = Bun.spawnSync(
     // Not --minify-identifiers: renamed identifiers made Elysia skip decoding query numbers, so the
     // binary took limit=9999 where `bun src/main.ts` answers 400 (test/e2e/binary.test.ts).
     // Each Worker (the roller's, the dashboard's) is an entry point of its own: the binary starts it from its embedded copy.
-    process.execPath, 'build', '--compile', '--minify-syntax', '--minify-whitespace', 'src/main.ts', 'src/storage/sqlite/scan-roller-worker.ts', 'src/storage/sqlite/scan-dashboard-worker.ts',
+    process.execPath, 'build', '--compile', '--minify-syntax', '--minify-whitespace', 'src/main.ts', 'src/storage/sqlite/scan-roller-worker.ts', 'src/storage/sqlite/scan-dashboard-worker.ts', 'src/storage/postgres/scan-roller-worker.ts',
     '--asset', './drizzle', '--asset', './drizzle-pg', '--asset', './widget',
     '--define', `SVC_BUILD_COMMIT=${JSON.stringify(commit)}`,
     '--define', `SVC_BUILD_DATE=${JSON.stringify(buildDate)}`,

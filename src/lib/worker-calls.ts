@@ -57,3 +57,28 @@ export function workerCalls(worker: Worker, name: string) {
     },
   };
 }
+
+/**
+ * The Worker's side of workerCalls for a Worker whose work can be stopped: requests run one at a
+ * time, in the order they came, each answered with a WorkerReply. An `abort` request is not queued:
+ * it aborts the signal of the request running and of those waiting, so they end at their next step;
+ * the requests after it get a fresh signal.
+ */
+export function answerRequests<Request extends { id: number; op: string }>(self: Worker, run: (request: Request, signal: AbortSignal) => Promise<unknown>): void {
+  let stopping = new AbortController();
+  let queue: Promise<unknown> = Promise.resolve();
+  self.onmessage = ({ data }: MessageEvent<Request>) => {
+    if (data.op === 'abort') {
+      stopping.abort();
+      queue = queue.then(() => {
+        stopping = new AbortController();
+      });
+    }
+    queue = queue.then(() =>
+      run(data, stopping.signal).then(
+        (result) => self.postMessage({ id: data.id, ok: true, result }),
+        (error: unknown) => self.postMessage({ id: data.id, ok: false, error: error instanceof Error ? error.message : String(error) }),
+      ),
+    );
+  };
+}

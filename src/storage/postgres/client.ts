@@ -18,6 +18,8 @@ export const clientOf = (queries: PostgresQueries): SQL => (queries._.session as
 
 /** An open PostgreSQL engine: `db` for drizzle queries, `sql` for Bun's tagged statements (batched hot paths). */
 export interface PostgresClient {
+  /** The database's URL (its password included): for a Worker's own connections (scan-roller-worker.ts). */
+  url: string;
   sql: SQL;
   db: PostgresDb;
   /** The most connections the pool opens, and the name they carry on the server. */
@@ -33,5 +35,5 @@ export function openPostgresClient(url: string, options: { max?: number; applica
   const pool = { max: options.max ?? 10, applicationName: options.applicationName ?? 'svc' };
   const sql = new SQL({ url, max: pool.max, connection: { application_name: pool.applicationName } });
   const db = drizzle({ client: sql, schema }) as PostgresDb;
-  return { sql, db, pool, close: () => sql.close() };
+  return { url, sql, db, pool, close: () => sql.close() };
 }

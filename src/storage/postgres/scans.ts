@@ -13,7 +13,8 @@ import type { PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
 import { valuesKeptOut } from './errors.ts';
 import { jsonRows } from './json-rows.ts';
-import { postgresScanRollups, rollupState } from './scan-rollups.ts';
+import { rollupState } from './scan-rollups.ts';
+import { rollupsInWorker } from '../rollups-in-worker.ts';
 
 /** A value bound to a statement. */
 type Value = Param | boolean | null;
@@ -312,6 +313,12 @@ export function postgresScanStorage(client: PostgresClient, changes: Pick<Postgr
     },
     reads: valuesKeptOut('scans', postgresScanReadRecords(client)),
     dashboard: () => postgresDashboardQueries(client),
-    roller: (batchScans) => postgresScanRollups(client, changes, batchScans),
+    // In a Worker of its own: a fold's JS (adding up a batch into its cells, merging their sketches)
+    // would hold the request thread for seconds on a backlog. Its pool is named apart from the instance's.
+    roller: (batchScans) =>
+      rollupsInWorker('storage/postgres/scan-roller-worker.ts', { url: client.url, applicationName: `${client.pool.applicationName} roller`, batchScans }, (data) => {
+        const { wrote } = data as { wrote?: string[] };
+        if (wrote) changes.wrote(wrote);
+      }),
   };
 }

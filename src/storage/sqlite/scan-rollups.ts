@@ -1,12 +1,10 @@
 import type { Database } from 'bun:sqlite';
 import { ROLLUPS } from '../../db/rollups-file.ts';
-import { periodicTask } from '../../lib/periodic.ts';
-import { workerCalls, workerEntry } from '../../lib/worker-calls.ts';
 import { writePause } from './write-pause.ts';
 import { PRESENCE_COLUMN_LIST } from '../../scans/presence-columns.ts';
-import { dayBound, ROLL_EVERY_MS, type RollupState } from '../../scans/rollups.ts';
+import { dayBound, type RollupState } from '../../scans/rollups.ts';
 import type { RollupBacklog } from '../../scans/backlog.ts';
-import type { ScanRollups } from '../scans.ts';
+import { rollupsInWorker, type RollupsInWorker } from '../rollups-in-worker.ts';
 
 /** The columns of a scan that the stats read (raw rows below and above the watermark alike), with its rowid (the roller's watermark counts in rowids). */
 export const RAW_STATS_COLUMNS = `rowid, scanned_at, hostname, country, platform, page_type, grade, percentage, ${PRESENCE_COLUMN_LIST.join(', ')}`;
@@ -33,70 +31,17 @@ export function rollupState(sqlite: Database): RollupState {
 export function createScanRollups(database: { file: string; sqlite: Database; stats(): Database }, batchScans?: number): SqliteScanRollups {
   // The stats reader makes the rollups file ready (created, or started afresh) before the Worker attaches it.
   database.stats();
-  const worker = workerCalls(new Worker(workerEntry('storage/sqlite/scan-roller-worker.ts')), 'scan roller');
-  const call = (message: Record<string, unknown>) => worker.call<number>(message);
-  const opened = call({ op: 'open', file: database.file, batchScans, pause: writePause(database.sqlite).shared });
-  // Ended before it opened (a test's teardown): nothing waits on it then.
-  opened.catch(() => {});
-  /** Runs `op` in the Worker; `signal` aborting ends it (and anything queued behind it) at its next step. */
-  const stoppable = async (op: Record<string, unknown>, signal: AbortSignal): Promise<number> => {
-    await opened;
-    if (signal.aborted) return 0;
-    const result = call(op);
-    const abort = () => void worker.call({ op: 'abort' }).catch(() => 0);
-    signal.addEventListener('abort', abort, { once: true });
-    try {
-      return await result;
-    } finally {
-      signal.removeEventListener('abort', abort);
-    }
-  };
-  const task = periodicTask('scan rollup', (signal) => stoppable({ op: 'fold' }, signal));
-  let closed: Promise<void> | null = null;
-  const terminate = () => worker.terminate('stopped');
-
   return {
-    /** Resolves once the Worker has started and opened the database (a bench measures the folds of a started roller, as the server's is). */
-    ready: (): Promise<void> => opened.then(() => undefined),
-
+    ...rollupsInWorker('storage/sqlite/scan-roller-worker.ts', { file: database.file, batchScans, pause: writePause(database.sqlite).shared }),
     /** Rowid of the last scan folded into the rollups (0: none). */
     watermark: () => rollupState(database.stats()).watermark,
-
-    /** Fold every scan above the watermark now, batch by batch; resolves with how many. One run at a time. */
-    runOnce: task.runOnce,
-
-    /**
-     * Retention: delete every scan before `firstKeptDay` (whole UTC days) and its rollups, in the
-     * Worker (scan-roller.ts retain); resolves with the scans deleted.
-     */
-    retain: (firstKeptDay: number, signal: AbortSignal, batchRows?: number): Promise<number> => stoppable({ op: 'retain', firstKeptDay, batchRows }, signal),
-
-    /** Catch up now and then every `intervalMs` (every second by default). */
-    start: (intervalMs = ROLL_EVERY_MS) => task.start(intervalMs),
-
-    /** Stop the timer, wait for a run in progress, close the Worker's connection and end it (graceful shutdown, before the database closes). */
-    stop(): Promise<void> {
-      closed ??= (async () => {
-        await task.stop();
-        await call({ op: 'close' }).catch(() => 0);
-        terminate();
-      })();
-      return closed;
-    },
-
-    /** End the Worker at once, whatever it is doing (its transaction rolls back): a test's teardown. */
-    terminate,
   };
 }
 
-/** The SQLite roller: ScanRollups, and its Worker's start, watermark and end (tests, benches). */
-export interface SqliteScanRollups extends ScanRollups {
-  /** Resolves once the Worker has started and opened the database (a bench measures the folds of a started roller, as the server's is). */
-  ready(): Promise<void>;
+/** The SQLite roller: its Worker's start and end, and its watermark (tests, benches). */
+export interface SqliteScanRollups extends RollupsInWorker {
   /** Rowid of the last scan folded into the rollups (0: none). */
   watermark(): number;
-  /** End the Worker at once, whatever it is doing (its transaction rolls back): a test's teardown. */
-  terminate(): void;
 }
 
 /**
