@@ -26,7 +26,7 @@ import { sqliteChangeFeed } from '../src/storage/sqlite/changes.ts';
 import { sqliteStorage } from '../src/storage/sqlite/index.ts';
 import { loadConfig } from '../src/config.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
-import { migrateDatabase, openDatabase } from '../src/db/index.ts';
+import { migrateDatabase, openDatabase } from '../src/storage/sqlite/db/index.ts';
 import { loadGeo } from '../src/geo/lookup.ts';
 import { createScanRollups } from '../src/storage/sqlite/scan-rollups.ts';
 import { DAY_MS } from '../src/lib/time.ts';

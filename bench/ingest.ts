@@ -13,7 +13,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '../src/db/index.ts';
+import { openDatabase } from '../src/storage/sqlite/db/index.ts';
 import { cleanupOnExit, createKey, requireWrk, spawnServer, wrk, writeSignedTelemetryScript, type WrkOptions, type WrkResult } from './lib/harness.ts';
 import { generateScans } from './lib/scans.ts';
 import { cpuReport, measureCpu } from './lib/thread-cpu.ts';

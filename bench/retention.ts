@@ -11,7 +11,7 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { migrateDatabase, openDatabase } from '../src/db/index.ts';
+import { migrateDatabase, openDatabase } from '../src/storage/sqlite/db/index.ts';
 import { createRecordRetention } from '../src/retention/records.ts';
 import { sqliteRetentionRecords } from '../src/storage/sqlite/retention.ts';
 import { holdsRow, measureHolds } from './lib/holds.ts';

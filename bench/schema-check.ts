@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkSchema, migrateDatabase, openDatabase } from '../src/db/index.ts';
+import { checkSchema, migrateDatabase, openDatabase } from '../src/storage/sqlite/db/index.ts';
 import { generateScans } from './lib/scans.ts';
 
 const { values } = parseArgs({

@@ -431,7 +431,7 @@ export const mutants: Mutant[] = [
   {
     id: 'storage-lead-paging-drops-ties',
     bug: 'lead paging skips the leads created in the same millisecond as the cursor\'s',
-    file: 'src/db/lead-listing.ts',
+    file: 'src/storage/sqlite/db/lead-listing.ts',
     original: 'after ? or(lt(leads.createdAt, after.at), and(eq(leads.createdAt, after.at), lt(leads.id, after.id))) : undefined',
     replacement: 'after ? lt(leads.createdAt, after.at) : undefined',
     tests: [T.storageAuth, T.leadsAdmin],
@@ -1471,7 +1471,7 @@ export const mutants: Mutant[] = [
   {
     id: 'rollups-file-other-layout-kept',
     bug: 'a rollups file of another layout is used as it is',
-    file: 'src/db/rollups-file.ts',
+    file: 'src/storage/sqlite/db/rollups-file.ts',
     original: 'if (version === ROLLUP_FILE_VERSION) return;',
     replacement: 'if (version === ROLLUP_FILE_VERSION || version !== ROLLUP_FILE_VERSION) return;',
     tests: [T.scanRollups],
@@ -1479,7 +1479,7 @@ export const mutants: Mutant[] = [
   {
     id: 'rollups-stats-reader-writes',
     bug: 'the stats connection may write, so a write through it could take the rollups file\'s lock from the roller',
-    file: 'src/db/rollups-file.ts',
+    file: 'src/storage/sqlite/db/rollups-file.ts',
     original: "sqlite.exec('PRAGMA query_only = 1');",
     replacement: '',
     tests: [T.scanRollups],
@@ -3336,7 +3336,7 @@ export const mutants: Mutant[] = [
   {
     id: 'downgrade-newer-schema-accepted',
     bug: 'a database migrated by a newer svc is served by an older binary',
-    file: 'src/db/index.ts',
+    file: 'src/storage/sqlite/db/index.ts',
     original: 'if (applied.latest > newestKnown || applied.count > known.length) throw',
     replacement: 'if (false) throw',
     tests: [T.instance],
@@ -3344,7 +3344,7 @@ export const mutants: Mutant[] = [
   {
     id: 'downgrade-count-only',
     bug: "only the number of migrations is compared: a database with a migration this binary does not know, but no more of them, is accepted",
-    file: 'src/db/index.ts',
+    file: 'src/storage/sqlite/db/index.ts',
     original: 'if (applied.latest > newestKnown || applied.count > known.length) throw',
     replacement: 'if (applied.count > known.length) throw',
     tests: [T.instance, 'test/db.test.ts'],
@@ -3353,7 +3353,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-unexpected-objects-accepted',
     bug: "a table, index, view or trigger that svc's migrations do not create is accepted",
-    file: 'src/db/schema-check.ts',
+    file: 'src/storage/sqlite/db/schema-check.ts',
     original: "    if (!own) differ('unexpected', object,",
     replacement: "    if (!own) continue;\n    if (!own) differ('unexpected', object,",
     tests: [T.db, T.restore],
@@ -3361,7 +3361,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-definitions-unchecked',
     bug: "only names are compared: one of svc's tables or indexes defined otherwise (an added column, another index) is accepted",
-    file: 'src/db/schema-check.ts',
+    file: 'src/storage/sqlite/db/schema-check.ts',
     original: 'own.sql !== object.sql && normalizeSql(own.sql) !== normalizeSql(object.sql)',
     replacement: 'false',
     tests: [T.db],
@@ -3369,7 +3369,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-kind-unchecked',
     bug: "another kind of object under the name of one of svc's is reported as a changed definition of svc's own",
-    file: 'src/db/schema-check.ts',
+    file: 'src/storage/sqlite/db/schema-check.ts',
     original: 'own.type !== object.type || own.table !== object.table',
     replacement: 'false',
     tests: [T.db],
@@ -3377,7 +3377,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-missing-unreported',
     bug: "an object svc's migrations create and the database lacks goes unreported",
-    file: 'src/db/schema-check.ts',
+    file: 'src/storage/sqlite/db/schema-check.ts',
     original: "for (const own of wanted.values()) differ('missing'",
     replacement: "for (const own of [] as SchemaObject[]) differ('missing'",
     tests: [T.db],
@@ -3385,7 +3385,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-literals-case-folded',
     bug: "string literals are compared without case, so a changed default ('PENDING' for 'pending') passes",
-    file: 'src/db/schema-check.ts',
+    file: 'src/storage/sqlite/db/schema-check.ts',
     original: `if (first === "'") lexemes.push(lexeme);`,
     replacement: `if (first === "'") lexemes.push(asciiLower(lexeme));`,
     tests: [T.db],
@@ -3393,7 +3393,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-quoted-names-as-words',
     bug: 'a quoted name is compared as a bare word, so "NOT" "NULL" (a type name) passes for the NOT NULL constraint',
-    file: 'src/db/schema-check.ts',
+    file: 'src/storage/sqlite/db/schema-check.ts',
     original: 'lexemes.push(`"${asciiLower(name).replaceAll(\'"\', \'""\')}"`);',
     replacement: 'lexemes.push(asciiLower(name));',
     tests: [T.db],
@@ -3401,7 +3401,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-expected-latest-version',
     bug: "the expected schema is the latest version's whatever the database's, so every backup from an older release is refused",
-    file: 'src/db/index.ts',
+    file: 'src/storage/sqlite/db/index.ts',
     original: 'migratedSchema(known.slice(0, version), {',
     replacement: 'migratedSchema(known, {',
     tests: [T.db, T.restore],
@@ -3409,7 +3409,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-cache-ignores-version',
     bug: "the expected schema computed for one version is reused for every other version in the process",
-    file: 'src/db/schema-check.ts',
+    file: 'src/storage/sqlite/db/schema-check.ts',
     original: 'const cached = migratedSchemas.get(migrations.length);',
     replacement: 'const cached = migratedSchemas.values().next().value;',
     tests: [T.db],
@@ -3417,7 +3417,7 @@ export const mutants: Mutant[] = [
   {
     id: 'schema-unchecked-on-migrate',
     bug: 'serve, migrate and the CLI migrate a database without refusing a schema that is not svc\'s (its triggers run)',
-    file: 'src/db/index.ts',
+    file: 'src/storage/sqlite/db/index.ts',
     original: 'const before = assertSvcSchema(database.sqlite, database.file).applied;',
     replacement: 'const before = checkSchema(database.sqlite, database.file).applied;',
     tests: [T.db, T.restore],
@@ -3442,7 +3442,7 @@ export const mutants: Mutant[] = [
   {
     id: 'pg-schema-column-missing',
     bug: 'a column of the SQLite schema has no twin in the PostgreSQL schema',
-    file: 'src/db/postgres/schema/scans.ts',
+    file: 'src/storage/postgres/db/schema/scans.ts',
     original: "    vertical: text('vertical'),\n",
     replacement: '',
     tests: [T.schemaParity],
@@ -3450,7 +3450,7 @@ export const mutants: Mutant[] = [
   {
     id: 'pg-schema-nullable',
     bug: 'a NOT NULL column of the SQLite schema may hold NULL in PostgreSQL',
-    file: 'src/db/postgres/schema/scans.ts',
+    file: 'src/storage/postgres/db/schema/scans.ts',
     original: "hostname: text('hostname').notNull(),",
     replacement: "hostname: text('hostname'),",
     tests: [T.schemaParity],
@@ -3458,7 +3458,7 @@ export const mutants: Mutant[] = [
   {
     id: 'pg-schema-boolean-as-integer',
     bug: 'a boolean column of the SQLite schema is an integer in PostgreSQL (queries comparing it with true fail there)',
-    file: 'src/db/postgres/schema/scans.ts',
+    file: 'src/storage/postgres/db/schema/scans.ts',
     original: "svcDetected: boolean('svc_detected'),",
     replacement: "svcDetected: integer('svc_detected'),",
     tests: [T.schemaParity],
@@ -3466,7 +3466,7 @@ export const mutants: Mutant[] = [
   {
     id: 'pg-schema-primary-key-narrower',
     bug: "a composite primary key loses a column in PostgreSQL (a product's second variant collides with its first)",
-    file: 'src/db/postgres/schema/catalog.ts',
+    file: 'src/storage/postgres/db/schema/catalog.ts',
     original: 'primaryKey({ columns: [table.productRowId, table.position] })',
     replacement: 'primaryKey({ columns: [table.productRowId] })',
     tests: [T.schemaParity],
@@ -3474,7 +3474,7 @@ export const mutants: Mutant[] = [
   {
     id: 'pg-migrate-unlocked',
     bug: 'migrations run without the advisory lock: two instances starting at once both run them, and one fails',
-    file: 'src/db/postgres/migrate.ts',
+    file: 'src/storage/postgres/db/migrate.ts',
     original: 'await session`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY}::bigint)`;',
     replacement: 'await session`SELECT ${MIGRATION_LOCK_KEY}::bigint`;',
     tests: [T.postgresMigrate],
@@ -3904,7 +3904,7 @@ export const mutants: Mutant[] = [
   {
     id: 'postgres-schema-too-new-migrated',
     bug: 'a PostgreSQL database migrated by a newer svc is migrated on by an older one, which may misread it',
-    file: 'src/db/postgres/migrate.ts',
+    file: 'src/storage/postgres/db/migrate.ts',
     original: '        if (before > bundled) throw new PostgresSchemaTooNewError(before, bundled);',
     replacement: '',
     tests: ['test/postgres/cli.test.ts'],
@@ -4580,7 +4580,7 @@ export const mutants: Mutant[] = [
   {
     id: 'wal-pause-one-pass',
     bug: 'during a write pause the checkpointer copies once and gives up if a reader held part of the log, so readers that come and go keep the WAL from ever starting over',
-    file: 'src/db/checkpoint.ts',
+    file: 'src/storage/sqlite/db/checkpoint.ts',
     original: 'if (!caughtUp && Atomics.load(pauseFlag, 0) === 1) {',
     replacement: 'if (false) {',
     tests: [T.backgroundSteps],
@@ -4588,7 +4588,7 @@ export const mutants: Mutant[] = [
   {
     id: 'wal-pause-limit-fixed',
     bug: 'a write pause that ran out before the log was copied is not followed by a longer one, so on a slow disk the WAL never starts over during an import',
-    file: 'src/db/checkpoint.ts',
+    file: 'src/storage/sqlite/db/checkpoint.ts',
     original: 'pauseLimit = Math.min(pauseLimit * 2, longestPauseLimitMs);',
     replacement: 'pauseLimit = Math.min(pauseLimit, longestPauseLimitMs);',
     tests: [T.backgroundSteps],
@@ -4596,7 +4596,7 @@ export const mutants: Mutant[] = [
   {
     id: 'wal-truncated-at-once',
     bug: 'a WAL file past its limit is cut back to it by the first COMMIT after a restart, on the request thread, however large it grew',
-    file: 'src/db/checkpoint.ts',
+    file: 'src/storage/sqlite/db/checkpoint.ts',
     original: 'Math.max(walFileLimitBytes, bytes - truncateStepBytes)',
     replacement: 'walFileLimitBytes',
     tests: [T.backgroundSteps],

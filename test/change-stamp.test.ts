@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite';
 import { afterEach, describe, expect, test } from 'bun:test';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { migrateDatabase, openDatabase, type AppDatabase } from '../src/db/index.ts';
+import { migrateDatabase, openDatabase, type AppDatabase } from '../src/storage/sqlite/db/index.ts';
 import { createChangeStamp } from '../src/storage/sqlite/change-stamp.ts';
 import { tempDir } from './helpers/app.ts';
 

@@ -1,12 +1,12 @@
-// The PostgreSQL schema (src/db/postgres/schema) is the twin of the SQLite one (src/db/schema): the
+// The PostgreSQL schema (src/storage/postgres/db/schema) is the twin of the SQLite one (src/storage/sqlite/db/schema): the
 // same tables and columns under the same names, so that one set of queries can serve both engines.
 // Read through drizzle's own table config, not from SQL.
 import { describe, expect, test } from 'bun:test';
 import { is, type Column } from 'drizzle-orm';
 import { getTableConfig as pgTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import * as postgresSchema from '../src/db/postgres/schema/index.ts';
-import * as sqliteSchema from '../src/db/schema/index.ts';
+import * as postgresSchema from '../src/storage/postgres/db/schema/index.ts';
+import * as sqliteSchema from '../src/storage/sqlite/db/schema/index.ts';
 
 /** What a column holds, in words both engines share. */
 type Kind = 'text' | 'json' | 'integer' | 'boolean' | 'real' | 'blob';
@@ -20,7 +20,7 @@ const SQLITE_KINDS: Record<string, Kind> = {
   SQLiteBlobBuffer: 'blob',
 };
 
-/** PostgreSQL types by kind; JSON is `text` through the jsonText custom type (src/db/postgres/schema/columns.ts says why). */
+/** PostgreSQL types by kind; JSON is `text` through the jsonText custom type (src/storage/postgres/db/schema/columns.ts says why). */
 function postgresKind(column: Column): Kind | string {
   const type = (column as Column & { getSQLType(): string }).getSQLType();
   if (column.columnType === 'PgCustomColumn') return type === 'text' ? 'json' : type === 'bytea' ? 'blob' : `custom ${type}`;
@@ -32,7 +32,7 @@ type TableConfig = ReturnType<typeof sqliteTableConfig> | ReturnType<typeof pgTa
 /**
  * What only the PostgreSQL schema holds, each for a reason of the engine's own; nothing else may differ.
  * - The rollup tables: SQLite keeps them in a file of their own beside the database, outside its
- *   schema (src/db/rollups-file.ts), so its roller's large writes never hold the database's one write
+ *   schema (src/storage/sqlite/db/rollups-file.ts), so its roller's large writes never hold the database's one write
  *   lock; PostgreSQL has no such lock and keeps them in the database.
  * - `scans.xact` and its index: the rollup watermark. SQLite's counts in the implicit rowid;
  *   PostgreSQL has none, and a sequence's values commit out of order, so its watermark is the id of

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
-import { checkSchema, migrateDatabase, MIGRATIONS_FOLDER, openDatabase, SchemaMismatchError, SchemaTooNewError } from '../src/db/index.ts';
-import { normalizeSql, readSchema } from '../src/db/schema-check.ts';
+import { checkSchema, migrateDatabase, MIGRATIONS_FOLDER, openDatabase, SchemaMismatchError, SchemaTooNewError } from '../src/storage/sqlite/db/index.ts';
+import { normalizeSql, readSchema } from '../src/storage/sqlite/db/schema-check.ts';
 import { tempDir } from './helpers/app.ts';
 
 let tmp: ReturnType<typeof tempDir>;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test';
 import { bearer, jsonRequest, makeTestApp, type TestApp } from './helpers/app.ts';
 import { addFaq, patchFaq, realisticProduct, seedStore, syncProduct } from './helpers/signals.ts';
 import type { KeyStore } from '../src/auth/keys.ts';
-import type { StoreRow } from '../src/db/schema/index.ts';
+import type { StoreRow } from '../src/storage/sqlite/db/schema/index.ts';
 import { createPublicFaqs, type PublicFaqAnswer } from '../src/faqs/public.ts';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 // The storage seam (issue 30): routes and services do not know which engine is behind them. Only
-// the engine implementations (src/storage/sqlite/, src/storage/postgres/) and the schemas and
-// migrations they use (src/db/) may import an engine: bun:sqlite, drizzle-orm (its query builders
-// and dialect modules), Bun's PostgreSQL client (SQL from 'bun', Bun.SQL), or src/db/ itself.
+// the engine implementations (src/storage/sqlite/, src/storage/postgres/, with their schemas and
+// migrations in db/) may import an engine: bun:sqlite, drizzle-orm (its query builders and dialect
+// modules), Bun's PostgreSQL client (SQL from 'bun', Bun.SQL), or an engine's db/ itself.
 // Read from the sources, so a module that reaches for an engine fails here, naming the import.
 import { describe, expect, test } from 'bun:test';
 import { Glob } from 'bun';
@@ -11,7 +11,9 @@ import path from 'node:path';
 const ROOT = path.resolve(import.meta.dir, '..');
 
 /** Where an engine may be imported. */
-const ENGINE_DIRS = ['src/storage/sqlite/', 'src/storage/postgres/', 'src/db/'];
+const ENGINE_DIRS = ['src/storage/sqlite/', 'src/storage/postgres/'];
+/** An engine's schemas and migrations. */
+const ENGINE_DB = /^src\/storage\/(sqlite|postgres)\/db(\/|$)/;
 
 
 /** The engines `source` (the text of `file`) imports, type-only imports too: a type from an engine is knowledge of it. */
@@ -26,7 +28,7 @@ function enginesIn(file: string, source: string): string[] {
     else if (module === 'bun' && /\bSQL\b/.test(clause)) found.push(`SQL (bun)`);
     else if (module.startsWith('.')) {
       const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), module));
-      if (target === 'src/db' || target.startsWith('src/db/')) found.push(target);
+      if (ENGINE_DB.test(target)) found.push(target);
     }
   }
   if (/\bBun\.SQL\b/.test(source)) found.push('Bun.SQL');
@@ -39,7 +41,7 @@ const sourceFiles = () => [...new Glob('src/**/*.{ts,tsx}').scanSync(ROOT)].sort
 const mayImportEngines = (file: string) => ENGINE_DIRS.some((dir) => file.startsWith(dir));
 
 describe('the storage seam: only the engine implementations import an engine', () => {
-  test('no module outside src/storage/sqlite/, src/storage/postgres/ and src/db/ imports an engine', () => {
+  test('no module outside src/storage/sqlite/ and src/storage/postgres/ imports an engine', () => {
     const files = sourceFiles();
     expect(files.length).toBeGreaterThan(100);
     // Sanity: the rule sees the engines where they are imported.
@@ -60,12 +62,12 @@ describe('the storage seam: only the engine implementations import an engine', (
       "import { eq } from 'drizzle-orm';",
       "export { sqliteTable } from 'drizzle-orm/sqlite-core';",
       "import { Glob, SQL } from 'bun';",
-      "import type { AppDatabase } from './db/index.ts';",
-      "const lazy = await import('./db/schema/index.ts');",
+      "import type { AppDatabase } from './storage/sqlite/db/index.ts';",
+      "const lazy = await import('./storage/postgres/db/schema/index.ts');",
       'const client = new Bun.SQL();',
     ];
     const seen = enginesIn(probe, lines.join('\n'));
-    expect(seen).toEqual(['bun:sqlite', 'drizzle-orm', 'drizzle-orm/sqlite-core', 'SQL (bun)', 'src/db/index.ts', 'src/db/schema/index.ts', 'Bun.SQL']);
+    expect(seen).toEqual(['bun:sqlite', 'drizzle-orm', 'drizzle-orm/sqlite-core', 'SQL (bun)', 'src/storage/sqlite/db/index.ts', 'src/storage/postgres/db/schema/index.ts', 'Bun.SQL']);
     expect(enginesIn(probe, "import { Glob } from 'bun';\nimport type { ChangeFeed } from './storage/changes.ts';")).toEqual([]);
   });
 });

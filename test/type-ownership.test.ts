@@ -1,5 +1,5 @@
 // Types that several capabilities share live with the capability that owns them (issue 30): the
-// database schemas (src/db/schema/, src/db/postgres/schema/) hold tables and the row types drizzle
+// database schemas (src/storage/sqlite/db/schema/, src/storage/postgres/db/schema/) hold tables and the row types drizzle
 // infers from them, and import every value type their columns carry (platforms, statuses, kinds)
 // from its capability. Read from the sources, so a vocabulary added to a schema file, or a module
 // that reaches into the schema for one, fails here.
@@ -9,7 +9,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dir, '..');
-const SCHEMA_DIRS = ['src/db/schema/', 'src/db/postgres/schema/'];
+const SCHEMA_DIRS = ['src/storage/sqlite/db/schema/', 'src/storage/postgres/db/schema/'];
+/** The engines' schemas and migrations. */
+const DB_DIRS = ['src/storage/sqlite/db/', 'src/storage/postgres/db/'];
+const inDb = (file: string) => DB_DIRS.some((dir) => file.startsWith(dir));
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const isSchemaFile = (file: string) => SCHEMA_DIRS.some((dir) => file.startsWith(dir));
@@ -43,7 +46,7 @@ function exportsOf(file: string): Export[] {
 function isSchemaOwn(entry: Export): boolean {
   if (/^export const \w+ = (sqliteTable|pgTable)\(/.test(entry.text)) return true;
   if (/^export type \w+ = typeof \w+\.\$infer(Select|Insert);$/.test(entry.text)) return true;
-  if (entry.file === 'src/db/postgres/schema/columns.ts' && /^export (function \w+\(name: string\)|const \w+ = customType<)/.test(entry.text)) return true;
+  if (entry.file === 'src/storage/postgres/db/schema/columns.ts' && /^export (function \w+\(name: string\)|const \w+ = customType<)/.test(entry.text)) return true;
   return false;
 }
 
@@ -87,8 +90,8 @@ describe('types live with the capability that owns them, not in the database sch
     expect(files.length).toBeGreaterThanOrEqual(20);
     const exported = files.flatMap(exportsOf);
     // Sanity: the rule sees tables and row types in both schemas.
-    expect(exported.filter((e) => e.file.startsWith('src/db/postgres/') && isSchemaOwn(e)).length).toBeGreaterThanOrEqual(15);
-    expect(exported.filter((e) => e.file.startsWith('src/db/schema/') && isSchemaOwn(e)).length).toBeGreaterThanOrEqual(15);
+    expect(exported.filter((e) => e.file.startsWith('src/storage/postgres/db/') && isSchemaOwn(e)).length).toBeGreaterThanOrEqual(15);
+    expect(exported.filter((e) => e.file.startsWith('src/storage/sqlite/db/schema/') && isSchemaOwn(e)).length).toBeGreaterThanOrEqual(15);
     const foreign = exported.filter((e) => !isSchemaOwn(e));
     if (foreign.length > 0) {
       throw new Error(
@@ -99,9 +102,9 @@ describe('types live with the capability that owns them, not in the database sch
     }
   });
 
-  test('no module outside src/db/ takes a value type from the schema: only tables and row types', () => {
+  test("no module outside the engines' db/ takes a value type from the schema: only tables and row types", () => {
     const schemaOwn = new Set(schemaFiles().flatMap(exportsOf).filter(isSchemaOwn).map((e) => e.name));
-    const files = sourceFiles().filter((f) => !f.startsWith('src/db/'));
+    const files = sourceFiles().filter((f) => !inDb(f));
     expect(files.length).toBeGreaterThan(100);
     const reaching: string[] = [];
     let schemaImports = 0;
@@ -127,7 +130,7 @@ describe('types live with the capability that owns them, not in the database sch
       schemaFiles()
         .flatMap(importsOf)
         .map((i) => i.target)
-        .filter((t) => !t.startsWith('src/db/')),
+        .filter((t) => !inDb(t)),
     );
     // The schemas import the platforms, statuses and store settings from their capabilities.
     expect(owners.size).toBeGreaterThanOrEqual(3);
@@ -138,14 +141,14 @@ describe('types live with the capability that owns them, not in the database sch
         if (seen.has(file) || !existsSync(path.join(ROOT, file))) return;
         seen.add(file);
         for (const { target } of importsOf(file)) {
-          if (target.startsWith('src/db/')) cycles.push(`  ${[...trail, file, target].join(' -> ')}`);
+          if (inDb(target)) cycles.push(`  ${[...trail, file, target].join(' -> ')}`);
           else walk(target, [...trail, file]);
         }
       };
       walk(owner, []);
     }
     if (cycles.length > 0) {
-      throw new Error(`a module the schema imports reaches back into src/db/; keep owned types in a leaf module:\n${cycles.join('\n')}`);
+      throw new Error(`a module the schema imports reaches back into an engine's db/; keep owned types in a leaf module:\n${cycles.join('\n')}`);
     }
   });
 });

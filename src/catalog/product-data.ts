@@ -1,5 +1,5 @@
 // The catalogue's product as svc holds it, the shape every platform adapter maps its own payloads
-// into (src/platforms/) and the database schemas' product columns carry (src/db/schema/catalog.ts and
+// into (src/platforms/) and the database schemas' product columns carry (src/storage/sqlite/db/schema/catalog.ts and
 // its PostgreSQL twin). The catalogue owns it; a leaf, so the schemas import it without a cycle.
 
 export type Availability = 'in_stock' | 'out_of_stock' | 'backorder';

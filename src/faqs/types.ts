@@ -1,5 +1,5 @@
 // The value types of an FAQ entry, owned here and carried by the database schemas' columns
-// (src/db/schema/content.ts and its PostgreSQL twin). A leaf: it imports nothing, so the schemas can
+// (src/storage/sqlite/db/schema/content.ts and its PostgreSQL twin). A leaf: it imports nothing, so the schemas can
 // import it without a cycle.
 
 /** What an FAQ is about: a catalogue product, category or content page. */

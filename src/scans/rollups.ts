@@ -29,7 +29,7 @@ export const ROLLUP_DIMENSIONS = [
 ] as const;
 /**
  * The per-hostname counts are kept over all scans (dimension '') and per value of each of these
- * columns: the hostnames list with one such filter reads them (src/db/rollups-file.ts).
+ * columns: the hostnames list with one such filter reads them (src/storage/sqlite/db/rollups-file.ts).
  */
 export const HOSTNAME_DIMENSIONS = [
   { column: 'country', filter: 'country' },

@@ -11,7 +11,7 @@ export interface ExpiringRows {
 }
 
 /**
- * The rows of each kind. Each has an index over exactly these rows (src/db/schema and its
+ * The rows of each kind. Each has an index over exactly these rows (src/storage/sqlite/db/schema and its
  * PostgreSQL twin), so a batch reads only what it deletes, oldest first, however large the table.
  * `no` is the engine's spelling of a false boolean column as its partial index writes it.
  */

@@ -1,5 +1,5 @@
 // The value types of a connected store, owned here and carried by the database schemas' columns
-// (src/db/schema/stores.ts and its PostgreSQL twin). A leaf: it imports nothing, so the schemas can
+// (src/storage/sqlite/db/schema/stores.ts and its PostgreSQL twin). A leaf: it imports nothing, so the schemas can
 // import it without a cycle.
 
 /** The platforms a store can be connected from. */

@@ -3,7 +3,7 @@ import { Database } from 'bun:sqlite';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
 import path from 'node:path';
-import { MIGRATIONS_FOLDER, openDatabase } from '../../src/db/index.ts';
+import { MIGRATIONS_FOLDER, openDatabase } from '../../src/storage/sqlite/db/index.ts';
 import { sha256Hex } from '../../src/lib/crypto.ts';
 import { runCli } from '../helpers/cli.ts';
 import { engineEnv, POSTGRES_MODE, testSqliteOnly } from '../helpers/engine.ts';

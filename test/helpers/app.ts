@@ -7,7 +7,7 @@ import { createApp } from '../../src/app.ts';
 import { createKeyStore, type KeyStore, type Scope } from '../../src/auth/keys.ts';
 import { createLeadStore, type LeadStore } from '../../src/auth/leads.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
-import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
+import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/storage/sqlite/db/index.ts';
 import { geoFromBytes, type GeoLookup } from '../../src/geo/lookup.ts';
 import type { PeerAddress } from '../../src/lib/client-ip.ts';
 import { systemClock, type Clock } from '../../src/lib/clock.ts';

@@ -47,7 +47,7 @@ let template: Promise<string> | null = null;
 /** A database migrated once per test process, that each migrated test database is copied from (copying is much faster than migrating). */
 function migratedTemplate(): Promise<string> {
   return (template ??= (async () => {
-    const { migratePostgres } = await import('../../src/db/postgres/migrate.ts');
+    const { migratePostgres } = await import('../../src/storage/postgres/db/migrate.ts');
     const name = `svc_template_${crypto.randomUUID().replaceAll('-', '')}`;
     await asAdmin(`CREATE DATABASE ${name}`);
     const url = new URL(TEST_DATABASE_URL!);

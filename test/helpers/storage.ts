@@ -3,8 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/db/index.ts';
-import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { migrateDatabase, openDatabase, type AppDatabase } from '../../src/storage/sqlite/db/index.ts';
+import { migratePostgres } from '../../src/storage/postgres/db/migrate.ts';
 import { openPostgresClient, type PostgresClient } from '../../src/storage/postgres/client.ts';
 import type { Storage } from '../../src/storage/index.ts';
 import { postgresStorage } from '../../src/storage/postgres/index.ts';

@@ -4,8 +4,8 @@ import { is } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/bun-sql';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
-import { MIGRATION_LOCK_KEY, migratePostgres, POSTGRES_MIGRATIONS_FOLDER } from '../../src/db/postgres/migrate.ts';
-import * as schema from '../../src/db/postgres/schema/index.ts';
+import { MIGRATION_LOCK_KEY, migratePostgres, POSTGRES_MIGRATIONS_FOLDER } from '../../src/storage/postgres/db/migrate.ts';
+import * as schema from '../../src/storage/postgres/db/schema/index.ts';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../helpers/postgres.ts';
 
 const MIGRATIONS = readMigrationFiles({ migrationsFolder: POSTGRES_MIGRATIONS_FOLDER }).length;

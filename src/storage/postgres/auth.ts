@@ -1,8 +1,8 @@
 import { and, eq, inArray, isNotNull, isNull, lt, or, sql, type AnyColumn } from 'drizzle-orm';
 import type { UsedKeyRecord } from '../../auth/keys.ts';
 import type { LeadRecord, NewLeadRecord } from '../../auth/leads.ts';
-import { leadListing } from '../../db/lead-listing.ts';
-import { apiKeys, apiKeyUsage, consoleSessions, leads } from '../../db/postgres/schema/index.ts';
+import { leadListing } from '../sqlite/db/lead-listing.ts';
+import { apiKeys, apiKeyUsage, consoleSessions, leads } from './db/schema/index.ts';
 import type { AuthRecords, KeyRecords, KeyUsageRecords, LeadRecords, SessionRecords } from '../auth.ts';
 import type { PostgresClient } from './client.ts';
 

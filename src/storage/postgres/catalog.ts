@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
-import { catalogEntries, productVariants, products } from '../../db/postgres/schema/index.ts';
+import { catalogEntries, productVariants, products } from './db/schema/index.ts';
 import { refsOfFound } from '../../catalog/entries.ts';
 import type { CatalogEntryType } from '../../catalog/entry-data.ts';
 import type { ProductData, ProductVariant } from '../../catalog/product-data.ts';

@@ -1,7 +1,7 @@
 import { SQL } from 'bun';
 import { drizzle, type BunSQLDatabase, type BunSQLQueryResultHKT } from 'drizzle-orm/bun-sql';
 import type { PgDatabase } from 'drizzle-orm/pg-core';
-import * as schema from '../../db/postgres/schema/index.ts';
+import * as schema from './db/schema/index.ts';
 
 /** Drizzle over Bun's PostgreSQL client, with svc's PostgreSQL schema. */
 export type PostgresDb = BunSQLDatabase<typeof schema> & { $client: SQL };

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
-import { faqEntityChanges, faqEntries, productEnrichments } from '../../db/postgres/schema/index.ts';
+import { faqEntityChanges, faqEntries, productEnrichments } from './db/schema/index.ts';
 import type { FaqEntry } from '../../faqs/store.ts';
 import { keysetPage } from '../../lib/query.ts';
 import type { EnrichmentRecords, FaqRecords } from '../content.ts';

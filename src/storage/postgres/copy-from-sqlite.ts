@@ -1,9 +1,9 @@
 import { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
 import type { TransactionSQL } from 'bun';
-import type { AppDatabase } from '../../db/index.ts';
-import { ROLLUP_FILE_VERSION, ROLLUPS, rollupsFileOf } from '../../db/rollups-file.ts';
-import { migratePostgres } from '../../db/postgres/migrate.ts';
+import type { AppDatabase } from '../sqlite/db/index.ts';
+import { ROLLUP_FILE_VERSION, ROLLUPS, rollupsFileOf } from '../sqlite/db/rollups-file.ts';
+import { migratePostgres } from './db/migrate.ts';
 import { urlShown } from '../../lib/url-credentials.ts';
 import { openPostgresClient, type PostgresClient } from './client.ts';
 import { reachPostgres } from './reach.ts';

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { orderSignals, products, webhookDeliveries } from '../../db/postgres/schema/index.ts';
+import { orderSignals, products, webhookDeliveries } from './db/schema/index.ts';
 import { applyEach } from '../../lib/group-commit.ts';
 import { newId } from '../../lib/ids.ts';
 import type { RefusalReason } from '../../platforms/types.ts';

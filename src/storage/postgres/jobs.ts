@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { jobs } from '../../db/postgres/schema/index.ts';
+import { jobs } from './db/schema/index.ts';
 import { onceKey, type Job, type NewJob } from '../../webhooks/queue.ts';
 import type { JobRecords } from '../stores.ts';
 import type { PostgresClient, PostgresQueries } from './client.ts';

@@ -1,4 +1,4 @@
-import { migratePostgres } from '../../db/postgres/migrate.ts';
+import { migratePostgres } from './db/migrate.ts';
 import { urlShown } from '../../lib/url-credentials.ts';
 import type { Storage } from '../index.ts';
 import { openPostgresClient } from './client.ts';

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { catalogSyncs, storeEvents, stores } from '../../db/postgres/schema/index.ts';
+import { catalogSyncs, storeEvents, stores } from './db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import type { StoreHoldings } from '../../stores/removal.ts';
 import { HOLDINGS_SQL, STORE_DELETES } from '../store-holdings.ts';

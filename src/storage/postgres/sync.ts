@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { catalogSyncs, stores } from '../../db/postgres/schema/index.ts';
+import { catalogSyncs, stores } from './db/schema/index.ts';
 import type { UnlistedChunk } from '../../catalog/sweep.ts';
 import type { PassRef } from '../../sync/state.ts';
 import { queuedJob } from '../../webhooks/queue.ts';

@@ -2,9 +2,9 @@ import { and, eq, isNull, sql, type AnyColumn } from 'drizzle-orm';
 import type { KeyRecord, UsedKeyRecord } from '../../auth/keys.ts';
 import type { LeadRecord, NewLeadRecord } from '../../auth/leads.ts';
 import type { SessionRecord } from '../../console/sessions.ts';
-import type { AppDatabase } from '../../db/index.ts';
-import { leadListing } from '../../db/lead-listing.ts';
-import { apiKeys, apiKeyUsage, leads } from '../../db/schema/index.ts';
+import type { AppDatabase } from './db/index.ts';
+import { leadListing } from './db/lead-listing.ts';
+import { apiKeys, apiKeyUsage, leads } from './db/schema/index.ts';
 import { writePause } from './write-pause.ts';
 import type { AuthRecords, KeyRecords, KeyUsageRecords, LeadRecords, SessionRecords } from '../auth.ts';
 

@@ -2,8 +2,8 @@ import { Database } from 'bun:sqlite';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { acquireInstanceLock } from './instance-lock.ts';
-import { SchemaMismatchError, SchemaTooNewError, assertSvcSchema, migrateDatabase, openDatabase } from '../../db/index.ts';
-import { removeRollupsFile } from '../../db/rollups-file.ts';
+import { SchemaMismatchError, SchemaTooNewError, assertSvcSchema, migrateDatabase, openDatabase } from './db/index.ts';
+import { removeRollupsFile } from './db/rollups-file.ts';
 
 /** A backup that cannot be made (target exists, no database) or a file that cannot be restored (not SQLite, damaged, not svc's). */
 export class BackupError extends Error {

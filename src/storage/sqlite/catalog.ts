@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { SQLQueryBindings } from 'bun:sqlite';
-import type { AppDatabase } from '../../db/index.ts';
-import { catalogEntries, productVariants, products } from '../../db/schema/index.ts';
+import type { AppDatabase } from './db/index.ts';
+import { catalogEntries, productVariants, products } from './db/schema/index.ts';
 import { refsOfFound } from '../../catalog/entries.ts';
 import type { CatalogEntryType } from '../../catalog/entry-data.ts';
 import type { ProductVariant } from '../../catalog/product-data.ts';

@@ -1,6 +1,6 @@
 import { createChangeStamp } from './change-stamp.ts';
 import { createTableWriteStamp } from './table-writes.ts';
-import type { AppDatabase } from '../../db/index.ts';
+import type { AppDatabase } from './db/index.ts';
 import type { ChangeFeed } from '../changes.ts';
 
 /** SQLite's change feed: the WAL index's change counter, and per-table write counters (table-writes.ts). */

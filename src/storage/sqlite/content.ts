@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
-import type { AppDatabase, Db } from '../../db/index.ts';
-import { faqEntityChanges, faqEntries, productEnrichments } from '../../db/schema/index.ts';
+import type { AppDatabase, Db } from './db/index.ts';
+import { faqEntityChanges, faqEntries, productEnrichments } from './db/schema/index.ts';
 import type { FaqEntry } from '../../faqs/store.ts';
 import { keysetPage } from '../../lib/query.ts';
 import type { EnrichmentRecords, FaqRecords } from '../content.ts';

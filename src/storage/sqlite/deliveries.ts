@@ -1,4 +1,4 @@
-import type { AppDatabase } from '../../db/index.ts';
+import type { AppDatabase } from './db/index.ts';
 import { applyEach } from '../../lib/group-commit.ts';
 import { newId } from '../../lib/ids.ts';
 import { writeTransaction } from './write-transaction.ts';

@@ -1,8 +1,8 @@
 import { Database } from 'bun:sqlite';
 import { existsSync } from 'node:fs';
 import { integrityProblems } from './backup.ts';
-import { SchemaTooNewError, checkSchema, type SchemaCheck } from '../../db/index.ts';
-import type { SchemaDifference } from '../../db/schema-check.ts';
+import { SchemaTooNewError, checkSchema, type SchemaCheck } from './db/index.ts';
+import type { SchemaDifference } from './db/schema-check.ts';
 
 /** A check that could not run, and why (an earlier one failed). */
 interface Skipped {

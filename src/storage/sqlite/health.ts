@@ -1,4 +1,4 @@
-import type { AppDatabase } from '../../db/index.ts';
+import type { AppDatabase } from './db/index.ts';
 import { fileBytes } from '../../lib/paths.ts';
 import { jobCounts, type DatabaseHealth } from '../health.ts';
 

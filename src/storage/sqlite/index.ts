@@ -1,4 +1,4 @@
-import type { AppDatabase } from '../../db/index.ts';
+import type { AppDatabase } from './db/index.ts';
 import type { Storage } from '../index.ts';
 import { sqliteAuthRecords } from './auth.ts';
 import { sqliteCatalogEntryRecords, sqliteCatalogEntryRecordsSync, sqliteProductRecords, sqliteProductRecordsSync } from './catalog.ts';

@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { AppDatabase } from '../../db/index.ts';
-import { jobs } from '../../db/schema/index.ts';
+import type { AppDatabase } from './db/index.ts';
+import { jobs } from './db/schema/index.ts';
 import { writeTransaction } from './write-transaction.ts';
 import { onceKey } from '../../webhooks/queue.ts';
 import type { JobRecords } from '../stores.ts';

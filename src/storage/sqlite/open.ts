@@ -1,5 +1,5 @@
-import { startCheckpointer, type Checkpointer } from '../../db/checkpoint.ts';
-import { migrateDatabase, openDatabase, type AppDatabase } from '../../db/index.ts';
+import { startCheckpointer, type Checkpointer } from './db/checkpoint.ts';
+import { migrateDatabase, openDatabase, type AppDatabase } from './db/index.ts';
 import { writePause } from './write-pause.ts';
 import { sample } from '../../observability/metrics.ts';
 import type { Leadership, OpenedEngine, UpkeepLog } from '../open.ts';

@@ -1,4 +1,4 @@
-import type { AppDatabase } from '../../db/index.ts';
+import type { AppDatabase } from './db/index.ts';
 import type { ExpiringKind } from '../../retention/records.ts';
 import { expiringRows } from '../expiring-rows.ts';
 import type { RetentionRecords } from '../retention.ts';

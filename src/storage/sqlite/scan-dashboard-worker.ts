@@ -1,7 +1,7 @@
 // A dashboard Worker (scan-dashboard-workers.ts): its own query-only connection to the
 // database with the rollups file attached, on which it answers the dashboard's reads one at a time.
 import type { Database } from 'bun:sqlite';
-import { openStatsConnection } from '../../db/rollups-file.ts';
+import { openStatsConnection } from './db/rollups-file.ts';
 import { createDashboardReader, type DashboardReader } from './scan-dashboard.ts';
 
 declare const self: Worker;

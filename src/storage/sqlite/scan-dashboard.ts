@@ -4,14 +4,14 @@ import type { Cursor, GroupBy, ScanFilters } from '../../scans/filters.ts';
 import { ALL_SCANS, dayOf, HOSTNAME_DIMENSIONS, type RawStatsRow } from '../../scans/rollups.ts';
 import { StatsGroups, type StatsGroup } from '../../scans/stats.ts';
 import { hostnameCountOf, summaryOf, SUMMARY_COLUMNS, type HostnameCount, type ScanDetail, type ScanPage, type SummaryRow } from '../../scans/views.ts';
-import { ROLLUPS } from '../../db/rollups-file.ts';
+import { ROLLUPS } from './db/rollups-file.ts';
 import { rollupCellsOf, rollupReads, scanWhere, type Param } from '../scan-sql.ts';
 import { RAW_STATS_COLUMNS, rollupState } from './scan-rollups.ts';
 
 type Row = SummaryRow;
 type HostnameRow = { hostname: string; scans: number; last: number };
 
-/** The scans table read through one of its two dashboard indexes (src/db/schema/scans.ts), named so the plan never depends on statistics. */
+/** The scans table read through one of its two dashboard indexes (src/storage/sqlite/db/schema/scans.ts), named so the plan never depends on statistics. */
 const BY_HOSTNAME = 'scans INDEXED BY scans_hostname_scanned_at_idx';
 const BY_TIME = 'scans INDEXED BY scans_scanned_at_url_idx';
 
@@ -28,7 +28,7 @@ function readRollups(sqlite: Database, filters: ScanFilters, groupBy: GroupBy, f
 
 /**
  * The dashboard's reads of the scans and their rollups, on a query-only connection with the rollups
- * file attached (src/db/rollups-file.ts). They run in the dashboard's Workers
+ * file attached (src/storage/sqlite/db/rollups-file.ts). They run in the dashboard's Workers
  * (scan-dashboard-workers.ts), off the request thread. Statements are compiled once and cached by bun:sqlite.
  */
 export function createDashboardReader(stats: Database) {

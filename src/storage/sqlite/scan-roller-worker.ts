@@ -4,7 +4,7 @@
 import { Database } from 'bun:sqlite';
 import { sharedWritePause } from '../../lib/write-pause.ts';
 import { answerRollerRequests } from '../rollups-in-worker.ts';
-import { attachRollups, ROLLUPS } from '../../db/rollups-file.ts';
+import { attachRollups, ROLLUPS } from './db/rollups-file.ts';
 import { BUSY_TIMEOUT_MS, createRoller } from './scan-roller.ts';
 
 declare const self: Worker;
@@ -15,7 +15,7 @@ answerRollerRequests<{ file: string; batchScans?: number; pause: Int32Array }>(
   ({ file, batchScans, pause }) => {
     sqlite = new Database(file, { strict: true });
     sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    // The server's checkpointer copies the database's log (src/db/checkpoint.ts); this connection's
+    // The server's checkpointer copies the database's log (src/storage/sqlite/db/checkpoint.ts); this connection's
     // commits must not (the setting covers every attached file, so the roller checkpoints the
     // rollups file after each batch). The rollups are derived: a power loss may cost the last
     // batches (folded again from the watermark), never the file, so its commits need no sync.

@@ -3,7 +3,7 @@ import { HLL_MAX_BYTES } from '../../lib/hyperloglog.ts';
 import { inBatches, yieldToEventLoop } from '../../lib/periodic.ts';
 import type { WritePause } from '../../lib/write-pause.ts';
 import { DAY_MS } from '../../lib/time.ts';
-import { ROLLUPS } from '../../db/rollups-file.ts';
+import { ROLLUPS } from './db/rollups-file.ts';
 import { BATCH_CELLS, BATCH_SCANS, CELL_COLUMNS, COLLECT_AFTER_SCANS, FoldBatch, HostnameCounts, MEASURE_COLUMNS, MEASURES, READ_ROWS, RETENTION_BATCH_ROWS, type HostnameScan } from '../../scans/fold.ts';
 import { MONTH, nextMonthOf, type RawStatsRow } from '../../scans/rollups.ts';
 import { RAW_STATS_COLUMNS, rollupState } from './scan-rollups.ts';
@@ -15,7 +15,7 @@ const CHECKPOINT_WAIT_MS = 200;
 
 /**
  * The roller and scan retention, on a connection of the database with the rollups file attached
- * (src/db/rollups-file.ts), run by the roller's Worker (scan-roller-worker.ts). A fold reads the scans above the watermark
+ * (src/storage/sqlite/db/rollups-file.ts), run by the roller's Worker (scan-roller-worker.ts). A fold reads the scans above the watermark
  * (by rowid, so it never misses a row whatever its scannedAt) in short reads, adds them up in memory
  * into their 16 cells each (a day cell and a month cell in each of the 8 cuboids) and their
  * hostname's count, then writes every cell of the batch once, merged with its stored row, with the

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite';
-import { ROLLUPS } from '../../db/rollups-file.ts';
+import { ROLLUPS } from './db/rollups-file.ts';
 import { writePause } from './write-pause.ts';
 import { PRESENCE_COLUMN_LIST } from '../../scans/presence-columns.ts';
 import { dayBound, type RollupState } from '../../scans/rollups.ts';
@@ -23,7 +23,7 @@ export function rollupState(sqlite: Database): RollupState {
 /**
  * The stats rollups (DESIGN §5, issues 4 and 29), folded by a Worker of their own
  * (scan-roller-worker.ts, scan-roller.ts) into the rollups file beside the database
- * (src/db/rollups-file.ts): the request thread never runs a fold, and the fold's writes never
+ * (src/storage/sqlite/db/rollups-file.ts): the request thread never runs a fold, and the fold's writes never
  * hold the database's write lock. The telemetry write path stays as it was: a stats query adds the
  * rows above the watermark from the scans table itself. Scan retention runs in the same Worker, so
  * that the scans it deletes leave the rollups in the same transaction.

@@ -1,5 +1,5 @@
 import type { SQLQueryBindings } from 'bun:sqlite';
-import type { AppDatabase } from '../../db/index.ts';
+import type { AppDatabase } from './db/index.ts';
 import type { DiscoveryRecords, SignalRecords } from '../signals.ts';
 import { candidateOf, discoveryStoreOf, listedProductOf, servedStoreOf, signalQueries } from '../signal-queries.ts';
 import type { Synchronous } from '../synchronous.ts';

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { AppDatabase, Db } from '../../db/index.ts';
-import { catalogSyncs, storeEvents, stores } from '../../db/schema/index.ts';
+import type { AppDatabase, Db } from './db/index.ts';
+import { catalogSyncs, storeEvents, stores } from './db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { writeTransaction } from './write-transaction.ts';
 import type { StoreHoldings } from '../../stores/removal.ts';

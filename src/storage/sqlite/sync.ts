@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { AppDatabase } from '../../db/index.ts';
-import { catalogSyncs, stores } from '../../db/schema/index.ts';
+import type { AppDatabase } from './db/index.ts';
+import { catalogSyncs, stores } from './db/schema/index.ts';
 import type { UnlistedChunk } from '../../catalog/sweep.ts';
 import { writeTransaction } from './write-transaction.ts';
 import type { PassRef } from '../../sync/state.ts';

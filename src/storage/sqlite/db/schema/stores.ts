@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import type { StoreSettings } from '../../stores/settings.ts';
-import type { CredentialKind, HookStatus, Platform } from '../../stores/types.ts';
+import type { StoreSettings } from '../../../../stores/settings.ts';
+import type { CredentialKind, HookStatus, Platform } from '../../../../stores/types.ts';
 
 /** A connected store. Credentials and the webhook secret are sealed (lib/secrets.ts), never returned. */
 export const stores = sqliteTable(

@@ -1,10 +1,10 @@
 import { Database } from 'bun:sqlite';
-import { closeChangeStamps } from '../storage/sqlite/change-stamp.ts';
+import { closeChangeStamps } from '../change-stamp.ts';
 import path from 'node:path';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { ASSET_ROOT, ensureDataDirectory } from '../lib/paths.ts';
+import { ASSET_ROOT, ensureDataDirectory } from '../../../lib/paths.ts';
 import { openStatsReader } from './rollups-file.ts';
 import * as schema from './schema/index.ts';
 import { migratedSchema, readSchema, schemaDifferences, type SchemaDifference } from './schema-check.ts';
@@ -18,7 +18,7 @@ export interface AppDatabase {
   db: Db;
   file: string;
   /**
-   * The stats reader: a query-only connection with the rollups file attached (src/db/rollups-file.ts),
+   * The stats reader: a query-only connection with the rollups file attached (src/storage/sqlite/db/rollups-file.ts),
    * opened at first use (so a CLI command that reads no stats neither opens nor creates the file).
    */
   stats(): Database;

@@ -1,6 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import type { CatalogEntryType } from '../../catalog/entry-data.ts';
-import type { Availability } from '../../catalog/product-data.ts';
+import type { CatalogEntryType } from '../../../../catalog/entry-data.ts';
+import type { Availability } from '../../../../catalog/product-data.ts';
 import { stores } from './stores.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
-import { PRESENT, REPORTED } from '../../../scans/presence-columns.ts';
+import { PRESENT, REPORTED } from '../../../../scans/presence-columns.ts';
 import { bytes, int8 } from './columns.ts';
 
 // The stats rollups, in the database itself (PostgreSQL only: test/db-schema-parity.test.ts). SQLite
 // keeps the same tables in a file of their own beside the database, outside its schema
-// (src/db/rollups-file.ts, where each table and column is described), so that its roller's writes
+// (src/storage/sqlite/db/rollups-file.ts, where each table and column is described), so that its roller's writes
 // never hold the database's one write lock; PostgreSQL has no such lock to spare.
 
 /** A cell's counts of present and reported presence keys. */

@@ -1,4 +1,4 @@
-// The PostgreSQL schema, one file per capability like the SQLite one (src/db/schema/), whose twin it
+// The PostgreSQL schema, one file per capability like the SQLite one (src/storage/sqlite/db/schema/), whose twin it
 // is; drizzle-kit reads this index to generate migrations into drizzle-pg/ (drizzle.pg.config.ts).
 export * from './auth.ts';
 export * from './stores.ts';

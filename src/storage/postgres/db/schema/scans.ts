@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { boolean, doublePrecision, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { int8, jsonText } from './columns.ts';
 
-// The twins of src/db/schema/scans.ts (what each table and column means, and why each index exists,
+// The twins of src/storage/sqlite/db/schema/scans.ts (what each table and column means, and why each index exists,
 // is documented there), with one column of PostgreSQL's own: SQLite's scans table has its implicit
 // rowid, which the rollup watermark counts in; PostgreSQL has none, and a sequence would not do (its
 // values are taken at insert and commit in any order, so a watermark over them could pass a row

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import type { FaqEntityType, FaqStatus } from '../../faqs/types.ts';
+import type { FaqEntityType, FaqStatus } from '../../../../faqs/types.ts';
 import { products } from './catalog.ts';
 import { stores } from './stores.ts';
 

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { int8 } from './columns.ts';
 
-// The twins of src/db/schema/webhooks.ts (what each table and column means is documented there).
+// The twins of src/storage/sqlite/db/schema/webhooks.ts (what each table and column means is documented there).
 
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',

@@ -1,5 +1,5 @@
 import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import type { SyncKind, SyncTrigger } from '../../sync/types.ts';
+import type { SyncKind, SyncTrigger } from '../../../../sync/types.ts';
 import { stores } from './stores.ts';
 
 /**

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import type { CatalogEntryType } from '../../../catalog/entry-data.ts';
-import type { Availability } from '../../../catalog/product-data.ts';
+import type { CatalogEntryType } from '../../../../catalog/entry-data.ts';
+import type { Availability } from '../../../../catalog/product-data.ts';
 import { int8, jsonText } from './columns.ts';
 import { stores } from './stores.ts';
 
-// The twins of src/db/schema/catalog.ts (what each table and column means is documented there).
+// The twins of src/storage/sqlite/db/schema/catalog.ts (what each table and column means is documented there).
 
 export const products = pgTable(
   'products',

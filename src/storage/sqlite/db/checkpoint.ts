@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite';
-import { fileBytes } from '../lib/paths.ts';
-import { writePause } from '../storage/sqlite/write-pause.ts';
+import { fileBytes } from '../../../lib/paths.ts';
+import { writePause } from '../write-pause.ts';
 
 /** How often the checkpointer copies the WAL into the database file. */
 const CHECKPOINT_INTERVAL_MS = 250;

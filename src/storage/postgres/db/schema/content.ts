@@ -1,10 +1,10 @@
 import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
-import type { FaqEntityType, FaqStatus } from '../../../faqs/types.ts';
+import type { FaqEntityType, FaqStatus } from '../../../../faqs/types.ts';
 import { products } from './catalog.ts';
 import { int8, jsonText } from './columns.ts';
 import { stores } from './stores.ts';
 
-// The twins of src/db/schema/content.ts (what each table and column means is documented there).
+// The twins of src/storage/sqlite/db/schema/content.ts (what each table and column means is documented there).
 
 export const faqEntries = pgTable(
   'faq_entries',

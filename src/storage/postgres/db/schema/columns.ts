@@ -1,7 +1,7 @@
 import { bigint, customType } from 'drizzle-orm/pg-core';
 
 // The PostgreSQL counterparts of the SQLite schema's column kinds. The SQLite schema
-// (src/db/schema/) is the reference: every table, column, key and index there has its twin here under
+// (src/storage/sqlite/db/schema/) is the reference: every table, column, key and index there has its twin here under
 // the same names, so one set of queries can serve both engines (test/db-schema-parity.test.ts checks).
 
 /**

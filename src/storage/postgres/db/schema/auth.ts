@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { boolean, index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { int8, jsonText } from './columns.ts';
 
-// The twins of src/db/schema/auth.ts (what each table and column means is documented there).
+// The twins of src/storage/sqlite/db/schema/auth.ts (what each table and column means is documented there).
 
 export const apiKeys = pgTable(
   'api_keys',

@@ -2,7 +2,7 @@ import { index, pgTable, text } from 'drizzle-orm/pg-core';
 import { apiKeys } from './auth.ts';
 import { int8 } from './columns.ts';
 
-// The twin of src/db/schema/console.ts (what the table and its columns mean is documented there).
+// The twin of src/storage/sqlite/db/schema/console.ts (what the table and its columns mean is documented there).
 
 export const consoleSessions = pgTable(
   'console_sessions',

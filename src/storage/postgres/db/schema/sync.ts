@@ -1,9 +1,9 @@
 import { integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
-import type { SyncKind, SyncTrigger } from '../../../sync/types.ts';
+import type { SyncKind, SyncTrigger } from '../../../../sync/types.ts';
 import { int8 } from './columns.ts';
 import { stores } from './stores.ts';
 
-// The twin of src/db/schema/sync.ts (what the table and its columns mean is documented there).
+// The twin of src/storage/sqlite/db/schema/sync.ts (what the table and its columns mean is documented there).
 
 export const catalogSyncs = pgTable(
   'catalog_syncs',

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import type { StoreSettings } from '../../../stores/settings.ts';
-import type { CredentialKind, HookStatus, Platform } from '../../../stores/types.ts';
+import type { StoreSettings } from '../../../../stores/settings.ts';
+import type { CredentialKind, HookStatus, Platform } from '../../../../stores/types.ts';
 import { int8, jsonText } from './columns.ts';
 
-// The twins of src/db/schema/stores.ts (what each table and column means is documented there).
+// The twins of src/storage/sqlite/db/schema/stores.ts (what each table and column means is documented there).
 
 export const stores = pgTable(
   'stores',
@@ -47,7 +47,7 @@ export const storeEvents = pgTable(
   (table) => [index('store_events_store_idx').on(table.storeId, table.occurredAt), index('store_events_occurred_idx').on(table.occurredAt)],
 );
 
-/** Platform C's creation-ping windows (the twin of src/db/schema/stores.ts). */
+/** Platform C's creation-ping windows (the twin of src/storage/sqlite/db/schema/stores.ts). */
 export const hookPingWindows = pgTable('hook_ping_windows', {
   storeId: text('store_id')
     .primaryKey()

@@ -1,8 +1,8 @@
 import { and, desc, eq, isNotNull, isNull, lt, or, type AnyColumn, type SQL } from 'drizzle-orm';
-import type { LeadQuery } from '../auth/leads.ts';
-import type { KeysetCursor } from '../lib/query.ts';
+import type { LeadQuery } from '../../../auth/leads.ts';
+import type { KeysetCursor } from '../../../lib/query.ts';
 
-/** The columns of `leads` the listing reads, in either schema (src/db/schema/auth.ts, src/db/postgres/schema/auth.ts). */
+/** The columns of `leads` the listing reads, in either schema (src/storage/sqlite/db/schema/auth.ts, src/storage/postgres/db/schema/auth.ts). */
 interface LeadColumns {
   id: AnyColumn;
   email: AnyColumn;

@@ -1,7 +1,7 @@
 import { Database } from 'bun:sqlite';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { PRESENT, REPORTED } from '../scans/presence-columns.ts';
+import { PRESENT, REPORTED } from '../../../scans/presence-columns.ts';
 
 /**
  * The stats rollups live in a file of their own beside the database (`svc.db` -> `svc-rollups.db`),
