@@ -13,7 +13,7 @@ export interface RollupsInWorker extends ScanRollups {
 
 /**
  * The roller and scan retention of an engine, run by its Worker (`entry`, from `src/`: the engine's
- * scan-roller-worker.ts, which answers with lib/worker-calls.ts answerRequests): the request thread
+ * scan-roller-worker.ts, which answers with answerRollerRequests below): the request thread
  * never runs a fold. `open` is the Worker's first request (what it opens the database with);
  * `onMessage` hears what the Worker posts besides its replies.
  */

@@ -33,6 +33,9 @@ export type RequeueAttempts = 'reset' | 'kept' | 'uncounted';
 /** A job queued at `at`, due at once. */
 export const queuedJob = (kind: string, storeId: string, payload: Record<string, unknown>, at: number): NewJob => ({ id: newId(), kind, storeId, payload, status: 'queued', attempts: 0, runAt: at, leaseUntil: null, createdAt: at, activeKey: null });
 
+/** The statuses of a job not finished yet: waiting for a run, or in one. */
+export const UNFINISHED_JOB_STATUSES = ['queued', 'running'] as const satisfies readonly Job['status'][];
+
 /** The key of the one unfinished job of a kind per store that JobRecords.enqueueOnce keeps. */
 export const onceKey = (job: Pick<Job, 'kind' | 'storeId'>): string => `${job.kind}:${job.storeId}`;
 

@@ -16,7 +16,6 @@ import { postgresSyncStateRecords } from './sync.ts';
 import { STORE_DELETES } from '../store-holdings.ts';
 import type { DeliveryEffect, DeliveryToCommit } from '../../webhooks/deliveries.ts';
 
-/** For each method of a records object: the tables it writes, or null for a method that only reads. */
 /** Per method: the tables it may write, or a function of its arguments that names them; null for a read. */
 type TablesWritten<Records> = { [Method in keyof Records]: readonly string[] | (Records[Method] extends (...args: infer Args) => unknown ? (...args: Args) => readonly string[] : never) | null };
 

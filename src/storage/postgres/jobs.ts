@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { jobs } from './db/schema/index.ts';
-import { onceKey, type Job, type NewJob } from '../../webhooks/queue.ts';
+import { onceKey, UNFINISHED_JOB_STATUSES, type Job, type NewJob } from '../../webhooks/queue.ts';
 import type { JobRecords } from '../stores.ts';
 import type { PostgresClient, PostgresQueries } from './client.ts';
 import { valuesKeptOut } from './errors.ts';
@@ -18,7 +18,7 @@ export async function insertJob(db: PostgresQueries, job: NewJob): Promise<Job> 
 export async function dropUnfinishedJobs(db: PostgresQueries, storeId: string, kinds: readonly string[] | null): Promise<number> {
   const dropped = await db
     .delete(jobs)
-    .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, ['queued', 'running']), kinds === null ? undefined : inArray(jobs.kind, [...kinds])))
+    .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, [...UNFINISHED_JOB_STATUSES]), kinds === null ? undefined : inArray(jobs.kind, [...kinds])))
     .returning({ id: jobs.id });
   return dropped.length;
 }
@@ -42,7 +42,7 @@ export async function enqueueOnceIn(db: PostgresQueries, job: NewJob): Promise<J
     const [running] = await db
       .select()
       .from(jobs)
-      .where(and(eq(jobs.activeKey, keyed.activeKey), inArray(jobs.status, ['queued', 'running'])));
+      .where(and(eq(jobs.activeKey, keyed.activeKey), inArray(jobs.status, [...UNFINISHED_JOB_STATUSES])));
     if (running) return running;
   }
 }
@@ -117,7 +117,7 @@ export function postgresJobRecords({ db }: Pick<PostgresClient, 'db'>): JobRecor
       const found = await db
         .select({ id: jobs.id })
         .from(jobs)
-        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, ['queued', 'running']), inArray(jobs.kind, [...kinds])))
+        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, [...UNFINISHED_JOB_STATUSES]), inArray(jobs.kind, [...kinds])))
         .limit(1);
       return found.length > 0;
     },

@@ -1,10 +1,10 @@
 import type { SQL } from 'bun';
-import { inBatches, periodicTask, yieldToEventLoop } from '../../lib/periodic.ts';
+import { inBatches, yieldToEventLoop } from '../../lib/periodic.ts';
 import { DAY_MS } from '../../lib/time.ts';
 import { BATCH_SCANS, CELL_COLUMNS, COLLECT_AFTER_SCANS, FoldBatch, HostnameCounts, MEASURE_COLUMNS, MEASURES, RETENTION_BATCH_ROWS, type HostnameScan } from '../../scans/fold.ts';
 import { PRESENCE_COLUMN_LIST } from '../../scans/presence-columns.ts';
-import { dayBound, MONTH, nextMonthOf, ROLL_EVERY_MS, type RawStatsRow, type RollupState } from '../../scans/rollups.ts';
-import type { ScanRollups } from '../scans.ts';
+import { dayBound, MONTH, nextMonthOf, type RawStatsRow, type RollupState } from '../../scans/rollups.ts';
+import type { WorkerRoller } from '../rollups-in-worker.ts';
 import type { PostgresChangeFeed } from './changes.ts';
 import type { PostgresClient } from './client.ts';
 import { withoutValues } from './errors.ts';
@@ -36,8 +36,8 @@ const WRITE_CELLS =
 const CELLS_PER_STATEMENT = 20_000;
 
 /**
- * The roller and scan retention on PostgreSQL: a periodic fold in this process (one callable unit;
- * which instance runs it is the caller's choice), each batch one transaction.
+ * The roller and scan retention on PostgreSQL, as its Worker runs them (scan-roller-worker.ts; which
+ * instance runs it is the caller's choice), each batch one transaction.
  *
  * The watermark is a transaction id (issue 30: a watermark over values taken at insert, a sequence's,
  * could pass a row whose transaction commits after a later one's). Every scan carries the id of the
@@ -50,7 +50,7 @@ const CELLS_PER_STATEMENT = 20_000;
  * back: its rows are folded by a later batch, never skipped. The state row is locked (FOR UPDATE) by
  * each batch and each retention step, so two rollers, or a roller and retention, take turns.
  */
-export function postgresScanRollups(client: Pick<PostgresClient, 'sql'>, changes: Pick<PostgresChangeFeed, 'wrote'>, batchScans = BATCH_SCANS): ScanRollups & { foldAll(signal: AbortSignal): Promise<number> } {
+export function postgresScanRollups(client: Pick<PostgresClient, 'sql'>, changes: Pick<PostgresChangeFeed, 'wrote'>, batchScans = BATCH_SCANS): WorkerRoller {
   const { sql } = client;
   const folded = new FoldBatch();
   const deletedHostnames = new HostnameCounts();
@@ -167,10 +167,8 @@ export function postgresScanRollups(client: Pick<PostgresClient, 'sql'>, changes
       return deleted.length;
     });
 
-  const task = periodicTask('scan rollup', foldAll);
   return {
     foldAll,
-    runOnce: task.runOnce,
     async retain(firstKeptDay, signal, batchRows = RETENTION_BATCH_ROWS) {
       try {
         await forgetBefore(firstKeptDay);
@@ -183,7 +181,5 @@ export function postgresScanRollups(client: Pick<PostgresClient, 'sql'>, changes
         changes.wrote(['scans', ...ROLLUP_TABLES]);
       }
     },
-    start: (intervalMs = ROLL_EVERY_MS) => task.start(intervalMs),
-    stop: task.stop,
   };
 }

@@ -2,12 +2,10 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { AppDatabase } from './db/index.ts';
 import { jobs } from './db/schema/index.ts';
 import { writeTransaction } from './write-transaction.ts';
-import { onceKey } from '../../webhooks/queue.ts';
+import { onceKey, UNFINISHED_JOB_STATUSES } from '../../webhooks/queue.ts';
 import type { JobRecords } from '../stores.ts';
 import type { Synchronous } from '../synchronous.ts';
 import { promised } from './promised.ts';
-
-const UNFINISHED = ['queued', 'running'] as const;
 
 /** The job's lease as one run holds it (until `heldUntil`): a lease another runner took since has another end. */
 const heldLease = (id: string, heldUntil: number) => and(eq(jobs.id, id), eq(jobs.status, 'running'), eq(jobs.leaseUntil, heldUntil));
@@ -42,7 +40,7 @@ export function sqliteJobRecordsSync({ db, sqlite }: Pick<AppDatabase, 'db' | 's
   const activeJob = db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.activeKey, sql.placeholder('activeKey')), inArray(jobs.status, [...UNFINISHED])))
+    .where(and(eq(jobs.activeKey, sql.placeholder('activeKey')), inArray(jobs.status, [...UNFINISHED_JOB_STATUSES])))
     .prepare();
   // Prepared once: taken before every step of every job. The first looks past the jobs of one store
   // (`other`), the second takes any store's.
@@ -111,14 +109,14 @@ export function sqliteJobRecordsSync({ db, sqlite }: Pick<AppDatabase, 'db' | 's
       db
         .select({ id: jobs.id })
         .from(jobs)
-        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, [...UNFINISHED]), inArray(jobs.kind, [...kinds])))
+        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, [...UNFINISHED_JOB_STATUSES]), inArray(jobs.kind, [...kinds])))
         .limit(1)
         .get() !== undefined,
 
     dropUnfinished: (storeId, kinds) =>
       db
         .delete(jobs)
-        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, [...UNFINISHED]), kinds === null ? undefined : inArray(jobs.kind, [...kinds])))
+        .where(and(eq(jobs.storeId, storeId), inArray(jobs.status, [...UNFINISHED_JOB_STATUSES]), kinds === null ? undefined : inArray(jobs.kind, [...kinds])))
         .returning({ id: jobs.id })
         .all().length,
   };
