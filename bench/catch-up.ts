@@ -10,7 +10,8 @@
 //   (2) sustained: telemetry at full speed (wrk, signed requests, scannedAt now) for S seconds,
 //       sampling the backlog and a few stats queries every 5 s. Goal: backlog under 10 s of ingest
 //       and stats under 100 ms throughout.
-// Figures, not assertions. Usage: bun bench/catch-up.ts [--scans 1000000] [--sustain 300] [--only 1,2]
+// With --postgres, the server runs on a new database of a throwaway PostgreSQL (or --database-url's server).
+// Figures, not assertions. Usage: bun bench/catch-up.ts [--scans 1000000] [--sustain 300] [--only 1,2] [--postgres [--database-url URL]]
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,12 +19,19 @@ import { parseArgs } from 'node:util';
 import { hmacSha256 } from '../src/lib/crypto.ts';
 import { fileBytes } from '../src/lib/paths.ts';
 import { GROUP_BYS } from '../src/scans/filters.ts';
+import { newDatabase, postgresServer } from './lib/engine-setup.ts';
 import { cleanupOnExit, createKey, requireWrk, spawnServer, wrk, writeSignedTelemetryScript } from './lib/harness.ts';
 import { realisticScanReport, realisticScans } from './lib/scans.ts';
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { scans: { type: 'string', default: '1000000' }, sustain: { type: 'string', default: '300' }, only: { type: 'string', default: '1,2' } },
+  options: {
+    scans: { type: 'string', default: '1000000' },
+    sustain: { type: 'string', default: '300' },
+    only: { type: 'string', default: '1,2' },
+    postgres: { type: 'boolean', default: false },
+    'database-url': { type: 'string' },
+  },
 });
 const SCANS = Number(values.scans);
 const SUSTAIN_SECONDS = Number(values.sustain);
@@ -37,9 +45,11 @@ const SAMPLE_MS = 5_000;
 if (ONLY.has(2)) requireWrk();
 const work = mkdtempSync(path.join(tmpdir(), 'svc-bench-catch-up-'));
 cleanupOnExit(work);
-const probeKey = createKey(work, 'probe:scan');
-const dashboardKey = createKey(work, 'dashboard:read');
-const server = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', work], { SVC_RATE_AGENT: '10000000' });
+const engine: Record<string, string> = values.postgres ? { SVC_DATABASE_URL: await newDatabase(postgresServer(values['database-url']).adminUrl) } : {};
+console.log(`engine: ${values.postgres ? 'PostgreSQL' : 'SQLite'}`);
+const probeKey = createKey(work, 'probe:scan', engine);
+const dashboardKey = createKey(work, 'dashboard:read', engine);
+const server = await spawnServer(['src/main.ts', 'serve', '--http', '127.0.0.1:0', '--data-dir', work], { ...engine, SVC_RATE_AGENT: '10000000' });
 const auth = { authorization: `Bearer ${dashboardKey}` };
 const getJson = async <T>(route: string): Promise<T> => (await fetch(`${server.url}${route}`, { headers: auth })).json() as Promise<T>;
 const backlog = () => getJson<{ scans: number; ageSeconds: number }>('/api/v1/dashboard/rollup-backlog');
@@ -116,7 +126,7 @@ if (ONLY.has(1)) {
     `load: ${inserted.toLocaleString('en')} inserted in ${seconds(loadEnded - loadStarted)} s (${Math.round(inserted / ((loadEnded - loadStarted) / 1000)).toLocaleString('en')} scans/s); ` +
       `backlog when it ended: ${atEnd.scans.toLocaleString('en')} scans, ${atEnd.ageSeconds} s old`,
   );
-  console.log(`largest log files during the load (sampled every 2 s): database ${(largestLog.database / 1e6).toFixed(0)} MB, rollups ${(largestLog.rollups / 1e6).toFixed(0)} MB`);
+  if (!values.postgres) console.log(`largest log files during the load (sampled every 2 s): database ${(largestLog.database / 1e6).toFixed(0)} MB, rollups ${(largestLog.rollups / 1e6).toFixed(0)} MB`);
   console.log(`${'after the load'.padStart(16)} ${'backlog'.padStart(10)}  slowest query of the pass`);
   let fastFrom: number | null = null;
   while (fastFrom === null && performance.now() - loadEnded < 600_000) {
