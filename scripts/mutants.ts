@@ -3950,6 +3950,14 @@ export const mutants: Mutant[] = [
     tests: ['test/postgres/serve.test.ts'],
   },
   {
+    id: 'jobs-notify-lost-during-drain',
+    bug: "a job queued while the runner's drain makes its last claim waits for the next poll (the notify joins the drain that already looked)",
+    file: 'src/webhooks/queue.ts',
+    original: '      drainAgain = true;\n',
+    replacement: '',
+    tests: [T.jobRunner],
+  },
+  {
     id: 'jobs-lease-without-heartbeat',
     bug: "a run never renews its job's lease, so a run that outlasts it is taken by another instance and runs twice at once",
     file: 'src/webhooks/queue.ts',

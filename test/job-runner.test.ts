@@ -57,6 +57,39 @@ describe('job runner', () => {
       await runner.stop();
     }
   }, 30_000);
+
+  test('a job queued while a drain makes its last claim is run at once, not at the next poll', async () => {
+    t = await makeTestApp();
+    // The drain's claim that finds nothing is held until the job is queued and the runner told.
+    let emptyClaims = 0;
+    let releaseEmptyClaim = () => {};
+    const held = new Promise<void>((resolve) => (releaseEmptyClaim = resolve));
+    const jobs = t.storage.jobs;
+    const queue = createJobQueue(
+      {
+        ...jobs,
+        claim: async (...args) => {
+          const job = await jobs.claim(...args);
+          if (job === null && ++emptyClaims === 1) await held;
+          return job;
+        },
+      },
+      systemClock,
+    );
+    const ran: string[] = [];
+    const runner = createJobRunner(queue, { queued: async (job) => void ran.push(job.storeId) }, () => {});
+    runner.start(600_000); // no poll in the test's time
+    try {
+      expect(await until(() => emptyClaims === 1, 10_000)).toBe(true);
+      await queue.enqueue('queued', 'store-1', {});
+      runner.notify();
+      await Bun.sleep(0);
+      releaseEmptyClaim();
+      expect(await until(() => ran.length === 1, 5_000)).toBe(true);
+    } finally {
+      await runner.stop();
+    }
+  });
 });
 
 describe('job runner: bounds on every run', () => {

@@ -306,8 +306,25 @@ export function createJobRunner(
     return done;
   }
 
+  /**
+   * Drains the due jobs, one drain at a time. A call while a drain is under way asks for one more
+   * after it: that drain's last claim may have looked before the job this call is about was queued,
+   * and the job would otherwise wait for the next poll.
+   */
+  let drainAgain = false;
   const runDueJobs = (): Promise<number> => {
-    running ??= drain().finally(() => {
+    if (running) {
+      drainAgain = true;
+      return running;
+    }
+    running = (async () => {
+      let done = 0;
+      do {
+        drainAgain = false;
+        done += await drain();
+      } while (drainAgain && !stopped);
+      return done;
+    })().finally(() => {
       running = null;
     });
     return running;
