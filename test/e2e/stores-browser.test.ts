@@ -179,8 +179,20 @@ suite('the Stores page polls only while something runs', () => {
     await v.page.clock.install();
     await v.page.goto(`${svc.url}/console/stores`);
     await v.page.getByRole('link', { name: BUSY.domain }).waitFor();
-    // Time stands still from here: only `advance` moves it (the first planned load is still ahead).
-    await v.page.clock.pauseAt((await v.page.evaluate(() => Date.now())) + 10);
+    // Time stands still from here: only `advance` moves it (the first planned load, 2 s after the
+    // list's, is still ahead). The page's clock runs on until the pause: on a busy machine it can
+    // pass the chosen instant before the pause arrives, which refuses a time in the past; the pause
+    // is then tried again from the page's new time.
+    for (let paused = false; !paused; ) {
+      const at = (await v.page.evaluate(() => Date.now())) + 100;
+      paused = await v.page.clock.pauseAt(at).then(
+        () => true,
+        (error: Error) => {
+          if (!/to the past/.test(error.message)) throw error;
+          return false;
+        },
+      );
+    }
     const polls = () => v.page.evaluate(() => (window as unknown as { polls: number[] }).polls);
     /** Runs the page's clock `ms` forward in steps, letting each load finish (real time) before the next step. */
     const advance = async (ms: number) => {
