@@ -34,8 +34,11 @@ async function main(): Promise<number> {
   console.log(`PostgreSQL ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${server.dir})`);
   try {
     const files = process.argv.length > 2 ? process.argv.slice(2) : postgresSuite().map((file) => `./${file}`);
-    // Each test's own limit as `npm test` sets it (package.json).
-    const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...files], {
+    // Each test's own limit as `npm test` sets it (package.json). The whole suite runs its files in
+    // two processes at once: its tests wait on servers, databases and timers more than on the CPU,
+    // and one after another they took half of CI's time (SVC_TEST_POSTGRES_PARALLEL=1: one process).
+    const parallel = process.env.SVC_TEST_POSTGRES_PARALLEL ?? '2';
+    const tests = Bun.spawn([process.execPath, 'test', '--timeout', '30000', `--parallel=${parallel}`, ...files], {
       env: { ...process.env, SVC_TEST_DATABASE_URL: server.url, SVC_TEST_ENGINE: 'postgres' },
       stdin: 'ignore',
       stdout: 'pipe',
