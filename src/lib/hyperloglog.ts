@@ -128,11 +128,6 @@ export class HyperLogLog {
     this.size = 0;
   }
 
-  /** Roughly the bytes this sketch holds in memory (for bounded caches of sketches). */
-  get footprint(): number {
-    return 128 + (this.dense ? REGISTERS : this.sparse!.length * 4);
-  }
-
   /** Merge an encoded sketch (register-wise max). */
   mergeEncoded(bytes: Uint8Array): void {
     if (bytes[0] === DENSE) {

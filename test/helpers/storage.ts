@@ -1,5 +1,6 @@
 // Storage contract tests run one suite on every engine: SQLite always (a new file per test), and
 // PostgreSQL when SVC_TEST_DATABASE_URL is set (npm run test:postgres; a new database per test).
+import { afterEach } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -80,6 +81,33 @@ export async function storageOn(opened: { kind: 'sqlite'; database: Pick<AppData
     close: async () => {
       await storage.changes.close();
       await client.close();
+    },
+  };
+}
+
+/**
+ * What a test opens on the engines, closed after it, the last opened first. Called once at a test
+ * file's top level; `open`, `storageOf` and `closeAfter` register what they open.
+ */
+export function closedAfterEachTest() {
+  const closing: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+  const closeAfter = (close: () => Promise<void>) => void closing.push(close);
+  return {
+    closeAfter,
+    /** A migrated, empty engine for this test. */
+    async open(engine: EngineUnderTest): Promise<OpenedEngine> {
+      const opened = await engine.open();
+      closeAfter(opened.close);
+      return opened;
+    },
+    /** An instance's storage on the engine's database (storageOn). */
+    async storageOf(opened: OpenedEngine): Promise<Storage> {
+      const { storage, close } = await storageOn(opened);
+      closeAfter(close);
+      return storage;
     },
   };
 }

@@ -1,24 +1,20 @@
-import { afterEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import type { DatabaseHealth } from '../../src/storage/health.ts';
 import { postgresDatabaseHealth } from '../../src/storage/postgres/health.ts';
 import { openPostgresClient } from '../../src/storage/postgres/client.ts';
 import { sqliteDatabaseHealth } from '../../src/storage/sqlite/health.ts';
-import { ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
+import { closedAfterEachTest, ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
 
-const closing: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
+const { open, closeAfter } = closedAfterEachTest();
 
 describe.each(ENGINES)('the database health ($name)', (engine) => {
   let opened: OpenedEngine;
   const healthOf = async (): Promise<DatabaseHealth> => {
-    opened = await engine.open();
-    closing.push(opened.close);
+    opened = await open(engine);
     if (opened.kind === 'sqlite') return sqliteDatabaseHealth(opened.database);
     // A pool of its own, named as an instance's, so its connections can be told from the test's.
     const client = openPostgresClient(opened.url, { max: 3, applicationName: 'svc health-test-1a2b3c' });
-    closing.push(() => client.close());
+    closeAfter(() => client.close());
     return postgresDatabaseHealth(client);
   };
 

@@ -2,18 +2,15 @@
 // test: each kind deletes only its own expired rows, oldest first, at most the batch's limit, and
 // answers how many; finished jobs only (queued, running and retrying jobs never), unused leads only.
 // The rows are written and read back with plain SQL that both engines answer alike.
-import { afterEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { createRecordRetention } from '../../src/retention/records.ts';
 import { fixedClock } from '../../src/lib/clock.ts';
 import { DAY_MS } from '../../src/lib/time.ts';
 import type { RetentionRecords } from '../../src/storage/retention.ts';
 import { store } from '../helpers/catalog-data.ts';
-import { ENGINES, query, storageOn, type OpenedEngine } from '../helpers/storage.ts';
+import { closedAfterEachTest, ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
 
-const closing: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
+const { open: openEngine, storageOf } = closedAfterEachTest();
 
 const ids = async (opened: OpenedEngine, table: string) => (await query(opened, `SELECT id FROM ${table} ORDER BY id`)).map((row) => row.id);
 
@@ -29,10 +26,8 @@ const addLead = (opened: OpenedEngine, id: string, verified: boolean, firstScanA
 describe.each(ENGINES)('record retention records ($name)', (engine) => {
   /** The engine, and its retention records as its storage composes them. */
   async function open() {
-    const opened = await engine.open();
-    closing.push(opened.close);
-    const { storage, close } = await storageOn(opened);
-    closing.push(close);
+    const opened = await openEngine(engine);
+    const storage = await storageOf(opened);
     return { opened, storage, retention: storage.retention };
   }
 

@@ -5,7 +5,7 @@
 // (src/signals/service.ts, discovery.ts) over each engine's storage: a hit answers without a
 // promise, and no product is served stale after a write, whether the write committed before the
 // request, while the cache's read was answered, or through another instance.
-import { afterEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import type { MaybePromise } from '../../src/lib/maybe-promise.ts';
 import { createDiscoveryService } from '../../src/signals/discovery.ts';
 import { createSignalService } from '../../src/signals/service.ts';
@@ -13,19 +13,9 @@ import type { HotReads, Storage } from '../../src/storage/index.ts';
 import type { DiscoveryRecords, SignalRecords } from '../../src/storage/signals.ts';
 import type { FaqEntry } from '../../src/faqs/store.ts';
 import { product, store, T0 } from '../helpers/catalog-data.ts';
-import { ENGINES, storageOn, type OpenedEngine } from '../helpers/storage.ts';
+import { closedAfterEachTest, ENGINES } from '../helpers/storage.ts';
 
-const closing: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
-
-/** An instance's storage on the engine's database (test/helpers/storage.ts), closed after the test. */
-async function storageOf(opened: OpenedEngine): Promise<Storage> {
-  const { storage, close } = await storageOn(opened);
-  closing.push(close);
-  return storage;
-}
+const { open: openEngine, storageOf } = closedAfterEachTest();
 
 const ENRICHMENT = { summary: 'Sturdy.', highlights: ['Two-year warranty'], attributes: { Material: 'Canvas' } };
 
@@ -55,8 +45,7 @@ async function settledHit<T>(ask: () => MaybePromise<T>): Promise<T> {
 
 describe.each(ENGINES)('signal records ($name)', (engine) => {
   async function open() {
-    const opened = await engine.open();
-    closing.push(opened.close);
+    const opened = await openEngine(engine);
     return { opened, storage: await storageOf(opened) };
   }
 
@@ -185,8 +174,7 @@ describe.each(ENGINES)('the signal caches over the storage ($name)', (engine) =>
    * announcement after the commit), as it does when their notifications have not arrived yet.
    */
   async function seeded({ quiet = false } = {}) {
-    const opened = await engine.open();
-    closing.push(opened.close);
+    const opened = await openEngine(engine);
     if (quiet && opened.kind === 'postgres') {
       for (const table of ['stores', 'products', 'product_variants', 'product_enrichments', 'faq_entries', 'faq_entity_changes']) await opened.client.sql.unsafe(`DROP TRIGGER ${table}_changes ON ${table}`);
     }

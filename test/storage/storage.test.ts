@@ -1,32 +1,15 @@
-import { afterEach, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { createKeyStore } from '../../src/auth/keys.ts';
 import { systemClock } from '../../src/lib/clock.ts';
-import type { Storage } from '../../src/storage/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createWebhookServices } from '../../src/webhooks/services.ts';
 import { groupSlice } from '../../src/lib/group-commit.ts';
 import type { DeliveryEffect } from '../../src/webhooks/deliveries.ts';
 import { changesHeardBy } from '../helpers/app.ts';
 import { product, store, T0 } from '../helpers/catalog-data.ts';
-import { ENGINES, storageOn, type OpenedEngine } from '../helpers/storage.ts';
+import { closedAfterEachTest, ENGINES } from '../helpers/storage.ts';
 
-const closing: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
-
-/** An instance's storage on the engine's database (test/helpers/storage.ts), closed after the test. */
-async function storageOf(opened: OpenedEngine): Promise<Storage> {
-  const { storage, close } = await storageOn(opened);
-  closing.push(close);
-  return storage;
-}
-
-async function open(engine: (typeof ENGINES)[number]): Promise<OpenedEngine> {
-  const opened = await engine.open();
-  closing.push(opened.close);
-  return opened;
-}
+const { open, storageOf } = closedAfterEachTest();
 
 describe.each(ENGINES)('the storage ($name)', (engine) => {
   test('every records method answers with its value or a real Promise, never another thenable (a drizzle query): callers on the hot GETs tell a late answer by instanceof Promise', async () => {
