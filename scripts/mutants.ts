@@ -3950,6 +3950,14 @@ export const mutants: Mutant[] = [
     tests: ['test/postgres/serve.test.ts'],
   },
   {
+    id: 'redis-refused-handshake-unnamed',
+    bug: "a wrong or missing Redis password is logged as Bun's client reports it, 'Connection closed', as if the network failed",
+    file: 'src/ratelimit/redis.ts',
+    original: '      const refused = !outageLogged && isConnectionClosed(error) ? await handshakeRefusal(url, CONNECT_TIMEOUT_MS, scrub) : null;\n',
+    replacement: '      const refused = null;\n',
+    tests: [T.rateLimitRedis],
+  },
+  {
     id: 'jobs-notify-lost-during-drain',
     bug: "a job queued while the runner's drain makes its last claim waits for the next poll (the notify joins the drain that already looked)",
     file: 'src/webhooks/queue.ts',

@@ -3,6 +3,7 @@ import type { RedisClient } from 'bun';
 import { fixedClock } from '../src/lib/clock.ts';
 import { createTokenBuckets } from '../src/ratelimit/buckets.ts';
 import { bucketKey, createRedisBuckets, KEY_PREFIX, TAKE_SCRIPT_SHA, type RedisBuckets } from '../src/ratelimit/redis.ts';
+import { handshakeRefusal } from '../src/ratelimit/redis-handshake.ts';
 import { createTierLimiter } from '../src/ratelimit/tiers.ts';
 import { loadConfig } from '../src/config.ts';
 import { bearer, jsonRequest, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
@@ -200,6 +201,41 @@ describeRedis('rate limits shared in Redis (issue 31 item 1)', () => {
     expect(await shared.take('agent', `flushed-${crypto.randomUUID()}`, 10, 1, null)).toMatchObject({ allowed: true, remaining: 9 });
     expect(await inspect.send('SCRIPT', ['EXISTS', TAKE_SCRIPT_SHA])).toEqual([1]);
     expect(shared.fallbacks).toBe(0);
+  });
+
+  test('a refused handshake is named in the outage\'s one log line, not as a closed connection: a wrong password or user (WRONGPASS), none given (NOAUTH); the password never shown', async () => {
+    const port = new URL(redis.url).port;
+    const linesFor = async (url: string) => {
+      const lines: Record<string, unknown>[] = [];
+      await sharedBuckets({ url, log: (level, msg, fields) => lines.push({ level, msg, ...fields }) });
+      return lines;
+    };
+    const wrongPassword = await linesFor(`redis://:${ENCODED_PASSWORD}-wrong@127.0.0.1:${port}/0`);
+    const wrongUser = await linesFor(`redis://nobody:${ENCODED_PASSWORD}@127.0.0.1:${port}/0`);
+    const noPassword = await linesFor(`redis://127.0.0.1:${port}/0`);
+    for (const lines of [wrongPassword, wrongUser]) {
+      expect(lines).toEqual([expect.objectContaining({ level: 'error', reason: expect.stringMatching(/^Redis refused the user name or password in the URL \(WRONGPASS/) })]);
+    }
+    expect(noPassword).toEqual([expect.objectContaining({ level: 'error', reason: expect.stringMatching(/^Redis asks for a password and the URL gives none \(NOAUTH/) })]);
+    for (const secret of [PASSWORD, ENCODED_PASSWORD, 'Zx81']) expect(JSON.stringify([wrongPassword, wrongUser, noPassword])).not.toContain(secret);
+  });
+
+  test('a Redis too old for HELLO (before 6) is named as such; a Redis that refuses nothing leaves the client\'s own error', async () => {
+    // A server that answers every command as a Redis 5 answers HELLO.
+    const old = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: { data: (socket) => void socket.write("-ERR unknown command 'HELLO'\r\n") },
+    });
+    undo.push(() => old.stop(true));
+    const scrub = (text: string) => text;
+    expect(await handshakeRefusal(`redis://127.0.0.1:${old.port}`, 1000, scrub)).toStartWith('Redis does not know HELLO: svc needs Redis 6 or newer');
+    expect(await handshakeRefusal(redis.url, 1000, scrub)).toBeNull();
+    // Nothing listening: nothing to name.
+    const closedPort = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data: () => {} } });
+    const port = closedPort.port;
+    closedPort.stop(true);
+    expect(await handshakeRefusal(`redis://127.0.0.1:${port}`, 1000, scrub)).toBeNull();
   });
 
   test('Redis stopped mid-run: each instance limits with its own buckets (never unlimited), counts each fallback, logs one line; started again, takes go back to Redis', async () => {

@@ -2,6 +2,7 @@ import { RedisClient } from 'bun';
 import { backoffMs } from '../lib/backoff.ts';
 import { passwordScrubber, urlShown } from '../lib/url-credentials.ts';
 import { bucketDecision, WINDOW_MS } from './buckets.ts';
+import { handshakeRefusal } from './redis-handshake.ts';
 import type { SharedBuckets, Tier, TierDecision } from './tiers.ts';
 
 /**
@@ -87,6 +88,9 @@ interface Link {
 /** A server error reply naming a script Redis does not hold (after a restart or SCRIPT FLUSH). */
 const isNoScript = (error: unknown) => String((error as Error)?.message).startsWith('NOSCRIPT');
 
+/** Bun's client ending a connection without a reason of its own (Redis closed it, or refused its handshake). */
+const isConnectionClosed = (error: unknown) => (error as { code?: string })?.code === 'ERR_REDIS_CONNECTION_CLOSED';
+
 /** Rejects when `promise` has not settled after `ms` (for connection attempts, off the request path). */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: Timer | undefined;
@@ -167,7 +171,11 @@ export function createRedisBuckets({ url, takeTimeoutMs }: { url: string; takeTi
       await within(client.send('EVALSHA', [TAKE_SCRIPT_SHA, '1', PROBE_KEY, '1', '0']), CONNECT_TIMEOUT_MS, 'probe take');
     } catch (error) {
       client.close();
-      if (!closed) unreachable(scrub(error));
+      if (closed) return;
+      // The client says "Connection closed" for a refused handshake too: the outage's one log line
+      // names the refusal (a wrong or missing password, a Redis too old), asked on a plain connection.
+      const refused = !outageLogged && isConnectionClosed(error) ? await handshakeRefusal(url, CONNECT_TIMEOUT_MS, scrub) : null;
+      if (!closed) unreachable(refused ?? scrub(error));
       return;
     }
     if (closed) {
