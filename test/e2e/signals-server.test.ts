@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { platformAProduct } from '../fakes/payloads.ts';
 import { tempDir } from '../helpers/app.ts';
 import { runCli } from '../helpers/cli.ts';
+import { onceHeard } from '../helpers/engine.ts';
 import { spawnServer, type SpawnedServer } from '../helpers/server.ts';
 import { signedPlatformADelivery } from '../helpers/signals.ts';
 
@@ -61,7 +62,8 @@ test('a spawned server: webhook-synced product, enrichment and FAQ become signal
   expect((await faqs.json()).items).toEqual([{ id: expect.any(String), question: 'Laptop?', answer: '<p>Yes.</p>' }]);
 
   expect((await runCli(['keys', 'revoke', widget.id, '--data-dir', data.dir], { env })).code).toBe(0);
-  expect((await fetch(`${server.url}/api/v1/public/faqs?type=product&ref=777`, { headers: { 'X-Api-Key': widget.key, Origin: origin } })).status).toBe(403);
+  const askFaqs = async () => (await fetch(`${server.url}/api/v1/public/faqs?type=product&ref=777`, { headers: { 'X-Api-Key': widget.key, Origin: origin } })).status;
+  expect(await onceHeard(askFaqs, (status) => status !== 200)).toBe(403);
 
   expect((await deliver('app/uninstalled', { id: 1, domain: SHOP })).status).toBe(200);
   for (const ext of ['jsonld', 'llm', 'md', 'meta']) expect((await fetch(`${server.url}/api/v1/platform-a/products/777.${ext}`)).status).toBe(410);

@@ -1,7 +1,6 @@
 // Which engine this test run composes svc on: SQLite (`npm test`), or PostgreSQL under
-// `npm run test:postgres` (SVC_TEST_ENGINE=postgres). Test files not yet run on PostgreSQL are
-// listed, each with its reason, in scripts/postgres-suite.ts; a test about SQLite itself says so
-// with testSqliteOnly, with the reason, and is skipped (never silently) on PostgreSQL.
+// `npm run test:postgres` (SVC_TEST_ENGINE=postgres). A test about SQLite itself says so with
+// testSqliteOnly, with the reason, and is skipped (never silently) on PostgreSQL.
 import { Database } from 'bun:sqlite';
 import { test } from 'bun:test';
 import { SQL } from 'bun';
@@ -14,6 +13,25 @@ export { POSTGRES_MODE };
 export function testSqliteOnly(reason: string, label: string, body: () => unknown, timeout?: number): void {
   if (POSTGRES_MODE) test.skip(`${label} (SQLite only: ${reason})`, body as () => void);
   else test(label, body as () => void, timeout);
+}
+
+/** How long a server on PostgreSQL may take to hear of another process's commit (issue 31: within 1 s). */
+export const HEARD_WITHIN_MS = 1000;
+
+/**
+ * A running server's answer once it has heard of a change another process committed: on SQLite the
+ * next answer (a request looks at the file's change counter), on PostgreSQL the first that `heard`
+ * accepts within HEARD_WITHIN_MS (the change reaches the server by NOTIFY, a few ms after the
+ * commit). Answers the last answer asked, whether `heard` accepts it or not.
+ */
+export async function onceHeard<T>(ask: () => Promise<T>, heard: (answer: T) => boolean): Promise<T> {
+  const deadline = performance.now() + (POSTGRES_MODE ? HEARD_WITHIN_MS : 0);
+  let answer = await ask();
+  while (!heard(answer) && performance.now() < deadline) {
+    await Bun.sleep(10);
+    answer = await ask();
+  }
+  return answer;
 }
 
 const databases = new Map<string, Promise<string>>();
