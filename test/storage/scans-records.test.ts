@@ -14,6 +14,7 @@ import { postgresScanStorage } from '../../src/storage/postgres/scans.ts';
 import { sqliteScanStorage } from '../../src/storage/sqlite/scans.ts';
 import type { NormalizedScan } from '../../src/telemetry/payload.ts';
 import { createScanWriter } from '../../src/telemetry/writer.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
 import { ENGINES, query, type OpenedEngine } from '../helpers/storage.ts';
 
 /** 2026-06-10T00:00:00Z: scans are dated around it. */
@@ -382,6 +383,34 @@ describe.each(ENGINES)('scans records on $name', (engine) => {
     expect(await storage.reads.backlog()).toEqual({ scans: 0, oldestReceivedAt: null });
     expect(await rollups.runOnce()).toBe(0);
     expect(await total()).toBe(11);
+  });
+
+  test.skipIf(engine.name !== 'postgres')("a transaction open in another database of the server (another application's) does not hold the fold back; one open in this database does", async () => {
+    await open();
+    if (opened.kind !== 'postgres') throw new Error('unreachable');
+    // Transaction ids are the server's: this one, begun first and left open, is older than every scan.
+    const other = await createTestDatabase();
+    const elsewhere = new SQL({ url: other.url, max: 1 });
+    const session = await elsewhere.reserve();
+    closers.push(async () => {
+      session.release();
+      await elsewhere.close();
+      await other.drop();
+    });
+    await session`BEGIN`;
+    await session`SELECT pg_current_xact_id()`;
+    await write(...spread(10, T0));
+    expect(await roller().runOnce()).toBe(10);
+    // The same in this database (a session that took an id and wrote nothing yet) holds it back.
+    const here = await opened.client.sql.reserve();
+    closers.push(async () => here.release());
+    await here`BEGIN`;
+    await here`SELECT pg_current_xact_id()`;
+    await write(...spread(5, T0 + 1000));
+    expect(await roller().runOnce()).toBe(0);
+    await here`COMMIT`;
+    expect(await roller().runOnce()).toBe(5);
+    await session`COMMIT`;
   });
 
   test('a fold stops at a transaction boundary once a batch is full, and the next batch goes on from there', async () => {

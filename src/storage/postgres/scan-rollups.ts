@@ -36,13 +36,35 @@ const WRITE_CELLS =
 const CELLS_PER_STATEMENT = 20_000;
 
 /**
+ * `upto`: every transaction below it that could have written svc's scans has ended. Transaction ids
+ * are the whole server's, so the snapshot's xmin is held back by a transaction open in any database
+ * (another application's long report, a pg_dump of another database), and the roller would fold
+ * nothing while it lasts. The transactions still running are the snapshot's xip; those whose
+ * backend is connected to another database cannot write this one's tables and are passed over
+ * (pg_stat_activity.backend_xid holds a top-level id's low 32 bits). Any other (this database's,
+ * a subtransaction's, a prepared one's, or one whose session's id is not shown) holds `upto` back
+ * as before; with none running, `upto` is the snapshot's xmax.
+ */
+const FINAL_BELOW = `
+  WITH snapshot AS (SELECT pg_current_snapshot() AS s),
+  elsewhere AS (
+    SELECT backend_xid::text::bigint AS xid FROM pg_stat_activity
+    WHERE backend_xid IS NOT NULL AND datid IS DISTINCT FROM (SELECT oid FROM pg_database WHERE datname = current_database())
+  )
+  SELECT least(
+    pg_snapshot_xmax(s)::text::bigint,
+    (SELECT min(x::text::bigint) FROM pg_snapshot_xip(s) AS x WHERE x::text::bigint % 4294967296 NOT IN (SELECT xid FROM elsewhere))
+  )::float8 AS upto
+  FROM snapshot`;
+
+/**
  * The roller and scan retention on PostgreSQL, as its Worker runs them (scan-roller-worker.ts; which
  * instance runs it is the caller's choice), each batch one transaction.
  *
  * The watermark is a transaction id (issue 30: a watermark over values taken at insert, a sequence's,
  * could pass a row whose transaction commits after a later one's). Every scan carries the id of the
  * transaction that wrote it (`xact`). A batch reads `upto`, the oldest transaction id still running
- * (pg_snapshot_xmin of the current snapshot): every transaction below it has ended, so the rows with
+ * that could write this database (FINAL_BELOW): every such transaction below it has ended, so the rows with
  * `xact < upto` are final, and a transaction still open, or not yet given an id, writes rows with an
  * id at or above it. The batch folds the rows with `watermark <= xact < end` (end = upto, or a
  * transaction boundary below it when more than a batch waits) and stores `watermark = end` in the
@@ -95,7 +117,7 @@ export function postgresScanRollups(client: Pick<PostgresClient, 'sql'>, changes
       // Locked first: a second roller (or a retention step) waits for this batch, then reads its watermark.
       const [state] = await tx`SELECT watermark::float8 AS watermark, days_from::float8 AS days_from, months_from::float8 AS months_from FROM scan_rollup_state WHERE id = 1 FOR UPDATE`;
       const watermark: number = state.watermark;
-      const [{ upto }] = await tx`SELECT pg_snapshot_xmin(pg_current_snapshot())::text::float8 AS upto`;
+      const [{ upto }] = await tx.unsafe(FINAL_BELOW);
       if (upto <= watermark) return { scans: 0, more: false };
       // More than a batch waits: stop at the transaction of the row past the batch (all of one
       // transaction's rows are folded together; the first one's whole, however many it wrote).
