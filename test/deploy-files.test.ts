@@ -79,6 +79,19 @@ describe('compose.yaml (one instance)', () => {
     expect(single.services.postgres?.profiles).toEqual(['postgres']);
   });
 
+  test('a service under a profile requires no variable: Compose reads every service\'s variables before it picks the profiles, so `docker compose up` would stop for a setting of a service it does not start', () => {
+    const text = read('compose.yaml');
+    for (const [name, service] of Object.entries(single.services).filter(([, service]) => service.profiles)) {
+      // The service's lines, up to the next top-level key or service.
+      const at = text.indexOf(`\n  ${name}:\n`);
+      const lines = text.slice(at + 1).split('\n').slice(1);
+      const end = lines.findIndex((line) => /^(  )?\S/.test(line));
+      const own = lines.slice(0, end < 0 ? undefined : end).filter((line) => !line.trim().startsWith('#')).join('\n');
+      expect(at, name).toBeGreaterThan(0);
+      expect(own, `${name} (profiles ${service.profiles})`).not.toMatch(/\$\{[A-Z_]+:?\?/);
+    }
+  });
+
   test('it serves on 127.0.0.1:3000 behind one proxy hop, and refuses to start without its two secrets', () => {
     const svc = single.services.svc!;
     expect(svc.ports).toEqual(['127.0.0.1:3000:3000']);
