@@ -193,6 +193,8 @@ export function createJobRunner(
   const releaseLeftLeases = options.releaseLeftLeases ?? true;
   const budgetMs = Math.min(options.budgetMs ?? DEFAULT_JOB_BUDGET_MS, Math.floor(queue.leaseMs * 0.75));
   let running: Promise<number> | null = null;
+  /** A drain was asked for while one ran: another follows it. */
+  let drainAgain = false;
   let timer: ReturnType<typeof setInterval> | null = null;
   let stopped = false;
   let failures = 0;
@@ -308,10 +310,9 @@ export function createJobRunner(
 
   /**
    * Drains the due jobs, one drain at a time. A call while a drain is under way asks for one more
-   * after it: that drain's last claim may have looked before the job this call is about was queued,
-   * and the job would otherwise wait for the next poll.
+   * after it (drainAgain): that drain's last claim may have looked before the job this call is about
+   * was queued, and the job would otherwise wait for the next poll.
    */
-  let drainAgain = false;
   const runDueJobs = (): Promise<number> => {
     if (running) {
       drainAgain = true;

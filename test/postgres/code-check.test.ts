@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, expect, test } from 'bun:test';
 import { SQL } from 'bun';
 import { migrationsCode } from '../../src/storage/postgres/db/code-check.ts';
-import { POSTGRES_MIGRATIONS_FOLDER } from '../../src/storage/postgres/db/migrate.ts';
+import { migrationTags, POSTGRES_MIGRATIONS_FOLDER } from '../../src/storage/postgres/db/migrate.ts';
 import { runCli } from '../helpers/cli.ts';
 import { tempDir } from '../helpers/app.ts';
 import { createTestDatabase, describePostgres, type TestDatabase } from '../helpers/postgres.ts';
@@ -38,7 +38,7 @@ describePostgres('svc runs no code in its PostgreSQL database that its migration
 
   test('the check knows every table of a migrated database, and every trigger on them as svc\'s own', async () => {
     const applied = Number((await sql`SELECT count(*) AS n FROM drizzle.__drizzle_migrations`)[0].n);
-    const known = migrationsCode(POSTGRES_MIGRATIONS_FOLDER, applied);
+    const known = migrationsCode(POSTGRES_MIGRATIONS_FOLDER, migrationTags(POSTGRES_MIGRATIONS_FOLDER).slice(0, applied));
     const tables = (await sql`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name <> 'witness' ORDER BY 1`).map((row: { table_name: string }) => row.table_name);
     expect([...known.tables].sort()).toEqual(tables);
     const triggers = (await sql`SELECT c.relname || '.' || t.tgname AS trigger FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal ORDER BY 1`).map((row: { trigger: string }) => row.trigger);

@@ -30,13 +30,12 @@ export class PostgresCodeMismatchError extends Error {
 /** drizzle's table of applied migrations, which svc writes while it migrates. */
 const MIGRATIONS_TABLE = { schema: 'drizzle', table: '__drizzle_migrations' };
 
-/** What svc's first `applied` migrations create: its tables, the triggers on them (`table.trigger`), and the trigger functions' bodies. */
-export function migrationsCode(folder: string, applied: number): { tables: Set<string>; triggers: Set<string>; functions: Map<string, string> } {
-  const journal = JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+/** What the `applied` migrations (their tags, in order) create: svc's tables, the triggers on them (`table.trigger`), and the trigger functions' bodies. */
+export function migrationsCode(folder: string, applied: string[]): { tables: Set<string>; triggers: Set<string>; functions: Map<string, string> } {
   const tables = new Set<string>();
   const triggers = new Set<string>();
   const functions = new Map<string, string>();
-  for (const { tag } of journal.entries.slice(0, applied)) {
+  for (const tag of applied) {
     const text = readFileSync(path.join(folder, `${tag}.sql`), 'utf8');
     for (const [, table] of text.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?"?(\w+)"?/gi)) tables.add(table!);
     for (const [, table] of text.matchAll(/DROP TABLE (?:IF EXISTS )?"?(\w+)"?/gi)) tables.delete(table!);
@@ -47,8 +46,8 @@ export function migrationsCode(folder: string, applied: number): { tables: Set<s
   return { tables, triggers, functions };
 }
 
-/** The triggers and rules on svc's tables and on drizzle's, with the functions the triggers call, against what `applied` migrations create. */
-export async function codeDifferences(session: ReservedSQL, folder: string, applied: number): Promise<CodeDifference[]> {
+/** The triggers and rules on svc's tables and on drizzle's, with the functions the triggers call, against what the `applied` migrations create. */
+export async function codeDifferences(session: ReservedSQL, folder: string, applied: string[]): Promise<CodeDifference[]> {
   const expected = migrationsCode(folder, applied);
   const tables = [...expected.tables];
   const found = (await session`

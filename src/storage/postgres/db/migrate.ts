@@ -24,9 +24,9 @@ export class PostgresSchemaTooNewError extends Error {
   }
 }
 
-/** Migrations in the folder's journal. */
-function bundledMigrations(folder: string): number {
-  return (JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
+/** The migrations in the folder's journal, in the order they run: each one's tag (`<tag>.sql`). */
+export function migrationTags(folder: string): string[] {
+  return (JSON.parse(readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] }).entries.map((entry) => entry.tag);
 }
 
 /** Migrations recorded in drizzle's table, 0 before the first migration created it. */
@@ -56,11 +56,11 @@ export async function migratePostgres(url: string, migrationsFolder: string = PO
       await session`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY}::bigint)`;
       try {
         const before = await recordedMigrations(session);
-        const bundled = bundledMigrations(migrationsFolder);
+        const tags = migrationTags(migrationsFolder);
         // Migrating down is not a thing: a newer svc's schema may hold what this one would break.
-        if (before > bundled) throw new PostgresSchemaTooNewError(before, bundled);
+        if (before > tags.length) throw new PostgresSchemaTooNewError(before, tags.length);
         // Nothing of svc's is written (not even the migrations' records) while code svc did not create waits on its tables.
-        const differences = await codeDifferences(session, migrationsFolder, before);
+        const differences = await codeDifferences(session, migrationsFolder, tags.slice(0, before));
         if (differences.length > 0) throw new PostgresCodeMismatchError(differences);
         await migrate(drizzle({ client: session }), { migrationsFolder });
         const total = await recordedMigrations(session);
