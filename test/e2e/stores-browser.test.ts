@@ -109,6 +109,25 @@ suite('store removal in the console', () => {
     await finishVisit(v);
   }, FLOW_MS);
 
+  test('opened again before the close event of its last closing (a quick Escape, then Enter), the dialog opens', async () => {
+    const v = await open(`/console/stores/${ids[PAUSE.domain]!}`);
+    const dialog = v.page.getByRole('dialog', { name: `Remove ${PAUSE.domain}?` });
+    await v.page.getByRole('button', { name: 'Remove store…' }).click();
+    await dialog.getByText('3 products').waitFor();
+    // Closed as Escape closes it (the close event follows a task later) and opened again within the
+    // same task, so the click comes first: the order a busy machine gave a person's Escape, Enter.
+    await v.page.evaluate(() => {
+      document.querySelector('dialog')!.close();
+      document.querySelector<HTMLButtonElement>('.danger-zone > button')!.click();
+    });
+    await dialog.getByText('3 products').waitFor();
+    expect(await focusedText(v.page)).toBe('Cancel');
+    await v.page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await focusedText(v.page)).toBe('Remove store…');
+    await finishVisit(v);
+  }, FLOW_MS);
+
   test('at 360 px the dialog fits, and "Disconnect only" keeps the data and shows the store disconnected', async () => {
     const id = ids[KEEP.domain]!;
     const v = await open(`/console/stores/${id}`, { viewport: { width: 360, height: 740 } });

@@ -54,7 +54,10 @@ type Choice = 'remove' | 'disconnect';
 export function RemoveStore({ store, onDone }: { store: Store; onDone: (removal: Removal) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const opener = useRef<HTMLButtonElement>(null);
-  const [open, setOpen] = useState(false);
+  // Each "Remove store…" asks for the dialog once more; the dialog itself says whether it is open.
+  // (A copy of that in state went stale: the close event of an Escape arrives a task later, and a
+  // quick Enter on the button in between was undone by it, leaving the dialog shut.)
+  const [opened, setOpened] = useState(0);
   const [counts, setCounts] = useState<StoreHoldings | null>(null);
   const [choice, setChoice] = useState<Choice>('remove');
   const counting = useAction();
@@ -62,22 +65,20 @@ export function RemoveStore({ store, onDone }: { store: Store; onDone: (removal:
   const disconnected = store.status === 'inactive' && store.disconnectedAt !== null;
 
   useEffect(() => {
-    if (open && !dialog.current?.open) dialog.current?.showModal();
-    if (!open && dialog.current?.open) dialog.current.close();
-  }, [open]);
+    // After the render that reset the dialog's content, so it never shows the last opening's.
+    if (opened > 0 && !dialog.current?.open) dialog.current?.showModal();
+  }, [opened]);
 
   const show = async () => {
     setChoice('remove');
     setCounts(null);
     action.clear();
-    setOpen(true);
+    setOpened((n) => n + 1);
     const answer = await counting.run(() => api<{ counts: StoreHoldings }>(`/api/v1/admin/stores/${encodeURIComponent(store.id)}/data`));
     if (answer) setCounts(answer.counts);
   };
-  const closed = () => {
-    setOpen(false);
-    opener.current?.focus();
-  };
+  // Focus goes back to the button (it does nothing while a new opening's modal dialog is up).
+  const closed = () => opener.current?.focus();
   const confirm = async () => {
     const query = choice === 'disconnect' ? '?keepData=true' : '';
     const removal = await action.run(() => api<Removal>(`/api/v1/admin/stores/${encodeURIComponent(store.id)}${query}`, { method: 'DELETE' }));
