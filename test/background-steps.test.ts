@@ -260,7 +260,9 @@ describe('WAL checkpointer', () => {
     });
     await checkpointer.stop();
     expect(largestCut).toBeGreaterThan(0);
-    expect(largestCut).toBeLessThanOrEqual(STEP);
+    // A step, plus what was written between the checkpoint that set the limit and the restart (the
+    // file grows meanwhile: 190 KB once on a loaded machine); cut at once, it would be over 5 steps.
+    expect(largestCut).toBeLessThanOrEqual(2 * STEP);
     expect(size).toBeLessThan(peak - 3 * STEP);
   });
 });
