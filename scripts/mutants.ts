@@ -5391,4 +5391,30 @@ export const mutants: Mutant[] = [
     replacement: '  if (backlog.scans >= 0) return null;',
     tests: [T.consoleBacklogBrowser],
   },
+  {
+    id: 'stores-added-without-connection-job',
+    bug: 'a new store is committed without the job that connects it (enqueued after), so the scheduled reconciliation can start an import the connection then starts over',
+    file: 'src/storage/sqlite/stores.ts',
+    original: `      const row = db.insert(stores).values(store).onConflictDoNothing().returning().get() ?? null;
+      if (row && connection) jobs.enqueue(connection);`,
+    replacement: `      const row = db.insert(stores).values(store).onConflictDoNothing().returning().get() ?? null;`,
+    tests: [T.syncReconcile, T.storesRecords],
+  },
+  {
+    id: 'stores-credentials-without-connection-job',
+    bug: 'new credentials are committed without the job that connects the store again',
+    file: 'src/storage/postgres/stores.ts',
+    original: `            .returning();
+          if (row && connection) await insertJob(tx, connection);`,
+    replacement: `            .returning();`,
+    tests: [T.storesRecords],
+  },
+  {
+    id: 'stores-stored-connection-job-not-run',
+    bug: 'the connection runs in a job of its own beside the one stored with the store, which stays running until its lease ends and then connects the store a second time',
+    file: 'src/stores/admin.ts',
+    original: 'connections.run(row.id, work, stored),',
+    replacement: 'connections.run(row.id, work),',
+    tests: [T.syncReconcile],
+  },
 ];

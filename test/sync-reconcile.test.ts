@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { startFakePlatformA, type FakePlatformA } from './fakes/platform-a.ts';
 import { platformAProduct } from './fakes/payloads.ts';
-import { bearer, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
+import { bearer, jsonRequest, makeTestApp, tempDir, type TestApp } from './helpers/app.ts';
 import { runCli } from './helpers/cli.ts';
 import { createStore, getProduct } from './helpers/stores.ts';
 import { listAllProducts, runSync } from './helpers/sync.ts';
@@ -117,6 +117,35 @@ describe('catalogue reconciliation', () => {
     expect(fake.stats.productPages).toHaveLength(1);
     // Connected, it is the schedule's again.
     expect(await t.webhooks.sync.reconcileDue(0)).toBe(1);
+  });
+
+  test('the schedule, run the moment a store or its new credentials are committed, leaves the store to its connection: they are committed with its job, and each import reads each page once', async () => {
+    fake = startFakePlatformA([{ domain: SHOP, ...CREDENTIALS, currency: 'EUR', products: Array.from({ length: 5 }, (_, i) => product(4001 + i)) }]);
+    Object.assign(fake.bucket, { maximumAvailable: 100_000, restoreRate: 100_000 });
+    // What the schedule started each time it ran right after one of those writes (on PostgreSQL the
+    // leader's reconciliation runs beside every other instance's requests).
+    const started: number[] = [];
+    let reconcile: (() => Promise<number>) | null = null;
+    const thenReconcile = async <T,>(written: Promise<T>): Promise<T> => {
+      const row = await written;
+      if (reconcile) started.push(await reconcile());
+      return row;
+    };
+    t = await makeTestApp({
+      listen: true,
+      env: { SVC_PLATFORM_A_API_BASE: fake.url },
+      storage: (given) => ({ ...given, stores: { ...given.stores, add: (...args) => thenReconcile(given.stores.add(...args)), saveCredentials: (...args) => thenReconcile(given.stores.saveCredentials(...args)) } }),
+    });
+    reconcile = () => t.webhooks.sync.reconcileDue(0);
+    const { store } = await createStore(t, { platform: 'platform-a', domain: SHOP, credentials: CREDENTIALS });
+    expect(await runSync(t, store.id)).toMatchObject({ state: 'idle', trigger: 'connect', kinds: { products: { pages: 1, items: 5 } } });
+    const saved = await t.request(`/api/v1/admin/stores/${store.id}/credentials`, jsonRequest('PUT', { credentials: CREDENTIALS }, bearer(await t.keyWith('admin'))));
+    expect(saved.status).toBe(200);
+    expect(await runSync(t, store.id)).toMatchObject({ state: 'idle', trigger: 'credentials', kinds: { products: { pages: 1, items: 5 } } });
+    expect(started).toEqual([0, 0]);
+    expect(fake.stats.productPages).toHaveLength(2);
+    // Each connection ran in the job stored with it: two, both done.
+    expect((await t.query("SELECT status FROM jobs WHERE kind = 'store.connect'")).map((row) => row.status)).toEqual(['done', 'done']);
   });
 
   test('SVC_SYNC_INTERVAL_HOURS: default 24, 0 turns the schedule off, other values are refused', async () => {

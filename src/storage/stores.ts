@@ -29,15 +29,20 @@ export interface StoreRecords {
   byRef(platform: Platform, platformRef: string): Promise<StoreRecord | null>;
   /** Every store, oldest first (creation time, then id). */
   list(): Promise<StoreRecord[]>;
-  /** Stores the new store; null (nothing stored) when another store of its platform has its reference. */
-  add(store: StoreRecord): Promise<StoreRecord | null>;
+  /**
+   * Stores the new store, and in the same transaction `connection` (the job that connects it), so
+   * no one sees the store without it; null (nothing stored) when another store of its platform has
+   * its reference.
+   */
+  add(store: StoreRecord, connection?: NewJob): Promise<StoreRecord | null>;
   /**
    * New credentials saved as the store's, with what comes with them: hooks to register again (no
    * error, no topics), active and reconnected (no deactivation, withdrawal or disconnection), the
    * currency when one is given, updated at `at`. `'ref_taken'` (nothing written) when another store
-   * of its platform has `platformRef`; null when there is no such store.
+   * of its platform has `platformRef`; null when there is no such store. `connection` (the job that
+   * connects it again) is stored in the same transaction.
    */
-  saveCredentials(id: string, saved: SavedCredentials, at: number): Promise<StoreRecord | 'ref_taken' | null>;
+  saveCredentials(id: string, saved: SavedCredentials, at: number, connection?: NewJob): Promise<StoreRecord | 'ref_taken' | null>;
   /** Every store's sealed values that are not stored plain (`plain:`): what must open with this svc's key. */
   sealedValues(): Promise<Pick<StoreRecord, 'id' | 'credentials' | 'webhookSecret'>[]>;
   /**

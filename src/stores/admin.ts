@@ -8,6 +8,7 @@ import { parseCredentials, type ParsedCredentials } from './credentials.ts';
 import { toStoreView, type StoreRegistry, type StoreView, type StoreRecord } from './registry.ts';
 import type { RemovalOutcome, StoreHoldings, StoreRemoval } from './removal.ts';
 import { parseStoreSettings, type StoreSettings } from './settings.ts';
+import type { NewJob } from '../webhooks/queue.ts';
 
 export type { StoreSync };
 
@@ -17,17 +18,23 @@ export type StoreResponse<SyncView = unknown> = StoreView & { webhookUrl: string
 export type RemovalResponse<SyncView = unknown> = RemovalOutcome & { store: StoreResponse<SyncView> | null };
 
 /**
- * Runs a store's connection (stores/connect.ts) in a job of its own, now; resolves with its outcome,
- * or undefined when it did not end in one (stopped by the shutdown).
+ * Runs a store's connection (stores/connect.ts) in a job of its own, now: `stored`, the job stored
+ * with the store's credentials, or else a new one; resolves with its outcome, or undefined when it
+ * did not end in one (stopped by the shutdown).
  */
-export type RunConnection = (storeId: string, work: ConnectWork) => Promise<{ currencyError?: string } | undefined>;
+export type RunConnection = (storeId: string, work: ConnectWork, stored?: NewJob) => Promise<{ currencyError?: string } | undefined>;
 
 interface AdminDeps<SyncView> {
   stores: StoreRegistry;
   settings: PlatformSettings & { platformAShopSuffix: string };
   sync: StoreSync<SyncView>;
   removal: Pick<StoreRemoval, 'remove' | 'holdings'>;
-  connections: { run: RunConnection; connectWithoutApi: (storeId: string, work: ConnectWork) => Promise<{ currencyError?: string }> };
+  connections: {
+    /** The job that connects the store, to store with its credentials. */
+    job: (storeId: string, work: ConnectWork) => NewJob;
+    run: RunConnection;
+    connectWithoutApi: (storeId: string, work: ConnectWork) => Promise<{ currencyError?: string }>;
+  };
   /** How long a request that connects a store waits for the connection before answering with its state so far (it goes on in the background). */
   answerWithinMs: number;
 }
@@ -42,9 +49,9 @@ const beingRemoved = (id: string) => new ApiError(409, 'store_being_removed', `s
 const targetField = (platform: Platform) => (platform === 'platform-c' ? 'credentials.siteUrl' : 'domain');
 
 /**
- * Store administration: saving credentials commits the store first, then connects it (hooks, the
- * currency when it was not given, then an import) in a job of its own. The request answers once
- * that is done, or after `answerWithinMs` with the store as it is then (`hooks.status:
+ * Store administration: saving credentials commits the store with the job that connects it (hooks,
+ * the currency when it was not given, then an import), and runs that job at once. The request
+ * answers once that is done, or after `answerWithinMs` with the store as it is then (`hooks.status:
  * "registering"`): whatever the platform does, the connection goes on in the background and shows
  * on the store record. A store whose API target it names itself must not be a private address
  * (400 `private_target`, nothing saved) unless the operator allows it. Removing (or disconnecting)
@@ -74,7 +81,15 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync, removal, co
     }
   }
 
-  async function connect(row: StoreRecord, work: ConnectWork): Promise<StoreResponse<SyncView>> {
+  /**
+   * The job that connects a store with these credentials, when they give svc API access (else it is
+   * connected in the request). It is stored with them: a store never stands without it, where the
+   * scheduled catalogue reconciliation (sync/service.ts) would start an import the connection then
+   * starts over.
+   */
+  const connectionFor = (parsed: ParsedCredentials, work: ConnectWork, storeId: string): NewJob | undefined => (apiTargetOf(parsed, parsed.credentials, settings) ? connections.job(storeId, work) : undefined);
+
+  async function connect(row: StoreRecord, work: ConnectWork, stored?: NewJob): Promise<StoreResponse<SyncView>> {
     // Without API access there is nothing to call: connected in the request.
     if (!apiTargetOf(row, stores.credentialsOf(row), settings)) {
       const outcome = await connections.connectWithoutApi(row.id, work);
@@ -82,7 +97,7 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync, removal, co
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const outcome = await Promise.race([
-      connections.run(row.id, work),
+      connections.run(row.id, work, stored),
       new Promise<undefined>((resolve) => {
         timer = setTimeout(() => resolve(undefined), answerWithinMs);
       }),
@@ -99,18 +114,23 @@ export function createStoreAdmin<SyncView>({ stores, settings, sync, removal, co
       if (!isHostname(domain)) throw new ApiError(400, 'invalid_domain', `domain ${JSON.stringify(input.domain)} is not a host name`);
       const parsed = parseCredentials(input.platform, domain, input.credentials, settings.platformAShopSuffix);
       await refusePrivateTarget(input.platform, parsed);
-      const row = await stores.create({ platform: input.platform, domain, currency: input.currency ?? null, parsed });
+      const work: ConnectWork = { readCurrency: input.currency === undefined, importAs: 'connect' };
+      let stored: NewJob | undefined;
+      const row = await stores.create({ platform: input.platform, domain, currency: input.currency ?? null, parsed }, (storeId) => (stored = connectionFor(parsed, work, storeId)));
       if (!row) throw conflict();
-      return connect(row, { readCurrency: input.currency === undefined, importAs: 'connect' });
+      return connect(row, work, stored);
     },
 
     async saveCredentials(id: string, credentials: Record<string, unknown>, currency?: string): Promise<StoreResponse<SyncView>> {
       const row = await findIdle(id);
       const parsed = parseCredentials(row.platform, row.domain, credentials, settings.platformAShopSuffix);
       await refusePrivateTarget(row.platform, parsed);
-      const saved = await stores.saveCredentials(await findIdle(id), parsed, currency);
+      const current = await findIdle(id);
+      const work: ConnectWork = { readCurrency: (currency ?? current.currency) === null, importAs: 'credentials' };
+      const stored = connectionFor(parsed, work, current.id);
+      const saved = await stores.saveCredentials(current, parsed, currency, stored);
       if (!saved) throw conflict();
-      return connect(saved, { readCurrency: saved.currency === null, importAs: 'credentials' });
+      return connect(saved, work, stored);
     },
 
     settings: async (id: string): Promise<StoreSettings> => (await find(id)).settings,

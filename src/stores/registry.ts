@@ -5,6 +5,7 @@ import { newId } from '../lib/ids.ts';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { SecretBox } from '../lib/secrets.ts';
 import type { StoreRecords } from '../storage/stores.ts';
+import type { NewJob } from '../webhooks/queue.ts';
 import type { ParsedCredentials, StoreCredentials } from './credentials.ts';
 import type { StoreSettings } from './settings.ts';
 import { isoOrNull } from '../lib/time.ts';
@@ -165,34 +166,40 @@ export function createStoreRegistry(records: StoreRecords, storeWrites: () => st
     list: (): Promise<StoreRecord[]> => records.list(),
     findByRef: (platform: Platform, ref: string): MaybePromise<StoreRecord | null> => cached(cachedByRef, `${platform}\n${ref}`, () => records.byRef(platform, ref)),
 
-    /** Null when another store of the platform already has this reference (shop domain, hash, site). */
-    create(input: { platform: Platform; domain: string; currency: string | null; parsed: ParsedCredentials }): Promise<StoreRecord | null> {
+    /**
+     * Null when another store of the platform already has this reference (shop domain, hash, site).
+     * `connection` makes the job that connects the store, stored with it.
+     */
+    create(input: { platform: Platform; domain: string; currency: string | null; parsed: ParsedCredentials }, connection?: (storeId: string) => NewJob | undefined): Promise<StoreRecord | null> {
       const id = newId();
       const now = clock.now();
-      return records.add({
-        id,
-        platform: input.platform,
-        domain: input.domain,
-        platformRef: input.parsed.platformRef,
-        currency: input.currency,
-        status: 'active',
-        credentialKind: input.parsed.credentials.kind,
-        credentials: secrets.seal(JSON.stringify(input.parsed.credentials), sealContext(id, 'credentials')),
-        webhookSecret: needsGeneratedSecret(input.platform) ? secrets.seal(randomSecret(32), sealContext(id, 'webhook-secret')) : null,
-        hookStatus: initialHookStatus(input.parsed.credentials),
-        ...NOTHING_HAPPENED_YET,
-        createdAt: now,
-        updatedAt: now,
-      });
+      return records.add(
+        {
+          id,
+          platform: input.platform,
+          domain: input.domain,
+          platformRef: input.parsed.platformRef,
+          currency: input.currency,
+          status: 'active',
+          credentialKind: input.parsed.credentials.kind,
+          credentials: secrets.seal(JSON.stringify(input.parsed.credentials), sealContext(id, 'credentials')),
+          webhookSecret: needsGeneratedSecret(input.platform) ? secrets.seal(randomSecret(32), sealContext(id, 'webhook-secret')) : null,
+          hookStatus: initialHookStatus(input.parsed.credentials),
+          ...NOTHING_HAPPENED_YET,
+          createdAt: now,
+          updatedAt: now,
+        },
+        connection?.(id),
+      );
     },
 
     /**
      * Replace the credentials; the webhook secret is kept so hooks already registered stay valid,
      * sealed again under this svc's key (one stored in clear before a key was set is sealed now).
-     * Saving credentials again reconnects an uninstalled store. Null on a reference conflict (or
-     * when the store is gone).
+     * Saving credentials again reconnects an uninstalled store; `connection` (the job that connects
+     * it) is stored with them. Null on a reference conflict (or when the store is gone).
      */
-    async saveCredentials(row: StoreRecord, parsed: ParsedCredentials, currency?: string): Promise<StoreRecord | null> {
+    async saveCredentials(row: StoreRecord, parsed: ParsedCredentials, currency?: string, connection?: NewJob): Promise<StoreRecord | null> {
       const saved = await records.saveCredentials(
         row.id,
         {
@@ -204,6 +211,7 @@ export function createStoreRegistry(records: StoreRecords, storeWrites: () => st
           ...(currency === undefined ? {} : { currency }),
         },
         clock.now(),
+        connection,
       );
       // The only string it answers is 'ref_taken' (another store holds that platform reference).
       return typeof saved === 'string' ? null : saved;

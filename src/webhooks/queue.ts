@@ -27,6 +27,9 @@ export interface Job {
 /** A job to store: queued and due at `runAt`, or (enqueueClaimed) already running under a lease. */
 export type NewJob = Pick<Job, 'id' | 'kind' | 'storeId' | 'payload' | 'status' | 'attempts' | 'runAt' | 'leaseUntil' | 'createdAt' | 'activeKey'>;
 
+/** A job as stored (JobRecords.enqueue answers the same): not failed or finished yet. */
+export const storedJob = (job: NewJob): Job => ({ ...job, lastError: null, finishedAt: null });
+
 /** What a requeued job's attempts become: `reset` (a step done: its failures count per step), `kept` (this run counts against them), `uncounted` (this run does not). */
 export type RequeueAttempts = 'reset' | 'kept' | 'uncounted';
 
@@ -58,6 +61,10 @@ export function createJobQueue(records: JobRecords, clock: Clock, options: Queue
   const baseDelayMs = options.baseDelayMs ?? 30_000;
   const maxDelayMs = options.maxDelayMs ?? 6 * 3_600_000;
   const queued = (kind: string, storeId: string, payload: Record<string, unknown>): NewJob => queuedJob(kind, storeId, payload, clock.now());
+  const claimedJob = (kind: string, storeId: string, payload: Record<string, unknown>): NewJob => {
+    const job = queued(kind, storeId, payload);
+    return { ...job, status: 'running', attempts: 1, leaseUntil: job.runAt + leaseMs };
+  };
   /** The store whose job was claimed last. */
   let lastStore: string | null = null;
 
@@ -74,10 +81,13 @@ export function createJobQueue(records: JobRecords, clock: Clock, options: Queue
      * A job taken by its creator to run at once (webhooks/queue.ts `runClaimed`): stored running,
      * its first attempt counted and leased, so the runner's own loop never takes it as well.
      */
-    enqueueClaimed(kind: string, storeId: string, payload: Record<string, unknown>): Promise<Job> {
-      const job = queued(kind, storeId, payload);
-      return records.enqueue({ ...job, status: 'running', attempts: 1, leaseUntil: job.runAt + leaseMs });
-    },
+    enqueueClaimed: (kind: string, storeId: string, payload: Record<string, unknown>): Promise<Job> => records.enqueue(claimedJob(kind, storeId, payload)),
+
+    /**
+     * The job enqueueClaimed stores, for a caller that stores it itself, in the transaction of the
+     * write that calls for it (a store and its connection: StoreRecords.add).
+     */
+    claimedJob,
 
     /** The attempts a job gets before it is given up (`dead`). */
     maxAttempts,

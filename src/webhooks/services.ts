@@ -10,7 +10,7 @@ import { CONNECT_JOB, storeConnections } from '../stores/connect.ts';
 import { createStoreRegistry } from '../stores/registry.ts';
 import { createStoreRemoval } from '../stores/removal.ts';
 import { createDispatcher } from './dispatch.ts';
-import { createJobQueue, createJobRunner, type QueueOptions } from './queue.ts';
+import { createJobQueue, createJobRunner, storedJob, type QueueOptions } from './queue.ts';
 import { createReceivers } from './receive.ts';
 import { productFetchJobs } from './product-fetch.ts';
 import { removalJobs } from './removal.ts';
@@ -102,7 +102,8 @@ export function createWebhookServices(storage: Storage, config: Config, clock: C
     sync,
     removal,
     connections: {
-      run: async (storeId, work) => runner.runClaimed(await queue.enqueueClaimed(CONNECT_JOB, storeId, { ...work }), (job, signal) => connections.connect(job.storeId, work, signal)),
+      job: (storeId, work) => queue.claimedJob(CONNECT_JOB, storeId, { ...work }),
+      run: async (storeId, work, stored) => runner.runClaimed(stored ? storedJob(stored) : await queue.enqueueClaimed(CONNECT_JOB, storeId, { ...work }), (job, signal) => connections.connect(job.storeId, work, signal)),
       connectWithoutApi: (storeId, work) => connections.connect(storeId, work, new AbortController().signal),
     },
     answerWithinMs: options.connectAnswerMs ?? CONNECT_ANSWER_MS,

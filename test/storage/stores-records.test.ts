@@ -135,6 +135,30 @@ describe.each(ENGINES)('stores, sync, job and delivery records on $name', (engin
       expect(await records.stores.saveCredentials('nope', saved, T0)).toBeNull();
     });
 
+    test('add and saveCredentials store the connection job given with them, in their transaction: a store never stands without it; nothing of either when the store is refused or the job fails', async () => {
+      await open();
+      const connecting = (id: string, storeId: string) => job(id, { kind: 'store.connect', storeId, status: 'running', attempts: 1, leaseUntil: T0 + 60_000 });
+      expect(await records.stores.add(store('s3', { platformRef: 'r3' }), connecting('j1', 's3'))).not.toBeNull();
+      const saved = { platformRef: 'r3', credentialKind: 'rest-keys' as const, credentials: 'enc:v1:new', webhookSecret: 'enc:v1:kept', hookStatus: 'pending' as const };
+      expect(await records.stores.saveCredentials('s3', saved, T0 + 10, connecting('j2', 's3'))).not.toBeNull();
+      expect((await rowsOf(opened, 'jobs')).map((row) => [row.id, row.kind, row.store_id, row.status, Number(row.attempts), Number(row.lease_until)])).toEqual([
+        ['j1', 'store.connect', 's3', 'running', 1, T0 + 60_000],
+        ['j2', 'store.connect', 's3', 'running', 1, T0 + 60_000],
+      ]);
+      // Refused (another store's reference): neither the store nor its job.
+      expect(await records.stores.add(store('s4', { platformRef: 'https://s1.example' }), connecting('j3', 's4'))).toBeNull();
+      expect(await records.stores.saveCredentials('s3', { ...saved, platformRef: 'https://s2.example' }, T0 + 11, connecting('j4', 's3'))).toBe('ref_taken');
+      expect(await records.stores.saveCredentials('nope', saved, T0 + 12, connecting('j5', 'nope'))).toBeNull();
+      expect(await jobStates(opened)).toEqual(['j1:running', 'j2:running']);
+      // The job's write fails: the store (or its new credentials) is not written either.
+      await failWrites(opened, 'INSERT', 'jobs');
+      await expect(records.stores.add(store('s5', { platformRef: 'r5' }), connecting('j6', 's5'))).rejects.toThrow('refused by the test');
+      await expect(records.stores.saveCredentials('s3', { ...saved, credentials: 'enc:v1:newer' }, T0 + 13, connecting('j7', 's3'))).rejects.toThrow('refused by the test');
+      expect(await records.stores.byId('s5')).toBeNull();
+      expect((await records.stores.byId('s3'))!.credentials).toBe('enc:v1:new');
+      expect(await countOf(opened, 'jobs')).toBe(2);
+    });
+
     test('sealedValues: the credentials and webhook secret of each store holding one not stored plain, by id', async () => {
       await open();
       await records.stores.add(store('s3', { platformRef: 'r3', credentials: 'plain:{}', webhookSecret: 'plain:x' }));

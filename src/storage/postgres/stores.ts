@@ -6,7 +6,7 @@ import { HOLDINGS_SQL, STORE_DELETES } from '../store-holdings.ts';
 import type { StoreRecords } from '../stores.ts';
 import type { PostgresClient, PostgresQueries } from './client.ts';
 import { sqlStateOf, valuesKeptOut } from './errors.ts';
-import { dropUnfinishedJobs } from './jobs.ts';
+import { dropUnfinishedJobs, insertJob } from './jobs.ts';
 
 /** The store being updated has its creation-ping window open at `at`: opened at or before it (a clock set back before the opening closes it), closing after it. */
 const pingWindowOpen = (at: number) => sql`EXISTS (SELECT 1 FROM hook_ping_windows w WHERE w.store_id = stores.id AND w.opened_at <= ${at} AND ${at} < w.closes_at)`;
@@ -63,10 +63,12 @@ export function postgresStoreRecords({ db }: Pick<PostgresClient, 'db'>): StoreR
 
     list: () => db.select().from(stores).orderBy(stores.createdAt, stores.id),
 
-    async add(store) {
-      const [row] = await db.insert(stores).values(store).onConflictDoNothing().returning();
-      return row ?? null;
-    },
+    add: (store, connection) =>
+      db.transaction(async (tx) => {
+        const [row] = await tx.insert(stores).values(store).onConflictDoNothing().returning();
+        if (row && connection) await insertJob(tx, connection);
+        return row ?? null;
+      }),
 
     async openPingWindow(id, openedAt, closesAt) {
       await db.execute(
@@ -76,14 +78,17 @@ export function postgresStoreRecords({ db }: Pick<PostgresClient, 'db'>): StoreR
 
     confirmPing: async (id, at) => (await db.update(stores).set({ hooksConfirmedAt: at }).where(and(eq(stores.id, id), pingWindowOpen(at))).returning({ id: stores.id })).length === 1,
 
-    async saveCredentials(id, saved, at) {
+    async saveCredentials(id, saved, at, connection) {
       try {
-        const [row] = await db
-          .update(stores)
-          .set({ ...saved, hookError: null, hookTopics: [], status: 'active', deactivatedAt: null, signalsWithdrawnAt: null, disconnectedAt: null, updatedAt: at })
-          .where(eq(stores.id, id))
-          .returning();
-        return row ?? null;
+        return await db.transaction(async (tx) => {
+          const [row] = await tx
+            .update(stores)
+            .set({ ...saved, hookError: null, hookTopics: [], status: 'active', deactivatedAt: null, signalsWithdrawnAt: null, disconnectedAt: null, updatedAt: at })
+            .where(eq(stores.id, id))
+            .returning();
+          if (row && connection) await insertJob(tx, connection);
+          return row ?? null;
+        });
       } catch (error) {
         // The platform reference is unique per platform: another store has it.
         if (sqlStateOf(error) === UNIQUE_VIOLATION) return 'ref_taken';

@@ -45,19 +45,24 @@ export function sqliteStoreRecordsSync(database: Pick<AppDatabase, 'db' | 'sqlit
     byId: (id) => byIdStatement.get({ id }) ?? null,
     byRef: (platform, ref) => byRefStatement.get({ platform, ref }) ?? null,
     list: () => db.select().from(stores).orderBy(stores.createdAt, stores.id).all(),
-    add: (store) => db.insert(stores).values(store).onConflictDoNothing().returning().get() ?? null,
+    add: writeTransaction(sqlite, (store, connection) => {
+      const row = db.insert(stores).values(store).onConflictDoNothing().returning().get() ?? null;
+      if (row && connection) jobs.enqueue(connection);
+      return row;
+    }),
 
-    saveCredentials: writeTransaction(sqlite, (id, saved, at) => {
+    saveCredentials: writeTransaction(sqlite, (id, saved, at, connection) => {
       const conflict = db.select({ id: stores.id }).from(stores).where(and(eq(stores.platform, sql`(SELECT platform FROM stores WHERE id = ${id})`), eq(stores.platformRef, saved.platformRef))).get();
       if (conflict && conflict.id !== id) return 'ref_taken';
-      return (
+      const row =
         db
           .update(stores)
           .set({ ...saved, hookError: null, hookTopics: [], status: 'active', deactivatedAt: null, signalsWithdrawnAt: null, disconnectedAt: null, updatedAt: at })
           .where(eq(stores.id, id))
           .returning()
-          .get() ?? null
-      );
+          .get() ?? null;
+      if (row && connection) jobs.enqueue(connection);
+      return row;
     }),
 
     sealedValues: () =>
