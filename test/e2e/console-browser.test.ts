@@ -5,7 +5,7 @@ import { type Browser, type BrowserContextOptions, type Page } from 'playwright-
 import { platformACollection, platformAPage, platformAProduct } from '../fakes/payloads.ts';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
-import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, launchChromium, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
+import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, hoverPlotEnd, launchChromium, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { signedInit, TELEMETRY, tokenInit } from '../helpers/probe.ts';
 import { callAs, spawnServer, type SpawnedServer } from '../helpers/server.ts';
@@ -184,10 +184,7 @@ suite('console in Chromium', () => {
     expect(legend).toContain('Scans');
     expect(legend).toContain('Average score (%)');
     expect(await v.page.locator('.chart').nth(1).locator('.u-legend').textContent()).toContain('Scans');
-    const box = (await v.page.locator('.chart .u-over').first().boundingBox())!;
-    await v.page.mouse.move(box.x + box.width - 20, box.y + box.height / 2);
-    const tip = v.page.locator('.chart-tip').first();
-    await tip.waitFor();
+    const tip = await hoverPlotEnd(v.page, v.page.locator('.chart').first(), 20);
     expect(await tip.textContent()).toMatch(/^\d{4}-\d{2}-\d{2}Scans: \d+Average score \(%\): /);
     const totals = async () => Number((await v.page.locator('.total-value').first().textContent())!.replace(/\D/g, ''));
     expect(await totals()).toBe(61);

@@ -5,7 +5,7 @@ import { type Browser, type Page } from 'playwright-core';
 import { platformACollection, platformAPage, platformAProduct } from '../fakes/payloads.ts';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
-import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, launchChromium, openVisit, screenshot, settled, type Visit } from '../helpers/browser.ts';
+import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, hoverPlotEnd, launchChromium, openVisit, screenshot, settled, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { signedInit } from '../helpers/probe.ts';
 import { callAs, spawnServer, untilStoreSynced, type SpawnedServer } from '../helpers/server.ts';
@@ -240,10 +240,8 @@ suite('what the pages say', () => {
     expect(periods.length).toBeLessThanOrEqual(6);
     for (const period of periods) expect(period).toMatch(/^(January|February|March|April|May|June|July|August|September|October|November|December) \d{4}$/);
     expect(periods.at(-1)).toBe(new Date().toLocaleString('en', { month: 'long', year: 'numeric', timeZone: 'UTC' }));
-    const box = (await chart.locator('.u-over').boundingBox())!;
-    await v.page.mouse.move(box.x + box.width - 10, box.y + box.height / 2);
-    await chart.locator('.chart-tip').waitFor();
-    expect(await chart.locator('.chart-tip strong').textContent()).toBe(periods.at(-1)!);
+    const tip = await hoverPlotEnd(v.page, chart, 10);
+    expect(await tip.locator('strong').textContent()).toBe(periods.at(-1)!);
     await v.page.mouse.move(0, 0);
     await screenshot(v, SCREENSHOTS, 'overview-all-time-months');
     // The grade chart's bars wear the grade badges' colours: green for A and B, red for E and F.

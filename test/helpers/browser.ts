@@ -1,7 +1,7 @@
 import { describe, expect } from 'bun:test';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 
 // Browser tests run real Chromium (Debian's). CI installs it and always runs them (a missing
 // browser fails there); a developer machine without it skips them, saying so.
@@ -66,4 +66,23 @@ export async function consoleSignIn(v: Visit, key: string): Promise<void> {
   await v.page.getByLabel('API key').fill(key);
   await v.page.getByRole('button', { name: 'Sign in' }).click();
   await v.page.getByRole('navigation', { name: 'Console' }).waitFor();
+}
+
+/**
+ * Hovers `chart`'s plot `fromRight` px from its right end, half way up, until its tooltip shows;
+ * answers the tooltip. The plot is drawn after its data table (an effect after paint) and drawn
+ * anew for each answer, so a plot measured just before a redraw is gone by the time the mouse
+ * moves: measure and move again.
+ */
+export async function hoverPlotEnd(page: Page, chart: Locator, fromRight: number): Promise<Locator> {
+  const tip = chart.locator('.chart-tip');
+  for (let tries = 1; ; tries++) {
+    const box = await chart.locator('.u-over').boundingBox();
+    if (box) {
+      await page.mouse.move(box.x + box.width - fromRight, box.y + box.height / 2);
+      if (await tip.waitFor({ timeout: 1_000 }).then(() => true, () => false)) return tip;
+    }
+    if (tries === 20) throw new Error(`no tooltip on the chart after ${tries} tries`);
+    await page.mouse.move(0, 0);
+  }
 }
