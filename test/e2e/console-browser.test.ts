@@ -5,7 +5,7 @@ import { type Browser, type BrowserContextOptions, type Page } from 'playwright-
 import { platformACollection, platformAPage, platformAProduct } from '../fakes/payloads.ts';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
-import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, hoverPlotEnd, launchChromium, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
+import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, hoverPlotEnd, launchChromium, untilFocused, openVisit, screenshot, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { signedInit, TELEMETRY, tokenInit } from '../helpers/probe.ts';
 import { callAs, spawnServer, type SpawnedServer } from '../helpers/server.ts';
@@ -554,8 +554,7 @@ suite('console in Chromium', () => {
     expect(await v.page.evaluate(() => document.activeElement?.textContent)).toBe('Scans');
     expect(await v.page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
     await v.page.keyboard.press('Enter');
-    await v.page.getByRole('heading', { name: 'Scans' }).waitFor();
-    expect(await v.page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    await untilFocused(v.page.getByRole('heading', { name: 'Scans', level: 1 }));
     await finish(v);
   }, FLOW_MS);
 

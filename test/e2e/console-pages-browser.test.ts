@@ -5,7 +5,7 @@ import { type Browser, type Page } from 'playwright-core';
 import { platformACollection, platformAPage, platformAProduct } from '../fakes/payloads.ts';
 import { startFakePlatformA, type FakePlatformA } from '../fakes/platform-a.ts';
 import { tempDir } from '../helpers/app.ts';
-import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, hoverPlotEnd, launchChromium, openVisit, screenshot, settled, type Visit } from '../helpers/browser.ts';
+import { BROWSER_AVAILABLE, browserDescribe, consoleSignIn, finishVisit, hoverPlotEnd, launchChromium, untilFocused, openVisit, screenshot, settled, type Visit } from '../helpers/browser.ts';
 import { REPO_ROOT, runCli } from '../helpers/cli.ts';
 import { signedInit } from '../helpers/probe.ts';
 import { callAs, spawnServer, untilStoreSynced, type SpawnedServer } from '../helpers/server.ts';
@@ -112,7 +112,7 @@ suite('a fresh instance', () => {
     await v.page.reload();
     await v.page.getByRole('heading', { name: 'Sign in to the console' }).waitFor();
     expect(failed).toEqual([]);
-    expect(await v.page.getByLabel('API key').evaluate((field) => field === document.activeElement)).toBe(true);
+    await untilFocused(v.page.getByLabel('API key'));
     await screenshot(v, SCREENSHOTS, 'fresh-sign-in');
     await signIn(v, 'Overview');
     await v.page.getByText('No scans in this range yet.').waitFor();

@@ -86,3 +86,12 @@ export async function hoverPlotEnd(page: Page, chart: Locator, fromRight: number
     await page.mouse.move(0, 0);
   }
 }
+
+/**
+ * Waits (5 s at most) until `target` has the focus: the console moves it in an effect, which runs
+ * after the paint that shows the page, so a check made as soon as the page shows can come first.
+ */
+export async function untilFocused(target: Locator): Promise<void> {
+  const element = await target.elementHandle();
+  await target.page().waitForFunction((focused) => focused === document.activeElement, element, { timeout: 5_000 });
+}
